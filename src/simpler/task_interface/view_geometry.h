@@ -1,0 +1,51 @@
+// The geometry every strided view shares: rank cap, the saturating extent, and
+// the geometry checks common to the wire Tensor and the resolved ChipTensor.
+//
+// A view is (ndims, shapes[5], strides[5], dtype) with u32 shapes and element
+// strides. Its extent is 1 + sum((shape_i - 1) * stride_i) elements: the span
+// from its first to one past its last element. Every value here may come off
+// the wire, so all arithmetic saturates to TENSOR_EXTENT_UNREPRESENTABLE rather
+// than wrapping; callers reject that value.
+#pragma once
+
+#include <cstdint>
+
+#include "simpler/task_interface/validation_error.h"
+
+inline constexpr uint32_t MAX_TENSOR_DIMS = 5;
+inline constexpr uint64_t TENSOR_EXTENT_UNREPRESENTABLE = UINT64_MAX;
+
+constexpr uint64_t saturating_add(uint64_t a, uint64_t b) noexcept {
+    uint64_t r;
+    return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+constexpr uint64_t saturating_mul(uint64_t a, uint64_t b) noexcept {
+    uint64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+// Extent in elements of a view whose active shapes are > 0; saturates to
+// TENSOR_EXTENT_UNREPRESENTABLE. ndims is clamped to MAX_TENSOR_DIMS.
+constexpr uint64_t view_extent_elements(const uint32_t* shapes, const uint32_t* strides,
+                                        uint32_t ndims) noexcept {
+    uint64_t span = 0;
+    for (uint32_t i = 0; i < ndims && i < MAX_TENSOR_DIMS; ++i) {
+        if (shapes[i] == 0) continue;
+        span = saturating_add(span, saturating_mul(uint64_t{shapes[i]} - 1, strides[i]));
+    }
+    return saturating_add(span, 1);
+}
+
+// Extent in bytes; saturates to TENSOR_EXTENT_UNREPRESENTABLE.
+constexpr uint64_t view_extent_bytes(const uint32_t* shapes, const uint32_t* strides, uint32_t ndims,
+                                     uint32_t elem_size) noexcept {
+    return saturating_mul(view_extent_elements(shapes, strides, ndims), elem_size);
+}
+
+// Checks, in order: 1 <= ndims <= 5; dtype known; then for each active dim
+// shape > 0 and stride > 0; every slot past ndims zero. Byte-offset and bound
+// rules differ per type and stay with each type's validator. `type` names the
+// struct in the error.
+ValidationError check_view_shape(const char* type, uint32_t ndims, const uint32_t* shapes,
+                                 const uint32_t* strides, uint8_t dtype) noexcept;
