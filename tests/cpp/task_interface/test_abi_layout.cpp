@@ -117,3 +117,13 @@ TEST(AbiLayout, DataTypeValuesAndElementSizes) {
     EXPECT_EQ(static_cast<int>(DataType::BOOL), 11);
     EXPECT_EQ(static_cast<int>(DataType::FP4E2M1), 14);
 }
+
+#include "simpler/view/tensor_overlap.h"
+
+TEST(AbiLayout, TensorOverlapValuesAreFrozen) {
+    EXPECT_EQ(sizeof(TensorOverlap), 1u);
+    EXPECT_EQ(static_cast<int>(TensorOverlap::NONE), 0);
+    EXPECT_EQ(static_cast<int>(TensorOverlap::PARTIAL), 1);
+    EXPECT_EQ(static_cast<int>(TensorOverlap::COVERED), 2);
+    EXPECT_STREQ(tensor_overlap_name(TensorOverlap::COVERED), "COVERED");
+}
