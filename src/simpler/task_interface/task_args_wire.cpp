@@ -138,10 +138,10 @@ ValidationError TaskArgsView::tensor(int32_t i, Tensor& out) const noexcept {
         return ValidationError::fail("argument blob", "tensor index", "must be in [0, tensor_count)",
                                      static_cast<uint64_t>(int64_t{i}))
             .as_signed();
+    // Validate the aligned copy, never the shared bytes: they may change under us.
     std::memcpy(&out, data_ + BLOB_HEADER_BYTES + sizeof(Tensor) * static_cast<size_t>(i), sizeof(Tensor));
-    ValidationError e = validate_tensor(out);
-    if (!e.ok()) e.element = i;
-    return e;
+    if (tensor_is_valid(out)) return {};
+    return diagnose_tensor(out).at_element(i);
 }
 
 uint64_t TaskArgsView::scalar(int32_t i) const noexcept {
