@@ -5,7 +5,8 @@
 //    nbytes, and rebuilding it through make_tensor gives an equal Tensor;
 //  - read_blob succeeds exactly when open() and every tensor(i) succeed, and
 //    then returns the same tensors and scalars;
-//  - re-encoding a fully valid blob reproduces its bytes.
+//  - re-encoding a fully valid blob reproduces its bytes;
+//  - the branch-light predicates agree with the ordered diagnoses.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -20,6 +21,13 @@
     } while (0)
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    // The fast predicates and the ordered diagnoses agree on any 144 bytes.
+    if (size >= sizeof(Tensor)) {
+        Tensor raw;
+        std::memcpy(&raw, data, sizeof raw);
+        FUZZ_CHECK(tensor_is_valid(raw) == diagnose_tensor(raw).ok());
+        FUZZ_CHECK(buffer_descriptor_is_valid(raw.buffer) == diagnose_buffer_descriptor(raw.buffer).ok());
+    }
     TaskArgsView view;
     const bool opened = TaskArgsView::open(data, size, view).ok();
     bool all_valid = opened;

@@ -113,7 +113,8 @@ ValidationError diagnose_tensor(const Tensor& t) noexcept {
         return ValidationError::fail(kTensor, "shapes", "view extent overflows 64 bits");
     if (t.byte_offset > t.buffer.nbytes || extent > t.buffer.nbytes - t.byte_offset)
         return ValidationError::fail(kTensor, "byte_offset", "view must end within buffer.nbytes (offset + extent)",
-                                     saturating_add(t.byte_offset, extent));
+                                     saturating_add(t.byte_offset, extent))
+            .with_max(t.buffer.nbytes);
     return {};
 }
 

@@ -126,7 +126,8 @@ ValidationError TaskArgsView::open(const void* data, size_t capacity, TaskArgsVi
     const size_t need = blob_size(t, s);
     if (need > capacity)
         return ValidationError::fail(kBlob, "tensor_count",
-                                     "8 + 144*tensor_count + 8*scalar_count must be <= capacity; bytes needed", need);
+                                     "8 + 144*tensor_count + 8*scalar_count bytes must fit the capacity", need)
+            .with_max(capacity);
     out.data_ = static_cast<const std::byte*>(data);
     out.tensor_count_ = t;
     out.scalar_count_ = s;

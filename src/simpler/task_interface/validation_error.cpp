@@ -26,7 +26,12 @@ std::string ValidationError::message() const {
             std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(got));
         else
             std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(got));
-        out.append(" (got ").append(buf).append(")");
+        out.append(" (got ").append(buf);
+        if (has_max) {
+            std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(max));
+            out.append(", max ").append(buf);
+        }
+        out.append(")");
     }
     return out;
 }
