@@ -1,40 +1,10 @@
 """simpler: a hierarchical task runtime whose tasks name their data with typed,
-self-describing buffer handles and strided views instead of raw pointers."""
+self-describing buffer handles and strided views instead of raw pointers.
 
-from simpler.buffer import (
-    AccessMode,
-    AddressSpace,
-    BackendKind,
-    BufferDescriptor,
-    CanonicalIdentity,
-    DataType,
-    Tensor,
-    element_size,
-)
-from simpler.task_interface import (
-    ChipStorageTaskArgs,
-    ChipTensor,
-    DecodedTaskArgs,
-    TaskArgs,
-    TensorArgType,
-    read_blob,
-    write_blob,
-)
+Everything public in simpler.buffer and simpler.task_interface is re-exported here."""
 
-__all__ = [
-    "AccessMode",
-    "AddressSpace",
-    "BackendKind",
-    "BufferDescriptor",
-    "CanonicalIdentity",
-    "ChipStorageTaskArgs",
-    "ChipTensor",
-    "DataType",
-    "DecodedTaskArgs",
-    "TaskArgs",
-    "Tensor",
-    "TensorArgType",
-    "element_size",
-    "read_blob",
-    "write_blob",
-]
+from simpler import buffer, task_interface
+from simpler.buffer import *  # noqa: F403
+from simpler.task_interface import *  # noqa: F403
+
+__all__ = sorted(set(buffer.__all__) | set(task_interface.__all__))
