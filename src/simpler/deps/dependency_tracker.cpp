@@ -26,7 +26,10 @@ std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const T
         member_box_base_.push_back(total);
         total += m.tensors.size();
     }
-    if (boxes_.size() < total) boxes_.resize(total);
+    if (boxes_.size() < total) {
+        boxes_.resize(total);
+        arg_keys_.resize(total);
+    }
     for (size_t m = 0; m < members.size(); ++m) {
         const std::span<ViewBox> boxes(boxes_.data() + member_box_base_[m], members[m].tensors.size());
         SubmitRefusal r = check_member(static_cast<uint32_t>(m), members[m], boxes, config_.overlap);
@@ -45,8 +48,8 @@ std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const T
             if (!tag_reads(tag) && !tag_writes(tag)) continue;
             const Tensor& t = member.tensors[i];
             const Key key{t.buffer.identity, argument_scope(t, member.target_chip)};
-            look_up(task, static_cast<uint32_t>(m), static_cast<uint32_t>(i), key,
-                    boxes_[member_box_base_[m] + i], tag);
+            const size_t at = member_box_base_[m] + i;
+            arg_keys_[at] = look_up(task, static_cast<uint32_t>(m), static_cast<uint32_t>(i), key, boxes_[at], tag);
         }
     }
 
@@ -60,19 +63,19 @@ std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const T
             const TensorArgType tag = member.tags[i];
             if (!tag_reads(tag) && !tag_writes(tag)) continue;
             const Tensor& t = member.tensors[i];
-            record(slot, static_cast<uint32_t>(m), static_cast<uint32_t>(i),
-                   Key{t.buffer.identity, argument_scope(t, member.target_chip)}, boxes_[member_box_base_[m] + i],
-                   tag);
+            const size_t at = member_box_base_[m] + i;
+            record(slot, static_cast<uint32_t>(m), static_cast<uint32_t>(i), arg_keys_[at],
+                   Key{t.buffer.identity, argument_scope(t, member.target_chip)}, boxes_[at], tag);
         }
     }
     if (config_.record_explanations) tasks_[slot].edges.assign(edges_.begin(), edges_.end());
     return preds_;
 }
 
-void DependencyTracker::look_up(TaskId task, uint32_t member, uint32_t arg, const Key& key, const ViewBox& box,
-                                TensorArgType tag) {
+DependencyTracker::KeyState* DependencyTracker::look_up(TaskId task, uint32_t member, uint32_t arg, const Key& key,
+                                                        const ViewBox& box, TensorArgType tag) {
     const auto it = keys_.find(key);
-    if (it == keys_.end()) return;
+    if (it == keys_.end()) return nullptr;
     const bool writes = tag_writes(tag);
     auto visit = [&](const RegionIndex::Item& item, bool entry_writes) {
         const Entry& e = entries_[item.id];
@@ -89,6 +92,7 @@ void DependencyTracker::look_up(TaskId task, uint32_t member, uint32_t arg, cons
     if (writes)
         it->second.readers.for_each_overlapping(box.begin, box.end,
                                                 [&](const RegionIndex::Item& item) { visit(item, false); });
+    return &it->second;
 }
 
 void DependencyTracker::add_edge(TaskId task, uint32_t member, uint32_t arg, TensorArgType tag, const Entry& e,
@@ -121,9 +125,11 @@ void DependencyTracker::add_edge(TaskId task, uint32_t member, uint32_t arg, Ten
     x.answer = answer;
 }
 
-void DependencyTracker::record(uint32_t task_slot, uint32_t member, uint32_t arg, const Key& key,
+void DependencyTracker::record(uint32_t task_slot, uint32_t member, uint32_t arg, KeyState* known, const Key& key,
                                const ViewBox& box, TensorArgType tag) {
-    const auto [it, inserted] = keys_.try_emplace(key);
+    // A key found by the lookups is still live: supersession never empties a key
+    // it files into, and keys are erased only by complete().
+    KeyState* state = known != nullptr ? known : &keys_.try_emplace(key, key, &pool_).first->second;
     uint32_t id;
     if (!free_entries_.empty()) {
         id = free_entries_.back();
@@ -134,8 +140,7 @@ void DependencyTracker::record(uint32_t task_slot, uint32_t member, uint32_t arg
     }
     Entry& e = entries_[id];
     e.box = box;
-    e.key = &it->second;
-    e.key_name = &it->first;
+    e.key = state;
     e.task_slot = task_slot;
     e.member = member;
     e.arg = arg;
@@ -149,7 +154,6 @@ void DependencyTracker::remove_entry(uint32_t id) {
     Entry& e = entries_[id];
     (e.writer ? e.key->writers : e.key->readers).erase(id, e.box.begin, e.box.end);
     e.key = nullptr;
-    e.key_name = nullptr;
     ++e.generation;
     free_entries_.push_back(id);
 }
@@ -180,10 +184,12 @@ void DependencyTracker::complete(TaskId task) {
     for (const EntryRef& ref : s.entries) {
         Entry& e = entries_[ref.id];
         if (e.generation != ref.generation || e.key == nullptr) continue;  // superseded earlier
-        const Key name = *e.key_name;
         KeyState* key = e.key;
         remove_entry(ref.id);
-        if (key->writers.empty() && key->readers.empty()) keys_.erase(name);
+        if (key->writers.empty() && key->readers.empty()) {
+            const Key name = key->name;
+            keys_.erase(name);
+        }
     }
     s.entries.clear();
     s.edges.clear();

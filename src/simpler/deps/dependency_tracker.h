@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <optional>
 #include <span>
 #include <unordered_map>
@@ -88,13 +89,14 @@ private:
         }
     };
     struct KeyState {
+        KeyState(const Key& k, std::pmr::memory_resource* memory) : name(k), writers(memory), readers(memory) {}
+        Key name;
         RegionIndex writers;
         RegionIndex readers;
     };
     struct Entry {
         ViewBox box;
         KeyState* key = nullptr;  // null when the slot is free
-        const Key* key_name = nullptr;
         uint32_t task_slot = 0;
         uint32_t generation = 0;  // bumped when the slot is freed
         uint32_t member = 0;
@@ -114,25 +116,29 @@ private:
         uint32_t stamp_edge = 0;             // index of that edge in the successor's explanations
     };
 
-    void look_up(TaskId task, uint32_t member, uint32_t arg, const Key& key, const ViewBox& box, TensorArgType tag);
+    // Returns the key's state, or null when the key has no live entry.
+    KeyState* look_up(TaskId task, uint32_t member, uint32_t arg, const Key& key, const ViewBox& box,
+                      TensorArgType tag);
     void add_edge(TaskId task, uint32_t member, uint32_t arg, TensorArgType tag, const Entry& e, EdgeKind kind,
                   const OverlapAnswer& answer, const Key& key);
-    void record(uint32_t task_slot, uint32_t member, uint32_t arg, const Key& key, const ViewBox& box,
-                TensorArgType tag);
+    void record(uint32_t task_slot, uint32_t member, uint32_t arg, KeyState* known, const Key& key,
+                const ViewBox& box, TensorArgType tag);
     void remove_entry(uint32_t id);
     uint32_t allocate_task(TaskId task);
 
     TrackerConfig config_;
-    std::unordered_map<Key, KeyState, KeyHash> keys_;
+    std::pmr::unsynchronized_pool_resource pool_;  // index, key and task-map nodes
+    std::pmr::unordered_map<Key, KeyState, KeyHash> keys_{&pool_};
     std::vector<Entry> entries_;
     std::vector<uint32_t> free_entries_;
-    std::unordered_map<TaskId, uint32_t> task_slots_;
+    std::pmr::unordered_map<TaskId, uint32_t> task_slots_{&pool_};
     std::vector<TaskState> tasks_;
     std::vector<uint32_t> free_tasks_;
     uint64_t stamp_ = 0;
 
     // Scratch of one submit.
     std::vector<ViewBox> boxes_;
+    std::vector<KeyState*> arg_keys_;  // per argument, the key state found by its lookup
     std::vector<size_t> member_box_base_;
     std::vector<TaskId> preds_;
     std::vector<EdgeExplanation> edges_;

@@ -5,12 +5,17 @@
 // Structure: a hierarchical grid. A range of length len is filed at level
 // l = ceil(log2(len)) (at most 63), in cell begin >> l; it then lies within
 // cells c and c + 1 of its level. A query [a, b) visits, on each non-empty
-// level, the cells from (a >> l) - 1 to (b - 1) >> l through one ordered map
-// keyed by (level, cell), so
+// level, the cells from (a >> l) - 1 to (b - 1) >> l through one ordered
+// multimap keyed by (level, cell), so
 // its cost is O(levels * log n) plus the cells that hold a match: every filed
 // range in a visited cell past the first two begins inside [a, b).
 //
-// Does not own what the ids name, and does not dedupe: an id is filed once per
+// While it holds at most SMALL_LIMIT ranges they sit in a flat array that a
+// query scans (cheaper than any tree at that size); past it they move to the
+// grid, and move back when the index empties.
+//
+// Nodes come from the memory resource given at construction (the tracker
+// passes a pool). Does not own what the ids name, and does not dedupe: an id is filed once per
 // insert and must be erased with the range it was inserted with. Trusts its
 // caller for that; an empty range (begin >= end) is never filed.
 #pragma once
@@ -20,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory_resource>
 #include <vector>
 
 namespace simpler {
@@ -32,6 +38,11 @@ public:
         uint64_t end;
     };
 
+    static constexpr size_t SMALL_LIMIT = 64;
+
+    explicit RegionIndex(std::pmr::memory_resource* memory = std::pmr::get_default_resource())
+        : small_(memory), cells_(memory) {}
+
     void insert(uint32_t id, uint64_t begin, uint64_t end);
     // Removes the item filed for (id, begin, end); false when there is none.
     bool erase(uint32_t id, uint64_t begin, uint64_t end);
@@ -41,6 +52,11 @@ public:
     template <class F>
     void for_each_overlapping(uint64_t begin, uint64_t end, F&& f) const {
         if (begin >= end) return;
+        if (!grid_) {
+            for (const Item& item : small_)
+                if (item.begin < end && begin < item.end) f(item);
+            return;
+        }
         uint64_t mask = level_mask_;
         while (mask != 0) {
             const unsigned level = static_cast<unsigned>(std::countr_zero(mask));
@@ -50,8 +66,7 @@ public:
             const uint64_t hi = (end - 1) >> level;
             for (auto it = cells_.lower_bound(CellKey{level, lo});
                  it != cells_.end() && it->first.level == level && it->first.cell <= hi; ++it)
-                for (const Item& item : it->second)
-                    if (item.begin < end && begin < item.end) f(item);
+                if (it->second.begin < end && begin < it->second.end) f(it->second);
         }
     }
 
@@ -70,7 +85,11 @@ private:
         uint64_t cell;
         friend auto operator<=>(const CellKey&, const CellKey&) = default;
     };
-    std::map<CellKey, std::vector<Item>> cells_;
+    void file_in_grid(const Item& item);
+
+    std::pmr::vector<Item> small_;  // the ranges, while !grid_
+    bool grid_ = false;
+    std::pmr::multimap<CellKey, Item> cells_;
     uint64_t level_mask_ = 0;        // bit l set when level l holds an item
     uint32_t level_count_[64] = {};  // items per level
     size_t size_ = 0;

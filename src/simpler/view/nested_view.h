@@ -39,6 +39,7 @@ struct NestedView {
 };
 
 // Canonical form of a view of `ndims` axes with u32 shapes and element strides.
+// A default-constructed NestedView (span 0) stands for "no valid view".
 NestedView make_nested_view(uint64_t byte_offset, const uint32_t* shapes, const uint32_t* strides, uint32_t ndims,
                             uint32_t elem_size) noexcept;
 

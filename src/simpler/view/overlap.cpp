@@ -35,14 +35,14 @@ OverlapAnswer box_intersection(const ViewBox& p, const ViewBox& e) noexcept {
 OverlapAnswer overlap(const ViewBox& probe, const ViewBox& entry, const OverlapOptions& options) noexcept {
     // Stage 1: byte ranges; touching ranges do not overlap.
     if (probe.end <= entry.begin || entry.end <= probe.begin) return {TensorOverlap::NONE, OverlapReason::NONE};
-    if (probe.bytes.nested && probe.bytes.dense() && probe.begin <= entry.begin && entry.end <= probe.end)
+    if (probe.dense && probe.begin <= entry.begin && entry.end <= probe.end)
         return {TensorOverlap::COVERED, OverlapReason::NONE};
     // Stage 2: one shared row-major layout.
     const OverlapReason reason = shared_layout_reason(probe, entry);
     if (reason == OverlapReason::NONE) return box_intersection(probe, entry);
     // Different strides: exact where bounded.
     if (options.exact_strides) {
-        const StridedDecision d = strided_overlap(probe.bytes, entry.bytes, options.work_cap);
+        const StridedDecision d = strided_overlap(nested_view_of(probe), nested_view_of(entry), options.work_cap);
         if (d.decided) return {d.overlap, d.reason};
     }
     return {TensorOverlap::PARTIAL, reason};

@@ -93,6 +93,7 @@ bool same_canonical_form(const NestedView& p, const NestedView& e) noexcept {
 StridedDecision strided_overlap(const NestedView& probe, const NestedView& entry, uint64_t work_cap) noexcept {
     StridedDecision d;
     d.steps = 1;
+    if (probe.span == 0 || entry.span == 0) return d;  // not built from a valid view
     if (residues_disjoint(probe, entry)) {
         d.decided = true;
         d.overlap = TensorOverlap::NONE;
