@@ -10,6 +10,13 @@ DispatchQueue::DispatchQueue(uint32_t num_chips, uint32_t num_sub_workers)
     : chip_state_(num_chips, FREE), sub_state_(num_sub_workers, FREE), reserved_(num_chips, 0) {}
 
 void DispatchQueue::push(TaskId task, std::span<const MemberTarget> members) {
+    check(task, members);
+    uint32_t subs = 0;
+    for (const MemberTarget& m : members) subs += m.chip == ANY_SUB_WORKER;
+    items_.push_back(Item{task, {members.begin(), members.end()}, subs});
+}
+
+void DispatchQueue::check(TaskId task, std::span<const MemberTarget> members) const {
     if (members.empty()) throw std::invalid_argument("task " + std::to_string(task) + ": a task needs a member");
     uint32_t subs = 0;
     std::vector<uint8_t> seen(chip_state_.size(), 0);
@@ -30,7 +37,6 @@ void DispatchQueue::push(TaskId task, std::span<const MemberTarget> members) {
     if (subs > sub_state_.size())
         throw std::invalid_argument("task " + std::to_string(task) + ": the group needs " + std::to_string(subs) +
                                     " sub-workers at once, the Worker has " + std::to_string(sub_state_.size()));
-    items_.push_back(Item{task, {members.begin(), members.end()}, subs});
 }
 
 void DispatchQueue::release_chip(uint32_t chip) {
@@ -44,6 +50,10 @@ void DispatchQueue::retire_sub_worker(uint32_t sub) { sub_state_.at(sub) = DEAD;
 
 uint32_t DispatchQueue::free_sub_workers() const noexcept {
     return static_cast<uint32_t>(std::count(sub_state_.begin(), sub_state_.end(), FREE));
+}
+
+uint32_t DispatchQueue::live_sub_workers() const noexcept {
+    return static_cast<uint32_t>(sub_state_.size() - std::count(sub_state_.begin(), sub_state_.end(), DEAD));
 }
 
 void DispatchQueue::take(std::vector<Assignment>& out) {

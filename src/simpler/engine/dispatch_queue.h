@@ -41,6 +41,9 @@ class DispatchQueue {
 public:
     DispatchQueue(uint32_t num_chips, uint32_t num_sub_workers);
 
+    // Throws std::invalid_argument when `members` could never be dispatched by
+    // this queue (see push); changes nothing.
+    void check(TaskId task, std::span<const MemberTarget> members) const;
     // Queues a ready task. Throws std::invalid_argument when a chip index is out
     // of range, a group names one chip twice, or it needs more sub-workers than
     // exist (it could never leave).
@@ -63,6 +66,7 @@ public:
     [[nodiscard]] size_t queued() const noexcept { return items_.size(); }
     [[nodiscard]] bool chip_free(uint32_t chip) const { return chip_state_.at(chip) == FREE; }
     [[nodiscard]] uint32_t free_sub_workers() const noexcept;
+    [[nodiscard]] uint32_t live_sub_workers() const noexcept;
 
 private:
     enum ChildState : uint8_t { FREE, BUSY, DEAD };

@@ -129,6 +129,15 @@ void TaskGraph::poison_from(const Node& root, const std::shared_ptr<const TaskFa
     }
 }
 
+void TaskGraph::poison(TaskId task, const TaskFailure& cause, std::vector<TaskId>& poisoned) {
+    Node& n = node(task);
+    if (n.state != TaskState::PENDING && n.state != TaskState::READY) return;
+    n.cause = std::make_shared<const TaskFailure>(cause);
+    finish(n, TaskState::POISONED);
+    poisoned.push_back(task);
+    poison_from(n, n.cause, poisoned);
+}
+
 void TaskGraph::poison_unstarted(const TaskFailure& cause, std::vector<TaskId>& poisoned) {
     auto shared = std::make_shared<const TaskFailure>(cause);
     for (auto& [id, n] : nodes_) {

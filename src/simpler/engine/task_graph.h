@@ -21,9 +21,9 @@
 #include <unordered_map>
 #include <vector>
 
-namespace simpler {
+#include "simpler/deps/edge_explanation.h"  // TaskId
 
-using TaskId = uint64_t;
+namespace simpler {
 
 enum class TaskState : uint8_t { PENDING, READY, RUNNING, DONE, FAILED, POISONED };
 const char* task_state_name(TaskState s) noexcept;
@@ -50,6 +50,9 @@ public:
     // READY or RUNNING -> FAILED; every transitive successor not yet finished
     // becomes POISONED with this failure as its cause and is appended to `poisoned`.
     void fail(TaskId task, std::string message, std::vector<TaskId>& poisoned);
+    // Poisons one PENDING or READY node and every transitive successor not yet
+    // finished, appending them to `poisoned`; a node in any other state is left alone.
+    void poison(TaskId task, const TaskFailure& cause, std::vector<TaskId>& poisoned);
     // Poisons every PENDING or READY node with `cause` (e.g. the worker is
     // closing or lost the endpoint they needed), appending them to `poisoned`.
     void poison_unstarted(const TaskFailure& cause, std::vector<TaskId>& poisoned);
