@@ -4,10 +4,11 @@
 // waiting process, never in shared memory, and belongs to one thread).
 //
 // A hand-off that lands while the waiter spins costs well under a microsecond;
-// one that has to wake a sleeping process costs tens of microseconds on a
-// loaded two-core machine (docs/ipc.md). Spinning longer than that is waste,
-// and spinning while idle is forbidden, so the budget is bounded by max_spin
-// and, when adaptive, follows the observed arrival times:
+// one that has to wake a sleeping process costs ten to a few tens of
+// microseconds on a two-core machine (docs/ipc.md). Spinning for longer than a
+// wake-up costs cannot win, and spinning while idle is forbidden, so the budget
+// is bounded by max_spin (default 25 us) and, when adaptive, follows the
+// observed arrival times:
 //   - a wait that ended while spinning keeps the budget at least twice its
 //     duration (hot hand-offs stay hot);
 //   - a wait that slept but ended within max_spin sets the budget to twice
@@ -40,9 +41,9 @@ inline void cpu_pause() noexcept {
 }
 
 struct SpinPolicy {
-    std::chrono::nanoseconds initial_spin{20'000};
+    std::chrono::nanoseconds initial_spin{10'000};
     std::chrono::nanoseconds min_spin{0};
-    std::chrono::nanoseconds max_spin{100'000};
+    std::chrono::nanoseconds max_spin{25'000};
     bool adaptive = true;
 };
 
