@@ -1,7 +1,7 @@
 // Cross-process hand-off costs: one round trip parent -> child -> parent.
 //
 // Baselines, measured in the same run: a raw two-process spin ping-pong (two
-// words, both sides spinning), a raw futex ping-pong (both sides always sleep
+// words, both sides spinning; once pure, once yielding after 2 us), a raw futex ping-pong (both sides always sleep
 // and always wake), a pipe ping-pong, and decoding a one-tensor argument blob
 // alone. Then the mailbox round trip (publish, child decodes the one-tensor
 // blob with TaskArgsView, finish_ok, doorbell) in three regimes: hot (both
@@ -11,6 +11,8 @@
 // share of the parent's waits that reached the futex.
 #include <benchmark/benchmark.h>
 
+#include <sched.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -55,6 +57,20 @@ uint32_t spin_change(uint32_t& w, uint32_t seen) {
     }
 }
 
+uint32_t spin_yield_change(uint32_t& w, uint32_t seen, Deadline give_up) {
+    const auto start = Clock::now();
+    for (;;) {
+        for (int i = 0; i < 16; ++i) {
+            const uint32_t v = at(w).load(std::memory_order_acquire);
+            if (v != seen) return v;
+            cpu_pause();
+        }
+        const auto now = Clock::now();
+        if (now > give_up) return STOP;
+        if (now - start > 2us) sched_yield();
+    }
+}
+
 uint32_t futex_change(uint32_t& w, uint32_t seen, Deadline deadline) {
     for (;;) {
         const uint32_t v = at(w).load(std::memory_order_acquire);
@@ -86,6 +102,28 @@ void BM_RawSpinPingPong(benchmark::State& state) {
     for (auto _ : state) {
         at(pp->ping).store(++i, std::memory_order_release);
         while (at(pp->pong).load(std::memory_order_acquire) != i) cpu_pause();
+    }
+    at(pp->ping).store(STOP, std::memory_order_release);
+    finish_child(state, child);
+}
+
+// The same with sched_yield() between spin rounds after 2 us, as SpinWaiter
+// does: the baseline that survives an oversubscribed machine.
+void BM_RawSpinYieldPingPong(benchmark::State& state) {
+    SharedRegion region(sizeof(PingPong));
+    auto* pp = new (region.data()) PingPong{};
+    ChildProcess child = ChildProcess::spawn([pp] {
+        uint32_t seen = 0;
+        for (;;) {
+            seen = spin_yield_change(pp->ping, seen, Clock::now() + CHILD_IDLE_LIMIT);
+            if (seen == STOP) return 0;
+            at(pp->pong).store(seen, std::memory_order_release);
+        }
+    });
+    uint32_t i = 0;
+    for (auto _ : state) {
+        at(pp->ping).store(++i, std::memory_order_release);
+        spin_yield_change(pp->pong, i - 1, NO_DEADLINE);
     }
     at(pp->ping).store(STOP, std::memory_order_release);
     finish_child(state, child);
@@ -226,6 +264,7 @@ void BM_MailboxRoundTripAdaptive(benchmark::State& state) { mailbox_round_trip(s
 }  // namespace
 
 BENCHMARK(BM_RawSpinPingPong)->UseRealTime();
+BENCHMARK(BM_RawSpinYieldPingPong)->UseRealTime();
 BENCHMARK(BM_RawFutexPingPong)->UseRealTime();
 BENCHMARK(BM_RawPipePingPong)->UseRealTime();
 BENCHMARK(BM_DecodeOneTensorBlob);

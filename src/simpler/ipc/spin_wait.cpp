@@ -1,5 +1,7 @@
 #include "simpler/ipc/spin_wait.h"
 
+#include <sched.h>
+
 #include <stdexcept>
 
 namespace simpler::ipc {
@@ -16,6 +18,7 @@ void validate_spin_policy(const SpinPolicy& p) {
     if (p.min_spin < nanoseconds::zero()) throw std::invalid_argument("SpinPolicy.min_spin: must be >= 0");
     if (p.initial_spin < p.min_spin) throw std::invalid_argument("SpinPolicy.initial_spin: must be >= min_spin");
     if (p.max_spin < p.initial_spin) throw std::invalid_argument("SpinPolicy.max_spin: must be >= initial_spin");
+    if (p.yield_after < nanoseconds::zero()) throw std::invalid_argument("SpinPolicy.yield_after: must be >= 0");
 }
 
 SpinWaiter::SpinWaiter(SpinPolicy policy) : policy_(policy), budget_(policy.initial_spin) {
@@ -42,7 +45,11 @@ std::optional<uint32_t> SpinWaiter::wait_change(SharedWord& w, uint32_t seen, De
                     return v;
                 }
             }
-            if (Clock::now() >= spin_end) break;
+            const Clock::time_point now = Clock::now();
+            if (now >= spin_end) break;
+            // Past yield_after, give the core away between rounds: on an
+            // oversubscribed machine the peer may be waiting for this very core.
+            if (now - start >= policy_.yield_after) sched_yield();
         }
     }
     ++stats_.sleeps;

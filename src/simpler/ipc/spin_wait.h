@@ -45,16 +45,25 @@ struct SpinPolicy {
     std::chrono::nanoseconds min_spin{0};
     std::chrono::nanoseconds max_spin{25'000};
     bool adaptive = true;
+    // After spinning this long, the waiter calls sched_yield() between spin
+    // rounds (about every half microsecond), so a spin cannot starve a peer
+    // that needs this core. nanoseconds::max() never yields.
+    std::chrono::nanoseconds yield_after{2'000};
 };
 
 // A waiter that never spins: every wait goes straight to the futex.
 inline SpinPolicy never_spin_policy() noexcept {
-    return SpinPolicy{std::chrono::nanoseconds{0}, std::chrono::nanoseconds{0}, std::chrono::nanoseconds{0}, false};
+    return SpinPolicy{std::chrono::nanoseconds{0}, std::chrono::nanoseconds{0}, std::chrono::nanoseconds{0}, false,
+                      std::chrono::nanoseconds::max()};
 }
 // A waiter that spins a fixed budget and never adapts.
-inline SpinPolicy fixed_spin_policy(std::chrono::nanoseconds spin) noexcept { return SpinPolicy{spin, spin, spin, false}; }
+inline SpinPolicy fixed_spin_policy(std::chrono::nanoseconds spin,
+                                    std::chrono::nanoseconds yield_after = std::chrono::nanoseconds{2'000}) noexcept {
+    return SpinPolicy{spin, spin, spin, false, yield_after};
+}
 
-// Throws std::invalid_argument unless 0 <= min_spin <= initial_spin <= max_spin.
+// Throws std::invalid_argument unless 0 <= min_spin <= initial_spin <= max_spin
+// and yield_after >= 0.
 void validate_spin_policy(const SpinPolicy& policy);
 
 struct SpinStats {

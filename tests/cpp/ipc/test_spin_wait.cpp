@@ -17,6 +17,7 @@ TEST(SpinPolicy, RejectsBoundsOutOfOrder) {
     EXPECT_THROW(SpinWaiter(SpinPolicy{10us, 20us, 30us, true}), std::invalid_argument);
     EXPECT_THROW(SpinWaiter(SpinPolicy{40us, 0us, 30us, true}), std::invalid_argument);
     EXPECT_THROW(SpinWaiter(SpinPolicy{0us, -1us, 30us, true}), std::invalid_argument);
+    EXPECT_THROW(SpinWaiter(SpinPolicy{0us, 0us, 30us, true, -1us}), std::invalid_argument);
     EXPECT_NO_THROW(SpinWaiter{never_spin_policy()});
     EXPECT_NO_THROW(SpinWaiter{fixed_spin_policy(5us)});
 }
