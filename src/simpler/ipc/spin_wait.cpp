@@ -61,7 +61,10 @@ std::optional<uint32_t> SpinWaiter::wait_change(SharedWord& w, uint32_t seen, De
         }
         if (Clock::now() >= deadline) {
             ++stats_.timeouts;
-            adapt(Clock::now() - start, true);
+            // Nothing arrived: only a wait longer than max_spin says something
+            // (spinning would not have helped); a short deadline says nothing.
+            const std::chrono::nanoseconds waited = Clock::now() - start;
+            if (waited > policy_.max_spin) adapt(waited, true);
             return std::nullopt;
         }
     }

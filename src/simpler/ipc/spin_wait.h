@@ -14,7 +14,8 @@
 //   - a wait that slept but ended within max_spin sets the budget to twice
 //     its duration (a longer spin would have caught it);
 //   - a wait that slept longer than max_spin halves the budget, down to
-//     min_spin (the peer is idle; spinning bought nothing).
+//     min_spin (the peer is idle; spinning bought nothing); so does a wait
+//     that timed out after longer than max_spin.
 // With max_spin == 0 the waiter never spins (the cold regime).
 #pragma once
 

@@ -2,7 +2,11 @@
 // absolute deadline, and a wake that crosses a fork.
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <atomic>
+#include <thread>
 #include <new>
 
 #include "ipc_fixtures.h"
@@ -51,4 +55,30 @@ TEST(Futex, WakeReachesASleeperInAnotherProcess) {
     const auto status = child.wait_exit(after(10'000ms));
     ASSERT_TRUE(status.has_value());
     EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << describe_wait_status(*status);
+}
+
+TEST(Futex, SignalDuringTheWaitDoesNotEndItEarly) {
+    struct sigaction sa {};
+    struct sigaction old {};
+    sa.sa_handler = [](int) {};
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: the futex returns EINTR
+    ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
+    SharedRegion region(64);
+    auto* word = new (region.data()) uint32_t(0);
+    FutexWaitResult result = FutexWaitResult::WOKEN;
+    Clock::duration took{};
+    std::thread waiter([&] {
+        const auto start = Clock::now();
+        result = futex_wait(word, 0, start + 200ms);
+        took = Clock::now() - start;
+    });
+    std::this_thread::sleep_for(30ms);
+    pthread_kill(waiter.native_handle(), SIGUSR1);
+    std::this_thread::sleep_for(30ms);
+    pthread_kill(waiter.native_handle(), SIGUSR1);
+    waiter.join();
+    sigaction(SIGUSR1, &old, nullptr);
+    EXPECT_EQ(result, FutexWaitResult::TIMED_OUT);
+    EXPECT_GE(took, 200ms);
 }

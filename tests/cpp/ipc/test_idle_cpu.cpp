@@ -24,16 +24,18 @@ using namespace ipc_test;
 
 TEST(ProcessCpu, TreeIncludesChildrenAndSeesABusyOne) {
     ChildProcess busy = ChildProcess::spawn([] {
-        const auto end = after(3000ms);
+        const auto end = after(5000ms);
         volatile uint64_t x = 0;
         while (Clock::now() < end) x = x + 1;
         return 0;
     });
     const std::vector<pid_t> tree = process_tree(getpid());
     EXPECT_NE(std::find(tree.begin(), tree.end(), busy.pid()), tree.end());
-    const TreeCpuUsage u = measure_tree_cpu(getpid(), 500ms);
+    const TreeCpuUsage u = measure_tree_cpu(getpid(), 1000ms);
     EXPECT_GE(u.processes, 2u);
-    EXPECT_GT(u.core_fraction(), 0.2);  // a spinning child shows up (a loaded machine still gives it >20%)
+    // A spinning child shows up: at least 2 ticks, even on a machine with a
+    // load average of 20 (where it still gets ~10% of a core).
+    EXPECT_GE(u.cpu_seconds, 0.02);
     busy.signal(SIGKILL);
     EXPECT_TRUE(busy.wait_exit(after(10'000ms)).has_value());
 }
