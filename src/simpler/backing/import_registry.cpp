@@ -61,25 +61,28 @@ ImportResult ImportRegistry::refuse(ImportRefusal r, std::string message) noexce
 
 ImportResult ImportRegistry::try_import(const BufferDescriptor& d) noexcept {
     try {
-        const ValidationError e = validate_buffer_descriptor(d);
-        if (!e.ok()) return refuse(ImportRefusal::INVALID_DESCRIPTOR, e.message());
+        // Hashing any 32 identity bytes is in bounds, so the lookup may precede
+        // validation: a descriptor equal to a cached (validated) one in every
+        // validated field is valid, so a hit skips the validator.
         if (closed_) return refuse(ImportRefusal::REGISTRY_CLOSED, "ImportRegistry is closed");
-        ++stats_.receipts;
         const auto it = entries_.find(d.identity);
-        if (it != entries_.end()) {
-            if (!(it->second.descriptor == d))
-                return refuse(ImportRefusal::DESCRIPTOR_MISMATCH,
-                              "identity " + d.identity.to_string() +
-                                  " is already imported under a different descriptor (" +
-                                  backend_kind_name(it->second.descriptor.backend_kind) + ", " +
-                                  std::to_string(it->second.descriptor.nbytes) + " B); refusing the " +
-                                  backend_kind_name(d.backend_kind) + " descriptor of " + std::to_string(d.nbytes) +
-                                  " B");
+        if (it != entries_.end() && it->second.descriptor == d) {
+            ++stats_.receipts;
             ++stats_.hits;
             ImportResult res;
             res.backing = &it->second;
             return res;
         }
+        const ValidationError e = validate_buffer_descriptor(d);
+        if (!e.ok()) return refuse(ImportRefusal::INVALID_DESCRIPTOR, e.message());
+        ++stats_.receipts;
+        if (it != entries_.end())
+            return refuse(ImportRefusal::DESCRIPTOR_MISMATCH,
+                          "identity " + d.identity.to_string() + " is already imported under a different descriptor (" +
+                              backend_kind_name(it->second.descriptor.backend_kind) + ", " +
+                              std::to_string(it->second.descriptor.nbytes) + " B); refusing the " +
+                              backend_kind_name(d.backend_kind) + " descriptor of " + std::to_string(d.nbytes) +
+                              " B");
         ImportResult gen = check_generation(d);
         if (!gen.ok()) return gen;
         ImportedBacking fresh;

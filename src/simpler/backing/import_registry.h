@@ -16,7 +16,10 @@
 // REMOTE_SIDECAR (not supported here). The registry never unlinks anything;
 // unregister()/close() unmap only what it mapped.
 //
-// Trust: every descriptor is validated before any field is used. The
+// Trust: a descriptor is either equal, in every validated field, to one this
+// registry validated and cached (a hit: the identity lookup reads only the 32
+// identity bytes, in bounds for any input), or it is validated before any other
+// field is used. The
 // try_* forms are noexcept and return the refusal as data; the others throw
 // ImportRefused (std::invalid_argument) or std::runtime_error for OS failures.
 // Not thread-safe: one registry per consuming endpoint thread.
