@@ -49,7 +49,7 @@ ImportRegistry::ImportRegistry(ImportRegistryConfig config) : config_(std::move(
     if (config_.fork_regions == nullptr) config_.fork_regions = &process_fork_regions();
 }
 
-ImportRegistry::~ImportRegistry() { close(); }
+ImportRegistry::~ImportRegistry() { close_unchecked(); }
 
 ImportResult ImportRegistry::refuse(ImportRefusal r, std::string message) noexcept {
     ++stats_.refusals;
@@ -284,7 +284,22 @@ void ImportRegistry::unmap(ImportedBacking& b) noexcept {
     b.mapped = false;
 }
 
+void ImportRegistry::add_export(const CanonicalIdentity& id) {
+    const auto it = entries_.find(id);
+    if (it == entries_.end()) throw std::out_of_range("ImportRegistry: " + id.to_string() + " is not imported");
+    ++it->second.exports;
+}
+
+void ImportRegistry::drop_export(const CanonicalIdentity& id) noexcept {
+    const auto it = entries_.find(id);
+    if (it != entries_.end() && it->second.exports > 0) --it->second.exports;
+}
+
 bool ImportRegistry::unregister(const CanonicalIdentity& id) {
+    const auto live = entries_.find(id);
+    if (live != entries_.end() && live->second.exports > 0)
+        throw ExportsAliveError("cannot unregister " + id.to_string() + ": " + std::to_string(live->second.exports) +
+                                " exported view(s) of its mapping are still alive");
     SlotState& s = slots_[slot_key(id)];
     if (id.generation >= s.newest_generation) {
         s.newest_generation = id.generation;
@@ -297,7 +312,16 @@ bool ImportRegistry::unregister(const CanonicalIdentity& id) {
     return true;
 }
 
-void ImportRegistry::close() noexcept {
+void ImportRegistry::close() {
+    if (closed_) return;
+    for (const auto& [id, b] : entries_)
+        if (b.exports > 0)
+            throw ExportsAliveError("cannot close the ImportRegistry: " + std::to_string(b.exports) +
+                                    " exported view(s) of " + id.to_string() + " are still alive");
+    close_unchecked();
+}
+
+void ImportRegistry::close_unchecked() noexcept {
     if (closed_) return;
     for (auto& [id, b] : entries_) unmap(b);
     entries_.clear();

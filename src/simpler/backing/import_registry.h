@@ -33,6 +33,7 @@
 #include <sys/types.h>
 #include <unordered_map>
 
+#include "simpler/backing/backing_owner.h"
 #include "simpler/backing/mapped_arg.h"
 #include "simpler/task_interface/buffer.h"
 #include "simpler/task_interface/task_args.h"
@@ -94,6 +95,7 @@ struct ImportedBacking {
     uint64_t base = 0;  // address of byte 0 of the backing in this endpoint
     uint64_t nbytes = 0;
     bool mapped = false;  // this registry mapped it (and unmaps it)
+    int64_t exports = 0;  // live host exports of these bytes (add_export)
     BufferDescriptor descriptor{};
 };
 
@@ -139,11 +141,19 @@ public:
     Tensor reexport(const Tensor& t);
     BufferDescriptor reexport(const BufferDescriptor& d);
 
+    // Export accounting for host access paths (a Python MappedArg): while an
+    // identity has live exports, unregister() and close() refuse with
+    // ExportsAliveError. add_export throws std::out_of_range for an identity
+    // that is not imported.
+    void add_export(const CanonicalIdentity& id);
+    void drop_export(const CanonicalIdentity& id) noexcept;
+
     // Drops the identity's entry (unmapping what this registry mapped) and
     // refuses its generation from now on; false when it was not imported.
     bool unregister(const CanonicalIdentity& id);
-    // Unmaps everything; later imports are refused. Idempotent.
-    void close() noexcept;
+    // Unmaps everything; later imports are refused. Idempotent. Both throw
+    // ExportsAliveError (changing nothing) while exports are alive.
+    void close();
 
     [[nodiscard]] bool closed() const noexcept { return closed_; }
     [[nodiscard]] size_t size() const noexcept { return entries_.size(); }
@@ -168,6 +178,7 @@ private:
     ImportResult resolve_new(const BufferDescriptor& d, ImportedBacking& out) noexcept;
     ImportResult check_generation(const BufferDescriptor& d) noexcept;
     void unmap(ImportedBacking& b) noexcept;
+    void close_unchecked() noexcept;
     static SlotKey slot_key(const CanonicalIdentity& id) noexcept;
 
     ImportRegistryConfig config_;

@@ -303,3 +303,23 @@ TEST(OwnerPathTable, InternsFromOneAndRendersForeignIdsAsPlaceholders) {
 
 }  // namespace
 }  // namespace simpler
+
+namespace simpler {
+namespace {
+
+TEST_F(ImportRegistryTest, LiveExportsBlockUnregisterAndCloseUntilDropped) {
+    auto owner = PosixShmOwner::create(64);
+    ImportRegistry reg;
+    reg.import_backing(owner->descriptor());
+    reg.add_export(owner->identity());
+    EXPECT_THROW(reg.unregister(owner->identity()), ExportsAliveError);
+    EXPECT_THROW(reg.close(), ExportsAliveError);
+    EXPECT_EQ(reg.size(), 1u);
+    EXPECT_FALSE(reg.closed());
+    reg.drop_export(owner->identity());
+    EXPECT_NO_THROW(reg.close());
+    EXPECT_EQ(reg.stats().unmaps, 1u);
+}
+
+}  // namespace
+}  // namespace simpler
