@@ -156,3 +156,22 @@ def test_child_closing_its_copy_of_a_buffer_unlinks_nothing():
         assert view_array(h.tensor((1,), DataType.INT8)).shape == (1,)
     finally:
         h.close()
+
+
+def test_a_forked_child_that_becomes_an_owner_mints_its_own_nonce():
+    with create_buffer(64) as parent:
+        parent_owner = parent.identity.owner_instance_id
+        r, w = os.pipe()
+
+        def child():
+            os.close(r)
+            with create_buffer(64) as mine:
+                os.write(w, mine.identity.owner_instance_id)
+            return 0
+
+        rc = run_in_child(child)
+        os.close(w)
+        child_owner = os.read(r, 8)
+        os.close(r)
+        assert rc == 0
+        assert len(child_owner) == 8 and child_owner != parent_owner

@@ -53,22 +53,31 @@ inline std::vector<std::string> shm_objects_with_prefix(const std::string& prefi
     return out;
 }
 
-inline std::string this_incarnation_shm_prefix() {
-    const OwnerNonce n = process_identity_minter().nonce();
+inline std::string shm_prefix_of(IdentityMinter& minter) {
+    const OwnerNonce n = minter.nonce();
     uint8_t raw[OWNER_INSTANCE_ID_BYTES];
     for (size_t i = 0; i < n.size(); ++i) raw[i] = n[i];
     return shm_name_prefix_for(raw);
 }
 
+// Checks, after each test, that no shm object named by the process minter or by
+// a minter the test watched is left, and that no child is left unreaped.
 class LeakCheckedTest : public ::testing::Test {
 protected:
+    void watch(IdentityMinter& minter) { prefixes_.push_back(shm_prefix_of(minter)); }
+
     void TearDown() override {
-        EXPECT_TRUE(shm_objects_with_prefix(this_incarnation_shm_prefix()).empty())
-            << "a /dev/shm object of this test is left behind";
+        prefixes_.push_back(shm_prefix_of(process_identity_minter()));
+        for (const std::string& prefix : prefixes_)
+            EXPECT_TRUE(shm_objects_with_prefix(prefix).empty())
+                << "a /dev/shm object " << prefix << "* of this test is left behind";
         errno = 0;
         EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a child process is left unreaped";
         EXPECT_EQ(errno, ECHILD);
     }
+
+private:
+    std::vector<std::string> prefixes_;
 };
 
 }  // namespace simpler::test

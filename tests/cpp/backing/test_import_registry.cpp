@@ -89,6 +89,7 @@ TEST_F(ImportRegistryTest, MissingShmIsRefusedNamingTheGeneration) {
 
 TEST_F(ImportRegistryTest, StaleDescriptorOfAReusedSlotIsRefusedNamingTheGeneration) {
     IdentityMinter minter;
+    watch(minter);
     auto first = PosixShmOwner::create(64, AccessMode::READWRITE, &minter);
     const BufferDescriptor stale = first->descriptor();
     first->close();
@@ -116,6 +117,7 @@ TEST_F(ImportRegistryTest, StaleDescriptorOfAReusedSlotIsRefusedNamingTheGenerat
 
 TEST_F(ImportRegistryTest, NewerGenerationEvictsTheOlderMapping) {
     IdentityMinter minter;
+    watch(minter);
     auto first = PosixShmOwner::create(64, AccessMode::READWRITE, &minter);
     const BufferDescriptor old_d = first->descriptor();
     ImportRegistryConfig cfg;
