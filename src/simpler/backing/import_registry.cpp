@@ -126,36 +126,39 @@ ImportResult ImportRegistry::check_generation(const BufferDescriptor& d) noexcep
                           "stale descriptor " + id.to_string() + ": generation " + std::to_string(id.generation) +
                               " of buffer_id " + std::to_string(id.buffer_id) + " was released");
     }
-    if (config_.owner_minter->minted_here(id)) {
-        const Liveness l = config_.owner_minter->check_live(id);
-        if (!l.live()) return refuse(ImportRefusal::STALE_GENERATION, describe_liveness(id, l));
-    }
+    // Refused by its owner when the owner is this incarnation.
+    const Liveness l = config_.owner_minter->check_live(id);
+    if (l.status != LivenessStatus::LIVE && l.status != LivenessStatus::NOT_MINTED_HERE)
+        return refuse(ImportRefusal::STALE_GENERATION, describe_liveness(id, l));
     return {};
 }
 
 ImportResult ImportRegistry::resolve_new(const BufferDescriptor& d, ImportedBacking& out) noexcept {
     const auto kind = static_cast<BackendKind>(d.backend_kind);
-    const std::string who = std::string(backend_kind_name(d.backend_kind)) + " backing " + d.identity.to_string();
+    // Built only on a refusal: the success path formats nothing.
+    const auto who = [&d] {
+        return std::string(backend_kind_name(d.backend_kind)) + " backing " + d.identity.to_string();
+    };
     out.descriptor = d;
     out.nbytes = d.nbytes;
     switch (kind) {
         case BackendKind::REMOTE_SIDECAR:
             return refuse(ImportRefusal::REMOTE_UNSUPPORTED,
-                          who + ": REMOTE_SIDECAR is not supported here (no remote transport on this endpoint)");
+                          who() + ": REMOTE_SIDECAR is not supported here (no remote transport on this endpoint)");
         case BackendKind::DEVICE_MALLOC:
         case BackendKind::VMM_WINDOW: {
             if (!config_.endpoint.is_chip)
                 return refuse(ImportRefusal::DEVICE_ON_HOST,
-                              who + ": a DEVICE backing cannot resolve on a host endpoint");
+                              who() + ": a DEVICE backing cannot resolve on a host endpoint");
             const std::optional<uint32_t> owner =
                 config_.device_owners ? config_.device_owners->owner_of(d.identity) : std::nullopt;
             if (!owner)
                 return refuse(ImportRefusal::DEVICE_OWNER_UNKNOWN,
-                              who + ": no owner chip is recorded for it on chip " +
+                              who() + ": no owner chip is recorded for it on chip " +
                                   std::to_string(config_.endpoint.chip_index));
             if (*owner != config_.endpoint.chip_index)
                 return refuse(ImportRefusal::DEVICE_WRONG_CHIP,
-                              who + ": owned by chip " + std::to_string(*owner) + ", cannot resolve on chip " +
+                              who() + ": owned by chip " + std::to_string(*owner) + ", cannot resolve on chip " +
                                   std::to_string(config_.endpoint.chip_index));
             out.base = descriptor_address(d);
             return {};
@@ -165,7 +168,7 @@ ImportResult ImportRegistry::resolve_new(const BufferDescriptor& d, ImportedBack
             const uint64_t base = descriptor_address(d);
             if (!config_.fork_regions->contains(d.identity, base, d.nbytes, kind))
                 return refuse(ImportRefusal::NOT_A_FORK_REGION,
-                              who + ": address is not a pre-fork region of this process's owner lineage");
+                              who() + ": address is not a pre-fork region of this process's owner lineage");
             out.base = base;
             return {};
         }
@@ -178,19 +181,19 @@ ImportResult ImportRegistry::resolve_new(const BufferDescriptor& d, ImportedBack
         const int err = errno;
         if (err == ENOENT)
             return refuse(ImportRefusal::SHM_MISSING,
-                          who + ": no shm object '" + name + "' (generation " + std::to_string(d.identity.generation) +
-                              " released by its owner, or never created)");
-        return refuse(ImportRefusal::OS_ERROR, who + ": shm_open '" + name + "' failed: " + std::strerror(err));
+                          who() + ": no shm object '" + name + "' (generation " +
+                              std::to_string(d.identity.generation) + " released by its owner, or never created)");
+        return refuse(ImportRefusal::OS_ERROR, who() + ": shm_open '" + name + "' failed: " + std::strerror(err));
     }
     struct stat st {};
     if (fstat(fd, &st) != 0) {
         const int err = errno;
         ::close(fd);
-        return refuse(ImportRefusal::OS_ERROR, who + ": fstat '" + name + "' failed: " + std::strerror(err));
+        return refuse(ImportRefusal::OS_ERROR, who() + ": fstat '" + name + "' failed: " + std::strerror(err));
     }
     if (st.st_size < 0 || static_cast<uint64_t>(st.st_size) < d.nbytes) {
         ::close(fd);
-        return refuse(ImportRefusal::SHM_TOO_SMALL, who + ": shm object '" + name + "' holds " +
+        return refuse(ImportRefusal::SHM_TOO_SMALL, who() + ": shm object '" + name + "' holds " +
                                                         std::to_string(st.st_size) + " B, smaller than nbytes " +
                                                         std::to_string(d.nbytes));
     }
@@ -200,7 +203,7 @@ ImportResult ImportRegistry::resolve_new(const BufferDescriptor& d, ImportedBack
     const int err = errno;
     ::close(fd);
     if (p == MAP_FAILED)
-        return refuse(ImportRefusal::OS_ERROR, who + ": mmap '" + name + "' failed: " + std::strerror(err));
+        return refuse(ImportRefusal::OS_ERROR, who() + ": mmap '" + name + "' failed: " + std::strerror(err));
     ++stats_.maps;
     out.base = reinterpret_cast<uint64_t>(p);
     out.mapped = true;
