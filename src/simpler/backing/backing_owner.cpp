@@ -20,10 +20,10 @@ void BackingOwner::drop_export() noexcept { exports_.fetch_sub(1, std::memory_or
 
 void BackingOwner::close() {
     if (closed_) return;
-    const int64_t n = export_count();
+    const int64_t n = export_count() + external_holders();
     if (n > 0)
         throw ExportsAliveError("cannot close Buffer " + desc_.identity.to_string() + ": " + std::to_string(n) +
-                                " exported view(s) of its bytes are still alive; drop them and retry");
+                                " exported view(s) or import(s) of its bytes are still alive; drop them and retry");
     close_from_destructor();
 }
 

@@ -65,6 +65,9 @@ protected:
     // `creator` is true. Called once, by close() or the destructor of the
     // concrete class, and never throws.
     virtual void release_backing(bool creator) noexcept = 0;
+    // Holders of the bytes that the export count does not see (a ForkOwner's
+    // pins by this process's ImportRegistry); close() refuses while non-zero.
+    [[nodiscard]] virtual int64_t external_holders() const noexcept { return 0; }
     // Concrete destructors call this (a base destructor cannot reach the
     // derived release_backing).
     void close_from_destructor() noexcept;

@@ -53,6 +53,14 @@ ForkOwner::ForkOwner(const BufferDescriptor& desc, uint8_t* base, IdentityMinter
 
 ForkOwner::~ForkOwner() { close_from_destructor(); }
 
+int64_t ForkOwner::external_holders() const noexcept {
+    try {
+        return regions_->pins(desc_.identity);
+    } catch (...) {
+        return 0;
+    }
+}
+
 void ForkOwner::release_backing(bool creator) noexcept {
     if (base_ != nullptr) munmap(base_, desc_.nbytes);
     if (creator) {

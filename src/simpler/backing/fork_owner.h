@@ -10,7 +10,9 @@
 // ForkRegionTable so a consumer's ImportRegistry can check that an address it
 // is handed is one this owner created before the fork. Create these before
 // forking the consumers. Only the creating process releases the identity and
-// delists the region; every process unmaps its own copy on close.
+// delists the region; every process unmaps its own copy on close. close()
+// refuses (ExportsAliveError) while an ImportRegistry of this process holds the
+// region (fork_region_table.h, pins).
 //
 // Throws std::invalid_argument for nbytes == 0 or a FORK_COW grant other than
 // READ, std::runtime_error when mmap fails.
@@ -43,6 +45,7 @@ public:
 private:
     ForkOwner(const BufferDescriptor& desc, uint8_t* base, IdentityMinter* minter, ForkRegionTable* regions);
     void release_backing(bool creator) noexcept override;
+    [[nodiscard]] int64_t external_holders() const noexcept override;
 
     ForkRegionTable* regions_;
 };

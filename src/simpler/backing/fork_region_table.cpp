@@ -20,6 +20,28 @@ bool ForkRegionTable::contains(const CanonicalIdentity& id, uint64_t base, uint6
            nbytes <= it->second.nbytes;
 }
 
+bool ForkRegionTable::pin(const CanonicalIdentity& id, uint64_t base, uint64_t nbytes, BackendKind backend) {
+    std::lock_guard lock(mu_);
+    const auto it = regions_.find(id);
+    if (it == regions_.end() || it->second.base != base || it->second.backend != backend ||
+        nbytes > it->second.nbytes)
+        return false;
+    ++it->second.pins;
+    return true;
+}
+
+void ForkRegionTable::unpin(const CanonicalIdentity& id) {
+    std::lock_guard lock(mu_);
+    const auto it = regions_.find(id);
+    if (it != regions_.end() && it->second.pins > 0) --it->second.pins;
+}
+
+uint32_t ForkRegionTable::pins(const CanonicalIdentity& id) const {
+    std::lock_guard lock(mu_);
+    const auto it = regions_.find(id);
+    return it == regions_.end() ? 0 : it->second.pins;
+}
+
 size_t ForkRegionTable::size() const {
     std::lock_guard lock(mu_);
     return regions_.size();

@@ -14,6 +14,11 @@
 // Trust decision (documented in docs/backings.md): the table does not prove the
 // pages are still shared with the owner; it proves the address is one the
 // owner handed out before the fork. Thread-safe (one mutex).
+//
+// Pins: an ImportRegistry of this process that resolves a region pins it, and
+// the owner's close() refuses while it is pinned here (the registry hands out
+// the owner's own address, so unmapping it would leave the import dangling).
+// Pins are per process: a child's pins live in the child's copy of the table.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +34,7 @@ struct ForkRegion {
     uint64_t base = 0;
     uint64_t nbytes = 0;
     BackendKind backend = BackendKind::FORK_SHM;
+    uint32_t pins = 0;
 };
 
 class ForkRegionTable {
@@ -38,6 +44,10 @@ public:
     // True when id is listed with this base and backend and at least nbytes.
     [[nodiscard]] bool contains(const CanonicalIdentity& id, uint64_t base, uint64_t nbytes,
                                 BackendKind backend) const;
+    // contains() and, when true, one more pin; unpin() drops one.
+    bool pin(const CanonicalIdentity& id, uint64_t base, uint64_t nbytes, BackendKind backend);
+    void unpin(const CanonicalIdentity& id);
+    [[nodiscard]] uint32_t pins(const CanonicalIdentity& id) const;
     [[nodiscard]] size_t size() const;
 
 private:

@@ -166,10 +166,11 @@ ImportResult ImportRegistry::resolve_new(const BufferDescriptor& d, ImportedBack
         case BackendKind::FORK_SHM:
         case BackendKind::FORK_COW: {
             const uint64_t base = descriptor_address(d);
-            if (!config_.fork_regions->contains(d.identity, base, d.nbytes, kind))
+            if (!config_.fork_regions->pin(d.identity, base, d.nbytes, kind))
                 return refuse(ImportRefusal::NOT_A_FORK_REGION,
                               who() + ": address is not a pre-fork region of this process's owner lineage");
             out.base = base;
+            out.pinned = true;
             return {};
         }
         case BackendKind::POSIX_SHM: break;
@@ -277,6 +278,14 @@ BufferDescriptor ImportRegistry::reexport(const BufferDescriptor& d) {
 }
 
 void ImportRegistry::unmap(ImportedBacking& b) noexcept {
+    if (b.pinned) {
+        try {
+            config_.fork_regions->unpin(b.descriptor.identity);
+        } catch (...) {
+            // unpin() allocates nothing; a failed lock is the only way here.
+        }
+        b.pinned = false;
+    }
     if (!b.mapped) return;
     void* p = reinterpret_cast<void*>(b.base);
     if (config_.syscalls.munmap)

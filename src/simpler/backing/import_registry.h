@@ -86,7 +86,7 @@ struct ImportSyscalls {
 struct ImportRegistryConfig {
     Endpoint endpoint = Endpoint::host();
     IdentityMinter* owner_minter = nullptr;          // nullptr: process_identity_minter()
-    const ForkRegionTable* fork_regions = nullptr;   // nullptr: process_fork_regions()
+    ForkRegionTable* fork_regions = nullptr;         // nullptr: process_fork_regions(); pinned on import
     const DeviceOwnerTable* device_owners = nullptr; // nullptr: no DEVICE backing resolves
     ImportSyscalls syscalls;
 };
@@ -95,6 +95,7 @@ struct ImportedBacking {
     uint64_t base = 0;  // address of byte 0 of the backing in this endpoint
     uint64_t nbytes = 0;
     bool mapped = false;  // this registry mapped it (and unmaps it)
+    bool pinned = false;  // this registry pinned its fork region (and unpins it)
     int64_t exports = 0;  // live host exports of these bytes (add_export)
     BufferDescriptor descriptor{};
 };
@@ -177,7 +178,7 @@ private:
     ImportResult refuse(ImportRefusal r, std::string message) noexcept;
     ImportResult resolve_new(const BufferDescriptor& d, ImportedBacking& out) noexcept;
     ImportResult check_generation(const BufferDescriptor& d) noexcept;
-    void unmap(ImportedBacking& b) noexcept;
+    void unmap(ImportedBacking& b) noexcept;  // and unpin
     void close_unchecked() noexcept;
     static SlotKey slot_key(const CanonicalIdentity& id) noexcept;
 

@@ -6,6 +6,7 @@
 #include "process_fixture.h"
 #include "simpler/backing/device_owner_table.h"
 #include "simpler/backing/device_wrappers.h"
+#include "simpler/backing/fork_region_table.h"
 #include "simpler/backing/fork_owner.h"
 #include "simpler/backing/import_registry.h"
 #include "simpler/backing/owner_path_table.h"
@@ -321,6 +322,35 @@ TEST_F(ImportRegistryTest, LiveExportsBlockUnregisterAndCloseUntilDropped) {
     reg.drop_export(owner->identity());
     EXPECT_NO_THROW(reg.close());
     EXPECT_EQ(reg.stats().unmaps, 1u);
+}
+
+}  // namespace
+}  // namespace simpler
+
+namespace simpler {
+namespace {
+
+TEST_F(ImportRegistryTest, ForkOwnerRefusesToCloseWhileThisProcessImportsIt) {
+    auto owner = ForkOwner::create_shared(64);
+    ImportRegistry reg;
+    reg.import_backing(owner->descriptor());
+    EXPECT_THROW(owner->close(), ExportsAliveError);
+    EXPECT_FALSE(owner->closed());
+    reg.close();
+    EXPECT_NO_THROW(owner->close());
+}
+
+TEST_F(ImportRegistryTest, ChildImportsDoNotPinTheParentsRegion) {
+    auto owner = ForkOwner::create_shared(64);
+    const BufferDescriptor d = owner->descriptor();
+    const int rc = test::run_in_child([&] {
+        ImportRegistry reg;
+        reg.import_backing(d);
+        return 0;
+    });
+    ASSERT_EQ(rc, 0);
+    EXPECT_EQ(process_fork_regions().pins(d.identity), 0u);
+    EXPECT_NO_THROW(owner->close());
 }
 
 }  // namespace
