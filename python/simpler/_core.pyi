@@ -313,3 +313,176 @@ def read_blob(blob: bytes) -> DecodedTaskArgs:
     """
 
 def blob_size(tensor_count: int, scalar_count: int) -> int: ...
+
+class ImportRefused(ValueError):
+    """
+    An ImportRegistry refused a descriptor; the message starts with the ImportRefusal name.
+    """
+
+class ImportRefusal(enum.Enum):
+    """Why an ImportRegistry refused a descriptor"""
+
+    NONE = 0
+
+    INVALID_DESCRIPTOR = 1
+
+    REGISTRY_CLOSED = 2
+
+    DESCRIPTOR_MISMATCH = 3
+
+    STALE_GENERATION = 4
+
+    SHM_MISSING = 5
+
+    SHM_TOO_SMALL = 6
+
+    NOT_A_FORK_REGION = 7
+
+    DEVICE_ON_HOST = 8
+
+    DEVICE_WRONG_CHIP = 9
+
+    DEVICE_OWNER_UNKNOWN = 10
+
+    REMOTE_UNSUPPORTED = 11
+
+    OS_ERROR = 12
+
+class BackingOwner:
+    """
+    The owner of one host backing. Supports the buffer protocol over all of its bytes (writable: the owner fills its own bytes); close() raises BufferError while any export is alive.
+    """
+
+    @property
+    def descriptor(self) -> BufferDescriptor: ...
+
+    @property
+    def identity(self) -> CanonicalIdentity: ...
+
+    @property
+    def nbytes(self) -> int: ...
+
+    @property
+    def backend(self) -> BackendKind: ...
+
+    @property
+    def access(self) -> AccessMode: ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    @property
+    def export_count(self) -> int: ...
+
+    @property
+    def shm_name(self) -> str | None:
+        """The POSIX shm name (no leading '/'); None for other backends."""
+
+    @property
+    def address(self) -> int:
+        """Owner-side address of byte 0 (0 once closed)."""
+
+    def close(self) -> None:
+        """
+        Releases the backing: idempotent; BufferError while exports are alive (nothing changes, retry later). Only the creating process unlinks.
+        """
+
+def create_posix_shm(nbytes: int, access: AccessMode = AccessMode.READWRITE, owner_worker_path_id: int = 0) -> BackingOwner:
+    """
+    A POSIX shm backing (O_CREAT|O_EXCL, mode 0600, named from its identity).
+    """
+
+def create_fork_shm(nbytes: int, access: AccessMode = AccessMode.READWRITE) -> BackingOwner:
+    """
+    A pre-fork MAP_SHARED backing: children forked afterwards see and write it at the same address.
+    """
+
+def create_fork_cow(nbytes: int) -> BackingOwner:
+    """A pre-fork private (copy-on-write) backing; grants READ only."""
+
+def check_identity_live(identity: CanonicalIdentity) -> str:
+    """
+    Empty when this process's owner incarnation holds id live; otherwise why not.
+    """
+
+class MappedArg:
+    """
+    One mapped argument for a Python sub-worker: a buffer of exactly the view's bytes (read-only when the grant is READ) plus the geometry.
+    """
+
+    @property
+    def address(self) -> int: ...
+
+    @property
+    def view_nbytes(self) -> int: ...
+
+    @property
+    def read_only(self) -> bool: ...
+
+    @property
+    def byte_offset(self) -> int: ...
+
+    @property
+    def backing_nbytes(self) -> int: ...
+
+    @property
+    def ndims(self) -> int: ...
+
+    @property
+    def shapes(self) -> tuple: ...
+
+    @property
+    def strides(self) -> tuple: ...
+
+    @property
+    def dtype(self) -> DataType: ...
+
+    @property
+    def identity(self) -> CanonicalIdentity: ...
+
+    @property
+    def buffer(self) -> object:
+        """
+        A memoryview of exactly the view's bytes (for torch.frombuffer / numpy.frombuffer).
+        """
+
+    def numpy(self) -> object:
+        """
+        A zero-copy NumPy array of the view with its strides (simpler.buffer.mapped_array).
+        """
+
+class ImportRegistry:
+    """
+    The consumer side: resolves descriptors (map-once per identity) for a host endpoint or, with chip_index, for that chip.
+    """
+
+    def __init__(self, chip_index: int | None = None) -> None: ...
+
+    def import_backing(self, descriptor: BufferDescriptor) -> int:
+        """
+        The backing's base address in this process (mapping it on first receipt).
+        """
+
+    def materialize_args(self, tensors: Sequence[Tensor], scalars: Sequence[int] = []) -> ChipStorageTaskArgs: ...
+
+    def map_arg(self, tensor: Tensor) -> object: ...
+
+    def map_args(self, tensors: Sequence[Tensor], scalars: Sequence[int] = []) -> tuple:
+        """(list of MappedArg, list of scalars): the MappedArgs form."""
+
+    def reexport(self, tensor: Tensor) -> Tensor:
+        """
+        Forwarding: the same Tensor (source identity kept), validated; maps nothing.
+        """
+
+    def unregister(self, identity: CanonicalIdentity) -> bool: ...
+
+    def close(self) -> None: ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    def __len__(self) -> int: ...
+
+    @property
+    def stats(self) -> dict: ...

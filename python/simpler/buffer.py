@@ -1,18 +1,44 @@
-"""Buffers and views: the wire types of the L3+ memory model.
+"""Buffers and views: the wire types of the L3+ memory model, the owner of a
+backing, and host access to a view's bytes.
 
 `BufferDescriptor` says how to find a backing, `Tensor` names a strided view over
 one. Both are the C++ structs of src/simpler/task_interface/buffer.h bound
 directly; each constructor validates, and no function here builds one from bytes.
+
+`Buffer` owns one host backing (POSIX_SHM, FORK_SHM or FORK_COW; the C++
+`BackingOwner`), names views over it with `tensor(...)`, and releases it with
+`close()`, which raises `BufferError` while any exported view of the bytes is
+alive. `view_array(tensor)` is the host accessor: a zero-copy NumPy array of
+exactly the view's bytes with its strides (read-only when the grant is READ), the
+same call for every host backend, in the owner or in a consumer process.
+`ImportRegistry` and `MappedArg` are the consumer side.
 """
+
+from __future__ import annotations
+
+import os
+import weakref
+from typing import Optional, Sequence
+
+import numpy as np
 
 from simpler._core import (
     AccessMode,
     AddressSpace,
     BackendKind,
+    BackingOwner,
     BufferDescriptor,
     CanonicalIdentity,
     DataType,
+    ImportRefusal,
+    ImportRefused,
+    ImportRegistry,
+    MappedArg,
     Tensor,
+    check_identity_live,
+    create_fork_cow,
+    create_fork_shm,
+    create_posix_shm,
     element_size,
 )
 
@@ -20,9 +46,231 @@ __all__ = [
     "AccessMode",
     "AddressSpace",
     "BackendKind",
+    "BackingOwner",
+    "Buffer",
     "BufferDescriptor",
     "CanonicalIdentity",
     "DataType",
+    "ImportRefusal",
+    "ImportRefused",
+    "ImportRegistry",
+    "MappedArg",
     "Tensor",
+    "check_identity_live",
+    "create_buffer",
+    "default_registry",
     "element_size",
+    "mapped_array",
+    "numpy_dtype",
+    "view_array",
 ]
+
+# The NumPy element type a view is exposed as. Types NumPy lacks are exposed as
+# their raw bits: BFLOAT16 as uint16, the FP8 and FP4 types as uint8 (one byte an
+# element, as the ABI addresses them).
+_NUMPY_DTYPES = {
+    DataType.FLOAT32: np.dtype(np.float32),
+    DataType.FLOAT16: np.dtype(np.float16),
+    DataType.INT32: np.dtype(np.int32),
+    DataType.INT16: np.dtype(np.int16),
+    DataType.INT8: np.dtype(np.int8),
+    DataType.UINT8: np.dtype(np.uint8),
+    DataType.BFLOAT16: np.dtype(np.uint16),
+    DataType.INT64: np.dtype(np.int64),
+    DataType.UINT64: np.dtype(np.uint64),
+    DataType.UINT16: np.dtype(np.uint16),
+    DataType.UINT32: np.dtype(np.uint32),
+    DataType.BOOL: np.dtype(np.bool_),
+    DataType.FP8E4M3FN: np.dtype(np.uint8),
+    DataType.FP8E8M0: np.dtype(np.uint8),
+    DataType.FP4E2M1: np.dtype(np.uint8),
+}
+
+
+def numpy_dtype(dtype: DataType) -> np.dtype:
+    """The NumPy dtype a view of `dtype` is exposed as (same element size)."""
+    return _NUMPY_DTYPES[dtype]
+
+
+def _array_over(exporter, shapes, strides, dtype, offset: int, readonly: bool) -> np.ndarray:
+    """A strided array over `exporter`'s bytes from `offset`. np.frombuffer holds
+    a memoryview of the exporter for the array's lifetime, so the export (and a
+    Buffer's refusal to close) lasts exactly as long as the array."""
+    np_dtype = numpy_dtype(dtype)
+    itemsize = np_dtype.itemsize
+    extent = (1 + sum((n - 1) * s for n, s in zip(shapes, strides))) * itemsize
+    src = memoryview(exporter)
+    if readonly and not src.readonly:
+        src = src.toreadonly()
+    flat = np.frombuffer(src, dtype=np.uint8, count=extent, offset=offset).view(np_dtype)
+    return np.lib.stride_tricks.as_strided(
+        flat,
+        shape=tuple(shapes),
+        strides=tuple(s * itemsize for s in strides),
+        writeable=not readonly,
+    )
+
+
+class SharedMemoryView:
+    """What `Buffer.shm` is for a POSIX_SHM backing: `.name`, `.size` and `.buf`,
+    like multiprocessing.shared_memory.SharedMemory. `.buf` is a writable
+    memoryview of every byte; a frombuffer array keeps it alive, and then
+    `Buffer.close()` raises BufferError."""
+
+    def __init__(self, owner: BackingOwner):
+        self._owner = owner
+        self._buf: Optional[memoryview] = None
+
+    @property
+    def name(self) -> str:
+        return self._owner.shm_name
+
+    @property
+    def size(self) -> int:
+        return self._owner.nbytes
+
+    @property
+    def buf(self) -> memoryview:
+        if self._buf is None:
+            self._buf = memoryview(self._owner)
+        return self._buf
+
+    def _release(self) -> None:
+        # memoryview.release() raises BufferError while the view is exported.
+        if self._buf is not None:
+            self._buf.release()
+            self._buf = None
+
+
+# The Buffers this process holds open, by identity: view_array reads an owned
+# backing through its owner's mapping instead of importing it.
+_live_buffers: "weakref.WeakValueDictionary[CanonicalIdentity, Buffer]" = weakref.WeakValueDictionary()
+
+
+class Buffer:
+    """An owned host backing with a canonical identity and a lifecycle.
+
+    Create one with `create_buffer`. `tensor(...)` names a view; `close()`
+    releases the backing (idempotent; BufferError while a view of the bytes is
+    exported, and then nothing changes, so it can be retried). Only the creating
+    process unlinks a POSIX shm; a forked child's copy never does."""
+
+    def __init__(self, owner: BackingOwner):
+        self._owner = owner
+        self._shm = SharedMemoryView(owner) if owner.backend == BackendKind.POSIX_SHM else None
+        _live_buffers[owner.identity] = self
+
+    @property
+    def descriptor(self) -> BufferDescriptor:
+        return self._owner.descriptor
+
+    @property
+    def identity(self) -> CanonicalIdentity:
+        return self._owner.identity
+
+    @property
+    def nbytes(self) -> int:
+        return self._owner.nbytes
+
+    @property
+    def backend(self) -> BackendKind:
+        return self._owner.backend
+
+    @property
+    def access(self) -> AccessMode:
+        return self._owner.access
+
+    @property
+    def closed(self) -> bool:
+        return self._owner.closed
+
+    @property
+    def shm(self) -> Optional[SharedMemoryView]:
+        """The shm of a POSIX_SHM backing (transitional: prefer `view_array`);
+        None for other backends."""
+        return self._shm
+
+    def tensor(
+        self,
+        shapes: Sequence[int],
+        dtype: DataType,
+        strides: Optional[Sequence[int]] = None,
+        byte_offset: int = 0,
+    ) -> Tensor:
+        """A view over this backing: row-major element strides by default;
+        strides > 0; byte_offset in bytes, a multiple of the element size."""
+        return Tensor(self._owner.descriptor, tuple(shapes), dtype, None if strides is None else tuple(strides), byte_offset)
+
+    def array(self, shapes, dtype, strides=None, byte_offset=0) -> np.ndarray:
+        """`view_array(self.tensor(...))`."""
+        return view_array(self.tensor(shapes, dtype, strides, byte_offset))
+
+    def close(self) -> None:
+        if self._owner.closed:
+            return
+        if self._shm is not None:
+            self._shm._release()
+        self._owner.close()
+        if _live_buffers.get(self._owner.identity) is self:
+            del _live_buffers[self._owner.identity]
+
+    def __enter__(self) -> "Buffer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"Buffer({self._owner.descriptor!r}, {state})"
+
+
+def create_buffer(
+    nbytes: int,
+    access: AccessMode = AccessMode.READWRITE,
+    backend: BackendKind = BackendKind.POSIX_SHM,
+    owner_worker_path_id: int = 0,
+) -> Buffer:
+    """A new owned host backing of `nbytes` bytes. POSIX_SHM (the default) is a
+    named shm any process can map; FORK_SHM and FORK_COW are pre-fork regions,
+    visible to children forked afterwards (FORK_COW grants READ only)."""
+    if backend == BackendKind.POSIX_SHM:
+        return Buffer(create_posix_shm(nbytes, access, owner_worker_path_id))
+    if backend == BackendKind.FORK_SHM:
+        return Buffer(create_fork_shm(nbytes, access))
+    if backend == BackendKind.FORK_COW:
+        if access != AccessMode.READ:
+            raise ValueError("FORK_COW: a copy-on-write backing grants READ only")
+        return Buffer(create_fork_cow(nbytes))
+    raise ValueError(f"create_buffer: {backend!r} is not a host backend")
+
+
+_default_registry: list = [None, 0]
+
+
+def default_registry() -> ImportRegistry:
+    """This process's host ImportRegistry (a forked child gets its own)."""
+    if _default_registry[0] is None or _default_registry[1] != os.getpid():
+        _default_registry[0] = ImportRegistry()
+        _default_registry[1] = os.getpid()
+    return _default_registry[0]
+
+
+def mapped_array(arg: MappedArg) -> np.ndarray:
+    """A zero-copy NumPy array over a MappedArg's view (read-only for READ grants)."""
+    return _array_over(arg, arg.shapes, arg.strides, arg.dtype, 0, arg.read_only)
+
+
+def view_array(tensor: Tensor, registry: Optional[ImportRegistry] = None) -> np.ndarray:
+    """A zero-copy NumPy array of exactly the view's bytes, with its strides,
+    read-only when the backing grants READ. In the owner (or a forked child that
+    inherited the owner) it reads through the owner's mapping; elsewhere the
+    backing is imported (map-once) through `registry`, by default this process's.
+    The array keeps the bytes exported: drop it before `Buffer.close()`.
+    DLPack comes with it (`arr.__dlpack__()`)."""
+    owner = _live_buffers.get(tensor.buffer.identity)
+    if owner is not None and not owner.closed and owner.descriptor == tensor.buffer:
+        readonly = tensor.buffer.access == AccessMode.READ
+        return _array_over(owner._owner, tensor.shapes, tensor.strides, tensor.dtype, tensor.byte_offset, readonly)
+    arg = (registry if registry is not None else default_registry()).map_arg(tensor)
+    return mapped_array(arg)

@@ -1,0 +1,61 @@
+// ForkRegionTable: the pre-fork host regions (FORK_SHM / FORK_COW backings)
+// this process owns or inherited through fork, keyed by identity.
+//
+// A FORK_* descriptor carries a virtual address that is meaningful only in its
+// owner and in children forked after the region was created. The
+// ImportRegistry resolves such a descriptor only when this table holds the
+// same identity with the same base, backend and at least nbytes: that is the
+// evidence that the consumer is the owner or a forked descendant of it. The
+// table lives in ordinary memory, so a child inherits the parent's entries as of
+// the fork, which is exactly the set of regions valid in the child. A region
+// the owner closes after the fork stays listed in the child (the child's
+// private copy of the pages stays mapped there until it exits).
+//
+// Trust decision (documented in docs/backings.md): the table does not prove the
+// pages are still shared with the owner; it proves the address is one the
+// owner handed out before the fork. Thread-safe (one mutex).
+//
+// Pins: an ImportRegistry of this process that resolves a region pins it, and
+// the owner's close() refuses while it is pinned here (the registry hands out
+// the owner's own address, so unmapping it would leave the import dangling).
+// Pins are per process: a child's pins live in the child's copy of the table.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+
+#include "simpler/task_interface/buffer_enums.h"
+#include "simpler/task_interface/identity.h"
+
+namespace simpler {
+
+struct ForkRegion {
+    uint64_t base = 0;
+    uint64_t nbytes = 0;
+    BackendKind backend = BackendKind::FORK_SHM;
+    uint32_t pins = 0;
+};
+
+class ForkRegionTable {
+public:
+    void add(const CanonicalIdentity& id, const ForkRegion& region);
+    void remove(const CanonicalIdentity& id);
+    // True when id is listed with this base and backend and at least nbytes.
+    [[nodiscard]] bool contains(const CanonicalIdentity& id, uint64_t base, uint64_t nbytes,
+                                BackendKind backend) const;
+    // contains() and, when true, one more pin; unpin() drops one.
+    bool pin(const CanonicalIdentity& id, uint64_t base, uint64_t nbytes, BackendKind backend);
+    void unpin(const CanonicalIdentity& id);
+    [[nodiscard]] uint32_t pins(const CanonicalIdentity& id) const;
+    [[nodiscard]] size_t size() const;
+
+private:
+    mutable std::mutex mu_;
+    std::unordered_map<CanonicalIdentity, ForkRegion> regions_;
+};
+
+// The table the fork owners of this process register in by default.
+ForkRegionTable& process_fork_regions();
+
+}  // namespace simpler

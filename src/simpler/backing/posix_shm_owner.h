@@ -1,0 +1,41 @@
+// PosixShmOwner: owns one POSIX shm object and its owner-side mapping.
+//
+// create() mints an identity, derives the name from it (shm_name.h), creates
+// the object O_CREAT|O_EXCL with mode 0600, sizes it and maps it MAP_SHARED
+// read-write (the owner fills its own bytes whatever it grants consumers). The
+// descriptor names the object; consumers map it through the ImportRegistry.
+// Only the creating process unlinks, and only the name it created; a forked
+// child holding a copy unmaps its copy and nothing else. Closing releases the
+// identity slot, so the next mint may reuse the buffer_id at generation + 1.
+//
+// Throws std::invalid_argument for nbytes == 0 and std::runtime_error when the
+// OS refuses (the message carries errno's text and the name).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "simpler/backing/backing_owner.h"
+
+namespace simpler {
+
+class IdentityMinter;
+
+class PosixShmOwner final : public BackingOwner {
+public:
+    static std::unique_ptr<PosixShmOwner> create(uint64_t nbytes, AccessMode access = AccessMode::READWRITE,
+                                                 IdentityMinter* minter = nullptr,
+                                                 uint32_t owner_worker_path_id = 0);
+    ~PosixShmOwner() override;
+
+    // The name body (no leading '/').
+    [[nodiscard]] const std::string& name() const noexcept { return name_; }
+
+private:
+    PosixShmOwner(const BufferDescriptor& desc, uint8_t* base, IdentityMinter* minter, std::string name);
+    void release_backing(bool creator) noexcept override;
+
+    std::string name_;
+};
+
+}  // namespace simpler

@@ -1,0 +1,112 @@
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "process_fixture.h"
+#include "simpler/backing/identity_minter.h"
+#include "simpler/backing/shm_name.h"
+#include "simpler/task_interface/buffer.h"
+
+namespace simpler {
+namespace {
+
+TEST(IdentityMinter, FirstIdentityIsBufferOneGenerationOne) {
+    IdentityMinter m;
+    const CanonicalIdentity a = m.mint();
+    const CanonicalIdentity b = m.mint();
+    EXPECT_EQ(a.buffer_id, 1u);
+    EXPECT_EQ(a.generation, 1u);
+    EXPECT_EQ(b.buffer_id, 2u);
+    EXPECT_EQ(std::memcmp(a.owner_instance_id, b.owner_instance_id, OWNER_INSTANCE_ID_BYTES), 0);
+}
+
+TEST(IdentityMinter, NonceIsNonZeroAndDiffersBetweenMinters) {
+    IdentityMinter a, b;
+    EXPECT_NE(a.nonce(), OwnerNonce{});
+    EXPECT_NE(a.nonce(), b.nonce());
+}
+
+TEST(IdentityMinter, ReusedSlotBumpsGeneration) {
+    IdentityMinter m;
+    const CanonicalIdentity first = m.mint();
+    ASSERT_TRUE(m.release(first));
+    const CanonicalIdentity second = m.mint();
+    EXPECT_EQ(second.buffer_id, first.buffer_id);
+    EXPECT_EQ(second.generation, first.generation + 1);
+    EXPECT_FALSE(first == second);
+}
+
+TEST(IdentityMinter, StaleGenerationIsNotLiveAndTheMessageNamesIt) {
+    IdentityMinter m;
+    const CanonicalIdentity first = m.mint();
+    m.release(first);
+    const CanonicalIdentity second = m.mint();
+    const Liveness l = m.check_live(first);
+    EXPECT_EQ(l.status, LivenessStatus::STALE_GENERATION);
+    EXPECT_EQ(l.current_generation, 2u);
+    EXPECT_NE(describe_liveness(first, l).find("generation 1"), std::string::npos);
+    EXPECT_TRUE(m.check_live(second).live());
+}
+
+TEST(IdentityMinter, ReleasedIdentityReportsReleased) {
+    IdentityMinter m;
+    const CanonicalIdentity id = m.mint();
+    m.release(id);
+    EXPECT_EQ(m.check_live(id).status, LivenessStatus::RELEASED);
+    EXPECT_FALSE(m.release(id));
+}
+
+TEST(IdentityMinter, ForeignAndUnknownIdentitiesAreNotLive) {
+    IdentityMinter a, b;
+    const CanonicalIdentity id = a.mint();
+    EXPECT_EQ(b.check_live(id).status, LivenessStatus::NOT_MINTED_HERE);
+    CanonicalIdentity unknown = id;
+    unknown.buffer_id = 99;
+    EXPECT_EQ(a.check_live(unknown).status, LivenessStatus::UNKNOWN_BUFFER);
+    CanonicalIdentity future = id;
+    future.generation = 7;
+    EXPECT_EQ(a.check_live(future).status, LivenessStatus::FUTURE_GENERATION);
+}
+
+TEST(IdentityMinter, ForkedChildMintsUnderItsOwnNonce) {
+    IdentityMinter m;
+    const OwnerNonce parent = m.nonce();
+    m.mint();
+    const int rc = test::run_in_child([&] {
+        const CanonicalIdentity child_id = m.mint();
+        OwnerNonce got{};
+        std::memcpy(got.data(), child_id.owner_instance_id, got.size());
+        if (got == parent) return 1;
+        if (child_id.buffer_id != 1) return 2;  // a fresh slot table
+        return 0;
+    });
+    EXPECT_EQ(rc, 0);
+    EXPECT_EQ(m.nonce(), parent);
+}
+
+TEST(ShmName, DerivedNameFitsTheDescriptorBodyRule) {
+    CanonicalIdentity id{};
+    std::memset(id.owner_instance_id, 0xab, OWNER_INSTANCE_ID_BYTES);
+    id.buffer_id = 0xFFFFFFFFull;
+    id.generation = 0xFFFF;
+    const auto name = shm_name_for(id);
+    ASSERT_TRUE(name.has_value());
+    EXPECT_LE(name->size(), 32u);
+    EXPECT_EQ(name->rfind("spabababab", 0), 0u);
+    EXPECT_EQ(name->find('/'), std::string::npos);
+    EXPECT_NO_THROW(make_buffer_descriptor(id, BackendKind::POSIX_SHM, AddressSpace::HOST, AccessMode::READ, 8,
+                                           {reinterpret_cast<const uint8_t*>(name->data()), name->size()}));
+}
+
+TEST(ShmName, IdentityTooLargeForANameIsRefused) {
+    CanonicalIdentity id{};
+    id.buffer_id = 0x100000000ull;
+    id.generation = 1;
+    EXPECT_FALSE(shm_name_for(id).has_value());
+    id.buffer_id = 1;
+    id.generation = 0x10000;
+    EXPECT_FALSE(shm_name_for(id).has_value());
+}
+
+}  // namespace
+}  // namespace simpler
