@@ -172,7 +172,10 @@ void EngineCore::child_lost(bool chip, uint32_t child, const std::string& why) {
         if (needs_lost_chip || subs > subs_alive) doomed.push_back(id);
     }
     for (TaskId id : doomed) {
-        if (!records_.contains(id)) continue;  // poisoned through an earlier one
+        auto it = records_.find(id);
+        if (it == records_.end()) continue;  // poisoned through an earlier one
+        if (!first_failure_)  // a run that loses work must fail, even if no task failed
+            first_failure_ = RunFailure{id, it->second.kind, it->second.callable, 0, chip, child, "not run: " + why};
         scratch_.clear();
         graph_.poison(id, TaskFailure{id, why}, scratch_);
         on_poisoned(scratch_);
@@ -182,6 +185,13 @@ void EngineCore::child_lost(bool chip, uint32_t child, const std::string& why) {
 void EngineCore::abandon(const std::string& why) {
     scratch_.clear();
     graph_.poison_unstarted(TaskFailure{0, why}, scratch_);
+    if (!scratch_.empty() && !first_failure_) {
+        const Record& r = records_.at(scratch_.front());
+        first_failure_ = RunFailure{scratch_.front(), r.kind, r.callable, 0, r.kind == TaskKind::NEXT_LEVEL,
+                                    r.targets.front().chip == ANY_SUB_WORKER ? 0u
+                                                                             : static_cast<uint32_t>(r.targets.front().chip),
+                                    "not run: " + why};
+    }
     on_poisoned(scratch_);
 }
 

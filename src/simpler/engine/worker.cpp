@@ -1,0 +1,219 @@
+#include "simpler/engine/worker.h"
+
+#include <signal.h>
+
+#include <cstring>
+#include <utility>
+
+namespace simpler {
+
+static_assert(sizeof(ipc::CallConfig) == TASK_CONFIG_BYTES);
+
+namespace {
+
+EngineConfig engine_config_of(const WorkerConfig& c) {
+    EngineConfig e;
+    e.num_chips = c.num_chips;
+    e.num_sub_workers = c.num_sub_workers;
+    e.device_owner = c.device_owner;
+    e.identity_problem = c.identity_problem;
+    return e;
+}
+
+const char* publish_status_text(ipc::PublishStatus s) noexcept {
+    switch (s) {
+        case ipc::PublishStatus::OK: return "published";
+        case ipc::PublishStatus::BUSY: return "the lane already has a task in flight";
+        case ipc::PublishStatus::LANE_DEAD: return "the child is gone";
+        case ipc::PublishStatus::BLOB_TOO_LARGE: return "the argument blob exceeds the mailbox capacity";
+    }
+    return "unknown publish status";
+}
+
+}  // namespace
+
+Worker::Worker(WorkerConfig config) : config_(std::move(config)), core_(engine_config_of(config_)) {
+    if (config_.num_chips > 0 && !config_.chip_handler)
+        throw std::invalid_argument("WorkerConfig.chip_handler: required when num_chips > 0");
+    if (config_.num_sub_workers > 0 && !config_.sub_handler)
+        throw std::invalid_argument("WorkerConfig.sub_handler: required when num_sub_workers > 0");
+}
+
+Worker::~Worker() { close(); }
+
+std::string Worker::lane_name(size_t lane) const {
+    return lane_is_chip(lane) ? "chip " + std::to_string(lane)
+                              : "sub-worker " + std::to_string(lane - config_.num_chips);
+}
+
+void Worker::init() {
+    if (initialized_ || closed_) throw std::logic_error("Worker.init: already initialized or closed");
+    const size_t n = size_t{config_.num_chips} + config_.num_sub_workers;
+    lanes_.resize(n);
+    for (size_t i = 0; i < n; ++i)
+        lanes_[i].mailbox = std::make_unique<ipc::Mailbox>(ipc::MailboxConfig{config_.blob_capacity}, bell_);
+    try {
+        for (size_t i = 0; i < n; ++i) {
+            const bool chip = lane_is_chip(i);
+            const uint32_t index = chip ? static_cast<uint32_t>(i) : static_cast<uint32_t>(i - config_.num_chips);
+            lanes_[i].child = ipc::ChildProcess::spawn([this, i, chip, index] {
+                ipc::TaskHandler handler = chip ? config_.chip_handler(index) : config_.sub_handler(index);
+                return ipc::serve_tasks(*lanes_[i].mailbox, handler, config_.spin);
+            });
+        }
+        std::vector<ipc::WatchedChild> watched;
+        for (const Lane& l : lanes_) watched.push_back({l.child.pid(), l.child.pidfd()});
+        watcher_ = std::make_unique<ipc::ChildWatcher>(watched, [this](size_t i, int status) {
+            lanes_[i].mailbox->mark_child_exited(status);
+            bell_.ring();
+        });
+        scheduler_ = std::thread(&Worker::scheduler_loop, this);
+    } catch (...) {
+        closed_ = true;
+        if (watcher_) watcher_->stop();
+        lanes_.clear();  // ChildProcess destructors SIGKILL and reap
+        throw;
+    }
+    initialized_ = true;
+}
+
+TaskId Worker::submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
+                      const TaskConfig& config) {
+    if (!initialized_ || closed_) throw std::logic_error("Worker.submit: the Worker is not running (call init())");
+    for (size_t m = 0; m < members.size(); ++m) {
+        if (members[m].args == nullptr) continue;  // refused by the engine with its message
+        const size_t need = blob_size(*members[m].args);
+        if (need > config_.blob_capacity)
+            throw std::invalid_argument("submit refused: member " + std::to_string(m) + "'s argument blob needs " +
+                                        std::to_string(need) + " bytes, the mailbox holds " +
+                                        std::to_string(config_.blob_capacity));
+    }
+    TaskId id;
+    {
+        std::lock_guard lock(mu_);
+        id = core_.submit(kind, callable, members, config);
+    }
+    bell_.ring();
+    return id;
+}
+
+void Worker::wait() {
+    if (!initialized_) throw std::logic_error("Worker.wait: the Worker was never initialized");
+    std::unique_lock lock(mu_);
+    idle_.wait(lock, [&] { return core_.unfinished() == 0 || stopping_; });
+    if (const std::optional<RunFailure>& f = core_.first_failure()) {
+        std::string message = describe_failure_locked(*f);
+        core_.clear_failure();
+        throw RunError(message);
+    }
+}
+
+std::string Worker::describe_failure_locked(const RunFailure& f) const {
+    std::string where = f.on_chip ? "chip " + std::to_string(f.child) : "sub-worker " + std::to_string(f.child);
+    std::string out = std::string(f.kind == TaskKind::SUB ? "sub task " : "task ") + std::to_string(f.task) +
+                      " (callable " + std::to_string(f.callable) + ", member " + std::to_string(f.member) + ") on " +
+                      where + " failed: " + f.message;
+    const size_t poisoned = core_.poisoned_count();
+    if (poisoned > 0) out += "; " + std::to_string(poisoned) + " dependent task(s) were not run";
+    return out;
+}
+
+void Worker::scheduler_loop() noexcept {
+    ipc::SpinWaiter waiter(config_.spin);
+    for (;;) {
+        const uint32_t seen = bell_.sequence();
+        ipc::Deadline deadline = ipc::NO_DEADLINE;
+        {
+            std::lock_guard lock(mu_);
+            if (stopping_) return;
+            collect_results_locked();
+            dispatch_locked();
+            for (const Lane& l : lanes_)
+                if (l.in_flight) deadline = std::min(deadline, l.mailbox->deadline());
+            if (core_.unfinished() == 0) idle_.notify_all();
+        }
+        bell_.wait_past(seen, waiter, deadline);
+    }
+}
+
+void Worker::collect_results_locked() {
+    for (size_t i = 0; i < lanes_.size(); ++i) {
+        Lane& l = lanes_[i];
+        if (l.in_flight) {
+            if (std::optional<ipc::TaskResult> r = l.mailbox->poll_result()) {
+                const Dispatch d = *l.in_flight;
+                l.in_flight.reset();
+                core_.member_finished(d, r->ok() ? std::string() : std::string(ipc::task_error_name(r->error)) +
+                                                                     ": " + r->message);
+            }
+        }
+        if (!l.lost && !l.mailbox->usable()) lose_lane_locked(i, l.mailbox->poison_reason());
+    }
+}
+
+void Worker::dispatch_locked() {
+    batch_.clear();
+    core_.take(batch_);
+    for (const Dispatch& d : batch_) {
+        const size_t i = lane_of(d);
+        Lane& l = lanes_[i];
+        ipc::CallConfig call{};
+        std::memcpy(call.bytes, d.config->data(), TASK_CONFIG_BYTES);
+        const ipc::Deadline deadline = config_.task_timeout.count() > 0
+                                           ? ipc::Clock::now() + config_.task_timeout
+                                           : ipc::NO_DEADLINE;
+        uint64_t seq = 0;
+        const ipc::PublishStatus st = l.mailbox->publish(d.callable, call, d.blob, seq, deadline);
+        if (st == ipc::PublishStatus::OK) {
+            l.in_flight = d;
+            continue;
+        }
+        core_.member_finished(d, std::string("not dispatched to ") + lane_name(i) + ": " + publish_status_text(st));
+        if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, l.mailbox->poison_reason());
+    }
+}
+
+void Worker::lose_lane_locked(size_t lane, const std::string& why) {
+    Lane& l = lanes_[lane];
+    l.lost = true;
+    l.lost_why = why.empty() ? "lost" : why;
+    const bool chip = lane_is_chip(lane);
+    const uint32_t index = chip ? static_cast<uint32_t>(lane) : static_cast<uint32_t>(lane - config_.num_chips);
+    core_.child_lost(chip, index, lane_name(lane) + " " + l.lost_why);
+    if (!l.child.reaped()) l.child.signal(SIGKILL);  // a timed-out child may still run its task
+}
+
+void Worker::close() noexcept {
+    {
+        std::lock_guard lock(mu_);
+        if (closed_) return;
+        closed_ = true;
+        stopping_ = true;
+        if (initialized_) core_.abandon("the Worker closed before the task was dispatched");
+    }
+    idle_.notify_all();
+    bell_.ring();
+    if (scheduler_.joinable()) scheduler_.join();
+    for (Lane& l : lanes_)
+        if (l.mailbox) l.mailbox->request_shutdown();
+    const ipc::Deadline grace = ipc::Clock::now() + config_.close_grace;
+    for (Lane& l : lanes_)
+        if (l.child.pid() > 0 && !l.child.reaped()) l.child.stop(grace);
+    if (watcher_) watcher_->stop();
+}
+
+std::vector<std::string> Worker::child_status() const {
+    std::lock_guard lock(mu_);
+    std::vector<std::string> out;
+    for (size_t i = 0; i < lanes_.size(); ++i)
+        out.push_back(lane_name(i) + (lanes_[i].lost ? ": lost (" + lanes_[i].lost_why + ")" : ": usable"));
+    return out;
+}
+
+std::vector<pid_t> Worker::child_pids() const {
+    std::vector<pid_t> out;
+    for (const Lane& l : lanes_) out.push_back(l.child.pid());
+    return out;
+}
+
+}  // namespace simpler

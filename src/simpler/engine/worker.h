@@ -1,0 +1,132 @@
+// Worker: one level of the hierarchy as running processes — N next-level
+// children (chips) and M sub-workers, forked before any thread exists, each fed
+// through its own mailbox by one scheduler thread.
+//
+// Life: construct (nothing runs) -> init() forks every child in a fixed order
+// (chips, then sub-workers), then starts the child watcher and the scheduler
+// thread -> submit()/wait() any number of times -> close(). What a child does
+// with a task is the job of the handler its factory makes inside the child, so
+// a child owns what it builds there (an import registry, a chip runtime).
+//
+// Failure: a task's failure is data carried to wait(), which throws RunError
+// naming the task, the worker and the cause, after every other task has
+// finished or been poisoned. A child that dies makes its in-flight task fail,
+// poisons the work that needed it, and is never used again; the Worker stays
+// usable for everything else (usable_children() says what is left). close()
+// stops every child (shutdown word, grace period, SIGKILL) and reaps it; the
+// destructor closes. A child whose parent dies is killed by the kernel.
+//
+// Threads: submit() and wait() may be called from one orchestration thread at
+// a time; the scheduler thread owns the mailboxes' parent halves. The engine
+// state is guarded by one mutex held only for bookkeeping, never while waiting.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "simpler/engine/engine_core.h"
+#include "simpler/ipc/child_process.h"
+#include "simpler/ipc/child_watcher.h"
+#include "simpler/ipc/doorbell.h"
+#include "simpler/ipc/mailbox.h"
+#include "simpler/ipc/serve_tasks.h"
+
+namespace simpler {
+
+// Makes, inside child `index` right after fork, the handler that runs its tasks.
+using ChildHandlerFactory = std::function<ipc::TaskHandler(uint32_t index)>;
+
+struct WorkerConfig {
+    uint32_t num_chips = 0;
+    uint32_t num_sub_workers = 0;
+    size_t blob_capacity = ipc::DEFAULT_BLOB_CAPACITY;
+    ipc::SpinPolicy spin{};
+    std::chrono::milliseconds task_timeout{0};      // per task; 0: none
+    std::chrono::milliseconds close_grace{2000};    // before close() SIGKILLs a child
+    ChildHandlerFactory chip_handler;               // required when num_chips > 0
+    ChildHandlerFactory sub_handler;                // required when num_sub_workers > 0
+    std::function<std::optional<uint32_t>(const CanonicalIdentity&)> device_owner;  // see EngineConfig
+    std::function<std::string(const CanonicalIdentity&)> identity_problem;          // see EngineConfig
+};
+
+// The first failure of a run (Python: RuntimeError).
+class RunError : public std::runtime_error {
+public:
+    explicit RunError(const std::string& message) : std::runtime_error(message) {}
+};
+
+class Worker {
+public:
+    explicit Worker(WorkerConfig config);
+    Worker(const Worker&) = delete;
+    Worker& operator=(const Worker&) = delete;
+    ~Worker();
+
+    // Forks the children, then starts the threads. std::logic_error when called
+    // twice or after close(); std::runtime_error when a fork fails (the children
+    // already forked are stopped).
+    void init();
+
+    // Publishes a task (see EngineCore::submit); std::invalid_argument on
+    // refusal (nothing recorded), std::logic_error before init() or after close().
+    TaskId submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members, const TaskConfig& config);
+
+    // Sleeps until every submitted task has finished or been poisoned; throws
+    // RunError for the first failure since the last wait() (and clears it).
+    void wait();
+
+    // Stops every child and thread; idempotent. Unstarted tasks are poisoned.
+    void close() noexcept;
+
+    [[nodiscard]] bool initialized() const noexcept { return initialized_; }
+    [[nodiscard]] bool closed() const noexcept { return closed_; }
+    // "chip 0: usable" / "chip 1: lost (child killed by signal 9 ...)" per child.
+    [[nodiscard]] std::vector<std::string> child_status() const;
+    [[nodiscard]] std::vector<pid_t> child_pids() const;
+    [[nodiscard]] const WorkerConfig& config() const noexcept { return config_; }
+
+private:
+    struct Lane {
+        std::unique_ptr<ipc::Mailbox> mailbox;
+        ipc::ChildProcess child;
+        std::optional<Dispatch> in_flight;
+        bool lost = false;
+        std::string lost_why;
+    };
+
+    [[nodiscard]] bool lane_is_chip(size_t lane) const noexcept { return lane < config_.num_chips; }
+    [[nodiscard]] std::string lane_name(size_t lane) const;
+    [[nodiscard]] size_t lane_of(const Dispatch& d) const noexcept {
+        return d.to_chip ? d.child : config_.num_chips + d.child;
+    }
+    void scheduler_loop() noexcept;
+    void collect_results_locked();
+    void dispatch_locked();
+    void lose_lane_locked(size_t lane, const std::string& why);
+    [[nodiscard]] std::string describe_failure_locked(const RunFailure& f) const;
+
+    WorkerConfig config_;
+    ipc::Doorbell bell_;
+    std::vector<Lane> lanes_;
+    std::unique_ptr<ipc::ChildWatcher> watcher_;
+    std::thread scheduler_;
+
+    mutable std::mutex mu_;
+    std::condition_variable idle_;
+    EngineCore core_;
+    bool stopping_ = false;
+    bool initialized_ = false;
+    bool closed_ = false;
+    std::vector<Dispatch> batch_;
+};
+
+}  // namespace simpler

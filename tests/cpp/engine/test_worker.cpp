@@ -1,0 +1,232 @@
+// Worker, with real forked children: independent tasks on two chips overlap in
+// time while dependent ones wait; a failing task fails wait() with the task,
+// the worker and the cause, and its successors never run; a child killed
+// mid-task or a hung task becomes an error, not a hang; the Worker stays usable
+// without the lost child; close() leaves no child; an idle Worker sleeps.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "simpler/engine/worker.h"
+#include "simpler/ipc/process_cpu.h"
+
+using namespace simpler;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Shared with the children (MAP_SHARED before fork): when each task slot ran.
+struct Timeline {
+    std::atomic<int64_t> start_us[64];
+    std::atomic<int64_t> end_us[64];
+};
+
+int64_t now_us() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+enum Op : uint64_t { SLEEP = 0, FAIL = 1, KILL_SELF = 2, HANG = 3 };
+
+// scalars: [op, milliseconds, timeline slot]
+ipc::TaskHandler make_handler(Timeline* tl) {
+    return [tl](const ipc::TaskView& task) -> ipc::TaskOutcome {
+        DecodedTaskArgs args = read_blob(task.blob.data(), task.blob.size());
+        const uint64_t op = args.scalars.at(0), ms = args.scalars.at(1), slot = args.scalars.at(2);
+        tl->start_us[slot] = now_us();
+        switch (op) {
+            case FAIL: return {ipc::TaskError::TASK_FAILED, "kernel failed on purpose (slot " + std::to_string(slot) + ")"};
+            case KILL_SELF: raise(SIGKILL); break;
+            case HANG: for (;;) pause();
+            default: std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        }
+        tl->end_us[slot] = now_us();
+        return {};
+    };
+}
+
+CanonicalIdentity ident(uint64_t id) {
+    CanonicalIdentity c{};
+    std::memset(c.owner_instance_id, 0x33, sizeof c.owner_instance_id);
+    c.buffer_id = id;
+    c.generation = 1;
+    return c;
+}
+
+BufferDescriptor buffer(uint64_t id) {
+    const uint8_t name[] = "spworker";
+    return make_buffer_descriptor(ident(id), BackendKind::POSIX_SHM, AddressSpace::HOST, AccessMode::READWRITE, 256,
+                                  {name, 8});
+}
+
+Tensor cols(const BufferDescriptor& b, uint32_t c0, uint32_t n = 4) {
+    const uint32_t shapes[] = {16, n}, strides[] = {16, 1};
+    return make_tensor(b, shapes, DataType::UINT8, strides, c0);
+}
+
+TaskArgs task(std::initializer_list<std::pair<Tensor, TensorArgType>> tensors, Op op, uint64_t ms, uint64_t slot) {
+    TaskArgs a;
+    for (const auto& [t, tag] : tensors) a.add_tensor(t, tag);
+    a.add_scalar(op);
+    a.add_scalar(ms);
+    a.add_scalar(slot);
+    return a;
+}
+
+class WorkerTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        void* p = mmap(nullptr, sizeof(Timeline), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        ASSERT_NE(p, MAP_FAILED);
+        tl_ = new (p) Timeline{};
+    }
+    void TearDown() override { munmap(tl_, sizeof(Timeline)); }
+
+    WorkerConfig config(uint32_t chips, uint32_t subs = 0) {
+        WorkerConfig c;
+        c.num_chips = chips;
+        c.num_sub_workers = subs;
+        c.chip_handler = [tl = tl_](uint32_t) { return make_handler(tl); };
+        c.sub_handler = [tl = tl_](uint32_t) { return make_handler(tl); };
+        c.close_grace = 500ms;
+        return c;
+    }
+    TaskId on_chip(Worker& w, const TaskArgs& a, int32_t chip) {
+        MemberSubmit m{&a, chip};
+        return w.submit(TaskKind::NEXT_LEVEL, 1, {&m, 1}, TaskConfig{});
+    }
+    static bool alive(pid_t pid) { return kill(pid, 0) == 0; }
+
+    Timeline* tl_ = nullptr;
+};
+
+}  // namespace
+
+TEST_F(WorkerTest, DisjointSlicesOnTwoChipsRunConcurrentlyAndAReaderWaitsForBoth) {
+    Worker w(config(2));
+    w.init();
+    const BufferDescriptor x = buffer(1);
+    TaskArgs left = task({{cols(x, 0), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 300, 0);
+    TaskArgs right = task({{cols(x, 8), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 300, 1);
+    TaskArgs reader = task({{cols(x, 0, 16), TensorArgType::INPUT}}, SLEEP, 1, 2);
+    on_chip(w, left, 0);
+    on_chip(w, right, 1);
+    on_chip(w, reader, 0);
+    w.wait();
+    EXPECT_LT(tl_->start_us[1].load(), tl_->end_us[0].load()) << "disjoint column blocks must overlap in time";
+    EXPECT_LT(tl_->start_us[0].load(), tl_->end_us[1].load());
+    EXPECT_GE(tl_->start_us[2].load(), tl_->end_us[0].load());
+    EXPECT_GE(tl_->start_us[2].load(), tl_->end_us[1].load());
+    w.close();
+}
+
+TEST_F(WorkerTest, AFailingTaskFailsWaitAndItsSuccessorsNeverRun) {
+    Worker w(config(1));
+    w.init();
+    const BufferDescriptor x = buffer(1);
+    TaskArgs bad = task({{cols(x, 0), TensorArgType::OUTPUT_EXISTING}}, FAIL, 0, 3);
+    TaskArgs after = task({{cols(x, 0), TensorArgType::INPUT}}, SLEEP, 1, 4);
+    on_chip(w, bad, 0);
+    on_chip(w, after, 0);
+    try {
+        w.wait();
+        FAIL() << "wait() must raise the failure";
+    } catch (const RunError& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("task 1"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("on chip 0"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("kernel failed on purpose (slot 3)"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("1 dependent task(s) were not run"), std::string::npos) << msg;
+    }
+    EXPECT_EQ(tl_->start_us[4].load(), 0) << "a poisoned successor ran";
+    // The Worker is still usable.
+    TaskArgs again = task({{cols(x, 0), TensorArgType::INPUT}}, SLEEP, 1, 5);
+    on_chip(w, again, 0);
+    w.wait();
+    EXPECT_GT(tl_->end_us[5].load(), 0);
+}
+
+TEST_F(WorkerTest, AChildKilledMidTaskIsAnErrorAndTheRestStaysUsable) {
+    Worker w(config(2));
+    w.init();
+    const std::vector<pid_t> pids = w.child_pids();
+    const BufferDescriptor x = buffer(1), y = buffer(2);
+    TaskArgs doomed = task({{cols(x, 0), TensorArgType::OUTPUT_EXISTING}}, KILL_SELF, 0, 6);
+    on_chip(w, doomed, 0);
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        w.wait();
+        FAIL() << "a SIGKILLed child must fail the run";
+    } catch (const RunError& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("CHILD_DIED"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("signal 9"), std::string::npos) << msg;
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+    EXPECT_NE(w.child_status()[0].find("lost"), std::string::npos);
+    EXPECT_THROW(on_chip(w, doomed, 0), std::invalid_argument);
+    TaskArgs fine = task({{cols(y, 0), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 1, 7);
+    on_chip(w, fine, 1);
+    w.wait();
+    EXPECT_GT(tl_->end_us[7].load(), 0);
+    w.close();
+    for (pid_t p : pids) EXPECT_FALSE(alive(p)) << "child " << p << " outlived close()";
+}
+
+TEST_F(WorkerTest, AHungTaskTimesOutInsteadOfHanging) {
+    WorkerConfig c = config(1);
+    c.task_timeout = 300ms;
+    Worker w(std::move(c));
+    w.init();
+    TaskArgs hang = task({{cols(buffer(1), 0), TensorArgType::OUTPUT_EXISTING}}, HANG, 0, 8);
+    on_chip(w, hang, 0);
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        w.wait();
+        FAIL();
+    } catch (const RunError& e) {
+        EXPECT_NE(std::string(e.what()).find("TIMED_OUT"), std::string::npos) << e.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+    w.close();
+}
+
+TEST_F(WorkerTest, SubWorkersTakeTasksAndCloseLeavesNoChild) {
+    Worker w(config(0, 2));
+    w.init();
+    const std::vector<pid_t> pids = w.child_pids();
+    const BufferDescriptor x = buffer(1);
+    TaskArgs a = task({{cols(x, 0), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 200, 9);
+    TaskArgs b = task({{cols(x, 8), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 200, 10);
+    MemberSubmit ma{&a, ANY_SUB_WORKER}, mb{&b, ANY_SUB_WORKER};
+    w.submit(TaskKind::SUB, 2, {&ma, 1}, TaskConfig{});
+    w.submit(TaskKind::SUB, 2, {&mb, 1}, TaskConfig{});
+    w.wait();
+    EXPECT_LT(tl_->start_us[10].load(), tl_->end_us[9].load());
+    w.close();
+    w.close();  // idempotent
+    for (pid_t p : pids) EXPECT_FALSE(alive(p));
+    EXPECT_THROW(w.submit(TaskKind::SUB, 2, {&ma, 1}, TaskConfig{}), std::logic_error);
+}
+
+TEST_F(WorkerTest, AnIdleWorkerSleeps) {
+    Worker w(config(2, 2));
+    w.init();
+    TaskArgs warm = task({{cols(buffer(1), 0), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 1, 11);
+    on_chip(w, warm, 0);
+    w.wait();
+    const ipc::TreeCpuUsage use = ipc::measure_tree_cpu(getpid(), 2000ms);
+    EXPECT_GE(use.processes, 5u);
+    EXPECT_LT(use.core_fraction(), 0.02) << "an idle Worker used " << use.cpu_seconds << " s of CPU in "
+                                         << use.wall_seconds << " s";
+    w.close();
+}
