@@ -69,11 +69,17 @@ void Worker::init() {
         });
         scheduler_ = std::thread(&Worker::scheduler_loop, this);
     } catch (...) {
+        config_.chip_handler = nullptr;
+        config_.sub_handler = nullptr;
         closed_ = true;
         if (watcher_) watcher_->stop();
         lanes_.clear();  // ChildProcess destructors SIGKILL and reap
         throw;
     }
+    // Only the children use the handler factories; the parent lets go of what
+    // they hold (for Python callables: references the garbage collector cannot see).
+    config_.chip_handler = nullptr;
+    config_.sub_handler = nullptr;
     initialized_ = true;
 }
 

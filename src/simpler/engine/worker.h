@@ -52,8 +52,8 @@ struct WorkerConfig {
     ipc::SpinPolicy spin{};
     std::chrono::milliseconds task_timeout{0};      // per task; 0: none
     std::chrono::milliseconds close_grace{2000};    // before close() SIGKILLs a child
-    ChildHandlerFactory chip_handler;               // required when num_chips > 0
-    ChildHandlerFactory sub_handler;                // required when num_sub_workers > 0
+    ChildHandlerFactory chip_handler;               // required when num_chips > 0; dropped by the parent after init()
+    ChildHandlerFactory sub_handler;                // required when num_sub_workers > 0; likewise
     std::function<std::optional<uint32_t>(const CanonicalIdentity&)> device_owner;  // see EngineConfig
     std::function<std::string(const CanonicalIdentity&)> identity_problem;          // see EngineConfig
 };

@@ -1,0 +1,102 @@
+// Binds the engine's Worker as simpler._core.EngineWorker. Python's Worker
+// (python/simpler/worker.py) composes it: it owns the registered callables and
+// the Python-side dispatcher each sub-worker child calls.
+//
+// GIL: init() forks while holding the GIL, so each child's serving thread holds
+// it for good and calls the dispatcher directly; wait() and close() release it
+// while they sleep. The scheduler and watcher threads never touch Python.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "simpler/engine/worker.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+using simpler::MemberSubmit;
+using simpler::TaskConfig;
+using simpler::TaskKind;
+using simpler::Worker;
+using simpler::WorkerConfig;
+
+namespace {
+
+// Child side: hands the task to the Python dispatcher, which returns None on
+// success or the failure's text (type, message and traceback).
+simpler::ipc::TaskHandler python_handler(nb::object dispatch) {
+    return [dispatch](const simpler::ipc::TaskView& task) -> simpler::ipc::TaskOutcome {
+        try {
+            nb::bytes blob(reinterpret_cast<const char*>(task.blob.data()), task.blob.size());
+            nb::bytes config(reinterpret_cast<const char*>(task.config.bytes), sizeof task.config.bytes);
+            nb::object r = dispatch(task.callable_id, blob, config);
+            if (r.is_none()) return {};
+            return {simpler::ipc::TaskError::TASK_FAILED, nb::cast<std::string>(r)};
+        } catch (const nb::python_error& e) {
+            return {simpler::ipc::TaskError::TASK_FAILED, e.what()};
+        }
+    };
+}
+
+TaskConfig config_of(nb::bytes b) {
+    if (b.size() > simpler::TASK_CONFIG_BYTES)
+        throw std::invalid_argument("call config: at most 64 bytes (got " + std::to_string(b.size()) + ")");
+    TaskConfig c{};
+    std::memcpy(c.data(), b.c_str(), b.size());
+    return c;
+}
+
+}  // namespace
+
+void bind_engine(nb::module_& m) {
+    nb::enum_<TaskKind>(m, "TaskKind").value("NEXT_LEVEL", TaskKind::NEXT_LEVEL).value("SUB", TaskKind::SUB);
+    m.attr("ANY_SUB_WORKER") = simpler::ANY_SUB_WORKER;
+
+    nb::class_<Worker>(m, "EngineWorker",
+                       "The C++ Worker: forked children fed through mailboxes by one scheduler thread.")
+        .def("__init__",
+             [](Worker* self, uint32_t num_chips, uint32_t num_sub_workers, nb::object chip_dispatch,
+                nb::object sub_dispatch, double task_timeout_s, size_t blob_capacity) {
+                 WorkerConfig c;
+                 c.num_chips = num_chips;
+                 c.num_sub_workers = num_sub_workers;
+                 c.blob_capacity = blob_capacity;
+                 c.task_timeout = std::chrono::milliseconds(static_cast<int64_t>(task_timeout_s * 1000));
+                 if (!chip_dispatch.is_none())
+                     c.chip_handler = [chip_dispatch](uint32_t) { return python_handler(chip_dispatch); };
+                 if (!sub_dispatch.is_none())
+                     c.sub_handler = [sub_dispatch](uint32_t) { return python_handler(sub_dispatch); };
+                 new (self) Worker(std::move(c));
+             },
+             "num_chips"_a, "num_sub_workers"_a, "chip_dispatch"_a.none(), "sub_dispatch"_a.none(),
+             "task_timeout_s"_a = 0.0, "blob_capacity"_a = simpler::ipc::DEFAULT_BLOB_CAPACITY)
+        .def("init", &Worker::init, "Forks every child (chips, then sub-workers), then starts the threads.")
+        .def(
+            "submit",
+            [](Worker& w, TaskKind kind, uint64_t callable, const std::vector<std::pair<const TaskArgs*, int32_t>>& members,
+               nb::bytes config) {
+                std::vector<MemberSubmit> ms;
+                for (const auto& [args, worker] : members) ms.push_back({args, worker});
+                return w.submit(kind, callable, ms, config_of(config));
+            },
+            "kind"_a, "callable"_a, "members"_a, "config"_a,
+            "Publishes a task of (TaskArgs, worker) members; ValueError on refusal, nothing recorded.")
+        .def("wait", &Worker::wait, nb::call_guard<nb::gil_scoped_release>(),
+             "Sleeps until every task has finished; RuntimeError names the first failure.")
+        .def("close", &Worker::close, nb::call_guard<nb::gil_scoped_release>())
+        .def_prop_ro("initialized", &Worker::initialized)
+        .def_prop_ro("closed", &Worker::closed)
+        .def("child_status", &Worker::child_status)
+        .def("child_pids", [](const Worker& w) {
+            std::vector<int64_t> out;
+            for (pid_t p : w.child_pids()) out.push_back(p);
+            return out;
+        });
+}

@@ -1,0 +1,60 @@
+"""The Python sub-worker: what a forked sub-worker child does with a task.
+
+The child receives the argument blob, decodes it with `read_blob` (which
+validates every tensor), maps each backing once through this process's
+ImportRegistry, and calls the registered function with a `MappedArgs`. An
+exception comes back to the parent as text: its type, message and traceback.
+"""
+
+from __future__ import annotations
+
+import traceback
+from typing import Callable, List, Sequence
+
+import numpy as np
+
+from simpler.buffer import MappedArg, default_registry, mapped_array
+from simpler.task_interface import read_blob
+
+
+class MappedArgs:
+    """A sub task's arguments in the sub-worker: one MappedArg per tensor (its
+    bytes in this process, read-only for READ grants, plus the geometry) and the
+    u64 scalars. `args[i]` is the i-th MappedArg, `args.array(i)` a zero-copy
+    NumPy array over its view."""
+
+    def __init__(self, tensors: Sequence[MappedArg], scalars: Sequence[int]):
+        self.tensors: List[MappedArg] = list(tensors)
+        self.scalars: List[int] = list(scalars)
+
+    def __len__(self) -> int:
+        return len(self.tensors)
+
+    def __getitem__(self, i: int) -> MappedArg:
+        return self.tensors[i]
+
+    def array(self, i: int) -> np.ndarray:
+        return mapped_array(self.tensors[i])
+
+    def __repr__(self) -> str:
+        return f"MappedArgs({len(self.tensors)} tensors, scalars={self.scalars})"
+
+
+def make_dispatcher(callables: Sequence[Callable]) -> Callable[[int, bytes, bytes], object]:
+    """The function each sub-worker child calls per task: returns None on
+    success, or the failure as text."""
+
+    def dispatch(callable_id: int, blob: bytes, config: bytes):
+        try:
+            fn = callables[callable_id]
+        except IndexError:
+            return f"unknown sub-worker callable {callable_id}"
+        try:
+            decoded = read_blob(blob)
+            tensors, scalars = default_registry().map_args(decoded.tensors, decoded.scalars)
+            fn(MappedArgs(tensors, scalars))
+        except BaseException as e:  # noqa: BLE001 - every failure goes back to the parent as data
+            return "".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip()
+        return None
+
+    return dispatch
