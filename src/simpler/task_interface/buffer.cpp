@@ -63,7 +63,7 @@ ValidationError check_body(const BufferDescriptor& d) noexcept {
 
 }  // namespace
 
-ValidationError validate_buffer_descriptor(const BufferDescriptor& d) noexcept {
+ValidationError diagnose_buffer_descriptor(const BufferDescriptor& d) noexcept {
     if (d.magic != BUFFER_DESCRIPTOR_MAGIC)
         return ValidationError::fail(kDesc, "magic", "must be 0x5342", d.magic, true);
     if (d.address_space > static_cast<uint8_t>(AddressSpace::DEVICE))
@@ -96,8 +96,8 @@ ValidationError validate_buffer_descriptor(const BufferDescriptor& d) noexcept {
     return {};
 }
 
-ValidationError validate_tensor(const Tensor& t) noexcept {
-    if (ValidationError e = validate_buffer_descriptor(t.buffer); !e.ok()) {
+ValidationError diagnose_tensor(const Tensor& t) noexcept {
+    if (ValidationError e = diagnose_buffer_descriptor(t.buffer); !e.ok()) {
         e.type = "Tensor.buffer";  // keep field/rule; name the embedding
         return e;
     }
@@ -113,8 +113,90 @@ ValidationError validate_tensor(const Tensor& t) noexcept {
         return ValidationError::fail(kTensor, "shapes", "view extent overflows 64 bits");
     if (t.byte_offset > t.buffer.nbytes || extent > t.buffer.nbytes - t.byte_offset)
         return ValidationError::fail(kTensor, "byte_offset", "view must end within buffer.nbytes (offset + extent)",
-                                     saturating_add(t.byte_offset, extent));
+                                     saturating_add(t.byte_offset, extent))
+            .with_max(t.buffer.nbytes);
     return {};
+}
+
+namespace {
+
+constexpr uint64_t kByteOnes = 0x0101010101010101ULL;
+constexpr uint64_t kByteHighs = 0x8080808080808080ULL;
+
+// Any byte of x below n (n <= 128) / above n (n <= 127) / zero. Exact as "any"
+// tests: a borrow or carry only leaves a byte that already qualifies.
+constexpr uint64_t any_byte_below(uint64_t x, uint64_t n) { return (x - kByteOnes * n) & ~x & kByteHighs; }
+constexpr uint64_t any_byte_above(uint64_t x, uint64_t n) { return ((x + kByteOnes * (127 - n)) | x) & kByteHighs; }
+constexpr uint64_t any_byte_zero(uint64_t x) { return (x - kByteOnes) & ~x & kByteHighs; }
+
+// kActiveBytes[len][k]: the bytes of body word k (little-endian) below body_len.
+struct ActiveMasks {
+    uint64_t words[DESC_MAX_BYTES + 1][DESC_MAX_BYTES / 8];
+};
+constexpr ActiveMasks make_active_masks() {
+    ActiveMasks m{};
+    for (uint32_t len = 0; len <= DESC_MAX_BYTES; ++len)
+        for (uint32_t k = 0; k < DESC_MAX_BYTES / 8; ++k) {
+            const uint32_t keep = len <= 8 * k ? 0 : (len - 8 * k < 8 ? len - 8 * k : 8);
+            m.words[len][k] = keep == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * keep)) - 1;
+        }
+    return m;
+}
+constexpr ActiveMasks kActiveBytes = make_active_masks();
+
+// 0: HOST only, 1: DEVICE only, 2: either (REMOTE_SIDECAR).
+constexpr uint8_t kSpaceOf[BACKEND_KIND_COUNT] = {0, 0, 1, 2, 1, 0};
+// 0: 8-byte address, 1: shm name, 2: empty.
+constexpr uint8_t kBodyOf[BACKEND_KIND_COUNT] = {0, 1, 0, 2, 0, 0};
+
+}  // namespace
+
+bool buffer_descriptor_is_valid(const BufferDescriptor& d) noexcept {
+    const uint8_t kind = d.backend_kind;
+    if ((d.magic != BUFFER_DESCRIPTOR_MAGIC) | (d.address_space > 1) | (d.access > 2) | (kind >= BACKEND_KIND_COUNT) |
+        (d.body_len > DESC_MAX_BYTES) | (d.identity.generation == 0))
+        return false;
+    bool ok = (kSpaceOf[kind] == 2) | (kSpaceOf[kind] == d.address_space);
+    ok &= (kind != static_cast<uint8_t>(BackendKind::FORK_COW)) | (d.access == static_cast<uint8_t>(AccessMode::READ));
+    uint64_t words[DESC_MAX_BYTES / 8];
+    std::memcpy(words, d.body, sizeof words);
+    const uint64_t* active = kActiveBytes.words[d.body_len];
+    uint64_t stray = 0;  // non-zero bytes past body_len
+    for (uint32_t k = 0; k < DESC_MAX_BYTES / 8; ++k) stray |= words[k] & ~active[k];
+    ok &= stray == 0;
+    switch (kBodyOf[kind]) {
+        case 0: ok &= (d.body_len == BACKEND_ADDRESS_BODY_BYTES) & (words[0] != 0); break;
+        case 1: {
+            uint64_t bad = 0;  // name bytes outside 0x21..0x7E, or '/'
+            for (uint32_t k = 0; k < DESC_MAX_BYTES / 8; ++k) {
+                const uint64_t name = (words[k] & active[k]) | (kByteOnes * 'A' & ~active[k]);
+                bad |= any_byte_below(name, 0x21) | any_byte_above(name, 0x7E) |
+                       any_byte_zero(name ^ (kByteOnes * '/'));
+            }
+            ok &= (d.body_len >= 1) & (bad == 0);
+            break;
+        }
+        default: ok &= d.body_len == 0; break;
+    }
+    return ok;
+}
+
+bool tensor_is_valid(const Tensor& t) noexcept {
+    if (!buffer_descriptor_is_valid(t.buffer)) return false;
+    const uint32_t elem = data_type_element_size(t.dtype);  // 0 when unknown; else a power of two
+    if ((t.ndims - 1 >= MAX_TENSOR_DIMS) | (elem == 0)) return false;
+    if ((t.byte_offset & (elem - 1)) != 0 || !view_dims_well_formed(t.ndims, t.shapes, t.strides)) return false;
+    const uint64_t extent = view_extent_bytes(t.shapes, t.strides, t.ndims, elem);
+    return (extent != TENSOR_EXTENT_UNREPRESENTABLE) & (t.byte_offset <= t.buffer.nbytes) &
+           (extent <= t.buffer.nbytes - t.byte_offset);
+}
+
+ValidationError validate_buffer_descriptor(const BufferDescriptor& d) noexcept {
+    return buffer_descriptor_is_valid(d) ? ValidationError{} : diagnose_buffer_descriptor(d);
+}
+
+ValidationError validate_tensor(const Tensor& t) noexcept {
+    return tensor_is_valid(t) ? ValidationError{} : diagnose_tensor(t);
 }
 
 BufferDescriptor make_buffer_descriptor(const CanonicalIdentity& identity, BackendKind backend,

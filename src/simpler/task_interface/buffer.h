@@ -97,8 +97,19 @@ static_assert(offsetof(Tensor, dtype) == 140);
 static_assert(offsetof(Tensor, _pad) == 141);
 
 // The checks of ABI.md "Validation", in that order; the first failure wins.
+// Each runs its *_is_valid predicate first and the ordered diagnosis only when
+// the predicate refuses, so the success path costs one pass of flag arithmetic.
 ValidationError validate_buffer_descriptor(const BufferDescriptor& d) noexcept;
 ValidationError validate_tensor(const Tensor& t) noexcept;
+
+// Branch-light predicates: true exactly when the validator above returns ok.
+bool buffer_descriptor_is_valid(const BufferDescriptor& d) noexcept;
+bool tensor_is_valid(const Tensor& t) noexcept;
+
+// The ordered checks alone, without the predicate in front; tests and the
+// fuzzer compare them with the predicates.
+ValidationError diagnose_buffer_descriptor(const BufferDescriptor& d) noexcept;
+ValidationError diagnose_tensor(const Tensor& t) noexcept;
 
 // Constructors: fill the named fields, zero everything else (pads and tails
 // included), validate, and throw std::invalid_argument with the validator's

@@ -126,7 +126,8 @@ ValidationError TaskArgsView::open(const void* data, size_t capacity, TaskArgsVi
     const size_t need = blob_size(t, s);
     if (need > capacity)
         return ValidationError::fail(kBlob, "tensor_count",
-                                     "8 + 144*tensor_count + 8*scalar_count must be <= capacity; bytes needed", need);
+                                     "8 + 144*tensor_count + 8*scalar_count bytes must fit the capacity", need)
+            .with_max(capacity);
     out.data_ = static_cast<const std::byte*>(data);
     out.tensor_count_ = t;
     out.scalar_count_ = s;
@@ -138,10 +139,10 @@ ValidationError TaskArgsView::tensor(int32_t i, Tensor& out) const noexcept {
         return ValidationError::fail("argument blob", "tensor index", "must be in [0, tensor_count)",
                                      static_cast<uint64_t>(int64_t{i}))
             .as_signed();
+    // Validate the aligned copy, never the shared bytes: they may change under us.
     std::memcpy(&out, data_ + BLOB_HEADER_BYTES + sizeof(Tensor) * static_cast<size_t>(i), sizeof(Tensor));
-    ValidationError e = validate_tensor(out);
-    if (!e.ok()) e.element = i;
-    return e;
+    if (tensor_is_valid(out)) return {};
+    return diagnose_tensor(out).at_element(i);
 }
 
 uint64_t TaskArgsView::scalar(int32_t i) const noexcept {

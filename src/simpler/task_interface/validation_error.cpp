@@ -6,13 +6,18 @@
 std::string ValidationError::message() const {
     if (ok()) return {};
     std::string out;
-    if (element >= 0) out += "tensor[" + std::to_string(element) + "]: ";
-    out += type;
-    out += '.';
-    out += field;
-    if (slot >= 0) out += "[" + std::to_string(slot) + "]";
-    out += ": ";
-    out += rule;
+    char index[24];
+    if (element >= 0) {
+        std::snprintf(index, sizeof index, "tensor[%d]: ", element);
+        out.append(index);
+    }
+    out.append(type).append(".").append(field);
+    if (slot >= 0) {
+        std::snprintf(index, sizeof index, "[%d]", slot);
+        out.append(index);
+    }
+    out.append(": ");
+    out.append(rule);
     if (has_got) {
         char buf[40];
         if (got_hex)
@@ -21,9 +26,12 @@ std::string ValidationError::message() const {
             std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(got));
         else
             std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(got));
-        out += " (got ";
-        out += buf;
-        out += ')';
+        out.append(" (got ").append(buf);
+        if (has_max) {
+            std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(max));
+            out.append(", max ").append(buf);
+        }
+        out.append(")");
     }
     return out;
 }

@@ -20,12 +20,14 @@ struct ValidationError {
     bool has_got = false;
     bool got_hex = false;
     bool got_signed = false;      // render got as int64_t
+    uint64_t max = 0;             // the largest acceptable value (meaningful when has_max)
+    bool has_max = false;
     int32_t slot = -1;            // index into an array field (shapes[2]); -1 when none
     int32_t element = -1;         // which tensor of a blob; -1 when none
 
     [[nodiscard]] constexpr bool ok() const noexcept { return type == nullptr; }
 
-    // "Tensor.shapes[2]: must be > 0 (got 0)", prefixed by "tensor[3]: " when
+    // "Tensor.shapes[2]: must be > 0 (got 0)" or "... (got 304, max 295)", prefixed by "tensor[3]: " when
     // element >= 0. Empty when ok().
     [[nodiscard]] std::string message() const;
 
@@ -50,6 +52,11 @@ struct ValidationError {
     }
     constexpr ValidationError& at_element(int32_t i) noexcept {
         element = i;
+        return *this;
+    }
+    constexpr ValidationError& with_max(uint64_t m) noexcept {
+        max = m;
+        has_max = true;
         return *this;
     }
     constexpr ValidationError& as_signed() noexcept {

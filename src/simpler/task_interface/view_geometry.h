@@ -43,6 +43,18 @@ constexpr uint64_t view_extent_bytes(const uint32_t* shapes, const uint32_t* str
     return saturating_mul(view_extent_elements(shapes, strides, ndims), elem_size);
 }
 
+// True when every active shape and stride is > 0 and every slot past ndims is
+// zero; branch-free over the fixed five slots. Requires 1 <= ndims <= 5.
+constexpr bool view_dims_well_formed(uint32_t ndims, const uint32_t* shapes, const uint32_t* strides) noexcept {
+    uint32_t bad = 0;
+    for (uint32_t i = 0; i < MAX_TENSOR_DIMS; ++i) {
+        const uint32_t active = i < ndims;
+        bad |= active & static_cast<uint32_t>((shapes[i] == 0) | (strides[i] == 0));
+        bad |= (1 - active) & static_cast<uint32_t>((shapes[i] != 0) | (strides[i] != 0));
+    }
+    return bad == 0;
+}
+
 // Checks, in order: 1 <= ndims <= 5; dtype known; then for each active dim
 // shape > 0 and stride > 0; every slot past ndims zero. Byte-offset and bound
 // rules differ per type and stay with each type's validator. `type` names the

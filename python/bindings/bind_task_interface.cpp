@@ -1,0 +1,366 @@
+// Binds the wire and chip argument types (src/simpler/task_interface/) directly:
+// the same names as in C++, construction field by field (zero-filling, then the
+// C++ validator), read-only fields, __eq__/__hash__ from the C++ operators. No
+// binding turns bytes into a BufferDescriptor, Tensor or ChipTensor; the only
+// bytes-to-values path is read_blob, which validates every tensor.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "simpler/task_interface/buffer.h"
+#include "simpler/task_interface/task_args.h"
+#include "simpler/task_interface/task_args_wire.h"
+#include "simpler/task_interface/tensor.h"
+#include "simpler/task_interface/tensor_arg_type.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+nb::tuple dims_tuple(const uint32_t* v, uint32_t n) {
+    nb::list out;
+    for (uint32_t i = 0; i < n && i < MAX_TENSOR_DIMS; ++i) out.append(v[i]);
+    return nb::tuple(out);
+}
+
+std::string hex(const uint8_t* p, size_t n) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string s;
+    for (size_t i = 0; i < n; ++i) {
+        s += digits[p[i] >> 4];
+        s += digits[p[i] & 15];
+    }
+    return s;
+}
+
+CanonicalIdentity make_identity(nb::bytes owner, uint64_t buffer_id, uint32_t generation) {
+    if (owner.size() != OWNER_INSTANCE_ID_BYTES)
+        throw std::invalid_argument("CanonicalIdentity.owner_instance_id: must be exactly 8 bytes (got " +
+                                    std::to_string(owner.size()) + ")");
+    if (buffer_id == 0) throw std::invalid_argument("CanonicalIdentity.buffer_id: must be >= 1 (0 is reserved)");
+    if (generation == 0) throw std::invalid_argument("CanonicalIdentity.generation: must be non-zero");
+    CanonicalIdentity id{};
+    std::memcpy(id.owner_instance_id, owner.c_str(), OWNER_INSTANCE_ID_BYTES);
+    id.buffer_id = buffer_id;
+    id.generation = generation;
+    return id;
+}
+
+std::string identity_repr(const CanonicalIdentity& id) { return "CanonicalIdentity(" + id.to_string() + ")"; }
+
+std::string body_repr(const BufferDescriptor& d) {
+    if (d.backend_kind == static_cast<uint8_t>(BackendKind::POSIX_SHM))
+        return "name='" + std::string(reinterpret_cast<const char*>(d.body), d.body_len) + "'";
+    if (d.body_len == BACKEND_ADDRESS_BODY_BYTES) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "base=0x%llx", static_cast<unsigned long long>(descriptor_address(d)));
+        return buf;
+    }
+    return "body=" + hex(d.body, d.body_len);
+}
+
+std::string descriptor_repr(const BufferDescriptor& d) {
+    return std::string("BufferDescriptor(") + backend_kind_name(d.backend_kind) + ", " + d.identity.to_string() +
+           ", " + address_space_name(d.address_space) + ", " + access_mode_name(d.access) +
+           ", nbytes=" + std::to_string(d.nbytes) + ", " + body_repr(d) + ", path#" +
+           std::to_string(d.owner_worker_path_id) + ")";
+}
+
+std::string dims_repr(const uint32_t* v, uint32_t n) {
+    std::string s = "(";
+    for (uint32_t i = 0; i < n && i < MAX_TENSOR_DIMS; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + (n == 1 ? ",)" : ")");
+}
+
+std::vector<uint32_t> checked_dims(const std::vector<uint64_t>& in, const char* field) {
+    std::vector<uint32_t> out;
+    out.reserve(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+        if (in[i] > UINT32_MAX)
+            throw std::invalid_argument(std::string("Tensor.") + field + "[" + std::to_string(i) +
+                                        "]: must fit u32 (got " + std::to_string(in[i]) + ")");
+        out.push_back(static_cast<uint32_t>(in[i]));
+    }
+    return out;
+}
+
+uint64_t tensor_hash(const Tensor& t) {
+    uint64_t h = t.buffer.identity.hash() ^ (t.byte_offset * 0x9e3779b97f4a7c15ULL) ^ (uint64_t{t.dtype} << 56);
+    for (uint32_t i = 0; i < MAX_TENSOR_DIMS; ++i) h = (h ^ t.shapes[i]) * 0x100000001b3ULL ^ t.strides[i];
+    return h;
+}
+
+}  // namespace
+
+void bind_task_interface(nb::module_& m) {
+    nb::enum_<DataType>(m, "DataType", "Element type of a view (values frozen by the ABI)")
+        .value("FLOAT32", DataType::FLOAT32)
+        .value("FLOAT16", DataType::FLOAT16)
+        .value("INT32", DataType::INT32)
+        .value("INT16", DataType::INT16)
+        .value("INT8", DataType::INT8)
+        .value("UINT8", DataType::UINT8)
+        .value("BFLOAT16", DataType::BFLOAT16)
+        .value("INT64", DataType::INT64)
+        .value("UINT64", DataType::UINT64)
+        .value("UINT16", DataType::UINT16)
+        .value("UINT32", DataType::UINT32)
+        .value("BOOL", DataType::BOOL)
+        .value("FP8E4M3FN", DataType::FP8E4M3FN)
+        .value("FP8E8M0", DataType::FP8E8M0)
+        .value("FP4E2M1", DataType::FP4E2M1);
+    m.def("element_size", [](DataType t) { return element_size(t); }, "dtype"_a,
+          "Element size in bytes of a DataType.");
+
+    nb::enum_<AddressSpace>(m, "AddressSpace").value("HOST", AddressSpace::HOST).value("DEVICE", AddressSpace::DEVICE);
+    nb::enum_<AccessMode>(m, "AccessMode", "What a backing grants")
+        .value("READ", AccessMode::READ)
+        .value("WRITE", AccessMode::WRITE)
+        .value("READWRITE", AccessMode::READWRITE);
+    nb::enum_<BackendKind>(m, "BackendKind")
+        .value("FORK_SHM", BackendKind::FORK_SHM)
+        .value("POSIX_SHM", BackendKind::POSIX_SHM)
+        .value("VMM_WINDOW", BackendKind::VMM_WINDOW)
+        .value("REMOTE_SIDECAR", BackendKind::REMOTE_SIDECAR)
+        .value("DEVICE_MALLOC", BackendKind::DEVICE_MALLOC)
+        .value("FORK_COW", BackendKind::FORK_COW);
+    nb::enum_<TensorArgType>(m, "TensorArgType", "Per-argument tag driving dependency inference")
+        .value("INPUT", TensorArgType::INPUT)
+        .value("OUTPUT", TensorArgType::OUTPUT)
+        .value("INOUT", TensorArgType::INOUT)
+        .value("OUTPUT_EXISTING", TensorArgType::OUTPUT_EXISTING)
+        .value("NO_DEP", TensorArgType::NO_DEP);
+
+    nb::class_<CanonicalIdentity>(m, "CanonicalIdentity",
+                                  "The 32-byte identity of one backing; == and hash read owner_instance_id, "
+                                  "buffer_id and generation only.")
+        .def("__init__",
+             [](CanonicalIdentity* self, nb::bytes owner, uint64_t buffer_id, uint32_t generation) {
+                 new (self) CanonicalIdentity(make_identity(owner, buffer_id, generation));
+             },
+             "owner_instance_id"_a, "buffer_id"_a, "generation"_a)
+        .def_prop_ro("owner_instance_id",
+                     [](const CanonicalIdentity& id) {
+                         return nb::bytes(reinterpret_cast<const char*>(id.owner_instance_id),
+                                          OWNER_INSTANCE_ID_BYTES);
+                     })
+        .def_prop_ro("buffer_id", [](const CanonicalIdentity& id) { return id.buffer_id; })
+        .def_prop_ro("generation", [](const CanonicalIdentity& id) { return id.generation; })
+        .def("__eq__", [](const CanonicalIdentity& a, const CanonicalIdentity& b) { return a == b; })
+        .def("__hash__", [](const CanonicalIdentity& id) { return static_cast<Py_hash_t>(id.hash()); })
+        .def("__repr__", &identity_repr)
+        .def("__str__", &CanonicalIdentity::to_string);
+
+    nb::class_<BufferDescriptor>(m, "BufferDescriptor",
+                                 "How to find a backing: identity, backend and its body, size and grant.")
+        .def("__init__",
+             [](BufferDescriptor* self, const CanonicalIdentity& identity, BackendKind backend, AccessMode access,
+                uint64_t nbytes, nb::bytes body, std::optional<AddressSpace> address_space,
+                uint32_t owner_worker_path_id) {
+                 AddressSpace space = address_space.value_or(
+                     backend == BackendKind::VMM_WINDOW || backend == BackendKind::DEVICE_MALLOC
+                         ? AddressSpace::DEVICE
+                         : AddressSpace::HOST);
+                 new (self) BufferDescriptor(make_buffer_descriptor(
+                     identity, backend, space, access, nbytes,
+                     {reinterpret_cast<const uint8_t*>(body.c_str()), body.size()}, owner_worker_path_id));
+             },
+             "identity"_a, "backend_kind"_a, "access"_a, "nbytes"_a, "body"_a = nb::bytes(""),
+             "address_space"_a = nb::none(), "owner_worker_path_id"_a = 0u,
+             "Fills the fields, zeroes the rest and validates (ValueError names the field and rule). "
+             "address_space defaults to the backend's (DEVICE for VMM_WINDOW / DEVICE_MALLOC).")
+        .def_static(
+            "for_address",
+            [](const CanonicalIdentity& identity, BackendKind backend, AccessMode access, uint64_t nbytes,
+               uint64_t base, uint32_t path_id) {
+                return make_address_descriptor(identity, backend, access, nbytes, base, path_id);
+            },
+            "identity"_a, "backend_kind"_a, "access"_a, "nbytes"_a, "base"_a, "owner_worker_path_id"_a = 0u,
+            "A descriptor for an address-bearing backend (FORK_SHM, FORK_COW, VMM_WINDOW, DEVICE_MALLOC): "
+            "base stored as 8 bytes little-endian.")
+        .def_prop_ro("magic", [](const BufferDescriptor& d) { return d.magic; })
+        .def_prop_ro("address_space", [](const BufferDescriptor& d) { return static_cast<AddressSpace>(d.address_space); })
+        .def_prop_ro("access", [](const BufferDescriptor& d) { return static_cast<AccessMode>(d.access); })
+        .def_prop_ro("backend_kind", [](const BufferDescriptor& d) { return static_cast<BackendKind>(d.backend_kind); })
+        .def_prop_ro("identity", [](const BufferDescriptor& d) { return d.identity; })
+        .def_prop_ro("nbytes", [](const BufferDescriptor& d) { return d.nbytes; })
+        .def_prop_ro("owner_worker_path_id", [](const BufferDescriptor& d) { return d.owner_worker_path_id; })
+        .def_prop_ro("body_len", [](const BufferDescriptor& d) { return d.body_len; })
+        .def_prop_ro("body",
+                     [](const BufferDescriptor& d) {
+                         return nb::bytes(reinterpret_cast<const char*>(d.body), d.body_len);
+                     })
+        .def_prop_ro(
+            "address",
+            [](const BufferDescriptor& d) -> std::optional<uint64_t> {
+                if (d.body_len != BACKEND_ADDRESS_BODY_BYTES ||
+                    d.backend_kind == static_cast<uint8_t>(BackendKind::POSIX_SHM))
+                    return std::nullopt;
+                return descriptor_address(d);
+            },
+            "The base of an address-bearing backend; None for POSIX_SHM and REMOTE_SIDECAR.")
+        .def("__eq__", [](const BufferDescriptor& a, const BufferDescriptor& b) { return a == b; })
+        .def("__hash__", [](const BufferDescriptor& d) { return static_cast<Py_hash_t>(d.identity.hash()); })
+        .def("__repr__", &descriptor_repr);
+
+    nb::class_<Tensor>(m, "Tensor",
+                       "The L3+ task argument: a buffer descriptor plus a strided view; carries no address.")
+        .def("__init__",
+             [](Tensor* self, const BufferDescriptor& buffer, const std::vector<uint64_t>& shapes, DataType dtype,
+                std::optional<std::vector<uint64_t>> strides, uint64_t byte_offset) {
+                 std::vector<uint32_t> s = checked_dims(shapes, "shapes");
+                 std::vector<uint32_t> st = strides ? checked_dims(*strides, "strides") : std::vector<uint32_t>{};
+                 new (self) Tensor(make_tensor(buffer, s, dtype, st, byte_offset));
+             },
+             "buffer"_a, "shapes"_a, "dtype"_a, "strides"_a = nb::none(), "byte_offset"_a = 0u,
+             "strides are element strides (row-major when None); byte_offset is in bytes. Validates: "
+             "ValueError names the field and rule.")
+        .def_prop_ro("buffer", [](const Tensor& t) { return t.buffer; })
+        .def_prop_ro("byte_offset", [](const Tensor& t) { return t.byte_offset; })
+        .def_prop_ro("ndims", [](const Tensor& t) { return t.ndims; })
+        .def_prop_ro("shapes", [](const Tensor& t) { return dims_tuple(t.shapes, t.ndims); })
+        .def_prop_ro("strides", [](const Tensor& t) { return dims_tuple(t.strides, t.ndims); })
+        .def_prop_ro("dtype", [](const Tensor& t) { return static_cast<DataType>(t.dtype); })
+        .def_prop_ro("extent_bytes", &Tensor::extent_bytes,
+                     "Bytes from the view's first element to one past its last.")
+        .def("__eq__", [](const Tensor& a, const Tensor& b) { return a == b; })
+        .def("__hash__", [](const Tensor& t) { return static_cast<Py_hash_t>(tensor_hash(t)); })
+        .def("__repr__", [](const Tensor& t) {
+            return std::string("Tensor(") + descriptor_repr(t.buffer) + ", shapes=" + dims_repr(t.shapes, t.ndims) +
+                   ", strides=" + dims_repr(t.strides, t.ndims) + ", dtype=" + data_type_name(t.dtype) +
+                   ", byte_offset=" + std::to_string(t.byte_offset) + ")";
+        });
+
+    nb::class_<ChipTensor>(m, "ChipTensor",
+                           "A task argument as the chip runtime receives it: resolved address + view.")
+        .def("__init__",
+             [](ChipTensor* self, uint64_t addr, uint64_t size, const std::vector<uint64_t>& shapes, DataType dtype,
+                std::optional<std::vector<uint64_t>> strides, uint64_t start_offset, AddressSpace space) {
+                 std::vector<uint32_t> s = checked_dims(shapes, "shapes");
+                 if (s.empty() || s.size() > MAX_TENSOR_DIMS)
+                     throw std::invalid_argument("ChipTensor.ndims: must be in 1..5 (got " +
+                                                 std::to_string(s.size()) + ")");
+                 std::vector<uint32_t> st = strides ? checked_dims(*strides, "strides") : std::vector<uint32_t>{};
+                 if (!st.empty() && st.size() != s.size())
+                     throw std::invalid_argument("ChipTensor.strides: must have one stride per dimension");
+                 ChipTensor t{};
+                 t.buffer = {addr, size};
+                 t.start_offset = start_offset;
+                 t.ndims = static_cast<uint32_t>(s.size());
+                 t.dtype = static_cast<uint8_t>(dtype);
+                 t.address_space = static_cast<uint8_t>(space);
+                 uint64_t stride = 1;
+                 for (size_t i = s.size(); i-- > 0;) {
+                     t.shapes[i] = s[i];
+                     if (st.empty() && stride > UINT32_MAX)
+                         throw std::invalid_argument("ChipTensor.strides: row-major stride does not fit u32");
+                     t.strides[i] = st.empty() ? static_cast<uint32_t>(stride) : st[i];
+                     stride *= s[i] ? s[i] : 1;
+                 }
+                 throw_if_invalid(validate_chip_tensor(t));
+                 new (self) ChipTensor(t);
+             },
+             "addr"_a, "size"_a, "shapes"_a, "dtype"_a, "strides"_a = nb::none(), "start_offset"_a = 0u,
+             "address_space"_a = AddressSpace::HOST, "start_offset is in elements.")
+        .def_prop_ro("addr", [](const ChipTensor& t) { return t.buffer.addr; })
+        .def_prop_ro("size", [](const ChipTensor& t) { return t.buffer.size; })
+        .def_prop_ro("start_offset", [](const ChipTensor& t) { return t.start_offset; })
+        .def_prop_ro("ndims", [](const ChipTensor& t) { return t.ndims; })
+        .def_prop_ro("shapes", [](const ChipTensor& t) { return dims_tuple(t.shapes, t.ndims); })
+        .def_prop_ro("strides", [](const ChipTensor& t) { return dims_tuple(t.strides, t.ndims); })
+        .def_prop_ro("dtype", [](const ChipTensor& t) { return static_cast<DataType>(t.dtype); })
+        .def_prop_ro("address_space", [](const ChipTensor& t) { return static_cast<AddressSpace>(t.address_space); })
+        .def("__eq__", [](const ChipTensor& a, const ChipTensor& b) { return std::memcmp(&a, &b, 70) == 0; })
+        .def("__hash__", [](const ChipTensor& t) {
+            return static_cast<Py_hash_t>((t.buffer.addr * 0x9e3779b97f4a7c15ULL) ^ t.start_offset ^
+                                          (uint64_t{t.shapes[0]} << 32));
+        })
+        .def("__repr__", [](const ChipTensor& t) {
+            char addr[32];
+            std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(t.buffer.addr));
+            return std::string("ChipTensor(addr=") + addr + ", size=" + std::to_string(t.buffer.size) +
+                   ", start_offset=" + std::to_string(t.start_offset) + ", shapes=" + dims_repr(t.shapes, t.ndims) +
+                   ", strides=" + dims_repr(t.strides, t.ndims) + ", dtype=" + data_type_name(t.dtype) + ", " +
+                   address_space_name(t.address_space) + ")";
+        });
+
+    nb::class_<ChipStorageTaskArgs>(m, "ChipStorageTaskArgs",
+                                    "The L2 entry arguments: up to 256 ChipTensors, then up to 128 u64 scalars.")
+        .def("__init__", [](ChipStorageTaskArgs* self) { new (self) ChipStorageTaskArgs{}; })
+        .def("add_tensor", &ChipStorageTaskArgs::add_tensor, "tensor"_a)
+        .def("add_scalar", &ChipStorageTaskArgs::add_scalar, "value"_a)
+        .def_prop_ro("tensor_count", [](const ChipStorageTaskArgs& a) { return a.tensor_count; })
+        .def_prop_ro("scalar_count", [](const ChipStorageTaskArgs& a) { return a.scalar_count; })
+        .def("tensor",
+             [](const ChipStorageTaskArgs& a, int32_t i) {
+                 if (i < 0 || i >= a.tensor_count)
+                     throw std::out_of_range("ChipStorageTaskArgs.tensor index " + std::to_string(i) +
+                                             " out of range (count " + std::to_string(a.tensor_count) + ")");
+                 return a.tensors[i];
+             },
+             "index"_a)
+        .def("scalar",
+             [](const ChipStorageTaskArgs& a, int32_t i) {
+                 if (i < 0 || i >= a.scalar_count)
+                     throw std::out_of_range("ChipStorageTaskArgs.scalar index " + std::to_string(i) +
+                                             " out of range (count " + std::to_string(a.scalar_count) + ")");
+                 return a.scalars[i];
+             },
+             "index"_a);
+
+    nb::class_<TaskArgs>(m, "TaskArgs",
+                         "The L3+ argument list: Tensors with their tags, then u64 scalars. len() and [i] "
+                         "address the tensors.")
+        .def(nb::init<>())
+        .def("add_tensor", &TaskArgs::add_tensor, "tensor"_a, "tag"_a = TensorArgType::INPUT,
+             "Validates the tensor and that its buffer grants what the tag needs; tensors before scalars.")
+        .def("add_scalar", &TaskArgs::add_scalar, "value"_a)
+        .def("set_tag", &TaskArgs::set_tag, "index"_a, "tag"_a)
+        .def("tag", &TaskArgs::tag, "index"_a)
+        .def("scalar", &TaskArgs::scalar, "index"_a)
+        .def("check_access", &TaskArgs::check_access,
+             "Re-checks access ⊆ granted for every argument (what submit runs).")
+        .def_prop_ro("tensor_count", &TaskArgs::tensor_count)
+        .def_prop_ro("scalar_count", &TaskArgs::scalar_count)
+        .def_prop_ro("tags", [](const TaskArgs& a) { return std::vector<TensorArgType>(a.tags().begin(), a.tags().end()); })
+        .def_prop_ro("scalars", [](const TaskArgs& a) { return std::vector<uint64_t>(a.scalars().begin(), a.scalars().end()); })
+        .def("__len__", &TaskArgs::tensor_count)
+        .def("__getitem__",
+             [](const TaskArgs& a, int64_t i) {
+                 const int64_t n = static_cast<int64_t>(a.tensor_count());
+                 if (i < 0) i += n;
+                 if (i < 0 || i >= n)
+                     throw std::out_of_range("TaskArgs index " + std::to_string(i) + " out of range (count " +
+                                             std::to_string(n) + ")");
+                 return a.tensor(static_cast<size_t>(i));
+             },
+             "index"_a)
+        .def("__repr__", [](const TaskArgs& a) {
+            return "TaskArgs(" + std::to_string(a.tensor_count()) + " tensors, " + std::to_string(a.scalar_count()) +
+                   " scalars)";
+        });
+
+    nb::class_<DecodedTaskArgs>(m, "DecodedTaskArgs", "The tensors and scalars read back from an argument blob.")
+        .def_ro("tensors", &DecodedTaskArgs::tensors)
+        .def_ro("scalars", &DecodedTaskArgs::scalars);
+
+    m.def("write_blob",
+          [](const TaskArgs& a) {
+              std::vector<std::byte> blob = encode_blob(a);
+              return nb::bytes(reinterpret_cast<const char*>(blob.data()), blob.size());
+          },
+          "args"_a, "Serializes TaskArgs as an argument blob (tags do not cross).");
+    m.def("read_blob",
+          [](nb::bytes blob) { return read_blob(blob.c_str(), blob.size()); }, "blob"_a,
+          "Decodes an argument blob, validating the header and every tensor; all or nothing (ValueError).");
+    m.def("blob_size", [](int64_t t, int64_t s) { return blob_size(t, s); }, "tensor_count"_a, "scalar_count"_a);
+}

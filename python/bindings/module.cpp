@@ -1,0 +1,12 @@
+// simpler._core: the nanobind extension. One bind_<module>() per C++ module;
+// each lives in its own bind_<module>.cpp.
+#include <nanobind/nanobind.h>
+
+namespace nb = nanobind;
+
+void bind_task_interface(nb::module_& m);
+
+NB_MODULE(_core, m) {
+    m.doc() = "simpler's C++ core: wire types, argument blobs and the runtime engine";
+    bind_task_interface(m);
+}

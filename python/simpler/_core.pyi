@@ -1,0 +1,315 @@
+"""simpler's C++ core: wire types, argument blobs and the runtime engine"""
+
+from collections.abc import Sequence
+import enum
+
+
+class DataType(enum.Enum):
+    """Element type of a view (values frozen by the ABI)"""
+
+    FLOAT32 = 0
+
+    FLOAT16 = 1
+
+    INT32 = 2
+
+    INT16 = 3
+
+    INT8 = 4
+
+    UINT8 = 5
+
+    BFLOAT16 = 6
+
+    INT64 = 7
+
+    UINT64 = 8
+
+    UINT16 = 9
+
+    UINT32 = 10
+
+    BOOL = 11
+
+    FP8E4M3FN = 12
+
+    FP8E8M0 = 13
+
+    FP4E2M1 = 14
+
+def element_size(dtype: DataType) -> int:
+    """Element size in bytes of a DataType."""
+
+class AddressSpace(enum.Enum):
+    HOST = 0
+
+    DEVICE = 1
+
+class AccessMode(enum.Enum):
+    """What a backing grants"""
+
+    READ = 0
+
+    WRITE = 1
+
+    READWRITE = 2
+
+class BackendKind(enum.Enum):
+    FORK_SHM = 0
+
+    POSIX_SHM = 1
+
+    VMM_WINDOW = 2
+
+    REMOTE_SIDECAR = 3
+
+    DEVICE_MALLOC = 4
+
+    FORK_COW = 5
+
+class TensorArgType(enum.Enum):
+    """Per-argument tag driving dependency inference"""
+
+    INPUT = 0
+
+    OUTPUT = 1
+
+    INOUT = 2
+
+    OUTPUT_EXISTING = 3
+
+    NO_DEP = 4
+
+class CanonicalIdentity:
+    """
+    The 32-byte identity of one backing; == and hash read owner_instance_id, buffer_id and generation only.
+    """
+
+    def __init__(self, owner_instance_id: bytes, buffer_id: int, generation: int) -> None: ...
+
+    @property
+    def owner_instance_id(self) -> bytes: ...
+
+    @property
+    def buffer_id(self) -> int: ...
+
+    @property
+    def generation(self) -> int: ...
+
+    def __eq__(self, arg: CanonicalIdentity, /) -> bool: ...
+
+    def __hash__(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+    def __str__(self) -> str: ...
+
+class BufferDescriptor:
+    """How to find a backing: identity, backend and its body, size and grant."""
+
+    def __init__(self, identity: CanonicalIdentity, backend_kind: BackendKind, access: AccessMode, nbytes: int, body: bytes = ..., address_space: AddressSpace | None = None, owner_worker_path_id: int = 0) -> None:
+        """
+        Fills the fields, zeroes the rest and validates (ValueError names the field and rule). address_space defaults to the backend's (DEVICE for VMM_WINDOW / DEVICE_MALLOC).
+        """
+
+    @staticmethod
+    def for_address(identity: CanonicalIdentity, backend_kind: BackendKind, access: AccessMode, nbytes: int, base: int, owner_worker_path_id: int = 0) -> BufferDescriptor:
+        """
+        A descriptor for an address-bearing backend (FORK_SHM, FORK_COW, VMM_WINDOW, DEVICE_MALLOC): base stored as 8 bytes little-endian.
+        """
+
+    @property
+    def magic(self) -> int: ...
+
+    @property
+    def address_space(self) -> AddressSpace: ...
+
+    @property
+    def access(self) -> AccessMode: ...
+
+    @property
+    def backend_kind(self) -> BackendKind: ...
+
+    @property
+    def identity(self) -> CanonicalIdentity: ...
+
+    @property
+    def nbytes(self) -> int: ...
+
+    @property
+    def owner_worker_path_id(self) -> int: ...
+
+    @property
+    def body_len(self) -> int: ...
+
+    @property
+    def body(self) -> bytes: ...
+
+    @property
+    def address(self) -> int | None:
+        """
+        The base of an address-bearing backend; None for POSIX_SHM and REMOTE_SIDECAR.
+        """
+
+    def __eq__(self, arg: BufferDescriptor, /) -> bool: ...
+
+    def __hash__(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class Tensor:
+    """
+    The L3+ task argument: a buffer descriptor plus a strided view; carries no address.
+    """
+
+    def __init__(self, buffer: BufferDescriptor, shapes: Sequence[int], dtype: DataType, strides: Sequence[int] | None = None, byte_offset: int = 0) -> None:
+        """
+        strides are element strides (row-major when None); byte_offset is in bytes. Validates: ValueError names the field and rule.
+        """
+
+    @property
+    def buffer(self) -> BufferDescriptor: ...
+
+    @property
+    def byte_offset(self) -> int: ...
+
+    @property
+    def ndims(self) -> int: ...
+
+    @property
+    def shapes(self) -> tuple: ...
+
+    @property
+    def strides(self) -> tuple: ...
+
+    @property
+    def dtype(self) -> DataType: ...
+
+    @property
+    def extent_bytes(self) -> int:
+        """Bytes from the view's first element to one past its last."""
+
+    def __eq__(self, arg: Tensor, /) -> bool: ...
+
+    def __hash__(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class ChipTensor:
+    """
+    A task argument as the chip runtime receives it: resolved address + view.
+    """
+
+    def __init__(self, addr: int, size: int, shapes: Sequence[int], dtype: DataType, strides: Sequence[int] | None = None, start_offset: int = 0, address_space: AddressSpace = AddressSpace.HOST) -> None:
+        """start_offset is in elements."""
+
+    @property
+    def addr(self) -> int: ...
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def start_offset(self) -> int: ...
+
+    @property
+    def ndims(self) -> int: ...
+
+    @property
+    def shapes(self) -> tuple: ...
+
+    @property
+    def strides(self) -> tuple: ...
+
+    @property
+    def dtype(self) -> DataType: ...
+
+    @property
+    def address_space(self) -> AddressSpace: ...
+
+    def __eq__(self, arg: ChipTensor, /) -> bool: ...
+
+    def __hash__(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class ChipStorageTaskArgs:
+    """
+    The L2 entry arguments: up to 256 ChipTensors, then up to 128 u64 scalars.
+    """
+
+    def __init__(self) -> None: ...
+
+    def add_tensor(self, tensor: ChipTensor) -> None: ...
+
+    def add_scalar(self, value: int) -> None: ...
+
+    @property
+    def tensor_count(self) -> int: ...
+
+    @property
+    def scalar_count(self) -> int: ...
+
+    def tensor(self, index: int) -> ChipTensor: ...
+
+    def scalar(self, index: int) -> int: ...
+
+class TaskArgs:
+    """
+    The L3+ argument list: Tensors with their tags, then u64 scalars. len() and [i] address the tensors.
+    """
+
+    def __init__(self) -> None: ...
+
+    def add_tensor(self, tensor: Tensor, tag: TensorArgType = TensorArgType.INPUT) -> None:
+        """
+        Validates the tensor and that its buffer grants what the tag needs; tensors before scalars.
+        """
+
+    def add_scalar(self, value: int) -> None: ...
+
+    def set_tag(self, index: int, tag: TensorArgType) -> None: ...
+
+    def tag(self, index: int) -> TensorArgType: ...
+
+    def scalar(self, index: int) -> int: ...
+
+    def check_access(self) -> None:
+        """Re-checks access ⊆ granted for every argument (what submit runs)."""
+
+    @property
+    def tensor_count(self) -> int: ...
+
+    @property
+    def scalar_count(self) -> int: ...
+
+    @property
+    def tags(self) -> list[TensorArgType]: ...
+
+    @property
+    def scalars(self) -> list[int]: ...
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, index: int) -> Tensor: ...
+
+    def __repr__(self) -> str: ...
+
+class DecodedTaskArgs:
+    """The tensors and scalars read back from an argument blob."""
+
+    @property
+    def tensors(self) -> list[Tensor]: ...
+
+    @property
+    def scalars(self) -> list[int]: ...
+
+def write_blob(args: TaskArgs) -> bytes:
+    """Serializes TaskArgs as an argument blob (tags do not cross)."""
+
+def read_blob(blob: bytes) -> DecodedTaskArgs:
+    """
+    Decodes an argument blob, validating the header and every tensor; all or nothing (ValueError).
+    """
+
+def blob_size(tensor_count: int, scalar_count: int) -> int: ...

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Regenerates the shipped type stub from the built extension (./dev setup first).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-.venv/bin/python}
+"$PY" -m nanobind.stubgen -q -m simpler._core -o python/simpler/_core.pyi
+echo "wrote python/simpler/_core.pyi"
