@@ -1,10 +1,12 @@
 """simpler: a hierarchical task runtime whose tasks name their data with typed,
 self-describing buffer handles and strided views instead of raw pointers.
 
-Everything public in simpler.buffer and simpler.task_interface is re-exported here."""
+Everything public in simpler.buffer, simpler.task_interface and simpler.deps is re-exported
+here."""
 
-from simpler import buffer, task_interface
+from simpler import buffer, deps, task_interface
 from simpler.buffer import *  # noqa: F403
+from simpler.deps import *  # noqa: F403
 from simpler.task_interface import *  # noqa: F403
 
-__all__ = sorted(set(buffer.__all__) | set(task_interface.__all__))
+__all__ = sorted(set(buffer.__all__) | set(deps.__all__) | set(task_interface.__all__))
