@@ -44,6 +44,7 @@ void per_task(benchmark::State& state, uint64_t tasks) {
 // complete 64 submits after they were submitted (a steady window of 64 live).
 void BM_SubmitTask(benchmark::State& state) {
     const auto nargs = static_cast<uint32_t>(state.range(0));
+    const bool validate = state.range(1) != 0;
     constexpr uint32_t N = 256, T = 32, WINDOW = 64;
     std::vector<BufferDescriptor> mats;
     for (uint64_t m = 0; m < 16; ++m) mats.push_back(backing(uint64_t{N} * N * 4, m + 1));
@@ -60,7 +61,9 @@ void BM_SubmitTask(benchmark::State& state) {
         for (uint32_t k = 0; k + 1 < nargs; ++k)
             if (args[i][k].buffer.identity == args[i][nargs - 1].buffer.identity) tags[i][k] = TT::NO_DEP;
     }
-    DependencyTracker tracker;
+    simpler::TrackerConfig config;
+    config.validate_tensors = validate;
+    DependencyTracker tracker(config);
     TaskId next = 0;
     uint64_t edges = 0;
     for (auto _ : state) {
@@ -72,7 +75,9 @@ void BM_SubmitTask(benchmark::State& state) {
     per_task(state, state.iterations());
     state.counters["edges_per_task"] = static_cast<double>(edges) / static_cast<double>(state.iterations());
 }
-BENCHMARK(BM_SubmitTask)->Arg(1)->Arg(4)->Arg(16);
+// Second argument: 1 runs validate_tensor on every argument at submit (the
+// default), 0 skips it (tensors validated when built).
+BENCHMARK(BM_SubmitTask)->ArgsProduct({{1, 4, 16}, {1, 0}})->ArgNames({"args", "validate"});
 
 // A chain: every task INOUT on the whole of one buffer; completes 64 behind.
 void BM_Chain(benchmark::State& state) {

@@ -1,12 +1,13 @@
 """simpler: a hierarchical task runtime whose tasks name their data with typed,
 self-describing buffer handles and strided views instead of raw pointers.
 
-Everything public in simpler.buffer and simpler.task_interface is re-exported here,
-with the runtime: Worker, Orchestrator, CallConfig, MappedArgs."""
+Everything public in simpler.buffer, simpler.task_interface and simpler.deps is
+re-exported here, with the runtime: Worker, Orchestrator, CallConfig, MappedArgs."""
 
-from simpler import buffer, task_interface
+from simpler import buffer, deps, task_interface
 from simpler.buffer import *  # noqa: F403
 from simpler.call_config import CallConfig
+from simpler.deps import *  # noqa: F403
 from simpler.orchestrator import Orchestrator
 from simpler.sub_worker import MappedArgs
 from simpler.task_interface import *  # noqa: F403
@@ -14,6 +15,7 @@ from simpler.worker import CallableHandle, Worker
 
 __all__ = sorted(
     set(buffer.__all__)
+    | set(deps.__all__)
     | set(task_interface.__all__)
     | {"CallConfig", "CallableHandle", "MappedArgs", "Orchestrator", "Worker"}
 )

@@ -314,6 +314,142 @@ def read_blob(blob: bytes) -> DecodedTaskArgs:
 
 def blob_size(tensor_count: int, scalar_count: int) -> int: ...
 
+class TensorOverlap(enum.Enum):
+    """Do two views of one backing share bytes? Only NONE drops an edge"""
+
+    NONE = 0
+
+    PARTIAL = 1
+
+    COVERED = 2
+
+class OverlapReason(enum.Enum):
+    """
+    Why an overlap answer is PARTIAL: SHARED_BYTES (proven) or the fallback that applied
+    """
+
+    NONE = 0
+
+    SHARED_BYTES = 1
+
+    DIFFERENT_DTYPE = 2
+
+    DIFFERENT_RANK = 3
+
+    DIFFERENT_STRIDES = 4
+
+    NOT_ROW_MAJOR = 5
+
+    OFF_LATTICE = 6
+
+    WRAPS_ROW = 7
+
+    WORK_CAP = 8
+
+OVERLAP_DEFAULT_WORK_CAP: int = 4096
+
+def overlap(probe: Tensor, entry: Tensor, exact_strides: bool = True, work_cap: int = 4096) -> tuple[TensorOverlap, OverlapReason]:
+    """
+    Overlap of two views: (NONE | PARTIAL | COVERED, reason). COVERED: the probe contains every byte of the entry. Views of different backings are NONE. exact_strides=False stops at the row-major model.
+    """
+
+HOST_SCOPE: int = -1
+
+class EdgeKind(enum.Enum):
+    """The rule that made an edge"""
+
+    READ_AFTER_WRITE = 0
+
+    WRITE_AFTER_WRITE = 1
+
+    WRITE_AFTER_READ = 2
+
+class EdgeExplanation:
+    """Why one edge exists: which arguments, which overlap answer"""
+
+    @property
+    def predecessor(self) -> int: ...
+
+    @property
+    def successor(self) -> int: ...
+
+    @property
+    def kind(self) -> EdgeKind: ...
+
+    @property
+    def successor_member(self) -> int: ...
+
+    @property
+    def successor_arg(self) -> int: ...
+
+    @property
+    def predecessor_member(self) -> int: ...
+
+    @property
+    def predecessor_arg(self) -> int: ...
+
+    @property
+    def successor_tag(self) -> TensorArgType: ...
+
+    @property
+    def predecessor_tag(self) -> TensorArgType: ...
+
+    @property
+    def identity(self) -> CanonicalIdentity: ...
+
+    @property
+    def scope(self) -> int: ...
+
+    @property
+    def overlap(self) -> TensorOverlap: ...
+
+    @property
+    def reason(self) -> OverlapReason: ...
+
+    @property
+    def proven(self) -> bool:
+        """
+        True when the edge rests on a proven shared byte; False for a fallback PARTIAL
+        """
+
+    def __repr__(self) -> str: ...
+
+class DependencyTracker:
+    """Infers a task's predecessors from its tensor arguments and tags"""
+
+    def __init__(self, exact_strides: bool = True, work_cap: int = 4096, record_explanations: bool = True) -> None: ...
+
+    def submit(self, task: int, tensors: Sequence[Tensor], tags: Sequence[TensorArgType], target_chip: int = -1) -> list[int]:
+        """
+        Submits a one-member task; returns its predecessors. ValueError (nothing recorded) on refusal.
+        """
+
+    def submit_group(self, task: int, members: Sequence[tuple[Sequence[Tensor], Sequence[TensorArgType], int]]) -> list[int]:
+        """
+        Submits one node of several members, each (tensors, tags, target_chip); returns its predecessors.
+        """
+
+    def complete(self, task: int) -> None:
+        """
+        Retires a task: its entries leave the tracker. IndexError when it is not live.
+        """
+
+    def explain(self, pred: int, succ: int) -> EdgeExplanation | None:
+        """Why pred -> succ exists, or None when there is no such edge"""
+
+    def edges_into(self, succ: int) -> list[EdgeExplanation]: ...
+
+    def is_live(self, task: int) -> bool: ...
+
+    @property
+    def live_tasks(self) -> int: ...
+
+    @property
+    def live_entries(self) -> int: ...
+
+    @property
+    def live_keys(self) -> int: ...
+
 class ImportRefused(ValueError):
     """
     An ImportRegistry refused a descriptor; the message starts with the ImportRefusal name.
@@ -486,3 +622,42 @@ class ImportRegistry:
 
     @property
     def stats(self) -> dict: ...
+
+class TaskKind(enum.Enum):
+    NEXT_LEVEL = 0
+
+    SUB = 1
+
+ANY_SUB_WORKER: int = -1
+
+class EngineWorker:
+    """
+    The C++ Worker: forked children fed through mailboxes by one scheduler thread.
+    """
+
+    def __init__(self, num_chips: int, num_sub_workers: int, chip_dispatch: object | None, sub_dispatch: object | None, task_timeout_s: float = 0.0, blob_capacity: int = 1048576) -> None: ...
+
+    def init(self) -> None:
+        """Forks every child (chips, then sub-workers), then starts the threads."""
+
+    def submit(self, kind: TaskKind, callable: int, members: Sequence[tuple[TaskArgs, int]], config: bytes) -> int:
+        """
+        Publishes a task of (TaskArgs, worker) members; ValueError on refusal, nothing recorded.
+        """
+
+    def wait(self) -> None:
+        """
+        Sleeps until every task has finished; RuntimeError names the first failure.
+        """
+
+    def close(self) -> None: ...
+
+    @property
+    def initialized(self) -> bool: ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    def child_status(self) -> list[str]: ...
+
+    def child_pids(self) -> list[int]: ...

@@ -32,7 +32,8 @@ std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const T
     }
     for (size_t m = 0; m < members.size(); ++m) {
         const std::span<ViewBox> boxes(boxes_.data() + member_box_base_[m], members[m].tensors.size());
-        SubmitRefusal r = check_member(static_cast<uint32_t>(m), members[m], boxes, config_.overlap);
+        SubmitRefusal r =
+            check_member(static_cast<uint32_t>(m), members[m], boxes, config_.overlap, config_.validate_tensors);
         if (!r.ok()) throw std::invalid_argument(format_refusal(task, r, members[m]));
     }
 

@@ -41,6 +41,7 @@ namespace simpler {
 struct TrackerConfig {
     OverlapOptions overlap;           // passed to every overlap() the tracker asks
     bool record_explanations = true;  // keep an EdgeExplanation per edge until the successor completes
+    bool validate_tensors = true;     // run validate_tensor on every argument at submit
 };
 
 class DependencyTracker {

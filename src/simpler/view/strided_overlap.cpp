@@ -88,6 +88,51 @@ bool same_canonical_form(const NestedView& p, const NestedView& e) noexcept {
     return true;
 }
 
+// Run starts of a view, in index order; false when there are more than `max`.
+bool list_runs(const NestedView& v, uint64_t* out, uint64_t max, uint64_t& n) noexcept {
+    n = v.run_count();
+    if (n > max) return false;
+    uint64_t k[MAX_TENSOR_DIMS] = {};
+    for (uint64_t r = 0; r < n; ++r) {
+        uint64_t at = v.base;
+        for (uint32_t i = 0; i < v.naxes; ++i) at += k[i] * v.stride[i];
+        out[r] = at;
+        for (uint32_t i = v.naxes; i-- > 0;) {
+            if (++k[i] < v.count[i]) break;
+            k[i] = 0;
+        }
+    }
+    return true;
+}
+
+// Two views whose axes interleave: both lists of runs, sorted, swept once.
+StridedDecision sweep_runs(const NestedView& p, const NestedView& e, uint64_t work_cap) noexcept {
+    StridedDecision d;
+    d.decided = true;
+    uint64_t a[SWEEP_MAX_RUNS], b[SWEEP_MAX_RUNS];
+    uint64_t na = 0, nb = 0;
+    const uint64_t max = std::min<uint64_t>(SWEEP_MAX_RUNS, work_cap / 2);
+    if (!list_runs(p, a, max, na) || !list_runs(e, b, max, nb)) {
+        d.reason = OverlapReason::WORK_CAP;
+        return d;
+    }
+    std::sort(a, a + na);
+    std::sort(b, b + nb);
+    d.steps = na + nb;
+    for (uint64_t i = 0, j = 0; i < na && j < nb;) {
+        if (a[i] + p.run <= b[j]) {
+            ++i;
+        } else if (b[j] + e.run <= a[i]) {
+            ++j;
+        } else {
+            d.reason = OverlapReason::SHARED_BYTES;
+            return d;
+        }
+    }
+    d.overlap = TensorOverlap::NONE;
+    return d;
+}
+
 }  // namespace
 
 StridedDecision strided_overlap(const NestedView& probe, const NestedView& entry, uint64_t work_cap) noexcept {
@@ -117,7 +162,9 @@ StridedDecision strided_overlap(const NestedView& probe, const NestedView& entry
         walked = &probe;
         query = &entry;
     } else {
-        return d;
+        const bool fits = saturating_add(probe.base, probe.span) != UINT64_MAX &&
+                          saturating_add(entry.base, entry.span) != UINT64_MAX;
+        return fits ? sweep_runs(probe, entry, work_cap) : d;
     }
     // A non-nested walked view may have saturated; it cannot be walked then.
     if (walked->span == UINT64_MAX || saturating_add(walked->base, walked->span) == UINT64_MAX) return d;

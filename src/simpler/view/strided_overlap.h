@@ -16,8 +16,12 @@
 // Bounded: every block visited and every query step counts against work_cap;
 // past it the answer is PARTIAL with reason WORK_CAP. A proven shared byte is
 // PARTIAL with SHARED_BYTES even when containment ran past the cap.
-// Does not decide: two views that are both not nested (their axes interleave)
-// and not split by the lattice test; the answer is then `undecided`.
+// Two views that are both not nested (their axes interleave) and not split by
+// the lattice test: the run starts of both (at most SWEEP_MAX_RUNS each, and
+// work_cap / 2) are listed, sorted and swept once; more runs -> WORK_CAP.
+// Containment is not decided for them (PARTIAL / SHARED_BYTES at best).
+// `decided` is false only for a view that is not valid (a default NestedView)
+// or whose byte span saturates 64 bits.
 #pragma once
 
 #include <cstdint>
@@ -27,8 +31,10 @@
 
 namespace simpler {
 
+inline constexpr uint64_t SWEEP_MAX_RUNS = 256;
+
 struct StridedDecision {
-    bool decided = false;                       // false: neither view is nested
+    bool decided = false;                       // false: a view is not valid or saturates
     TensorOverlap overlap = TensorOverlap::PARTIAL;
     OverlapReason reason = OverlapReason::NONE;  // SHARED_BYTES or WORK_CAP on a PARTIAL
     uint64_t steps = 0;                         // work spent

@@ -33,8 +33,10 @@ OverlapReason row_major_fit(const Tensor& t, uint32_t elem, uint64_t* origin) no
             origin[i] = rem / s;
             rem -= origin[i] * s;
         }
-        const uint64_t bound = i == 0 ? (t.buffer.nbytes >> shift) / t.strides[0] : ref[i];
-        if (origin[i] + t.shapes[i] > bound) return OverlapReason::WRAPS_ROW;
+        const uint64_t reach = origin[i] + t.shapes[i];
+        // Axis 0: reach <= A[0] = floor(floor(nbytes / elem) / strides[0]), checked by multiplying.
+        const bool fits = i == 0 ? saturating_mul(reach, s) <= (t.buffer.nbytes >> shift) : reach <= ref[i];
+        if (!fits) return OverlapReason::WRAPS_ROW;
     }
     return OverlapReason::NONE;
 }

@@ -68,3 +68,20 @@ TEST(RegionIndex, HugeRangesNearTheTopOfTheAddressSpace) {
     std::sort(got.begin(), got.end());
     EXPECT_EQ(got, (std::vector<uint32_t>{1, 2}));
 }
+
+TEST(RegionIndex, GrowsPastTheFlatArrayAndBackAgain) {
+    RegionIndex index;
+    const uint32_t n = RegionIndex::SMALL_LIMIT * 3;
+    for (int round = 0; round < 2; ++round) {
+        for (uint32_t i = 0; i < n; ++i) index.insert(i, uint64_t{i} * 10, uint64_t{i} * 10 + 10);
+        std::vector<uint32_t> got;
+        index.for_each_overlapping(95, 125, [&](const RegionIndex::Item& it) { got.push_back(it.id); });
+        std::sort(got.begin(), got.end());
+        EXPECT_EQ(got, (std::vector<uint32_t>{9, 10, 11, 12}));
+        for (uint32_t i = 0; i < n; ++i) EXPECT_TRUE(index.erase(i, uint64_t{i} * 10, uint64_t{i} * 10 + 10));
+        EXPECT_TRUE(index.empty());
+        int hits = 0;
+        index.for_each_overlapping(0, UINT64_MAX, [&](const RegionIndex::Item&) { ++hits; });
+        EXPECT_EQ(hits, 0);
+    }
+}

@@ -118,3 +118,15 @@ TEST(SubmitChecks, InvalidTensorsAndUnknownTagsAreRefused) {
     EXPECT_THROW(t.submit(1, ts, std::span<const TT>{}), std::invalid_argument);
     EXPECT_EQ(t.live_tasks(), 0u);
 }
+
+TEST(SubmitChecks, WithoutTensorValidationAnInvalidViewStillGetsItsEdges) {
+    simpler::TrackerConfig config;
+    config.validate_tensors = false;
+    DependencyTracker t(config);
+    const auto x = host_backing(256);
+    submit(t, 1, {block(x, 0, 4, 0, 16)}, {TT::OUTPUT});
+    Tensor bad = whole(x);
+    bad.dtype = 200;  // unknown: the box reaches everything and fits no exact model
+    EXPECT_EQ(submit(t, 2, {bad}, {TT::INPUT}), Preds{1});
+    EXPECT_EQ(submit(t, 3, {block(x, 12, 16, 0, 16)}, {TT::OUTPUT}), Preds{2});
+}

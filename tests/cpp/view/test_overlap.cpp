@@ -185,14 +185,19 @@ TEST(OverlapStrided, PastTheWorkCapTheAnswerIsPartialWithReason) {
     EXPECT_EQ(overlap(a, c, OverlapOptions{.work_cap = 4}), partial(OverlapReason::WORK_CAP));
 }
 
-TEST(OverlapStrided, InterleavedAxesOnBothSidesStayPartial) {
+TEST(OverlapStrided, InterleavedAxesOnBothSidesAreSweptWithinTheCap) {
     const auto x = backing(256);
-    // shape 4x4 with element strides (3, 2): its axes interleave, so it is not nested.
-    const Tensor a = view(x, {4, 4}, {3, 2});
-    const Tensor b = view(x, {4, 4}, {3, 2}, 100);
-    EXPECT_EQ(overlap(a, b), NONE);  // stage 1: ranges [0, 16) and [100, 116)
-    const Tensor c = view(x, {4, 4}, {2, 3}, 1);
-    EXPECT_EQ(overlap(a, c), partial(OverlapReason::DIFFERENT_STRIDES));
+    // Element strides (3, 5) over shape 4x4: the axes interleave, so neither view
+    // is nested, and gcd 1 leaves the lattice test nothing to split.
+    // a = {3i + 5j} = 0 3 5 6 8 9 10 11 13 14 15 16 18 19 21 24.
+    const Tensor a = view(x, {4, 4}, {3, 5});
+    const Tensor b = view(x, {3, 2}, {3, 5}, 17);  // 17 20 22 23 25 28
+    const Tensor c = view(x, {3, 2}, {3, 5}, 16);  // 16 19 21 22 24 27
+    EXPECT_EQ(overlap(a, b, BASE_MODEL), partial(OverlapReason::NOT_ROW_MAJOR));
+    EXPECT_EQ(overlap(a, b), NONE);
+    EXPECT_EQ(overlap(b, a), NONE);
+    EXPECT_EQ(overlap(a, c), SHARED);
+    EXPECT_EQ(overlap(a, b, OverlapOptions{.work_cap = 4}), partial(OverlapReason::WORK_CAP));
 }
 
 TEST(Overlap, DifferentBackingsNeverOverlap) {

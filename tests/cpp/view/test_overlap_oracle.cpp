@@ -183,6 +183,7 @@ TEST(OverlapOracle, NeverNoneWhenBytesAreSharedNeverCoveredWhenNotContained) {
     Generator gen(0x5eed'0003);
     Tally same_layout, other_base, other_exact;
     uint64_t sound_failures = 0, precision_failures = 0, proven_failures = 0;
+    uint64_t false_by_reason[16] = {};  // false edges with the extension, by reason
     const OverlapOptions base_model{.exact_strides = false};
     for (uint64_t n = 0; n < pairs; ++n) {
         const Generator::Parent p = gen.parent();
@@ -232,7 +233,10 @@ TEST(OverlapOracle, NeverNoneWhenBytesAreSharedNeverCoveredWhenNotContained) {
             if (base.overlap != TensorOverlap::NONE) ++t.false_edges;
             if (!in_model) {
                 ++other_exact.disjoint;
-                if (exact.overlap != TensorOverlap::NONE) ++other_exact.false_edges;
+                if (exact.overlap != TensorOverlap::NONE) {
+                    ++other_exact.false_edges;
+                    ++false_by_reason[static_cast<uint8_t>(exact.reason) & 15];
+                }
             }
             if (in_model && (base.overlap != TensorOverlap::NONE || exact.overlap != TensorOverlap::NONE) &&
                 ++precision_failures <= 5)
@@ -251,4 +255,9 @@ TEST(OverlapOracle, NeverNoneWhenBytesAreSharedNeverCoveredWhenNotContained) {
                 "different-stride extension %.4f%%\n",
                 static_cast<unsigned long long>(other_base.pairs), static_cast<unsigned long long>(other_base.disjoint),
                 100.0 * other_base.rate(), 100.0 * other_exact.rate());
+    for (uint8_t r = 0; r < 16; ++r)
+        if (false_by_reason[r] != 0)
+            std::printf("[oracle]   false edges left with reason %s: %llu\n",
+                        overlap_reason_name(static_cast<OverlapReason>(r)),
+                        static_cast<unsigned long long>(false_by_reason[r]));
 }
