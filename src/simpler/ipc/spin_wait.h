@@ -16,7 +16,9 @@
 //   - a wait that slept longer than max_spin halves the budget, down to
 //     min_spin (the peer is idle; spinning bought nothing); so does a wait
 //     that timed out after longer than max_spin.
-// With max_spin == 0 the waiter never spins (the cold regime).
+// With max_spin == 0 the waiter never spins (the cold regime). The budget is
+// counted from the first clock read, after a first round of 16 pauses (under a
+// microsecond) that reads no clock and leaves the budget as it is.
 #pragma once
 
 #include <algorithm>
