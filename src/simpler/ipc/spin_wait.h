@@ -1,7 +1,9 @@
 // The waiting policy: spin on a SharedWord for a budget, with a CPU pause in
 // the loop, then sleep on its futex. SpinPolicy is the configuration;
 // SpinWaiter holds one waiter's adaptive budget and counters (it lives in the
-// waiting process, never in shared memory, and belongs to one thread).
+// waiting process, never in shared memory, and belongs to one thread). The
+// watched word may hold any value a peer wrote; the waiter only compares it
+// with the value it last saw, and every wait is bounded by its deadline.
 //
 // A hand-off that lands while the waiter spins costs well under a microsecond;
 // one that has to wake a sleeping process costs ten to a few tens of
