@@ -28,6 +28,8 @@ struct WatchedChild {
 
 class ChildWatcher {
 public:
+    // Called on the watcher thread, once per exited child, with its index in
+    // the constructor's list; must not throw (the thread is noexcept).
     using OnExit = std::function<void(size_t index, int wait_status)>;
 
     // Duplicates the pidfds and starts the thread; std::runtime_error when a

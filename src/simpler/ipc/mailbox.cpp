@@ -192,9 +192,10 @@ TaskView Mailbox::begin_task() noexcept {
 }
 
 void Mailbox::finish_ok() noexcept {
+    // The message buffer is left alone: the parent reads it only on FAILED,
+    // and touching it would cost one more cache line per hand-off.
     frame_->error_code = 0;
     frame_->message_bytes = 0;
-    frame_->error_message[0] = '\0';
     frame_->completed_seq = task_seq_;
     state_ref(*frame_).store(static_cast<uint32_t>(MailboxState::DONE), std::memory_order_release);
     bump(*doorbell_);

@@ -96,7 +96,10 @@ public:
     // The in-flight task's result when there is one to report, nullopt while it
     // runs (or when nothing is in flight). Frees the lane on DONE/FAILED.
     std::optional<TaskResult> poll_result(Clock::time_point now) noexcept;
-    std::optional<TaskResult> poll_result() noexcept { return poll_result(Clock::now()); }
+    // Reads the clock only when the task has a deadline.
+    std::optional<TaskResult> poll_result() noexcept {
+        return poll_result(in_flight_ && deadline_ != NO_DEADLINE ? Clock::now() : Clock::time_point::min());
+    }
     // Sets the sticky shutdown word and wakes the child.
     void request_shutdown() noexcept;
     // Reaper thread: records that the child exited with `wait_status`. The

@@ -55,9 +55,7 @@ struct alignas(64) MailboxFrame {
     uint32_t shutdown;        // sticky: 0, then 1 forever
     uint32_t child_exited;    // 1 once the parent's reaper saw the child exit
     int32_t exit_status;      // raw wait status, meaningful when child_exited == 1
-    uint32_t _pad1;
-    uint64_t task_seq;        // the parent's id of the published task
-    uint8_t _pad2[32];
+    uint8_t _pad1[44];
     // Line 2: written by the child.
     uint32_t state;           // MailboxState
     int32_t error_code;       // TaskError when state == FAILED
@@ -65,10 +63,12 @@ struct alignas(64) MailboxFrame {
     uint32_t message_bytes;   // length of error_message without its NUL
     uint32_t _pad3;
     uint8_t _pad4[40];
-    // Task frame, written by the parent before TASK_READY.
+    // Task frame, written by the parent before TASK_READY (kept off line 1,
+    // which the idle child spins on, so a publication writes that line once).
     uint64_t callable_id;
     uint64_t blob_bytes;      // bytes of the blob area in use
-    uint8_t _pad5[48];
+    uint64_t task_seq;        // the parent's id of the published task
+    uint8_t _pad5[40];
     CallConfig config;
     // Written by the child before FAILED: NUL-terminated, truncated to fit.
     char error_message[ERROR_MESSAGE_BYTES];
@@ -84,13 +84,13 @@ static_assert(offsetof(MailboxFrame, request) == 64);
 static_assert(offsetof(MailboxFrame, shutdown) == 72);
 static_assert(offsetof(MailboxFrame, child_exited) == 76);
 static_assert(offsetof(MailboxFrame, exit_status) == 80);
-static_assert(offsetof(MailboxFrame, task_seq) == 88);
 static_assert(offsetof(MailboxFrame, state) == 128);
 static_assert(offsetof(MailboxFrame, error_code) == 132);
 static_assert(offsetof(MailboxFrame, completed_seq) == 136);
 static_assert(offsetof(MailboxFrame, message_bytes) == 144);
 static_assert(offsetof(MailboxFrame, callable_id) == 192);
 static_assert(offsetof(MailboxFrame, blob_bytes) == 200);
+static_assert(offsetof(MailboxFrame, task_seq) == 208);
 static_assert(offsetof(MailboxFrame, config) == 256);
 static_assert(offsetof(MailboxFrame, error_message) == 320);
 

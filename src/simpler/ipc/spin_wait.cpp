@@ -32,6 +32,18 @@ std::optional<uint32_t> SpinWaiter::wait_change(SharedWord& w, uint32_t seen, De
         ++stats_.spin_hits;
         return v;
     }
+    // A first round without reading the clock: a hot hand-off usually lands
+    // here, and a clock read costs about as much as the hand-off itself.
+    if (budget_.count() > 0) {
+        for (int i = 0; i < PAUSES_PER_CLOCK_READ; ++i) {
+            cpu_pause();
+            v = load_acquire(w);
+            if (v != seen) {
+                ++stats_.spin_hits;
+                return v;
+            }
+        }
+    }
     const Clock::time_point start = Clock::now();
     if (budget_.count() > 0) {
         const Clock::time_point spin_end = std::min(deadline, start + budget_);

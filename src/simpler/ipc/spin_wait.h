@@ -1,7 +1,9 @@
 // The waiting policy: spin on a SharedWord for a budget, with a CPU pause in
 // the loop, then sleep on its futex. SpinPolicy is the configuration;
 // SpinWaiter holds one waiter's adaptive budget and counters (it lives in the
-// waiting process, never in shared memory, and belongs to one thread).
+// waiting process, never in shared memory, and belongs to one thread). The
+// watched word may hold any value a peer wrote; the waiter only compares it
+// with the value it last saw, and every wait is bounded by its deadline.
 //
 // A hand-off that lands while the waiter spins costs well under a microsecond;
 // one that has to wake a sleeping process costs ten to a few tens of
@@ -16,7 +18,9 @@
 //   - a wait that slept longer than max_spin halves the budget, down to
 //     min_spin (the peer is idle; spinning bought nothing); so does a wait
 //     that timed out after longer than max_spin.
-// With max_spin == 0 the waiter never spins (the cold regime).
+// With max_spin == 0 the waiter never spins (the cold regime). The budget is
+// counted from the first clock read, after a first round of 16 pauses (under a
+// microsecond) that reads no clock and leaves the budget as it is.
 #pragma once
 
 #include <algorithm>

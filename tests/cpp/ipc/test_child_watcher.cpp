@@ -129,3 +129,23 @@ TEST(ChildWatcher, StopsPromptlyWithNoExits) {
     }
     EXPECT_LT(Clock::now() - t0, 2000ms);
 }
+
+TEST(ChildWatcher, ChildDeathWhileIdleRefusesTheNextPublish) {
+    Doorbell bell;
+    Mailbox mb(MailboxConfig{64}, bell);
+    ChildProcess child = ChildProcess::spawn([&mb] { return serve_echo(mb); });
+    ChildWatcher watcher({{child.pid(), child.pidfd()}}, [&mb, &bell](size_t, int status) {
+        mb.mark_child_exited(status);
+        bell.ring();
+    });
+    const uint32_t seen = bell.sequence();
+    ASSERT_TRUE(child.signal(SIGKILL));
+    SpinWaiter waiter(never_spin_policy());
+    ASSERT_TRUE(bell.wait_past(seen, waiter, after(10'000ms)).has_value()) << "the death never rang the doorbell";
+    EXPECT_FALSE(mb.usable());
+    EXPECT_EQ(mb.poll_result(), std::nullopt);  // nothing was in flight
+    uint64_t seq = 0;
+    EXPECT_EQ(mb.publish(1, CallConfig{}, {}, seq), PublishStatus::LANE_DEAD);
+    watcher.stop();
+    EXPECT_TRUE(child.wait_exit(after(10'000ms)).has_value());
+}

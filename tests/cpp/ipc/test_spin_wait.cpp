@@ -13,6 +13,18 @@
 using namespace simpler::ipc;
 using namespace ipc_test;
 
+namespace {
+
+// Returns once a waiter announced itself asleep on w (bounded by 10 s).
+void wait_for_sleeper(SharedWord& w) {
+    const auto deadline = after(10'000ms);
+    while (std::atomic_ref<uint32_t>(w.sleepers).load() == 0 && Clock::now() < deadline) {
+        std::this_thread::sleep_for(100us);
+    }
+}
+
+}  // namespace
+
 TEST(SpinPolicy, RejectsBoundsOutOfOrder) {
     EXPECT_THROW(SpinWaiter(SpinPolicy{10us, 20us, 30us, true}), std::invalid_argument);
     EXPECT_THROW(SpinWaiter(SpinPolicy{40us, 0us, 30us, true}), std::invalid_argument);
@@ -47,7 +59,7 @@ TEST(SpinWaiter, NeverSpinPolicyGoesStraightToSleep) {
     auto* w = new (region.data()) SharedWord{0, 0};
     SpinWaiter waiter(never_spin_policy());
     std::thread publisher([w] {
-        std::this_thread::sleep_for(5ms);
+        wait_for_sleeper(*w);
         bump(*w);
     });
     EXPECT_EQ(waiter.wait_change(*w, 0, after(10'000ms)), std::optional<uint32_t>(1));
@@ -70,6 +82,7 @@ TEST(SpinWaiter, AdaptiveBudgetGrowsWhenASleepEndedWithinTheMaximum) {
     auto* w = new (region.data()) SharedWord{0, 0};
     SpinWaiter waiter(SpinPolicy{0us, 0us, 5'000'000us, true});
     std::thread publisher([w] {
+        wait_for_sleeper(*w);
         std::this_thread::sleep_for(2ms);
         bump(*w);
     });
