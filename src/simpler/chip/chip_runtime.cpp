@@ -128,6 +128,7 @@ RunResult Runtime::run_adopted(OrchestrationFn orchestration) noexcept {
     temporaries_.clear();
     result.ok = !failed_;
     result.error = error_;
+    result.first_task_id = first_task_id_;
     result.tasks_submitted = next_task_id_ - first_task_id_;
     result.tasks_run = tasks_run_;
     return result;
@@ -221,6 +222,28 @@ bool Runtime::task_live_locked(uint64_t task_id, uint32_t slot) const noexcept {
     return h.task_id == task_id && h.state != static_cast<uint32_t>(SlotState::FREE);
 }
 
+uint64_t Runtime::scan_locked(std::vector<OverlapEntry>& list, TaskPayload& p, const Tensor* probe) noexcept {
+    TaskPayloadHeader& h = p.header;
+    uint64_t latest = NO_PRODUCER;
+    size_t kept = 0;
+    for (size_t k = 0; k < list.size(); ++k) {
+        const OverlapEntry e = list[k];
+        const bool own = e.task_id == h.task_id;
+        if (!own && !task_live_locked(e.task_id, e.slot)) continue;  // retired: drop
+        list[kept++] = e;
+        if (own || probe == nullptr || !views_may_overlap(*probe, ring_[e.slot].tensors[e.tensor_index])) continue;
+        if (latest == NO_PRODUCER || e.task_id > latest) latest = e.task_id;
+        if (link_mark_[e.slot] != h.task_id) {
+            link_mark_[e.slot] = h.task_id;
+            successors_[e.slot].push_back(h.slot);
+            ++h.fanin_total;
+            ++h.fanin_remaining;
+        }
+    }
+    list.resize(kept);
+    return latest;
+}
+
 void Runtime::link_dependencies_locked(TaskPayload& p) noexcept {
     TaskPayloadHeader& h = p.header;
     for (uint32_t i = 0; i < h.tensor_count; ++i) {
@@ -229,27 +252,23 @@ void Runtime::link_dependencies_locked(TaskPayload& p) noexcept {
         const bool writes = tag_writes(tag);
         Tensor& t = p.tensors[i];
         Backing& b = overlap_[t.addr];
-        uint64_t producer = NO_PRODUCER;
-        size_t kept = 0;
-        for (size_t k = 0; k < b.entries.size(); ++k) {
-            const OverlapEntry e = b.entries[k];
-            if (e.task_id != h.task_id && !task_live_locked(e.task_id, e.slot)) continue;  // retired: drop
-            b.entries[kept++] = e;
-            if (e.task_id == h.task_id || !(e.writes || writes)) continue;
-            if (!views_may_overlap(t, ring_[e.slot].tensors[e.tensor_index])) continue;
-            if (e.writes && (producer == NO_PRODUCER || e.task_id > producer)) producer = e.task_id;
-            if (link_mark_[e.slot] != h.task_id) {
-                link_mark_[e.slot] = h.task_id;
-                successors_[e.slot].push_back(h.slot);
-                ++h.fanin_total;
-                ++h.fanin_remaining;
-            }
+        // RAW / WAW: every task touching the view after an overlapping writer follows it.
+        t.producer_task = scan_locked(b.writers, p, &t);
+        if (writes) {
+            // WAR: a writer also follows every overlapping reader.
+            scan_locked(b.readers, p, &t);
+            b.readers_pruned_at = b.readers.size();
+        } else if (b.readers.size() >= 2 * b.readers_pruned_at + 64) {
+            scan_locked(b.readers, p, nullptr);  // prune only: readers never order readers
+            b.readers_pruned_at = b.readers.size();
         }
-        b.entries.resize(kept);
-        t.producer_task = producer;
         t.overlap_version = b.version;
-        if (writes) ++b.version;
-        b.entries.push_back(OverlapEntry{h.task_id, h.slot, i, writes});
+        if (writes) {
+            ++b.version;
+            b.writers.push_back(OverlapEntry{h.task_id, h.slot, i});
+        } else {
+            b.readers.push_back(OverlapEntry{h.task_id, h.slot, i});
+        }
     }
 }
 

@@ -41,6 +41,7 @@ struct RuntimeConfig {
 struct RunResult {
     bool ok = true;
     std::string error;           // empty when ok
+    uint64_t first_task_id = 0;    // task ids of this run are [first_task_id, first_task_id + tasks_submitted)
     uint64_t tasks_submitted = 0;
     uint64_t tasks_run = 0;      // kernels that ran (a failure skips the rest)
 };
@@ -78,11 +79,13 @@ private:
         uint64_t task_id;
         uint32_t slot;
         uint32_t tensor_index;
-        bool writes;
     };
+    // Live views of one backing, split so a reader scans only the writers.
     struct Backing {
-        std::vector<OverlapEntry> entries;
-        int32_t version = 0;   // writes recorded on this backing in this run
+        std::vector<OverlapEntry> writers;   // views named with a writing tag
+        std::vector<OverlapEntry> readers;   // views named INPUT
+        size_t readers_pruned_at = 0;        // readers.size() after the last prune
+        int32_t version = 0;                 // writes recorded on this backing in this run
     };
 
     void core_loop(uint32_t core_id) noexcept;
@@ -92,6 +95,10 @@ private:
     int32_t check_submit(uint32_t kernel_id, const Tensor* tensors, const int32_t* tags, uint32_t tensor_count,
                          const uint64_t* scalars, uint32_t scalar_count) noexcept;
     void link_dependencies_locked(TaskPayload& p) noexcept;
+    // Drops retired entries of `list`; when `probe` is set, links the task of
+    // `p` after every remaining entry whose view may overlap it and returns the
+    // latest such task id (NO_PRODUCER when none).
+    uint64_t scan_locked(std::vector<OverlapEntry>& list, TaskPayload& p, const Tensor* probe) noexcept;
 
     const KernelRegistry& registry_;
     DeviceArena& arena_;

@@ -29,11 +29,11 @@ struct Span {
 };
 Span g_spans[8];
 
-// Sleeps 60 ms and records its span in g_spans[scalar 0].
+// Sleeps 150 ms and records its span in g_spans[scalar 0].
 int32_t sleep_record(const KernelArgs* a) {
     const uint64_t i = a->scalars[0];
     g_spans[i].begin = Clock::now();
-    std::this_thread::sleep_for(60ms);
+    std::this_thread::sleep_for(150ms);
     g_spans[i].end = Clock::now();
     return CHIP_OK;
 }
@@ -48,6 +48,14 @@ int32_t count_kernel(const KernelArgs*) {
     return CHIP_OK;
 }
 
+uint64_t g_seen_producer[2];
+int32_t g_seen_version[2];
+int32_t record_meta(const KernelArgs* a) {
+    g_seen_producer[a->scalars[0]] = a->tensors[0].producer_task;
+    g_seen_version[a->scalars[0]] = a->tensors[0].overlap_version;
+    return CHIP_OK;
+}
+
 struct ChipRuntime : ::testing::Test {
     DeviceArena arena{1 << 24};
     KernelRegistry registry;
@@ -55,6 +63,7 @@ struct ChipRuntime : ::testing::Test {
         registry.add_kernel("test.sleep_record", sleep_record);
         registry.add_kernel("test.fail", fail_kernel);
         registry.add_kernel("test.count", count_kernel);
+        registry.add_kernel("test.record_meta", record_meta);
     }
 };
 
@@ -66,37 +75,60 @@ ChipStorageTaskArgs one_vector_arg() {
     return args;
 }
 
-// Two writers: halves [0,32) and [32,64) when g_disjoint, else the same [0,32).
+// Two tasks: halves [0,32) and [32,64) when g_disjoint, else the same [0,32),
+// tagged g_tags[0] and g_tags[1].
 bool g_disjoint = false;
-int32_t two_writers(const OrchestrationContext* ctx) {
+TensorArgType g_tags[2] = {TensorArgType::OUTPUT_EXISTING, TensorArgType::INOUT};
+int32_t two_tasks(const OrchestrationContext* ctx) {
     Orchestration o(ctx);
     uint32_t k = 0;
     if (o.kernel_id("test.sleep_record", &k) != CHIP_OK) return CHIP_ERR_NOT_FOUND;
     Tensor first{}, second{};
     make_row_tile(o.arg(0), 0, 32, first);
     make_row_tile(o.arg(0), g_disjoint ? 32 : 0, g_disjoint ? 64 : 32, second);
-    if (int32_t rc = o.submit(k, {{first, TensorArgType::OUTPUT_EXISTING}}, {0}); rc != CHIP_OK) return rc;
-    return o.submit(k, {{second, TensorArgType::INOUT}}, {1});
+    if (int32_t rc = o.submit(k, {{first, g_tags[0]}}, {0}); rc != CHIP_OK) return rc;
+    return o.submit(k, {{second, g_tags[1]}}, {1});
+}
+
+// Runs two_tasks with the given tags; true when the second started after the first ended.
+bool ran_in_order(const KernelRegistry& registry, DeviceArena& arena, bool disjoint, TensorArgType first,
+                  TensorArgType second) {
+    Runtime rt(registry, arena, RuntimeConfig{2, 16});
+    g_disjoint = disjoint;
+    g_tags[0] = first;
+    g_tags[1] = second;
+    const RunResult r = rt.run(two_tasks, one_vector_arg());
+    EXPECT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.tasks_run, 2u);
+    if (g_spans[1].begin >= g_spans[0].end) return true;
+    EXPECT_LT(g_spans[0].begin, g_spans[1].end) << "neither ordered nor concurrent";
+    return false;
 }
 
 }  // namespace
 
-TEST_F(ChipRuntime, OverlappingViewsRunInSubmissionOrder) {
-    Runtime rt(registry, arena, RuntimeConfig{2, 16});
-    g_disjoint = false;
-    const RunResult r = rt.run(two_writers, one_vector_arg());
-    ASSERT_TRUE(r.ok) << r.error;
-    EXPECT_EQ(r.tasks_run, 2u);
-    EXPECT_GE(g_spans[1].begin, g_spans[0].end);
+TEST_F(ChipRuntime, OverlappingWritesRunInSubmissionOrder) {
+    EXPECT_TRUE(ran_in_order(registry, arena, false, TensorArgType::OUTPUT_EXISTING, TensorArgType::INOUT));
+}
+
+TEST_F(ChipRuntime, AReaderWaitsForAnEarlierOverlappingWriter) {
+    EXPECT_TRUE(ran_in_order(registry, arena, false, TensorArgType::OUTPUT, TensorArgType::INPUT));
+}
+
+TEST_F(ChipRuntime, AWriterWaitsForAnEarlierOverlappingReader) {
+    EXPECT_TRUE(ran_in_order(registry, arena, false, TensorArgType::INPUT, TensorArgType::OUTPUT_EXISTING));
+}
+
+TEST_F(ChipRuntime, ReadersOfOneViewRunConcurrently) {
+    EXPECT_FALSE(ran_in_order(registry, arena, false, TensorArgType::INPUT, TensorArgType::INPUT));
+}
+
+TEST_F(ChipRuntime, NoDepArgumentsAreNotOrdered) {
+    EXPECT_FALSE(ran_in_order(registry, arena, false, TensorArgType::OUTPUT_EXISTING, TensorArgType::NO_DEP));
 }
 
 TEST_F(ChipRuntime, DisjointTilesRunConcurrently) {
-    Runtime rt(registry, arena, RuntimeConfig{2, 16});
-    g_disjoint = true;
-    const RunResult r = rt.run(two_writers, one_vector_arg());
-    ASSERT_TRUE(r.ok) << r.error;
-    EXPECT_LT(g_spans[1].begin, g_spans[0].end);
-    EXPECT_LT(g_spans[0].begin, g_spans[1].end);
+    EXPECT_FALSE(ran_in_order(registry, arena, true, TensorArgType::OUTPUT_EXISTING, TensorArgType::INOUT));
 }
 
 namespace {
@@ -229,4 +261,26 @@ TEST_F(ChipRuntime, IdleCoreThreadsUseNoCpu) {
     const double used = process_cpu_seconds() - before;
     ASSERT_GE(before, 0.0);
     EXPECT_LT(used, 0.02) << "idle chip used " << used << " s of CPU in 1 s";
+}
+
+namespace {
+int32_t writer_then_reader(const OrchestrationContext* ctx) {
+    Orchestration o(ctx);
+    uint32_t k = 0;
+    o.kernel_id("test.record_meta", &k);
+    if (int32_t rc = o.submit(k, {{o.arg(0), TensorArgType::OUTPUT}}, {0}); rc != CHIP_OK) return rc;
+    Tensor tile{};
+    make_row_tile(o.arg(0), 8, 16, tile);
+    return o.submit(k, {{tile, TensorArgType::INPUT}}, {1});
+}
+}  // namespace
+
+TEST_F(ChipRuntime, ATaskSeesItsProducerAndTheBackingsWriteCount) {
+    Runtime rt(registry, arena);
+    const RunResult r = rt.run(writer_then_reader, one_vector_arg());
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(g_seen_producer[0], NO_PRODUCER);
+    EXPECT_EQ(g_seen_version[0], 0);
+    EXPECT_EQ(g_seen_producer[1], r.first_task_id);  // the writer, the run's first task
+    EXPECT_EQ(g_seen_version[1], 1);
 }
