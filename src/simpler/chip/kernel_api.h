@@ -11,9 +11,11 @@
 #pragma once
 
 #include <cstdarg>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 
 #include "simpler/chip/status.h"
 #include "simpler/chip/tensor.h"
@@ -33,6 +35,13 @@ struct KernelArgs {
 };
 
 using KernelFn = int32_t (*)(const KernelArgs* args);
+
+static_assert(std::is_standard_layout_v<KernelArgs> && std::is_trivially_copyable_v<KernelArgs>);
+static_assert(sizeof(KernelArgs) == 40);
+static_assert(offsetof(KernelArgs, tensors) == 0 && offsetof(KernelArgs, scalars) == 8);
+static_assert(offsetof(KernelArgs, tensor_count) == 16 && offsetof(KernelArgs, scalar_count) == 20);
+static_assert(offsetof(KernelArgs, core_id) == 24 && offsetof(KernelArgs, error_capacity) == 28);
+static_assert(offsetof(KernelArgs, error) == 32);
 
 // Writes a printf-style message for the runtime to report with the kernel's
 // name and returns CHIP_ERR_KERNEL: `return kernel_fail(a, "bad shape %u", n);`.

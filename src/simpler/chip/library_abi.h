@@ -8,7 +8,9 @@
 // registering anything.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "simpler/chip/kernel_api.h"
 #include "simpler/chip/orchestration_api.h"
@@ -29,6 +31,12 @@ struct LibraryTable {
     uint32_t entry_count;
     const LibraryEntry* entries;
 };
+
+static_assert(std::is_standard_layout_v<LibraryEntry> && sizeof(LibraryEntry) == 32);
+static_assert(offsetof(LibraryEntry, kind) == 8 && offsetof(LibraryEntry, kernel) == 16);
+static_assert(offsetof(LibraryEntry, orchestration) == 24);
+static_assert(std::is_standard_layout_v<LibraryTable> && sizeof(LibraryTable) == 16);
+static_assert(offsetof(LibraryTable, entry_count) == 4 && offsetof(LibraryTable, entries) == 8);
 
 constexpr LibraryEntry kernel_entry(const char* name, KernelFn fn) noexcept {
     return LibraryEntry{name, LibraryEntryKind::KERNEL, fn, nullptr};

@@ -11,9 +11,11 @@
 #pragma once
 
 #include <cstdarg>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
+#include <type_traits>
 
 #include "simpler/chip/status.h"
 #include "simpler/chip/tensor.h"
@@ -47,6 +49,13 @@ struct OrchestrationContext {
 };
 
 using OrchestrationFn = int32_t (*)(const OrchestrationContext* ctx);
+
+static_assert(std::is_standard_layout_v<OrchestrationOps> && sizeof(OrchestrationOps) == 40);
+static_assert(offsetof(OrchestrationOps, kernel_id) == 8 && offsetof(OrchestrationOps, submit) == 16);
+static_assert(offsetof(OrchestrationOps, alloc_tensor) == 24 && offsetof(OrchestrationOps, fail) == 32);
+static_assert(std::is_standard_layout_v<OrchestrationContext> && sizeof(OrchestrationContext) == 48);
+static_assert(offsetof(OrchestrationContext, tensors) == 16 && offsetof(OrchestrationContext, scalars) == 24);
+static_assert(offsetof(OrchestrationContext, tensor_count) == 32 && offsetof(OrchestrationContext, core_count) == 40);
 
 // One tagged argument of a submit.
 struct TaskArg {
