@@ -117,6 +117,16 @@ TEST_P(StdKernels, CopyOfInt16IntoATransposedDestination) {
         for (uint32_t j = 0; j < N; ++j) ASSERT_EQ(dst[j * M + i], src[i * N + j]);
 }
 
+TEST_P(StdKernels, CopyOfAPermutedThreeDimensionalView) {
+    // src stored [5, 4, 3] row-major, read as [3, 4, 5] (axes reversed); dst dense [3, 4, 5].
+    auto src = ramp(60, 1.0f);
+    std::vector<float> dst(60, 0.0f);
+    run("std.copy", {view(src.data(), 240, 0, {3, 4, 5}, {1, 3, 12}), dense(dst, {3, 4, 5})}, {IN, OUT});
+    for (uint32_t i = 0; i < 3; ++i)
+        for (uint32_t j = 0; j < 4; ++j)
+            for (uint32_t k = 0; k < 5; ++k) ASSERT_FLOAT_EQ(dst[i * 20 + j * 5 + k], src[k * 12 + j * 3 + i]);
+}
+
 TEST_P(StdKernels, VectorAddOfInt32) {
     std::vector<int32_t> a(50), b(50), c(50, 0);
     for (int i = 0; i < 50; ++i) a[i] = i * 7, b[i] = -i;
