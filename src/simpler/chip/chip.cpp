@@ -1,0 +1,41 @@
+#include "simpler/chip/chip.h"
+
+#include <exception>
+
+namespace simpler::chip {
+namespace {
+
+RunResult failed(std::string message) {
+    RunResult r;
+    r.ok = false;
+    r.error = std::move(message);
+    return r;
+}
+
+}  // namespace
+
+Chip::Chip(ChipConfig config)
+    : config_(config), arena_(config.arena_bytes), registry_(), runtime_(registry_, arena_, config.runtime) {
+    if (config_.standard_library) register_standard_library(registry_);
+}
+
+RunResult Chip::run(const std::string& orchestration, const ChipStorageTaskArgs& args,
+                    std::span<const TensorArgType> tags) noexcept {
+    const OrchestrationFn fn = registry_.orchestration(orchestration);
+    if (fn == nullptr) return failed("no chip orchestration named '" + orchestration + "' is registered");
+    return run(fn, args, tags);
+}
+
+RunResult Chip::run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args,
+                    std::span<const TensorArgType> tags) noexcept {
+    try {
+        StagedArgs staged = stage_in(args, tags, arena_, config_.staging);
+        RunResult result = runtime_.run(orchestration, staged.device_args());
+        if (result.ok) staged.copy_back();
+        return result;
+    } catch (const std::exception& e) {
+        return failed(std::string("chip run: ") + e.what());
+    }
+}
+
+}  // namespace simpler::chip

@@ -1,0 +1,58 @@
+// Chip: one simulated chip, the in-process API the chip child process drives —
+// its device arena, its kernel / orchestration registry (the standard set
+// preloaded), and its runtime with its core threads. run() stages host-space
+// arguments into the arena (unless the chip is zero-copy), runs a chip
+// orchestration to completion, copies written views back, and frees the staged
+// copies.
+//
+// Owns all three parts; members are built in dependency order (arena and
+// registry before the runtime that borrows them). Register libraries before the
+// first run. run() is noexcept: every failure — bad arguments, arena
+// exhaustion, an unknown orchestration, a kernel error — comes back as a
+// RunResult with a message, and the chip stays usable for the next run. A
+// failed run leaves host outputs as they were.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "simpler/chip/chip_runtime.h"
+#include "simpler/chip/device_arena.h"
+#include "simpler/chip/kernel_registry.h"
+#include "simpler/chip/staging.h"
+
+namespace simpler::chip {
+
+struct ChipConfig {
+    uint64_t arena_bytes = DEVICE_ARENA_DEFAULT_BYTES;
+    RuntimeConfig runtime;
+    StagingMode staging = StagingMode::STAGE;
+    bool standard_library = true;  // register the standard kernels and orchestrations
+};
+
+class Chip {
+public:
+    // Throws what DeviceArena and Runtime throw for a bad config.
+    explicit Chip(ChipConfig config = {});
+
+    [[nodiscard]] DeviceArena& arena() noexcept { return arena_; }
+    [[nodiscard]] KernelRegistry& registry() noexcept { return registry_; }
+    [[nodiscard]] Runtime& runtime() noexcept { return runtime_; }
+    [[nodiscard]] const ChipConfig& config() const noexcept { return config_; }
+
+    // Runs the orchestration registered as `orchestration` on `args`; `tags`
+    // holds one tag per tensor (they drive staging).
+    RunResult run(const std::string& orchestration, const ChipStorageTaskArgs& args,
+                  std::span<const TensorArgType> tags) noexcept;
+    RunResult run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args,
+                  std::span<const TensorArgType> tags) noexcept;
+
+private:
+    ChipConfig config_;
+    DeviceArena arena_;
+    KernelRegistry registry_;
+    Runtime runtime_;
+};
+
+}  // namespace simpler::chip

@@ -1,0 +1,378 @@
+#include "simpler/chip/chip_runtime.h"
+
+#include <cstdio>
+#include <exception>
+#include <stdexcept>
+
+#include "simpler/chip/view_overlap.h"
+
+namespace simpler::chip {
+namespace {
+
+int32_t op_kernel_id(void* rt, const char* name, uint32_t* out) {
+    auto* self = static_cast<Runtime*>(rt);
+    if (out == nullptr) return CHIP_ERR_INVALID_ARGUMENT;
+    if (self->registry().find_kernel(name, out)) return CHIP_OK;
+    char msg[200];
+    std::snprintf(msg, sizeof msg, "no kernel named '%.120s' is registered", name ? name : "(null)");
+    self->fail(msg);
+    return CHIP_ERR_NOT_FOUND;
+}
+int32_t op_submit(void* rt, uint32_t kernel_id, const Tensor* tensors, const int32_t* tags, uint32_t tensor_count,
+                  const uint64_t* scalars, uint32_t scalar_count) {
+    return static_cast<Runtime*>(rt)->submit(kernel_id, tensors, tags, tensor_count, scalars, scalar_count);
+}
+int32_t op_alloc_tensor(void* rt, const uint32_t* shapes, uint32_t ndims, uint8_t dtype, Tensor* out) {
+    return static_cast<Runtime*>(rt)->alloc_tensor(shapes, ndims, dtype, out);
+}
+void op_fail(void* rt, const char* message) {
+    static_cast<Runtime*>(rt)->fail(message);
+}
+
+constexpr OrchestrationOps OPS{CHIP_ABI_VERSION, 0, op_kernel_id, op_submit, op_alloc_tensor, op_fail};
+
+}  // namespace
+
+Runtime::Runtime(const KernelRegistry& registry, DeviceArena& arena, RuntimeConfig config)
+    : registry_(registry), arena_(arena), config_(config), entry_(std::make_unique<EntryArgs>()) {
+    if (config_.core_threads < 1 || config_.core_threads > 256)
+        throw std::invalid_argument("RuntimeConfig.core_threads: must be in [1, 256] (got " +
+                                    std::to_string(config_.core_threads) + ")");
+    if (config_.ring_slots < 2 || config_.ring_slots > (1u << 20))
+        throw std::invalid_argument("RuntimeConfig.ring_slots: must be in [2, 1048576] (got " +
+                                    std::to_string(config_.ring_slots) + ")");
+    entry_->clear();
+    ring_.resize(config_.ring_slots);
+    for (uint32_t i = 0; i < config_.ring_slots; ++i) {
+        ring_[i].header.slot = i;
+        ring_[i].header.state = static_cast<uint32_t>(SlotState::FREE);
+    }
+    successors_.resize(config_.ring_slots);
+    link_mark_.assign(config_.ring_slots, UINT64_MAX);
+    for (uint32_t c = 0; c < config_.core_threads; ++c) cores_.emplace_back([this, c] { core_loop(c); });
+}
+
+Runtime::~Runtime() {
+    std::lock_guard<std::mutex> run_lock(run_mu_);
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        stop_ = true;
+    }
+    work_cv_.notify_all();
+    for (std::thread& t : cores_) t.join();
+}
+
+ValidationError Runtime::set_orch_args(const ChipStorageTaskArgs& args) noexcept {
+    if (args.tensor_count < 0 || args.tensor_count > CHIP_MAX_TENSOR_ARGS)
+        return ValidationError::fail("ChipStorageTaskArgs", "tensor_count", "must be in [0, 256]",
+                                     static_cast<uint64_t>(static_cast<int64_t>(args.tensor_count)))
+            .as_signed();
+    if (args.scalar_count < 0 || args.scalar_count > CHIP_MAX_SCALAR_ARGS)
+        return ValidationError::fail("ChipStorageTaskArgs", "scalar_count", "must be in [0, 128]",
+                                     static_cast<uint64_t>(static_cast<int64_t>(args.scalar_count)))
+            .as_signed();
+    for (int32_t i = 0; i < args.tensor_count; ++i) {
+        if (ValidationError e = validate_chip_tensor(args.tensors[i]); !e.ok()) return e.at_element(i);
+    }
+    entry_->clear();
+    for (int32_t i = 0; i < args.tensor_count; ++i) {
+        (void)adopt_chip_tensor(args.tensors[i], entry_->tensors[i]);
+    }
+    entry_->tensor_count = args.tensor_count;
+    for (int32_t i = 0; i < args.scalar_count; ++i) entry_->scalars[i] = args.scalars[i];
+    entry_->scalar_count = args.scalar_count;
+    return {};
+}
+
+RunResult Runtime::run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args) noexcept {
+    if (ValidationError e = set_orch_args(args); !e.ok()) {
+        RunResult r;
+        r.ok = false;
+        r.error = "chip entry arguments: " + e.message();
+        return r;
+    }
+    return run_adopted(orchestration);
+}
+
+RunResult Runtime::run_adopted(OrchestrationFn orchestration) noexcept {
+    std::lock_guard<std::mutex> run_lock(run_mu_);
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        failed_ = false;
+        error_.clear();
+        tasks_run_ = 0;
+        first_task_id_ = next_task_id_;  // task ids keep increasing across runs
+    }
+    int32_t rc = CHIP_ERR_INVALID_ARGUMENT;
+    if (orchestration == nullptr) {
+        fail("no chip orchestration given");
+    } else {
+        const OrchestrationContext ctx{&OPS,           this, entry_->tensors, entry_->scalars, entry_->tensor_count,
+                                       entry_->scalar_count, config_.core_threads, 0};
+        try {
+            rc = orchestration(&ctx);
+        } catch (const std::exception& e) {
+            fail((std::string("chip orchestration threw: ") + e.what()).c_str());
+        } catch (...) {
+            fail("chip orchestration threw a non-standard exception");
+        }
+    }
+    RunResult result;
+    std::unique_lock<std::mutex> lock(mu_);
+    if (rc != CHIP_OK && !failed_)
+        record_error_locked("chip orchestration returned status " + std::to_string(rc) + " (" +
+                            chip_status_name(rc) + ")");
+    done_cv_.wait(lock, [this] { return in_flight_ == 0; });
+    overlap_.clear();
+    for (uint64_t addr : temporaries_) arena_.try_free(addr);
+    temporaries_.clear();
+    result.ok = !failed_;
+    result.error = error_;
+    result.first_task_id = first_task_id_;
+    result.tasks_submitted = next_task_id_ - first_task_id_;
+    result.tasks_run = tasks_run_;
+    return result;
+}
+
+void Runtime::fail(const char* message) noexcept {
+    std::lock_guard<std::mutex> lock(mu_);
+    record_error_locked(std::string("chip orchestration: ") + (message ? message : "(no message)"));
+}
+
+void Runtime::record_error_locked(std::string message) noexcept {
+    if (failed_) return;
+    failed_ = true;
+    error_ = std::move(message);
+}
+
+int32_t Runtime::check_submit(uint32_t kernel_id, const Tensor* tensors, const int32_t* tags, uint32_t tensor_count,
+                              const uint64_t* scalars, uint32_t scalar_count) noexcept {
+    char msg[320];
+    const char* kname = registry_.kernel_name(kernel_id);
+    if (registry_.kernel(kernel_id) == nullptr) {
+        std::snprintf(msg, sizeof msg, "submit: unknown kernel id %u (%u registered)", kernel_id,
+                      registry_.kernel_count());
+    } else if (tensor_count > static_cast<uint32_t>(CORE_MAX_TENSOR_ARGS) ||
+               scalar_count > static_cast<uint32_t>(CORE_MAX_SCALAR_ARGS)) {
+        std::snprintf(msg, sizeof msg, "submit of kernel '%s': %u tensors / %u scalars exceed the caps %d / %d",
+                      kname, tensor_count, scalar_count, CORE_MAX_TENSOR_ARGS, CORE_MAX_SCALAR_ARGS);
+    } else if ((tensor_count > 0 && (tensors == nullptr || tags == nullptr)) ||
+               (scalar_count > 0 && scalars == nullptr)) {
+        std::snprintf(msg, sizeof msg, "submit of kernel '%s': null argument array", kname);
+    } else {
+        for (uint32_t i = 0; i < tensor_count; ++i) {
+            if (!is_known_tag(static_cast<TensorArgType>(tags[i]))) {
+                std::snprintf(msg, sizeof msg, "submit of kernel '%s': tensor[%u]: unknown tag %d", kname, i, tags[i]);
+                fail(msg);
+                return CHIP_ERR_INVALID_ARGUMENT;
+            }
+            const ValidationError e = validate_chip_tensor(to_chip_tensor(tensors[i]));
+            if (!e.ok()) {
+                std::snprintf(msg, sizeof msg, "submit of kernel '%s': tensor[%u]: %s", kname, i,
+                              e.message().c_str());
+                fail(msg);
+                return CHIP_ERR_INVALID_ARGUMENT;
+            }
+        }
+        return CHIP_OK;
+    }
+    fail(msg);
+    return CHIP_ERR_INVALID_ARGUMENT;
+}
+
+int32_t Runtime::submit(uint32_t kernel_id, const Tensor* tensors, const int32_t* tags, uint32_t tensor_count,
+                        const uint64_t* scalars, uint32_t scalar_count) noexcept {
+    if (const int32_t rc = check_submit(kernel_id, tensors, tags, tensor_count, scalars, scalar_count); rc != CHIP_OK)
+        return rc;
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [this] {
+        return failed_ || ring_[ring_head_].header.state == static_cast<uint32_t>(SlotState::FREE);
+    });
+    if (failed_) return CHIP_ERR_RUN_FAILED;
+    const uint32_t slot = ring_head_;
+    ring_head_ = (ring_head_ + 1) % config_.ring_slots;
+    TaskPayload& p = ring_[slot];
+    TaskPayloadHeader& h = p.header;
+    h.task_id = next_task_id_++;
+    h.kernel_id = kernel_id;
+    h.tensor_count = tensor_count;
+    h.scalar_count = scalar_count;
+    h.fanin_total = 0;
+    h.fanin_remaining = 0;
+    h.state = static_cast<uint32_t>(SlotState::PENDING);
+    for (uint32_t i = 0; i < tensor_count; ++i) {
+        p.tensors[i] = tensors[i];
+        refresh_derived(p.tensors[i]);
+        h.tags[i] = tags[i];
+    }
+    for (uint32_t i = 0; i < scalar_count; ++i) p.scalars[i] = scalars[i];
+    successors_[slot].clear();
+    ++in_flight_;
+    link_dependencies_locked(p);
+    if (h.fanin_remaining == 0) {
+        h.state = static_cast<uint32_t>(SlotState::READY);
+        ready_.push_back(slot);
+        work_cv_.notify_one();
+    }
+    return CHIP_OK;
+}
+
+bool Runtime::task_live_locked(uint64_t task_id, uint32_t slot) const noexcept {
+    const TaskPayloadHeader& h = ring_[slot].header;
+    return h.task_id == task_id && h.state != static_cast<uint32_t>(SlotState::FREE);
+}
+
+uint64_t Runtime::scan_locked(std::vector<OverlapEntry>& list, TaskPayload& p, const Tensor* probe) noexcept {
+    TaskPayloadHeader& h = p.header;
+    uint64_t latest = NO_PRODUCER;
+    size_t kept = 0;
+    for (size_t k = 0; k < list.size(); ++k) {
+        const OverlapEntry e = list[k];
+        const bool own = e.task_id == h.task_id;
+        if (!own && !task_live_locked(e.task_id, e.slot)) continue;  // retired: drop
+        list[kept++] = e;
+        if (own || probe == nullptr || !views_may_overlap(*probe, ring_[e.slot].tensors[e.tensor_index])) continue;
+        if (latest == NO_PRODUCER || e.task_id > latest) latest = e.task_id;
+        if (link_mark_[e.slot] != h.task_id) {
+            link_mark_[e.slot] = h.task_id;
+            successors_[e.slot].push_back(h.slot);
+            ++h.fanin_total;
+            ++h.fanin_remaining;
+        }
+    }
+    list.resize(kept);
+    return latest;
+}
+
+void Runtime::link_dependencies_locked(TaskPayload& p) noexcept {
+    TaskPayloadHeader& h = p.header;
+    for (uint32_t i = 0; i < h.tensor_count; ++i) {
+        const auto tag = static_cast<TensorArgType>(h.tags[i]);
+        if (tag == TensorArgType::NO_DEP) continue;
+        const bool writes = tag_writes(tag);
+        Tensor& t = p.tensors[i];
+        Backing& b = overlap_[t.addr];
+        // RAW / WAW: every task touching the view after an overlapping writer follows it.
+        t.producer_task = scan_locked(b.writers, p, &t);
+        if (writes) {
+            // WAR: a writer also follows every overlapping reader.
+            scan_locked(b.readers, p, &t);
+            b.readers_pruned_at = b.readers.size();
+        } else if (b.readers.size() >= 2 * b.readers_pruned_at + 64) {
+            scan_locked(b.readers, p, nullptr);  // prune only: readers never order readers
+            b.readers_pruned_at = b.readers.size();
+        }
+        t.overlap_version = b.version;
+        if (writes) {
+            ++b.version;
+            b.writers.push_back(OverlapEntry{h.task_id, h.slot, i});
+        } else {
+            b.readers.push_back(OverlapEntry{h.task_id, h.slot, i});
+        }
+    }
+}
+
+void Runtime::finish_task_locked(uint32_t slot) noexcept {
+    for (uint32_t s : successors_[slot]) {
+        TaskPayloadHeader& q = ring_[s].header;
+        if (--q.fanin_remaining == 0) {
+            q.state = static_cast<uint32_t>(SlotState::READY);
+            ready_.push_back(s);
+            work_cv_.notify_one();
+        }
+    }
+    successors_[slot].clear();
+    ring_[slot].header.state = static_cast<uint32_t>(SlotState::FREE);
+    --in_flight_;
+    done_cv_.notify_all();
+}
+
+void Runtime::core_loop(uint32_t core_id) noexcept {
+    char error[KERNEL_ERROR_CAPACITY];
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+        work_cv_.wait(lock, [this] { return stop_ || !ready_.empty(); });
+        if (ready_.empty()) return;  // stop_
+        const uint32_t slot = ready_.front();
+        ready_.pop_front();
+        TaskPayload& p = ring_[slot];
+        p.header.state = static_cast<uint32_t>(SlotState::RUNNING);
+        const bool skip = failed_;
+        const uint32_t kernel_id = p.header.kernel_id;
+        const uint64_t task_id = p.header.task_id;
+        lock.unlock();
+        int32_t rc = CHIP_OK;
+        error[0] = '\0';
+        if (!skip) {
+            const KernelArgs args{p.tensors, p.scalars, p.header.tensor_count, p.header.scalar_count,
+                                  core_id,   KERNEL_ERROR_CAPACITY, error};
+            try {
+                rc = registry_.kernel(kernel_id)(&args);
+            } catch (const std::exception& e) {
+                rc = CHIP_ERR_KERNEL;
+                std::snprintf(error, sizeof error, "threw: %s", e.what());
+            } catch (...) {
+                rc = CHIP_ERR_KERNEL;
+                std::snprintf(error, sizeof error, "threw a non-standard exception");
+            }
+        }
+        lock.lock();
+        if (!skip) ++tasks_run_;
+        if (rc != CHIP_OK) {
+            error[KERNEL_ERROR_CAPACITY - 1] = '\0';
+            std::string msg = std::string("kernel '") + registry_.kernel_name(kernel_id) + "' (task " +
+                              std::to_string(task_id) + ") failed: ";
+            msg += error[0] != '\0' ? std::string(error)
+                                    : "returned status " + std::to_string(rc) + " (" + chip_status_name(rc) + ")";
+            record_error_locked(std::move(msg));
+            done_cv_.notify_all();
+        }
+        finish_task_locked(slot);
+    }
+}
+
+int32_t Runtime::alloc_tensor(const uint32_t* shapes, uint32_t ndims, uint8_t dtype, Tensor* out) noexcept {
+    char msg[200];
+    const uint32_t elem = data_type_element_size(dtype);
+    if (out == nullptr || shapes == nullptr || ndims < 1 || ndims > MAX_TENSOR_DIMS || elem == 0) {
+        std::snprintf(msg, sizeof msg, "alloc_tensor: needs 1 <= ndims <= 5 and a known dtype (got ndims %u, dtype %u)",
+                      ndims, dtype);
+        fail(msg);
+        return CHIP_ERR_INVALID_ARGUMENT;
+    }
+    Tensor t{};
+    uint64_t count = 1;
+    for (uint32_t i = ndims; i-- > 0;) {
+        if (shapes[i] == 0 || count > UINT32_MAX) {
+            std::snprintf(msg, sizeof msg, "alloc_tensor: shapes[%u] must be > 0 and strides must fit u32", i);
+            fail(msg);
+            return CHIP_ERR_INVALID_ARGUMENT;
+        }
+        t.shapes[i] = shapes[i];
+        t.strides[i] = static_cast<uint32_t>(count);
+        count = saturating_mul(count, shapes[i]);
+    }
+    const uint64_t nbytes = saturating_mul(count, elem);
+    const uint64_t addr = nbytes == UINT64_MAX ? 0 : arena_.try_alloc(nbytes);
+    if (addr == 0) {
+        std::snprintf(msg, sizeof msg, "alloc_tensor: the device arena cannot fit %llu bytes",
+                      static_cast<unsigned long long>(nbytes));
+        fail(msg);
+        return CHIP_ERR_OUT_OF_MEMORY;
+    }
+    t.addr = addr;
+    t.size = nbytes;
+    t.ndims = ndims;
+    t.dtype = dtype;
+    t.address_space = 1;  // DEVICE
+    t.producer_task = NO_PRODUCER;
+    refresh_derived(t);
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        temporaries_.push_back(addr);
+    }
+    *out = t;
+    return CHIP_OK;
+}
+
+}  // namespace simpler::chip

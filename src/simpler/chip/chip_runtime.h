@@ -1,0 +1,129 @@
+// Runtime: the simulated chip's task runtime. set_orch_args adopts each
+// ChipTensor of the entry arguments into a working tensor; run() calls a chip
+// orchestration on the caller's thread, which submits kernel tasks; each task
+// takes a slot of a ring of TaskPayloads, is ordered against earlier tasks by an
+// overlap map keyed on the backing's resolved address (RAW / WAW / WAR on
+// overlapping views, views_may_overlap), and runs on one of a few core threads
+// once its predecessors completed. run() returns when every submitted task has
+// finished, or with the first error (a kernel's failure names the kernel, the
+// task and the kernel's message; tasks not yet started are then skipped).
+//
+// Owns its core threads and the ring; borrows the registry and the arena (for
+// device temporaries, freed when the run ends). Trusts nothing an orchestration
+// submits: every tensor, tag, count and kernel id is checked and refused with a
+// message. One run at a time (a second concurrent run waits). The dispatch path
+// is noexcept; core threads sleep on a condition variable while there is no
+// work, so an idle chip burns no CPU.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "simpler/chip/device_arena.h"
+#include "simpler/chip/entry_args.h"
+#include "simpler/chip/kernel_registry.h"
+#include "simpler/chip/task_payload.h"
+
+namespace simpler::chip {
+
+struct RuntimeConfig {
+    uint32_t core_threads = 2;   // kernels run concurrently on this many threads (>= 1)
+    uint32_t ring_slots = 256;   // task payload slots; a submit waits while the ring is full (>= 2)
+};
+
+struct RunResult {
+    bool ok = true;
+    std::string error;           // empty when ok
+    uint64_t first_task_id = 0;    // task ids of this run are [first_task_id, first_task_id + tasks_submitted)
+    uint64_t tasks_submitted = 0;
+    uint64_t tasks_run = 0;      // kernels that ran (a failure skips the rest)
+};
+
+class Runtime {
+public:
+    // Starts the core threads. Throws std::invalid_argument for a config out of range.
+    Runtime(const KernelRegistry& registry, DeviceArena& arena, RuntimeConfig config = {});
+    ~Runtime();  // stops and joins the core threads (waits for a run in flight)
+    Runtime(const Runtime&) = delete;
+    Runtime& operator=(const Runtime&) = delete;
+
+    // Adopts every ChipTensor of `args` into the entry arguments. A refused
+    // tensor (validate_chip_tensor) leaves the previous entry arguments intact;
+    // the error names the argument index.
+    ValidationError set_orch_args(const ChipStorageTaskArgs& args) noexcept;
+    [[nodiscard]] const EntryArgs& entry_args() const noexcept { return *entry_; }
+
+    // set_orch_args(args), then the orchestration, then waits for every task.
+    RunResult run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args) noexcept;
+    // As run(), on the entry arguments already set.
+    RunResult run_adopted(OrchestrationFn orchestration) noexcept;
+
+    [[nodiscard]] uint32_t core_count() const noexcept { return config_.core_threads; }
+    [[nodiscard]] const KernelRegistry& registry() const noexcept { return registry_; }
+
+    // The orchestration ops (also reachable through OrchestrationOps).
+    int32_t submit(uint32_t kernel_id, const Tensor* tensors, const int32_t* tags, uint32_t tensor_count,
+                   const uint64_t* scalars, uint32_t scalar_count) noexcept;
+    int32_t alloc_tensor(const uint32_t* shapes, uint32_t ndims, uint8_t dtype, Tensor* out) noexcept;
+    void fail(const char* message) noexcept;
+
+private:
+    struct OverlapEntry {
+        uint64_t task_id;
+        uint32_t slot;
+        uint32_t tensor_index;
+    };
+    // Live views of one backing, split so a reader scans only the writers.
+    struct Backing {
+        std::vector<OverlapEntry> writers;   // views named with a writing tag
+        std::vector<OverlapEntry> readers;   // views named INPUT
+        size_t readers_pruned_at = 0;        // readers.size() after the last prune
+        int32_t version = 0;                 // writes recorded on this backing in this run
+    };
+
+    void core_loop(uint32_t core_id) noexcept;
+    void finish_task_locked(uint32_t slot) noexcept;
+    bool task_live_locked(uint64_t task_id, uint32_t slot) const noexcept;
+    void record_error_locked(std::string message) noexcept;
+    int32_t check_submit(uint32_t kernel_id, const Tensor* tensors, const int32_t* tags, uint32_t tensor_count,
+                         const uint64_t* scalars, uint32_t scalar_count) noexcept;
+    void link_dependencies_locked(TaskPayload& p) noexcept;
+    // Drops retired entries of `list`; when `probe` is set, links the task of
+    // `p` after every remaining entry whose view may overlap it and returns the
+    // latest such task id (NO_PRODUCER when none).
+    uint64_t scan_locked(std::vector<OverlapEntry>& list, TaskPayload& p, const Tensor* probe) noexcept;
+
+    const KernelRegistry& registry_;
+    DeviceArena& arena_;
+    RuntimeConfig config_;
+    std::unique_ptr<EntryArgs> entry_;
+
+    std::mutex run_mu_;   // one run at a time
+    std::mutex mu_;       // everything below
+    std::condition_variable work_cv_;   // core threads: a task became ready, or stop
+    std::condition_variable done_cv_;   // submitter: a slot freed / all tasks finished
+    std::vector<TaskPayload> ring_;
+    std::vector<std::vector<uint32_t>> successors_;  // per slot
+    std::vector<uint64_t> link_mark_;                // per slot: last task linked after it (dedupe)
+    std::deque<uint32_t> ready_;
+    uint32_t ring_head_ = 0;
+    uint64_t next_task_id_ = 0;   // increasing for the runtime's lifetime
+    uint64_t first_task_id_ = 0;  // of the current run
+    uint64_t in_flight_ = 0;
+    uint64_t tasks_run_ = 0;
+    bool failed_ = false;
+    std::string error_;
+    bool stop_ = false;
+    std::unordered_map<uint64_t, Backing> overlap_;   // backing addr -> live views
+    std::vector<uint64_t> temporaries_;               // device temporaries of this run
+    std::vector<std::thread> cores_;
+};
+
+}  // namespace simpler::chip

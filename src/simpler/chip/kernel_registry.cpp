@@ -1,0 +1,115 @@
+#include "simpler/chip/kernel_registry.h"
+
+#include <stdexcept>
+#include <unordered_set>
+
+#include "simpler/chip/shared_library.h"
+#include "simpler/chip/std_kernels.h"
+#include "simpler/chip/std_orchestrations.h"
+
+namespace simpler::chip {
+
+KernelRegistry::KernelRegistry() = default;
+KernelRegistry::~KernelRegistry() = default;
+
+uint32_t KernelRegistry::add_kernel(const std::string& name, KernelFn fn) {
+    if (name.empty()) throw std::invalid_argument("KernelRegistry: kernel name must not be empty");
+    if (fn == nullptr) throw std::invalid_argument("KernelRegistry: kernel '" + name + "' has no function");
+    if (kernel_ids_.count(name) != 0) throw std::invalid_argument("KernelRegistry: kernel '" + name + "' already registered");
+    const auto id = static_cast<uint32_t>(kernels_.size());
+    kernels_.push_back(Kernel{name, fn});
+    kernel_ids_.emplace(name, id);
+    return id;
+}
+
+void KernelRegistry::add_orchestration(const std::string& name, OrchestrationFn fn) {
+    if (name.empty()) throw std::invalid_argument("KernelRegistry: orchestration name must not be empty");
+    if (fn == nullptr) throw std::invalid_argument("KernelRegistry: orchestration '" + name + "' has no function");
+    if (orchestrations_.count(name) != 0)
+        throw std::invalid_argument("KernelRegistry: orchestration '" + name + "' already registered");
+    orchestrations_.emplace(name, fn);
+}
+
+void KernelRegistry::add_library(const LibraryTable& table, const std::string& origin) {
+    const std::string where = "chip library " + origin + ": ";
+    if (table.abi_version != CHIP_ABI_VERSION)
+        throw std::invalid_argument(where + "built for chip ABI " + std::to_string(table.abi_version) +
+                                    ", this runtime is " + std::to_string(CHIP_ABI_VERSION));
+    if (table.entry_count > 0 && table.entries == nullptr) throw std::invalid_argument(where + "entries is null");
+    std::unordered_set<std::string> kernels, orchs;
+    for (uint32_t i = 0; i < table.entry_count; ++i) {
+        const LibraryEntry& e = table.entries[i];
+        const std::string at = where + "entry " + std::to_string(i) + ": ";
+        if (e.name == nullptr || e.name[0] == '\0') throw std::invalid_argument(at + "name is empty");
+        const std::string name = e.name;
+        if (e.kind == LibraryEntryKind::KERNEL) {
+            if (e.kernel == nullptr) throw std::invalid_argument(at + "kernel '" + name + "' has no function");
+            if (kernel_ids_.count(name) != 0 || !kernels.insert(name).second)
+                throw std::invalid_argument(at + "kernel '" + name + "' already registered");
+        } else if (e.kind == LibraryEntryKind::ORCHESTRATION) {
+            if (e.orchestration == nullptr)
+                throw std::invalid_argument(at + "orchestration '" + name + "' has no function");
+            if (orchestrations_.count(name) != 0 || !orchs.insert(name).second)
+                throw std::invalid_argument(at + "orchestration '" + name + "' already registered");
+        } else {
+            throw std::invalid_argument(at + "unknown kind " + std::to_string(static_cast<uint32_t>(e.kind)));
+        }
+    }
+    for (uint32_t i = 0; i < table.entry_count; ++i) {
+        const LibraryEntry& e = table.entries[i];
+        if (e.kind == LibraryEntryKind::KERNEL)
+            add_kernel(e.name, e.kernel);
+        else
+            add_orchestration(e.name, e.orchestration);
+    }
+}
+
+void KernelRegistry::load_library(const std::string& path) {
+    auto lib = std::make_unique<SharedLibrary>(path);
+    add_library(lib->table(), path);
+    libraries_.push_back(std::move(lib));
+}
+
+bool KernelRegistry::find_kernel(const char* name, uint32_t* id) const noexcept {
+    if (name == nullptr) return false;
+    try {
+        auto it = kernel_ids_.find(name);
+        if (it == kernel_ids_.end()) return false;
+        *id = it->second;
+        return true;
+    } catch (...) {
+        return false;  // std::string construction failed (out of memory)
+    }
+}
+
+KernelFn KernelRegistry::kernel(uint32_t id) const noexcept {
+    return id < kernels_.size() ? kernels_[id].fn : nullptr;
+}
+
+const char* KernelRegistry::kernel_name(uint32_t id) const noexcept {
+    return id < kernels_.size() ? kernels_[id].name.c_str() : "<unknown kernel>";
+}
+
+OrchestrationFn KernelRegistry::orchestration(const std::string& name) const noexcept {
+    auto it = orchestrations_.find(name);
+    return it == orchestrations_.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> KernelRegistry::kernel_names() const {
+    std::vector<std::string> out;
+    for (const Kernel& k : kernels_) out.push_back(k.name);
+    return out;
+}
+
+std::vector<std::string> KernelRegistry::orchestration_names() const {
+    std::vector<std::string> out;
+    for (const auto& [name, fn] : orchestrations_) out.push_back(name);
+    return out;
+}
+
+void register_standard_library(KernelRegistry& registry) {
+    registry.add_library(standard_kernel_table(), "<standard kernels>");
+    registry.add_library(standard_orchestration_table(), "<standard orchestrations>");
+}
+
+}  // namespace simpler::chip

@@ -1,0 +1,159 @@
+#include "simpler/chip/library_builder.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "simpler/chip/content_hash.h"
+#include "simpler/chip/status.h"
+
+#ifndef SIMPLER_SOURCE_DIR
+#define SIMPLER_SOURCE_DIR ""
+#endif
+
+extern char** environ;
+
+namespace simpler::chip {
+namespace fs = std::filesystem;
+namespace {
+
+std::string env_or(const char* name, const std::string& fallback) {
+    const char* v = std::getenv(name);
+    return (v != nullptr && v[0] != '\0') ? std::string(v) : fallback;
+}
+
+bool read_file(const fs::path& p, std::string& out) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) return false;
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    out = ss.str();
+    return true;
+}
+
+// Adds `field` to the hash with its length, so concatenations cannot collide.
+void add_field(Sha256& h, std::string_view field) {
+    const std::string len = std::to_string(field.size()) + ":";
+    h.update(len);
+    h.update(field);
+}
+
+void add_abi_headers(Sha256& h, const std::string& include_dir) {
+    for (const char* sub : {"simpler/chip", "simpler/task_interface"}) {
+        const fs::path dir = fs::path(include_dir) / sub;
+        std::vector<fs::path> headers;
+        std::error_code ec;
+        for (const auto& e : fs::directory_iterator(dir, ec))
+            if (e.path().extension() == ".h") headers.push_back(e.path());
+        std::sort(headers.begin(), headers.end());
+        for (const fs::path& p : headers) {
+            std::string text;
+            if (!read_file(p, text)) continue;
+            add_field(h, p.filename().string());
+            add_field(h, text);
+        }
+    }
+}
+
+// Runs argv with stdout and stderr appended to `log`; returns the exit status
+// (or -1 when it could not start / did not exit normally).
+int run_to_log(const std::vector<std::string>& argv, const std::string& log) {
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid = 0;
+    const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) {
+        std::ofstream(log, std::ios::app) << "cannot start " << argv[0] << ": " << std::strerror(rc) << "\n";
+        return -1;
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) return -1;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::atomic<uint64_t> g_build_counter{0};
+
+}  // namespace
+
+std::string default_chip_cache_dir() {
+    if (const char* v = std::getenv("SIMPLER_CACHE_DIR"); v != nullptr && v[0] != '\0') return v;
+    if (const char* v = std::getenv("XDG_CACHE_HOME"); v != nullptr && v[0] != '\0')
+        return (fs::path(v) / "simpler").string();
+    if (const char* v = std::getenv("HOME"); v != nullptr && v[0] != '\0')
+        return (fs::path(v) / ".cache" / "simpler").string();
+    return "/tmp/simpler-cache";
+}
+
+std::string default_chip_include_dir() {
+    return env_or("SIMPLER_CHIP_INCLUDE_DIR", SIMPLER_SOURCE_DIR);
+}
+
+LibraryBuild build_library(const std::string& source_path, const LibraryBuildConfig& config) {
+    std::string source;
+    if (!read_file(source_path, source))
+        throw std::invalid_argument("build_library: cannot read source " + source_path);
+    const std::string compiler = config.compiler.empty() ? env_or("CXX", "c++") : config.compiler;
+    const std::string include_dir = config.include_dir.empty() ? default_chip_include_dir() : config.include_dir;
+    const fs::path cache = fs::path(config.cache_dir.empty() ? default_chip_cache_dir() : config.cache_dir) / "chip-libs";
+
+    Sha256 h;
+    add_field(h, "simpler chip library v1");
+    add_field(h, std::to_string(CHIP_ABI_VERSION));
+    add_field(h, compiler);
+    for (const std::string& f : config.flags) add_field(h, f);
+    add_field(h, include_dir);
+    add_field(h, source);
+    add_abi_headers(h, include_dir);
+    const std::string key = h.hex();
+    const fs::path out = cache / (key + ".so");
+
+    std::error_code ec;
+    if (fs::exists(out, ec)) return LibraryBuild{out.string(), key, true};
+    fs::create_directories(cache, ec);
+    if (ec) throw std::runtime_error("build_library: cannot create cache " + cache.string() + ": " + ec.message());
+
+    const std::string tag = std::to_string(getpid()) + "." + std::to_string(g_build_counter.fetch_add(1));
+    const fs::path tmp = cache / (key + ".so.tmp." + tag);
+    const fs::path log = cache / (key + ".log." + tag);
+    std::vector<std::string> argv{compiler, "-std=c++20", "-shared", "-fPIC", "-fvisibility=hidden"};
+    argv.insert(argv.end(), config.flags.begin(), config.flags.end());
+    argv.insert(argv.end(), {"-I" + include_dir, "-o", tmp.string(), source_path});
+    const int rc = run_to_log(argv, log.string());
+    std::string diagnostics;
+    read_file(log, diagnostics);
+    fs::remove(log, ec);
+    if (rc != 0) {
+        fs::remove(tmp, ec);
+        if (diagnostics.size() > 4000) diagnostics = diagnostics.substr(0, 4000) + "\n...";
+        throw std::runtime_error("build_library: " + compiler + " failed on " + source_path + " (exit " +
+                                 std::to_string(rc) + "):\n" + diagnostics);
+    }
+    fs::rename(tmp, out, ec);
+    if (ec) {
+        fs::remove(tmp, ec);
+        throw std::runtime_error("build_library: cannot move the built library into " + out.string());
+    }
+    return LibraryBuild{out.string(), key, false};
+}
+
+}  // namespace simpler::chip

@@ -1,0 +1,42 @@
+// build_library: compiles one C++ source file of kernels / chip orchestrations
+// into a shared library with the system compiler, into a cache keyed by content
+// hash, and returns its path for KernelRegistry::load_library.
+//
+// The key is the SHA-256 of the source bytes, the compiler, the flags, the
+// include directory, CHIP_ABI_VERSION and the bytes of every header the chip ABI
+// is made of (simpler/chip/*.h, simpler/task_interface/*.h): a change to any of
+// them is a new key, an unchanged one is a cache hit that runs no compiler.
+// Results appear atomically (compile to a private temporary, then rename), so
+// concurrent builders of one key are safe. Owns nothing after it returns.
+// Host layer: std::invalid_argument for an unreadable source, std::runtime_error
+// when the cache cannot be created or the compiler fails (the message carries
+// the compiler's diagnostics).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace simpler::chip {
+
+struct LibraryBuildConfig {
+    std::string compiler;                      // empty: $CXX, else "c++"
+    std::vector<std::string> flags{"-O2"};     // added after the fixed -std=c++20 -shared -fPIC
+    std::string include_dir;                   // root of the simpler headers; empty: default_chip_include_dir()
+    std::string cache_dir;                     // empty: default_chip_cache_dir()
+};
+
+struct LibraryBuild {
+    std::string path;     // the built shared library
+    std::string key;      // 64 hex characters
+    bool cache_hit;       // true when no compiler ran
+};
+
+LibraryBuild build_library(const std::string& source_path, const LibraryBuildConfig& config = {});
+
+// $SIMPLER_CACHE_DIR, else $XDG_CACHE_HOME/simpler, else $HOME/.cache/simpler,
+// else /tmp/simpler-cache; the libraries go in its chip-libs/ subfolder.
+std::string default_chip_cache_dir();
+// $SIMPLER_CHIP_INCLUDE_DIR, else the src/ folder of the tree simpler was built from.
+std::string default_chip_include_dir();
+
+}  // namespace simpler::chip

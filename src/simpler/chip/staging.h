@@ -1,0 +1,68 @@
+// Staging: moving host-space arguments into device memory before a chip
+// orchestration runs and back after, as on real hardware.
+//
+// stage_in() groups the HOST-space tensors of a ChipStorageTaskArgs by backing
+// (buffer.addr), allocates one arena block per backing covering the union of
+// its views (so views that alias on the host still alias on the device and the
+// overlap map orders them), copies in the elements of every view that is read
+// (INPUT, INOUT), kept (OUTPUT_EXISTING: elements a kernel leaves alone come
+// back unchanged) or untracked (NO_DEP), and rewrites each tensor to the device
+// copy. copy_back() copies out exactly the elements of every written view
+// (OUTPUT, OUTPUT_EXISTING, INOUT) — never the gaps between a strided view's
+// elements. DEVICE-space tensors pass through untouched. ZERO_COPY skips all
+// of it: kernels dereference the host addresses directly.
+//
+// StagedArgs owns its device blocks and frees them on destruction. Tags travel
+// beside the arguments (ChipStorageTaskArgs carries none). Host layer: throws
+// std::invalid_argument for a tag count that differs from tensor_count, an
+// unknown tag or an invalid ChipTensor (naming the index), std::runtime_error
+// when the arena cannot fit a staged copy.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "simpler/chip/device_arena.h"
+#include "simpler/task_interface/task_args.h"
+#include "simpler/task_interface/tensor_arg_type.h"
+
+namespace simpler::chip {
+
+enum class StagingMode : uint8_t { STAGE = 0, ZERO_COPY = 1 };
+
+class StagedArgs {
+public:
+    StagedArgs(const StagedArgs&) = delete;
+    StagedArgs& operator=(const StagedArgs&) = delete;
+    StagedArgs(StagedArgs&&) noexcept = default;
+    ~StagedArgs();
+
+    // The arguments the chip runtime receives (host tensors rewritten to device copies).
+    [[nodiscard]] const ChipStorageTaskArgs& device_args() const noexcept { return *device_; }
+    // Copies every written view back to its host bytes. Idempotent.
+    void copy_back() noexcept;
+    [[nodiscard]] uint64_t staged_bytes() const noexcept { return staged_bytes_; }
+    [[nodiscard]] size_t staged_backings() const noexcept { return blocks_.size(); }
+
+private:
+    friend StagedArgs stage_in(const ChipStorageTaskArgs&, std::span<const TensorArgType>, DeviceArena&,
+                               StagingMode);
+    StagedArgs(DeviceArena& arena, const ChipStorageTaskArgs& host);
+
+    DeviceArena* arena_;
+    std::unique_ptr<ChipStorageTaskArgs> host_;
+    std::unique_ptr<ChipStorageTaskArgs> device_;
+    std::vector<TensorArgType> tags_;
+    std::vector<uint64_t> blocks_;
+    uint64_t staged_bytes_ = 0;
+};
+
+StagedArgs stage_in(const ChipStorageTaskArgs& host_args, std::span<const TensorArgType> tags, DeviceArena& arena,
+                    StagingMode mode);
+
+// Copies the elements of view `src` onto the same-shaped view `dst` (same
+// shapes and element size; strides may differ). Contiguous rows use memcpy.
+void copy_view(const ChipTensor& src, const ChipTensor& dst) noexcept;
+
+}  // namespace simpler::chip

@@ -1,0 +1,149 @@
+#include "simpler/chip/std_kernels.h"
+
+#include <vector>
+
+namespace simpler::chip {
+namespace {
+
+constexpr uint8_t F32 = static_cast<uint8_t>(DataType::FLOAT32);
+constexpr uint8_t I32 = static_cast<uint8_t>(DataType::INT32);
+
+int32_t check_count(const KernelArgs* a, const char* name, uint32_t tensors, uint32_t scalars) {
+    if (a->tensor_count != tensors || a->scalar_count < scalars)
+        return kernel_fail(a, "%s takes %u tensors and %u scalars (got %u and %u)", name, tensors, scalars,
+                           a->tensor_count, a->scalar_count);
+    return CHIP_OK;
+}
+
+template <typename T, typename Op>
+void binary_rows(const Tensor& x, const Tensor& y, const Tensor& z, Op op) {
+    const Tensor* const ts[3] = {&x, &y, &z};
+    T* px = base_ptr<T>(x);
+    T* py = base_ptr<T>(y);
+    T* pz = base_ptr<T>(z);
+    for_each_row(ts, [&](const uint64_t* base, const uint32_t* s, uint32_t n) {
+        const T* rx = px + base[0];
+        const T* ry = py + base[1];
+        T* rz = pz + base[2];
+        if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
+            for (uint32_t j = 0; j < n; ++j) rz[j] = op(rx[j], ry[j]);
+        } else {
+            for (uint32_t j = 0; j < n; ++j) rz[uint64_t{j} * s[2]] = op(rx[uint64_t{j} * s[0]], ry[uint64_t{j} * s[1]]);
+        }
+    });
+}
+
+template <typename Op>
+int32_t binary_kernel(const KernelArgs* a, const char* name, Op op) {
+    if (int32_t rc = check_count(a, name, 3, 0); rc != CHIP_OK) return rc;
+    const Tensor& x = a->tensors[0];
+    const Tensor& y = a->tensors[1];
+    const Tensor& z = a->tensors[2];
+    if (!same_shape(x, y) || !same_shape(x, z)) return kernel_fail(a, "%s: the three tensors' shapes differ", name);
+    if (x.dtype != y.dtype || x.dtype != z.dtype) return kernel_fail(a, "%s: the three tensors' dtypes differ", name);
+    if (x.dtype == F32)
+        binary_rows<float>(x, y, z, op);
+    else if (x.dtype == I32)
+        binary_rows<int32_t>(x, y, z, op);
+    else
+        return kernel_fail(a, "%s: dtype %s is not supported (FLOAT32, INT32)", name, data_type_name(x.dtype));
+    return CHIP_OK;
+}
+
+int32_t vector_add(const KernelArgs* a) {
+    return binary_kernel(a, "std.vector_add", [](auto p, auto q) { return p + q; });
+}
+
+int32_t mul(const KernelArgs* a) {
+    return binary_kernel(a, "std.mul", [](auto p, auto q) { return p * q; });
+}
+
+int32_t add_scalar(const KernelArgs* a) {
+    if (int32_t rc = check_count(a, "std.add_scalar", 2, 1); rc != CHIP_OK) return rc;
+    const Tensor& x = a->tensors[0];
+    const Tensor& z = a->tensors[1];
+    if (!same_shape(x, z)) return kernel_fail(a, "std.add_scalar: the two tensors' shapes differ");
+    if (x.dtype != F32 || z.dtype != F32) return kernel_fail(a, "std.add_scalar: FLOAT32 only");
+    const float s = scalar_as_f32(a->scalars[0]);
+    const Tensor* const ts[2] = {&x, &z};
+    const float* px = base_ptr<float>(x);
+    float* pz = base_ptr<float>(z);
+    for_each_row(ts, [&](const uint64_t* base, const uint32_t* st, uint32_t n) {
+        for (uint32_t j = 0; j < n; ++j) pz[base[1] + uint64_t{j} * st[1]] = px[base[0] + uint64_t{j} * st[0]] + s;
+    });
+    return CHIP_OK;
+}
+
+template <typename T>
+void copy_rows(const Tensor& src, const Tensor& dst) {
+    const Tensor* const ts[2] = {&src, &dst};
+    const T* ps = base_ptr<T>(src);
+    T* pd = base_ptr<T>(dst);
+    for_each_row(ts, [&](const uint64_t* base, const uint32_t* st, uint32_t n) {
+        for (uint32_t j = 0; j < n; ++j) pd[base[1] + uint64_t{j} * st[1]] = ps[base[0] + uint64_t{j} * st[0]];
+    });
+}
+
+int32_t copy(const KernelArgs* a) {
+    if (int32_t rc = check_count(a, "std.copy", 2, 0); rc != CHIP_OK) return rc;
+    const Tensor& src = a->tensors[0];
+    const Tensor& dst = a->tensors[1];
+    if (!same_shape(src, dst) || src.dtype != dst.dtype)
+        return kernel_fail(a, "std.copy: source and destination differ in shape or dtype");
+    switch (src.element_size()) {
+        case 1: copy_rows<uint8_t>(src, dst); break;
+        case 2: copy_rows<uint16_t>(src, dst); break;
+        case 4: copy_rows<uint32_t>(src, dst); break;
+        case 8: copy_rows<uint64_t>(src, dst); break;
+        default: return kernel_fail(a, "std.copy: unsupported element size %u", src.element_size());
+    }
+    return CHIP_OK;
+}
+
+int32_t matmul(const KernelArgs* a) {
+    if (int32_t rc = check_count(a, "std.matmul", 3, 0); rc != CHIP_OK) return rc;
+    const Tensor& A = a->tensors[0];
+    const Tensor& B = a->tensors[1];
+    const Tensor& C = a->tensors[2];
+    if (A.ndims != 2 || B.ndims != 2 || C.ndims != 2) return kernel_fail(a, "std.matmul: 2-D tensors only");
+    if (A.dtype != F32 || B.dtype != F32 || C.dtype != F32) return kernel_fail(a, "std.matmul: FLOAT32 only");
+    const uint32_t M = A.shapes[0], K = A.shapes[1], N = B.shapes[1];
+    if (B.shapes[0] != K || C.shapes[0] != M || C.shapes[1] != N)
+        return kernel_fail(a, "std.matmul: shapes [%u,%u] @ [%u,%u] -> [%u,%u] do not agree", M, K, B.shapes[0], N,
+                           C.shapes[0], C.shapes[1]);
+    const float* pa = A.data<float>();
+    const float* pb = B.data<float>();
+    float* pc = C.data<float>();
+    const uint64_t as0 = A.strides[0], as1 = A.strides[1], bs0 = B.strides[0], bs1 = B.strides[1];
+    const uint64_t cs0 = C.strides[0], cs1 = C.strides[1];
+    std::vector<float> acc(N);
+    for (uint32_t i = 0; i < M; ++i) {
+        for (uint32_t j = 0; j < N; ++j) acc[j] = 0.0f;
+        for (uint32_t k = 0; k < K; ++k) {
+            const float av = pa[i * as0 + k * as1];
+            const float* b = pb + k * bs0;
+            if (bs1 == 1) {
+                for (uint32_t j = 0; j < N; ++j) acc[j] += av * b[j];
+            } else {
+                for (uint32_t j = 0; j < N; ++j) acc[j] += av * b[j * bs1];
+            }
+        }
+        for (uint32_t j = 0; j < N; ++j) pc[i * cs0 + j * cs1] = acc[j];
+    }
+    return CHIP_OK;
+}
+
+const LibraryEntry ENTRIES[] = {
+    kernel_entry("std.vector_add", vector_add), kernel_entry("std.mul", mul),
+    kernel_entry("std.add_scalar", add_scalar), kernel_entry("std.copy", copy),
+    kernel_entry("std.matmul", matmul),
+};
+
+}  // namespace
+
+const LibraryTable& standard_kernel_table() noexcept {
+    static const LibraryTable table{CHIP_ABI_VERSION, sizeof(ENTRIES) / sizeof(ENTRIES[0]), ENTRIES};
+    return table;
+}
+
+}  // namespace simpler::chip

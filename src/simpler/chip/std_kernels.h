@@ -1,0 +1,18 @@
+// The standard kernel set that ships built into the project, and its library
+// table. Kernels (names as registered):
+//   std.vector_add  (a, b, c)    c = a + b        FLOAT32 or INT32, same shapes
+//   std.mul         (a, b, c)    c = a * b        FLOAT32 or INT32, same shapes
+//   std.add_scalar  (a, c; s)    c = a + s        FLOAT32 (s: f32 bits in scalar 0)
+//   std.copy        (src, dst)   dst = src        any dtype, same shapes and dtype
+//   std.matmul      (A, B, C)    C = A @ B        FLOAT32, A[M,K] B[K,N] C[M,N]
+// Every kernel honours strides (transposed and sub-region views) and checks its
+// arguments, failing with a message rather than reading out of its views.
+#pragma once
+
+#include "simpler/chip/library_abi.h"
+
+namespace simpler::chip {
+
+const LibraryTable& standard_kernel_table() noexcept;
+
+}  // namespace simpler::chip

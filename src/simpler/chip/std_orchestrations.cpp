@@ -1,0 +1,97 @@
+#include "simpler/chip/std_orchestrations.h"
+
+#include <algorithm>
+
+namespace simpler::chip {
+namespace {
+
+uint32_t tile_count(const Orchestration& o, uint32_t rows) {
+    const uint32_t want = std::max<uint32_t>(1, o.core_count() * 2);
+    return std::min(want, rows);
+}
+
+int32_t check_args(const Orchestration& o, const char* name, int32_t tensors, int32_t scalars) {
+    if (o.tensor_count() != tensors || o.scalar_count() < scalars)
+        return o.fail("%s takes %d tensors and %d scalars (got %d and %d)", name, tensors, scalars, o.tensor_count(),
+                      o.scalar_count());
+    return CHIP_OK;
+}
+
+// Row tiles [begin, end) of `rows` rows split `tiles` ways.
+template <typename F>
+int32_t for_each_tile(uint32_t rows, uint32_t tiles, F&& f) {
+    for (uint32_t t = 0; t < tiles; ++t) {
+        const uint32_t begin = static_cast<uint32_t>(uint64_t{rows} * t / tiles);
+        const uint32_t end = static_cast<uint32_t>(uint64_t{rows} * (t + 1) / tiles);
+        if (begin == end) continue;
+        if (int32_t rc = f(begin, end); rc != CHIP_OK) return rc;
+    }
+    return CHIP_OK;
+}
+
+// Elementwise ops over same-shaped tensors: inputs then one output, tiled on dim 0.
+int32_t elementwise(const OrchestrationContext* ctx, const char* name, int32_t tensors, int32_t scalars) {
+    Orchestration o(ctx);
+    if (int32_t rc = check_args(o, name, tensors, scalars); rc != CHIP_OK) return rc;
+    uint32_t kid = 0;
+    if (int32_t rc = o.kernel_id(name, &kid); rc != CHIP_OK) return rc;
+    const Tensor& out = o.arg(tensors - 1);
+    for (int32_t i = 0; i < tensors; ++i) {
+        if (o.arg(i).ndims != out.ndims || o.arg(i).shapes[0] != out.shapes[0])
+            return o.fail("%s: argument %d's shape differs from the output's", name, i);
+    }
+    return for_each_tile(out.shapes[0], tile_count(o, out.shapes[0]), [&](uint32_t begin, uint32_t end) -> int32_t {
+        Tensor tiles[3];
+        for (int32_t i = 0; i < tensors; ++i) {
+            if (!make_row_tile(o.arg(i), begin, end, tiles[i])) return o.fail("%s: cannot tile argument %d", name, i);
+        }
+        if (tensors == 3) {
+            return o.submit(kid, {{tiles[0], TensorArgType::INPUT}, {tiles[1], TensorArgType::INPUT},
+                                  {tiles[2], TensorArgType::OUTPUT_EXISTING}});
+        }
+        if (scalars == 1) {
+            return o.submit(kid, {{tiles[0], TensorArgType::INPUT}, {tiles[1], TensorArgType::OUTPUT_EXISTING}},
+                            {o.scalar(0)});
+        }
+        return o.submit(kid, {{tiles[0], TensorArgType::INPUT}, {tiles[1], TensorArgType::OUTPUT_EXISTING}});
+    });
+}
+
+int32_t vector_add(const OrchestrationContext* ctx) { return elementwise(ctx, "std.vector_add", 3, 0); }
+int32_t mul(const OrchestrationContext* ctx) { return elementwise(ctx, "std.mul", 3, 0); }
+int32_t add_scalar(const OrchestrationContext* ctx) { return elementwise(ctx, "std.add_scalar", 2, 1); }
+int32_t copy(const OrchestrationContext* ctx) { return elementwise(ctx, "std.copy", 2, 0); }
+
+int32_t matmul(const OrchestrationContext* ctx) {
+    Orchestration o(ctx);
+    if (int32_t rc = check_args(o, "std.matmul", 3, 0); rc != CHIP_OK) return rc;
+    uint32_t kid = 0;
+    if (int32_t rc = o.kernel_id("std.matmul", &kid); rc != CHIP_OK) return rc;
+    const Tensor& A = o.arg(0);
+    const Tensor& B = o.arg(1);
+    const Tensor& C = o.arg(2);
+    if (A.ndims != 2 || C.ndims != 2 || A.shapes[0] != C.shapes[0])
+        return o.fail("std.matmul: A and C must be 2-D with the same row count");
+    return for_each_tile(C.shapes[0], tile_count(o, C.shapes[0]), [&](uint32_t begin, uint32_t end) -> int32_t {
+        Tensor a_tile, c_tile;
+        if (!make_row_tile(A, begin, end, a_tile) || !make_row_tile(C, begin, end, c_tile))
+            return o.fail("std.matmul: cannot tile rows [%u, %u)", begin, end);
+        return o.submit(kid, {{a_tile, TensorArgType::INPUT}, {B, TensorArgType::INPUT},
+                              {c_tile, TensorArgType::OUTPUT_EXISTING}});
+    });
+}
+
+const LibraryEntry ENTRIES[] = {
+    orchestration_entry("std.vector_add", vector_add), orchestration_entry("std.mul", mul),
+    orchestration_entry("std.add_scalar", add_scalar), orchestration_entry("std.copy", copy),
+    orchestration_entry("std.matmul", matmul),
+};
+
+}  // namespace
+
+const LibraryTable& standard_orchestration_table() noexcept {
+    static const LibraryTable table{CHIP_ABI_VERSION, sizeof(ENTRIES) / sizeof(ENTRIES[0]), ENTRIES};
+    return table;
+}
+
+}  // namespace simpler::chip

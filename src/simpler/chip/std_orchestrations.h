@@ -1,0 +1,18 @@
+// The standard chip orchestrations that ship built into the project, and their
+// library table. Each splits its work into row tiles (dim 0 of the output) —
+// twice as many as the chip has core threads, at most one per row — and
+// submits one kernel task per tile, so disjoint tiles run concurrently:
+//   std.vector_add / std.mul  (a, b, c)   INPUT, INPUT, OUTPUT_EXISTING
+//   std.add_scalar            (a, c; s)   INPUT, OUTPUT_EXISTING; s: f32 bits
+//   std.copy                  (src, dst)  INPUT, OUTPUT_EXISTING
+//   std.matmul                (A, B, C)   row tiles of A and C; B whole
+// A wrong argument count fails the run with a message naming the orchestration.
+#pragma once
+
+#include "simpler/chip/library_abi.h"
+
+namespace simpler::chip {
+
+const LibraryTable& standard_orchestration_table() noexcept;
+
+}  // namespace simpler::chip

@@ -1,0 +1,286 @@
+// Runtime: overlapping views run in submission order, disjoint tiles run
+// concurrently, a kernel failure ends the run with the kernel's name and
+// message (bounded, no hang) and leaves the runtime usable, malformed submits
+// are refused, device temporaries are freed, and idle core threads sleep.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "chip_fixtures.h"
+#include "simpler/chip/chip_runtime.h"
+#include "simpler/chip/orchestration_api.h"
+
+using namespace simpler::chip;
+using namespace std::chrono_literals;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Span {
+    Clock::time_point begin, end;
+};
+Span g_spans[8];
+
+// Sleeps 150 ms and records its span in g_spans[scalar 0].
+int32_t sleep_record(const KernelArgs* a) {
+    const uint64_t i = a->scalars[0];
+    g_spans[i].begin = Clock::now();
+    std::this_thread::sleep_for(150ms);
+    g_spans[i].end = Clock::now();
+    return CHIP_OK;
+}
+
+int32_t fail_kernel(const KernelArgs* a) {
+    return kernel_fail(a, "boom %llu", static_cast<unsigned long long>(a->scalars[0]));
+}
+
+std::atomic<int> g_count{0};
+int32_t count_kernel(const KernelArgs*) {
+    g_count.fetch_add(1);
+    return CHIP_OK;
+}
+
+uint64_t g_seen_producer[2];
+int32_t g_seen_version[2];
+int32_t record_meta(const KernelArgs* a) {
+    g_seen_producer[a->scalars[0]] = a->tensors[0].producer_task;
+    g_seen_version[a->scalars[0]] = a->tensors[0].overlap_version;
+    return CHIP_OK;
+}
+
+struct ChipRuntime : ::testing::Test {
+    DeviceArena arena{1 << 24};
+    KernelRegistry registry;
+    void SetUp() override {
+        registry.add_kernel("test.sleep_record", sleep_record);
+        registry.add_kernel("test.fail", fail_kernel);
+        registry.add_kernel("test.count", count_kernel);
+        registry.add_kernel("test.record_meta", record_meta);
+    }
+};
+
+float g_data[64];
+
+ChipStorageTaskArgs one_vector_arg() {
+    ChipStorageTaskArgs args{};
+    args.add_tensor(chip_test::view(g_data, sizeof g_data, 0, {64}, {1}));
+    return args;
+}
+
+// Two tasks: halves [0,32) and [32,64) when g_disjoint, else the same [0,32),
+// tagged g_tags[0] and g_tags[1].
+bool g_disjoint = false;
+TensorArgType g_tags[2] = {TensorArgType::OUTPUT_EXISTING, TensorArgType::INOUT};
+int32_t two_tasks(const OrchestrationContext* ctx) {
+    Orchestration o(ctx);
+    uint32_t k = 0;
+    if (o.kernel_id("test.sleep_record", &k) != CHIP_OK) return CHIP_ERR_NOT_FOUND;
+    Tensor first{}, second{};
+    make_row_tile(o.arg(0), 0, 32, first);
+    make_row_tile(o.arg(0), g_disjoint ? 32 : 0, g_disjoint ? 64 : 32, second);
+    if (int32_t rc = o.submit(k, {{first, g_tags[0]}}, {0}); rc != CHIP_OK) return rc;
+    return o.submit(k, {{second, g_tags[1]}}, {1});
+}
+
+// Runs two_tasks with the given tags; true when the second started after the first ended.
+bool ran_in_order(const KernelRegistry& registry, DeviceArena& arena, bool disjoint, TensorArgType first,
+                  TensorArgType second) {
+    Runtime rt(registry, arena, RuntimeConfig{2, 16});
+    g_disjoint = disjoint;
+    g_tags[0] = first;
+    g_tags[1] = second;
+    const RunResult r = rt.run(two_tasks, one_vector_arg());
+    EXPECT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.tasks_run, 2u);
+    if (g_spans[1].begin >= g_spans[0].end) return true;
+    EXPECT_LT(g_spans[0].begin, g_spans[1].end) << "neither ordered nor concurrent";
+    return false;
+}
+
+}  // namespace
+
+TEST_F(ChipRuntime, OverlappingWritesRunInSubmissionOrder) {
+    EXPECT_TRUE(ran_in_order(registry, arena, false, TensorArgType::OUTPUT_EXISTING, TensorArgType::INOUT));
+}
+
+TEST_F(ChipRuntime, AReaderWaitsForAnEarlierOverlappingWriter) {
+    EXPECT_TRUE(ran_in_order(registry, arena, false, TensorArgType::OUTPUT, TensorArgType::INPUT));
+}
+
+TEST_F(ChipRuntime, AWriterWaitsForAnEarlierOverlappingReader) {
+    EXPECT_TRUE(ran_in_order(registry, arena, false, TensorArgType::INPUT, TensorArgType::OUTPUT_EXISTING));
+}
+
+TEST_F(ChipRuntime, ReadersOfOneViewRunConcurrently) {
+    EXPECT_FALSE(ran_in_order(registry, arena, false, TensorArgType::INPUT, TensorArgType::INPUT));
+}
+
+TEST_F(ChipRuntime, NoDepArgumentsAreNotOrdered) {
+    EXPECT_FALSE(ran_in_order(registry, arena, false, TensorArgType::OUTPUT_EXISTING, TensorArgType::NO_DEP));
+}
+
+TEST_F(ChipRuntime, DisjointTilesRunConcurrently) {
+    EXPECT_FALSE(ran_in_order(registry, arena, true, TensorArgType::OUTPUT_EXISTING, TensorArgType::INOUT));
+}
+
+namespace {
+// A chain of read-after-write tasks through a 4-slot ring, then a failure.
+int32_t many_tasks(const OrchestrationContext* ctx) {
+    Orchestration o(ctx);
+    uint32_t k = 0;
+    o.kernel_id("test.count", &k);
+    for (int i = 0; i < 500; ++i) {
+        const TensorArgType tag = (i % 3 == 0) ? TensorArgType::INOUT : TensorArgType::INPUT;
+        if (int32_t rc = o.submit(k, {{o.arg(0), tag}}); rc != CHIP_OK) return rc;
+    }
+    return CHIP_OK;
+}
+int32_t chain_with_failure(const OrchestrationContext* ctx) {
+    Orchestration o(ctx);
+    uint32_t f = 0, c = 0;
+    o.kernel_id("test.fail", &f);
+    o.kernel_id("test.count", &c);
+    if (int32_t rc = o.submit(f, {{o.arg(0), TensorArgType::OUTPUT_EXISTING}}, {7}); rc != CHIP_OK) return rc;
+    for (int i = 0; i < 50; ++i) {
+        if (int32_t rc = o.submit(c, {{o.arg(0), TensorArgType::INOUT}}); rc != CHIP_OK) return rc;
+    }
+    return CHIP_OK;
+}
+}  // namespace
+
+TEST_F(ChipRuntime, ManyTasksWrapTheRingAndAllRun) {
+    Runtime rt(registry, arena, RuntimeConfig{2, 4});
+    g_count = 0;
+    const RunResult r = rt.run(many_tasks, one_vector_arg());
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.tasks_submitted, 500u);
+    EXPECT_EQ(g_count.load(), 500);
+}
+
+TEST_F(ChipRuntime, AKernelFailureEndsTheRunWithItsNameAndMessage) {
+    Runtime rt(registry, arena, RuntimeConfig{2, 8});
+    g_count = 0;
+    RunResult r;
+    ASSERT_TRUE(chip_test::finishes_within(10s, [&] { r = rt.run(chain_with_failure, one_vector_arg()); }));
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.error.find("kernel 'test.fail'"), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find("boom 7"), std::string::npos) << r.error;
+    EXPECT_EQ(g_count.load(), 0);  // every dependent was skipped
+    // The runtime stays usable.
+    const RunResult again = rt.run(many_tasks, one_vector_arg());
+    EXPECT_TRUE(again.ok) << again.error;
+}
+
+namespace {
+int32_t bad_submits(const OrchestrationContext* ctx) {
+    Orchestration o(ctx);
+    Tensor t = o.arg(0);
+    t.start_offset = 60;  // 4-element view... shape 64 from offset 60 ends past the backing
+    return o.submit(0, {{t, TensorArgType::INPUT}});
+}
+int32_t unknown_kernel(const OrchestrationContext* ctx) {
+    uint32_t k = 0;
+    return Orchestration(ctx).kernel_id("no.such.kernel", &k);
+}
+int32_t throws(const OrchestrationContext*) {
+    throw std::runtime_error("orchestration exploded");
+}
+}  // namespace
+
+TEST_F(ChipRuntime, MalformedSubmitsAreRefusedWithAMessage) {
+    Runtime rt(registry, arena);
+    RunResult r = rt.run(bad_submits, one_vector_arg());
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.error.find("submit of kernel 'test.sleep_record': tensor[0]"), std::string::npos) << r.error;
+    r = rt.run(unknown_kernel, one_vector_arg());
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.error.find("no kernel named 'no.such.kernel'"), std::string::npos) << r.error;
+    r = rt.run(throws, one_vector_arg());
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.error.find("orchestration exploded"), std::string::npos) << r.error;
+}
+
+TEST_F(ChipRuntime, InvalidEntryArgumentsAreRefusedNamingTheIndex) {
+    Runtime rt(registry, arena);
+    ChipStorageTaskArgs args = one_vector_arg();
+    args.tensors[0].buffer.addr = 0;
+    const RunResult r = rt.run(many_tasks, args);
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.error.find("tensor[0]"), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find("buffer.addr"), std::string::npos) << r.error;
+}
+
+namespace {
+int32_t uses_temporary(const OrchestrationContext* ctx) {
+    Orchestration o(ctx);
+    Tensor tmp{};
+    if (int32_t rc = o.alloc_tensor({8, 8}, DataType::FLOAT32, &tmp); rc != CHIP_OK) return rc;
+    if (tmp.address_space != 1 || tmp.is_contiguous != 1 || tmp.size != 256) return o.fail("bad temporary");
+    uint32_t k = 0;
+    o.kernel_id("test.count", &k);
+    return o.submit(k, {{tmp, TensorArgType::OUTPUT}});
+}
+}  // namespace
+
+TEST_F(ChipRuntime, DeviceTemporariesAreFreedWhenTheRunEnds) {
+    Runtime rt(registry, arena);
+    const RunResult r = rt.run(uses_temporary, one_vector_arg());
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(arena.stats().live_allocations, 0u);
+    EXPECT_EQ(arena.stats().total_allocations, 1u);
+}
+
+namespace {
+double process_cpu_seconds() {
+    char buf[1024] = {};
+    const int fd = open("/proc/self/stat", O_RDONLY);
+    const ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return -1;
+    const char* p = std::strrchr(buf, ')');  // fields after the command name
+    unsigned long utime = 0, stime = 0;
+    // Fields 3..13 then utime (14) and stime (15).
+    std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime);
+    return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+}  // namespace
+
+TEST_F(ChipRuntime, IdleCoreThreadsUseNoCpu) {
+    Runtime rt(registry, arena, RuntimeConfig{4, 16});
+    ASSERT_TRUE(rt.run(many_tasks, one_vector_arg()).ok);
+    const double before = process_cpu_seconds();
+    std::this_thread::sleep_for(1s);
+    const double used = process_cpu_seconds() - before;
+    ASSERT_GE(before, 0.0);
+    EXPECT_LT(used, 0.02) << "idle chip used " << used << " s of CPU in 1 s";
+}
+
+namespace {
+int32_t writer_then_reader(const OrchestrationContext* ctx) {
+    Orchestration o(ctx);
+    uint32_t k = 0;
+    o.kernel_id("test.record_meta", &k);
+    if (int32_t rc = o.submit(k, {{o.arg(0), TensorArgType::OUTPUT}}, {0}); rc != CHIP_OK) return rc;
+    Tensor tile{};
+    make_row_tile(o.arg(0), 8, 16, tile);
+    return o.submit(k, {{tile, TensorArgType::INPUT}}, {1});
+}
+}  // namespace
+
+TEST_F(ChipRuntime, ATaskSeesItsProducerAndTheBackingsWriteCount) {
+    Runtime rt(registry, arena);
+    const RunResult r = rt.run(writer_then_reader, one_vector_arg());
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(g_seen_producer[0], NO_PRODUCER);
+    EXPECT_EQ(g_seen_version[0], 0);
+    EXPECT_EQ(g_seen_producer[1], r.first_task_id);  // the writer, the run's first task
+    EXPECT_EQ(g_seen_version[1], 1);
+}
