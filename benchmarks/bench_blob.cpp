@@ -1,6 +1,7 @@
 // Argument blob benchmarks: encode (TaskArgs -> bytes) and decode+validate
 // (TaskArgsView::open + tensor(i) for every element) for 1, 8, 64 and 256
-// tensors. The ns_per_tensor counter is the per-element cost.
+// tensors, against a copy-only baseline. The ns_per_tensor counter is the
+// per-element cost.
 #include <benchmark/benchmark.h>
 
 #include <cstring>
@@ -60,7 +61,24 @@ void BM_BlobDecodeValidate(benchmark::State& state) {
         benchmark::Counter::kIsRate | benchmark::Counter::kInvert, benchmark::Counter::kIs1000);
 }
 
+// Baseline for the same run: the element copies alone, no validation.
+void BM_BlobDecodeCopyOnly(benchmark::State& state) {
+    const int n = static_cast<int>(state.range(0));
+    std::vector<std::byte> blob = encode_blob(make_args(n));
+    for (auto _ : state) {
+        Tensor t;
+        for (int32_t i = 0; i < n; ++i) {
+            std::memcpy(&t, blob.data() + BLOB_HEADER_BYTES + sizeof(Tensor) * static_cast<size_t>(i), sizeof t);
+            benchmark::DoNotOptimize(t);
+        }
+    }
+    state.counters["ns_per_tensor"] = benchmark::Counter(
+        static_cast<double>(n) * static_cast<double>(state.iterations()),
+        benchmark::Counter::kIsRate | benchmark::Counter::kInvert, benchmark::Counter::kIs1000);
+}
+
 }  // namespace
 
+BENCHMARK(BM_BlobDecodeCopyOnly)->Arg(1)->Arg(8)->Arg(64)->Arg(256);
 BENCHMARK(BM_BlobEncode)->Arg(1)->Arg(8)->Arg(64)->Arg(256);
 BENCHMARK(BM_BlobDecodeValidate)->Arg(1)->Arg(8)->Arg(64)->Arg(256);

@@ -1,50 +1,10 @@
 """simpler: a hierarchical task runtime whose tasks name their data with typed,
-self-describing buffer handles and strided views instead of raw pointers."""
+self-describing buffer handles and strided views instead of raw pointers.
 
-from simpler.buffer import (
-    AccessMode,
-    AddressSpace,
-    BackendKind,
-    Buffer,
-    BufferDescriptor,
-    CanonicalIdentity,
-    DataType,
-    ImportRegistry,
-    MappedArg,
-    Tensor,
-    create_buffer,
-    element_size,
-    view_array,
-)
-from simpler.task_interface import (
-    ChipStorageTaskArgs,
-    ChipTensor,
-    DecodedTaskArgs,
-    TaskArgs,
-    TensorArgType,
-    read_blob,
-    write_blob,
-)
+Everything public in simpler.buffer and simpler.task_interface is re-exported here."""
 
-__all__ = [
-    "AccessMode",
-    "AddressSpace",
-    "BackendKind",
-    "Buffer",
-    "BufferDescriptor",
-    "CanonicalIdentity",
-    "ChipStorageTaskArgs",
-    "ChipTensor",
-    "DataType",
-    "DecodedTaskArgs",
-    "ImportRegistry",
-    "MappedArg",
-    "TaskArgs",
-    "Tensor",
-    "TensorArgType",
-    "create_buffer",
-    "element_size",
-    "read_blob",
-    "view_array",
-    "write_blob",
-]
+from simpler import buffer, task_interface
+from simpler.buffer import *  # noqa: F403
+from simpler.task_interface import *  # noqa: F403
+
+__all__ = sorted(set(buffer.__all__) | set(task_interface.__all__))

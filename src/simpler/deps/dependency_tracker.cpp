@@ -1,0 +1,212 @@
+#include "simpler/deps/dependency_tracker.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "simpler/deps/submit_checks.h"
+
+namespace simpler {
+
+DependencyTracker::DependencyTracker(TrackerConfig config) : config_(config) {}
+
+std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const Tensor> tensors,
+                                                  std::span<const TensorArgType> tags, int32_t target_chip) {
+    const TaskMember member{tensors, tags, target_chip};
+    return submit(task, std::span<const TaskMember>(&member, 1));
+}
+
+std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const TaskMember> members) {
+    if (task_slots_.contains(task))
+        throw std::invalid_argument("submit of task " + std::to_string(task) +
+                                    " refused: the task id is live (submitted and not completed)");
+    // Checks: nothing below mutates observable state until every member passed.
+    member_box_base_.clear();
+    size_t total = 0;
+    for (const TaskMember& m : members) {
+        member_box_base_.push_back(total);
+        total += m.tensors.size();
+    }
+    if (boxes_.size() < total) {
+        boxes_.resize(total);
+        arg_keys_.resize(total);
+    }
+    for (size_t m = 0; m < members.size(); ++m) {
+        const std::span<ViewBox> boxes(boxes_.data() + member_box_base_[m], members[m].tensors.size());
+        SubmitRefusal r = check_member(static_cast<uint32_t>(m), members[m], boxes, config_.overlap);
+        if (!r.ok()) throw std::invalid_argument(format_refusal(task, r, members[m]));
+    }
+
+    // Lookups of every member before any entry is recorded.
+    ++stamp_;
+    preds_.clear();
+    edges_.clear();
+    superseded_.clear();
+    for (size_t m = 0; m < members.size(); ++m) {
+        const TaskMember& member = members[m];
+        for (size_t i = 0; i < member.tensors.size(); ++i) {
+            const TensorArgType tag = member.tags[i];
+            if (!tag_reads(tag) && !tag_writes(tag)) continue;
+            const Tensor& t = member.tensors[i];
+            const Key key{t.buffer.identity, argument_scope(t, member.target_chip)};
+            const size_t at = member_box_base_[m] + i;
+            arg_keys_[at] = look_up(task, static_cast<uint32_t>(m), static_cast<uint32_t>(i), key, boxes_[at], tag);
+        }
+    }
+
+    // Record: superseded entries leave, then the node's own entries are filed.
+    const uint32_t slot = allocate_task(task);
+    for (uint32_t id : superseded_)
+        if (entries_[id].key != nullptr) remove_entry(id);
+    for (size_t m = 0; m < members.size(); ++m) {
+        const TaskMember& member = members[m];
+        for (size_t i = 0; i < member.tensors.size(); ++i) {
+            const TensorArgType tag = member.tags[i];
+            if (!tag_reads(tag) && !tag_writes(tag)) continue;
+            const Tensor& t = member.tensors[i];
+            const size_t at = member_box_base_[m] + i;
+            record(slot, static_cast<uint32_t>(m), static_cast<uint32_t>(i), arg_keys_[at],
+                   Key{t.buffer.identity, argument_scope(t, member.target_chip)}, boxes_[at], tag);
+        }
+    }
+    if (config_.record_explanations) tasks_[slot].edges.assign(edges_.begin(), edges_.end());
+    return preds_;
+}
+
+DependencyTracker::KeyState* DependencyTracker::look_up(TaskId task, uint32_t member, uint32_t arg, const Key& key,
+                                                        const ViewBox& box, TensorArgType tag) {
+    const auto it = keys_.find(key);
+    if (it == keys_.end()) return nullptr;
+    const bool writes = tag_writes(tag);
+    auto visit = [&](const RegionIndex::Item& item, bool entry_writes) {
+        const Entry& e = entries_[item.id];
+        const OverlapAnswer answer = overlap(box, e.box, config_.overlap);
+        if (answer.overlap == TensorOverlap::NONE) return;
+        const EdgeKind kind = !writes         ? EdgeKind::READ_AFTER_WRITE
+                              : entry_writes ? EdgeKind::WRITE_AFTER_WRITE
+                                             : EdgeKind::WRITE_AFTER_READ;
+        add_edge(task, member, arg, tag, e, kind, answer, key);
+        if (writes && answer.overlap == TensorOverlap::COVERED) superseded_.push_back(item.id);
+    };
+    it->second.writers.for_each_overlapping(box.begin, box.end,
+                                            [&](const RegionIndex::Item& item) { visit(item, true); });
+    if (writes)
+        it->second.readers.for_each_overlapping(box.begin, box.end,
+                                                [&](const RegionIndex::Item& item) { visit(item, false); });
+    return &it->second;
+}
+
+void DependencyTracker::add_edge(TaskId task, uint32_t member, uint32_t arg, TensorArgType tag, const Entry& e,
+                                 EdgeKind kind, const OverlapAnswer& answer, const Key& key) {
+    TaskState& pred = tasks_[e.task_slot];
+    const bool known = pred.stamp == stamp_;
+    if (known && !config_.record_explanations) return;
+    if (known) {
+        EdgeExplanation& prior = edges_[pred.stamp_edge];
+        if (prior.proven() || is_fallback(answer)) return;  // keep the first proven reason
+    } else {
+        pred.stamp = stamp_;
+        preds_.push_back(pred.id);
+        if (!config_.record_explanations) return;
+        pred.stamp_edge = static_cast<uint32_t>(edges_.size());
+        edges_.emplace_back();
+    }
+    EdgeExplanation& x = edges_[pred.stamp_edge];
+    x.predecessor = pred.id;
+    x.successor = task;
+    x.kind = kind;
+    x.successor_member = member;
+    x.successor_arg = arg;
+    x.predecessor_member = e.member;
+    x.predecessor_arg = e.arg;
+    x.successor_tag = tag;
+    x.predecessor_tag = e.tag;
+    x.identity = key.identity;
+    x.scope = key.scope;
+    x.answer = answer;
+}
+
+void DependencyTracker::record(uint32_t task_slot, uint32_t member, uint32_t arg, KeyState* known, const Key& key,
+                               const ViewBox& box, TensorArgType tag) {
+    // A key found by the lookups is still live: supersession never empties a key
+    // it files into, and keys are erased only by complete().
+    KeyState* state = known != nullptr ? known : &keys_.try_emplace(key, key, &pool_).first->second;
+    uint32_t id;
+    if (!free_entries_.empty()) {
+        id = free_entries_.back();
+        free_entries_.pop_back();
+    } else {
+        id = static_cast<uint32_t>(entries_.size());
+        entries_.emplace_back();
+    }
+    Entry& e = entries_[id];
+    e.box = box;
+    e.key = state;
+    e.task_slot = task_slot;
+    e.member = member;
+    e.arg = arg;
+    e.tag = tag;
+    e.writer = tag_writes(tag);
+    (e.writer ? e.key->writers : e.key->readers).insert(id, box.begin, box.end);
+    tasks_[task_slot].entries.push_back(EntryRef{id, e.generation});
+}
+
+void DependencyTracker::remove_entry(uint32_t id) {
+    Entry& e = entries_[id];
+    (e.writer ? e.key->writers : e.key->readers).erase(id, e.box.begin, e.box.end);
+    e.key = nullptr;
+    ++e.generation;
+    free_entries_.push_back(id);
+}
+
+uint32_t DependencyTracker::allocate_task(TaskId task) {
+    uint32_t slot;
+    if (!free_tasks_.empty()) {
+        slot = free_tasks_.back();
+        free_tasks_.pop_back();
+    } else {
+        slot = static_cast<uint32_t>(tasks_.size());
+        tasks_.emplace_back();
+    }
+    TaskState& s = tasks_[slot];
+    s.id = task;
+    s.entries.clear();
+    s.edges.clear();
+    s.stamp = 0;
+    task_slots_.emplace(task, slot);
+    return slot;
+}
+
+void DependencyTracker::complete(TaskId task) {
+    const auto it = task_slots_.find(task);
+    if (it == task_slots_.end())
+        throw std::out_of_range("complete of task " + std::to_string(task) + ": the task is not live");
+    TaskState& s = tasks_[it->second];
+    for (const EntryRef& ref : s.entries) {
+        Entry& e = entries_[ref.id];
+        if (e.generation != ref.generation || e.key == nullptr) continue;  // superseded earlier
+        KeyState* key = e.key;
+        remove_entry(ref.id);
+        if (key->writers.empty() && key->readers.empty()) {
+            const Key name = key->name;
+            keys_.erase(name);
+        }
+    }
+    s.entries.clear();
+    s.edges.clear();
+    free_tasks_.push_back(it->second);
+    task_slots_.erase(it);
+}
+
+std::optional<EdgeExplanation> DependencyTracker::explain(TaskId pred, TaskId succ) const {
+    for (const EdgeExplanation& x : edges_into(succ))
+        if (x.predecessor == pred) return x;
+    return std::nullopt;
+}
+
+std::span<const EdgeExplanation> DependencyTracker::edges_into(TaskId succ) const {
+    const auto it = task_slots_.find(succ);
+    if (it == task_slots_.end()) return {};
+    return tasks_[it->second].edges;
+}
+
+}  // namespace simpler

@@ -1,0 +1,193 @@
+#include "simpler/engine/engine_core.h"
+
+#include <stdexcept>
+#include <utility>
+
+namespace simpler {
+
+EngineCore::EngineCore(EngineConfig config)
+    : config_(std::move(config)),
+      tracker_(config_.tracker),
+      queue_(config_.num_chips, config_.num_sub_workers),
+      lost_chips_(config_.num_chips) {}
+
+namespace {
+
+std::string where(TaskId task, uint32_t member, size_t arg) {
+    return "submit of task " + std::to_string(task) + " refused: member " + std::to_string(member) + ", argument " +
+           std::to_string(arg);
+}
+
+}  // namespace
+
+void EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t member, const MemberSubmit& m) const {
+    if (kind == TaskKind::SUB && m.worker != ANY_SUB_WORKER)
+        throw std::invalid_argument("submit of task " + std::to_string(task) +
+                                    " refused: a sub task runs on any idle sub-worker and names no worker");
+    if (kind == TaskKind::NEXT_LEVEL && (m.worker < 0 || static_cast<uint32_t>(m.worker) >= config_.num_chips))
+        throw std::invalid_argument("submit of task " + std::to_string(task) + " refused: member " +
+                                    std::to_string(member) + " names worker=" + std::to_string(m.worker) +
+                                    ", this Worker has " + std::to_string(config_.num_chips) + " next-level workers");
+    if (kind == TaskKind::NEXT_LEVEL && !lost_chips_[static_cast<size_t>(m.worker)].empty())
+        throw std::invalid_argument("submit of task " + std::to_string(task) + " refused: worker=" +
+                                    std::to_string(m.worker) + " is lost (" +
+                                    lost_chips_[static_cast<size_t>(m.worker)] + ")");
+    if (kind == TaskKind::SUB && queue_.live_sub_workers() == 0)
+        throw std::invalid_argument("submit of task " + std::to_string(task) +
+                                    " refused: no sub-worker is alive (" + sub_workers_lost_ + ")");
+    m.args->check_access();
+    for (size_t i = 0; i < m.args->tensor_count(); ++i) {
+        const Tensor& t = m.args->tensor(i);
+        const CanonicalIdentity& id = t.buffer.identity;
+        if (config_.identity_problem) {
+            if (std::string why = config_.identity_problem(id); !why.empty())
+                throw std::invalid_argument(where(task, member, i) + ", buffer " + id.to_string() + ": " + why);
+        }
+        if (t.buffer.address_space != static_cast<uint8_t>(AddressSpace::DEVICE)) continue;
+        if (kind == TaskKind::SUB)
+            throw std::invalid_argument(where(task, member, i) + ", buffer " + id.to_string() +
+                                        ": a Python sub-worker takes HOST tensors only (this one is DEVICE memory)");
+        std::optional<uint32_t> owner = config_.device_owner ? config_.device_owner(id) : std::nullopt;
+        if (!owner)
+            throw std::invalid_argument(where(task, member, i) + ", buffer " + id.to_string() +
+                                        ": DEVICE buffer unknown to this Worker");
+        if (*owner != static_cast<uint32_t>(m.worker))
+            throw std::invalid_argument(where(task, member, i) + ", buffer " + id.to_string() +
+                                        ": DEVICE memory of chip " + std::to_string(*owner) +
+                                        " may only be dispatched to that chip, not to worker=" +
+                                        std::to_string(m.worker));
+    }
+}
+
+TaskId EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
+                          const TaskConfig& config) {
+    const TaskId task = next_task_;
+    if (members.empty())
+        throw std::invalid_argument("submit of task " + std::to_string(task) + " refused: no members");
+    std::vector<TaskMember> tracked;
+    std::vector<MemberTarget> targets;
+    tracked.reserve(members.size());
+    for (uint32_t m = 0; m < members.size(); ++m) {
+        if (members[m].args == nullptr) throw std::invalid_argument("submit: member " + std::to_string(m) + " has no TaskArgs");
+        check_engine_rules(task, kind, m, members[m]);
+        tracked.push_back({members[m].args->tensors(), members[m].args->tags(),
+                           kind == TaskKind::NEXT_LEVEL ? members[m].worker : HOST_SCOPE});
+        targets.push_back({kind == TaskKind::NEXT_LEVEL ? members[m].worker : ANY_SUB_WORKER});
+    }
+    queue_.check(task, targets);  // impossible targets are refused before anything is recorded
+
+    Record record{kind, callable, config, {}, targets, 0, static_cast<uint32_t>(members.size()), false};
+    record.blobs.reserve(members.size());
+    for (const MemberSubmit& m : members) record.blobs.push_back(encode_blob(*m.args));
+
+    std::span<const TaskId> preds = tracker_.submit(task, tracked);  // throws, recording nothing, on refusal
+    ++next_task_;
+    const TaskState state = graph_.add(task, preds);
+    records_.emplace(task, std::move(record));
+    if (state == TaskState::READY) {
+        queue_.push(task, targets);
+    } else if (state == TaskState::POISONED) {
+        ++poisoned_count_;
+        finish_task(task);
+    }
+    return task;
+}
+
+void EngineCore::take(std::vector<Dispatch>& out) {
+    std::vector<Assignment> assigned;
+    queue_.take(assigned);
+    for (const Assignment& a : assigned) {
+        Record& r = records_.at(a.task);
+        if (graph_.state(a.task) == TaskState::READY) graph_.start(a.task);
+        --r.undispatched;
+        ++r.outstanding;
+        out.push_back({a.task, a.member, a.to_chip, a.child, r.callable, r.blobs[a.member], &r.config});
+    }
+}
+
+void EngineCore::member_finished(const Dispatch& d, const std::string& error) {
+    if (d.to_chip)
+        queue_.release_chip(d.child);
+    else
+        queue_.release_sub_worker(d.child);
+    Record& r = records_.at(d.task);
+    --r.outstanding;
+    if (!error.empty() && !r.failed) {
+        r.failed = true;
+        if (!first_failure_)
+            first_failure_ = RunFailure{d.task, r.kind, r.callable, d.member, d.to_chip, d.child, error};
+        scratch_.clear();
+        graph_.fail(d.task, error, scratch_);
+        on_poisoned(scratch_);
+    }
+    if (r.outstanding > 0 || r.undispatched > 0) return;
+    if (!r.failed) {
+        scratch_.clear();
+        graph_.complete(d.task, scratch_);
+        on_ready(scratch_);
+    }
+    finish_task(d.task);
+}
+
+void EngineCore::on_ready(std::span<const TaskId> ready) {
+    for (TaskId t : ready) queue_.push(t, records_.at(t).targets);
+}
+
+void EngineCore::on_poisoned(std::span<const TaskId> poisoned) {
+    const std::vector<TaskId> copy(poisoned.begin(), poisoned.end());
+    for (TaskId t : copy) {
+        queue_.drop(t);
+        ++poisoned_count_;
+        finish_task(t);
+    }
+}
+
+void EngineCore::finish_task(TaskId task) {
+    tracker_.complete(task);
+    graph_.retire(task);
+    records_.erase(task);
+}
+
+void EngineCore::child_lost(bool chip, uint32_t child, const std::string& why) {
+    if (chip) {
+        queue_.retire_chip(child);
+        lost_chips_.at(child) = why.empty() ? "lost" : why;
+    } else {
+        queue_.retire_sub_worker(child);
+        sub_workers_lost_ = why.empty() ? "lost" : why;
+    }
+    // Unstarted tasks that can never run now: any naming the lost chip, or
+    // needing more sub-workers than remain alive.
+    const uint32_t subs_alive = queue_.live_sub_workers();
+    std::vector<TaskId> doomed;
+    for (const auto& [id, r] : records_) {
+        const TaskState s = graph_.state(id);
+        if (s != TaskState::READY && s != TaskState::PENDING) continue;
+        uint32_t subs = 0;
+        bool needs_lost_chip = false;
+        for (const MemberTarget& t : r.targets) {
+            subs += t.chip == ANY_SUB_WORKER;
+            needs_lost_chip |= chip && t.chip == static_cast<int32_t>(child);
+        }
+        if (needs_lost_chip || subs > subs_alive) doomed.push_back(id);
+    }
+    for (TaskId id : doomed) {
+        if (!records_.contains(id)) continue;  // poisoned through an earlier one
+        scratch_.clear();
+        graph_.poison(id, TaskFailure{id, why}, scratch_);
+        on_poisoned(scratch_);
+    }
+}
+
+void EngineCore::abandon(const std::string& why) {
+    scratch_.clear();
+    graph_.poison_unstarted(TaskFailure{0, why}, scratch_);
+    on_poisoned(scratch_);
+}
+
+void EngineCore::clear_failure() noexcept {
+    first_failure_.reset();
+    poisoned_count_ = 0;
+}
+
+}  // namespace simpler

@@ -1,0 +1,141 @@
+// EngineCore: one Worker's graph state — the submit path (checks, dependency
+// inference, publication) and the completion path (release, failure poisoning)
+// over the DependencyTracker, the TaskGraph and the DispatchQueue. No processes
+// and no threads: the Worker drives it from its orchestration thread (submit)
+// and its scheduler thread (take, member_finished) under one lock.
+//
+// Submit snapshots each member's arguments as an argument blob, so a TaskArgs
+// changed after submit changes nothing. A refused submit throws
+// std::invalid_argument naming the task, member, argument, buffer and rule, and
+// records nothing anywhere.
+//
+// Collaborators that only the owner of the buffers knows (which chip owns a
+// DEVICE backing, whether an identity is stale) are injected through
+// EngineConfig; without them a DEVICE tensor is refused and every identity is
+// taken as live.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "simpler/deps/dependency_tracker.h"
+#include "simpler/engine/dispatch_queue.h"
+#include "simpler/engine/task_graph.h"
+#include "simpler/task_interface/task_args_wire.h"
+
+namespace simpler {
+
+inline constexpr size_t TASK_CONFIG_BYTES = 64;
+using TaskConfig = std::array<std::byte, TASK_CONFIG_BYTES>;  // opaque to the engine; travels to the child
+
+enum class TaskKind : uint8_t {
+    NEXT_LEVEL = 0,  // runs on a chip (or a next-level Worker) named by its member's worker index
+    SUB = 1,         // runs on any idle Python sub-worker
+};
+
+struct MemberSubmit {
+    const TaskArgs* args = nullptr;
+    int32_t worker = ANY_SUB_WORKER;  // NEXT_LEVEL: the chip index; SUB: ANY_SUB_WORKER
+};
+
+struct EngineConfig {
+    uint32_t num_chips = 0;
+    uint32_t num_sub_workers = 0;
+    TrackerConfig tracker{};
+    // The chip that owns a DEVICE backing, or nullopt when unknown.
+    std::function<std::optional<uint32_t>(const CanonicalIdentity&)> device_owner;
+    // Empty when the identity is live; else why it is refused (e.g. its generation is stale).
+    std::function<std::string(const CanonicalIdentity&)> identity_problem;
+};
+
+// One member ready to be written to one child's mailbox.
+struct Dispatch {
+    TaskId task;
+    uint32_t member;
+    bool to_chip;
+    uint32_t child;  // chip or sub-worker index
+    uint64_t callable;
+    std::span<const std::byte> blob;  // valid until the member is reported finished
+    const TaskConfig* config;
+};
+
+// Why run() fails: the first task that failed, where, and what it poisoned.
+struct RunFailure {
+    TaskId task;
+    TaskKind kind;
+    uint64_t callable;
+    uint32_t member;
+    bool on_chip;
+    uint32_t child;
+    std::string message;
+};
+
+class EngineCore {
+public:
+    explicit EngineCore(EngineConfig config);
+
+    // Checks, infers edges, records the node and queues it if ready; returns its
+    // id. Throws std::invalid_argument (nothing recorded) on refusal.
+    TaskId submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members, const TaskConfig& config);
+
+    // Appends every member that can be dispatched now; their children are busy
+    // until member_finished().
+    void take(std::vector<Dispatch>& out);
+
+    // Reports one dispatched member finished (error empty on success). A task
+    // finishes when all its members have; its first failing member fails it and
+    // poisons every task after it.
+    void member_finished(const Dispatch& d, const std::string& error);
+
+    // A child is gone for good: nothing is dispatched to it again, every
+    // unstarted task that needs it is poisoned with `why`, and a later submit
+    // that needs it is refused.
+    void child_lost(bool chip, uint32_t child, const std::string& why);
+
+    // Poisons every task not yet dispatched (the Worker is closing or failing).
+    void abandon(const std::string& why);
+
+    [[nodiscard]] size_t unfinished() const noexcept { return graph_.unfinished(); }
+    [[nodiscard]] const std::optional<RunFailure>& first_failure() const noexcept { return first_failure_; }
+    [[nodiscard]] size_t poisoned_count() const noexcept { return poisoned_count_; }
+    void clear_failure() noexcept;
+    [[nodiscard]] const DependencyTracker& tracker() const noexcept { return tracker_; }
+
+private:
+    struct Record {
+        TaskKind kind;
+        uint64_t callable;
+        TaskConfig config;
+        std::vector<std::vector<std::byte>> blobs;  // one per member
+        std::vector<MemberTarget> targets;
+        uint32_t outstanding = 0;                   // members dispatched and not yet finished
+        uint32_t undispatched = 0;
+        bool failed = false;
+    };
+
+    void check_engine_rules(TaskId task, TaskKind kind, uint32_t member, const MemberSubmit& m) const;
+    void on_ready(std::span<const TaskId> ready);
+    void on_poisoned(std::span<const TaskId> poisoned);
+    void finish_task(TaskId task);
+
+    EngineConfig config_;
+    DependencyTracker tracker_;
+    TaskGraph graph_;
+    DispatchQueue queue_;
+    std::unordered_map<TaskId, Record> records_;
+    TaskId next_task_ = 1;
+    std::optional<RunFailure> first_failure_;
+    size_t poisoned_count_ = 0;
+    std::vector<TaskId> scratch_;
+    std::vector<std::string> lost_chips_;  // per chip: why it is gone, empty while it lives
+    std::string sub_workers_lost_;         // why the last sub-worker went, when one did
+};
+
+}  // namespace simpler

@@ -1,0 +1,90 @@
+// TaskGraph: the runtime state of submitted tasks — who waits on whom, which
+// tasks are ready, and how a failure flows to everything after it.
+//
+// Nodes are added with their predecessors (as the dependency tracker inferred
+// them) and move PENDING -> READY -> RUNNING -> DONE, or end FAILED (the task
+// itself failed) or POISONED (a task it depends on, directly or transitively,
+// failed; it never runs). A poisoned node carries its root cause: the failed
+// task and its message, shared by every node it poisoned.
+//
+// Does not own: edge inference (deps/), dispatch (the scheduler), the tasks'
+// arguments. Not thread-safe: one thread (the scheduler's) owns it. Misuse
+// (an unknown id, a state transition out of order) throws std::logic_error;
+// it is a bug in the engine, not a user error.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "simpler/deps/edge_explanation.h"  // TaskId
+
+namespace simpler {
+
+enum class TaskState : uint8_t { PENDING, READY, RUNNING, DONE, FAILED, POISONED };
+const char* task_state_name(TaskState s) noexcept;
+
+// The root cause of a FAILED or POISONED node.
+struct TaskFailure {
+    TaskId task;          // the task that failed
+    std::string message;  // why, as reported
+};
+
+class TaskGraph {
+public:
+    // Adds `task` after `preds`. A predecessor that is DONE or already retired
+    // adds no wait; one that FAILED or was POISONED poisons `task` at once (with
+    // the same root cause). Duplicates in `preds` count once. Returns the new
+    // node's state: READY, PENDING or POISONED. Throws std::logic_error when
+    // `task` is already in the graph.
+    TaskState add(TaskId task, std::span<const TaskId> preds);
+
+    // READY -> RUNNING.
+    void start(TaskId task);
+    // READY or RUNNING -> DONE; appends the successors that became READY to `ready`.
+    void complete(TaskId task, std::vector<TaskId>& ready);
+    // READY or RUNNING -> FAILED; every transitive successor not yet finished
+    // becomes POISONED with this failure as its cause and is appended to `poisoned`.
+    void fail(TaskId task, std::string message, std::vector<TaskId>& poisoned);
+    // Poisons one PENDING or READY node and every transitive successor not yet
+    // finished, appending them to `poisoned`; a node in any other state is left alone.
+    void poison(TaskId task, const TaskFailure& cause, std::vector<TaskId>& poisoned);
+    // Poisons every PENDING or READY node with `cause` (e.g. the worker is
+    // closing or lost the endpoint they needed), appending them to `poisoned`.
+    void poison_unstarted(const TaskFailure& cause, std::vector<TaskId>& poisoned);
+
+    // Drops a finished (DONE, FAILED, POISONED) node; later nodes naming it as a
+    // predecessor treat it as DONE. Throws std::logic_error for an unfinished one.
+    void retire(TaskId task);
+
+    [[nodiscard]] bool contains(TaskId task) const { return nodes_.contains(task); }
+    [[nodiscard]] TaskState state(TaskId task) const;
+    // The root cause of a FAILED or POISONED node; null otherwise.
+    [[nodiscard]] const TaskFailure* failure(TaskId task) const;
+    // Nodes not yet DONE, FAILED or POISONED.
+    [[nodiscard]] size_t unfinished() const noexcept { return unfinished_; }
+    [[nodiscard]] size_t size() const noexcept { return nodes_.size(); }
+
+private:
+    struct Node {
+        TaskState state = TaskState::PENDING;
+        uint32_t waiting = 0;                  // unfinished predecessors
+        std::vector<TaskId> successors;
+        std::shared_ptr<const TaskFailure> cause;
+        uint64_t stamp = 0;                    // dedupes predecessors within one add()
+    };
+    Node& node(TaskId task);
+    const Node& node(TaskId task) const;
+    void finish(Node& n, TaskState terminal);
+    void poison_from(const Node& root, const std::shared_ptr<const TaskFailure>& cause, std::vector<TaskId>& out);
+
+    std::unordered_map<TaskId, Node> nodes_;
+    size_t unfinished_ = 0;
+    uint64_t stamp_ = 0;
+};
+
+}  // namespace simpler

@@ -1,0 +1,163 @@
+#include "simpler/ipc/child_process.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <utility>
+
+namespace simpler::ipc {
+namespace {
+
+int pidfd_open(pid_t pid) noexcept { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
+
+int pidfd_send_signal(int pidfd, int sig) noexcept {
+    return static_cast<int>(syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0));
+}
+
+[[noreturn]] void run_child(pid_t parent, const std::function<int()>& body) noexcept {
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) _exit(CHILD_ORPHANED_STATUS);
+    if (getppid() != parent) _exit(CHILD_ORPHANED_STATUS);
+    int status = CHILD_EXCEPTION_STATUS;
+    try {
+        status = body();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "simpler child %d: uncaught exception: %s\n", static_cast<int>(getpid()), e.what());
+    } catch (...) {
+        std::fprintf(stderr, "simpler child %d: uncaught non-standard exception\n", static_cast<int>(getpid()));
+    }
+    std::fflush(nullptr);
+    _exit(status);
+}
+
+}  // namespace
+
+std::string describe_wait_status(int wait_status) {
+    if (wait_status == UNKNOWN_WAIT_STATUS) return "ended (status unknown)";
+    if (WIFEXITED(wait_status)) return "exited with status " + std::to_string(WEXITSTATUS(wait_status));
+    if (WIFSIGNALED(wait_status)) {
+        const int sig = WTERMSIG(wait_status);
+        const char* name = strsignal(sig);
+        std::string s = "killed by signal " + std::to_string(sig) + " (" + (name ? name : "?") + ")";
+        if (WCOREDUMP(wait_status)) s += ", core dumped";
+        return s;
+    }
+    return "ended with wait status " + std::to_string(wait_status);
+}
+
+ChildProcess ChildProcess::spawn(const std::function<int()>& body) {
+    const pid_t parent = getpid();
+    std::fflush(nullptr);  // buffered output must not be written twice
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error(std::string("ChildProcess: fork failed: ") + std::strerror(errno));
+    if (pid == 0) run_child(parent, body);
+    ChildProcess child;
+    child.pid_ = pid;
+    child.pidfd_ = pidfd_open(pid);
+    if (child.pidfd_ < 0) {
+        const int err = errno;
+        kill(pid, SIGKILL);
+        int st = 0;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+        }
+        child.pid_ = -1;
+        throw std::runtime_error(std::string("ChildProcess: pidfd_open failed: ") + std::strerror(err));
+    }
+    return child;
+}
+
+ChildProcess::ChildProcess(ChildProcess&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)),
+      pidfd_(std::exchange(other.pidfd_, -1)),
+      reaped_(std::exchange(other.reaped_, false)),
+      status_(std::exchange(other.status_, 0)) {}
+
+ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
+    if (this != &other) {
+        release();
+        pid_ = std::exchange(other.pid_, -1);
+        pidfd_ = std::exchange(other.pidfd_, -1);
+        reaped_ = std::exchange(other.reaped_, false);
+        status_ = std::exchange(other.status_, 0);
+    }
+    return *this;
+}
+
+ChildProcess::~ChildProcess() { release(); }
+
+void ChildProcess::release() noexcept {
+    if (pid_ > 0 && !reaped_) {
+        signal(SIGKILL);
+        wait_exit(NO_DEADLINE);
+    }
+    if (pidfd_ >= 0) close(pidfd_);
+    pid_ = -1;
+    pidfd_ = -1;
+    reaped_ = false;
+}
+
+std::optional<int> ChildProcess::wait_status() const noexcept {
+    if (!reaped_) return std::nullopt;
+    return status_;
+}
+
+std::optional<int> ChildProcess::try_reap() noexcept {
+    if (pid_ <= 0) return std::nullopt;
+    if (reaped_) return status_;
+    int st = 0;
+    for (;;) {
+        const pid_t r = waitpid(pid_, &st, WNOHANG);
+        if (r == pid_) {
+            reaped_ = true;
+            status_ = st;
+            return st;
+        }
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {  // ECHILD: someone else reaped it
+            reaped_ = true;
+            status_ = UNKNOWN_WAIT_STATUS;
+            return status_;
+        }
+        return std::nullopt;
+    }
+}
+
+std::optional<int> ChildProcess::wait_exit(Deadline deadline) noexcept {
+    for (;;) {
+        if (std::optional<int> st = try_reap()) return st;
+        if (pid_ <= 0) return std::nullopt;
+        int timeout_ms = -1;
+        if (deadline != NO_DEADLINE) {
+            const auto left = deadline - Clock::now();
+            if (left <= Clock::duration::zero()) return std::nullopt;
+            // Round up so a sub-millisecond remainder does not spin.
+            timeout_ms = static_cast<int>(
+                std::min<int64_t>(std::chrono::ceil<std::chrono::milliseconds>(left).count(), INT32_MAX));
+        }
+        pollfd p{pidfd_, POLLIN, 0};
+        const int rc = poll(&p, 1, timeout_ms);
+        if (rc < 0 && errno != EINTR) return try_reap();
+    }
+}
+
+bool ChildProcess::signal(int sig) noexcept {
+    if (pid_ <= 0 || reaped_) return false;
+    return pidfd_send_signal(pidfd_, sig) == 0;
+}
+
+int ChildProcess::stop(Deadline grace) noexcept {
+    if (std::optional<int> st = wait_exit(grace)) return *st;
+    signal(SIGKILL);
+    if (std::optional<int> st = wait_exit(NO_DEADLINE)) return *st;
+    return UNKNOWN_WAIT_STATUS;
+}
+
+}  // namespace simpler::ipc

@@ -1,0 +1,97 @@
+// MailboxFrame: the fixed layout at the start of every mailbox's shared region,
+// followed directly by the argument blob area (blob_capacity bytes, at offset
+// sizeof(MailboxFrame)). Three cache lines of control (who writes each line is
+// stated on it, so the two processes never write the same line in the hot path),
+// then the task frame (callable id, call config, blob length) and the error
+// message buffer.
+//
+// Every field is raw: states and error codes are stored as integers and become
+// enums only after mailbox.cpp has checked them. A child is not trusted: the
+// parent bounds every length it reads from here by its own private copy of the
+// capacity, never by blob_capacity or message_bytes as stored.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "simpler/ipc/shared_word.h"
+
+namespace simpler::ipc {
+
+inline constexpr uint32_t MAILBOX_MAGIC = 0x584F424Du;  // "MBOX" little-endian
+inline constexpr uint32_t MAILBOX_LAYOUT_VERSION = 1;
+inline constexpr size_t CALL_CONFIG_BYTES = 64;
+inline constexpr size_t ERROR_MESSAGE_BYTES = 4096;     // including the terminating NUL
+inline constexpr size_t DEFAULT_BLOB_CAPACITY = size_t{1} << 20;
+inline constexpr size_t MAX_BLOB_CAPACITY = size_t{1} << 30;
+
+// The task's lifecycle. The parent writes IDLE -> TASK_READY and, after reading
+// the result, DONE/FAILED -> IDLE; the child writes TASK_READY -> RUNNING ->
+// DONE or FAILED. Each write is a release store, each read an acquire load.
+enum class MailboxState : uint32_t {
+    IDLE = 0,
+    TASK_READY = 1,
+    RUNNING = 2,
+    DONE = 3,
+    FAILED = 4,
+};
+
+// The call config travels as opaque bytes; the engine owns their meaning.
+struct CallConfig {
+    uint8_t bytes[CALL_CONFIG_BYTES];
+};
+static_assert(std::is_trivially_copyable_v<CallConfig>);
+static_assert(sizeof(CallConfig) == 64);
+
+struct alignas(64) MailboxFrame {
+    // Line 0: written once by the creator, before fork.
+    uint32_t magic;           // MAILBOX_MAGIC
+    uint32_t layout_version;  // MAILBOX_LAYOUT_VERSION
+    uint64_t blob_capacity;   // bytes of blob area after the frame (informative)
+    uint8_t _pad0[48];
+    // Line 1: written by the parent.
+    SharedWord request;       // bumped after each task publication and on shutdown; the child sleeps here
+    uint32_t shutdown;        // sticky: 0, then 1 forever
+    uint32_t child_exited;    // 1 once the parent's reaper saw the child exit
+    int32_t exit_status;      // raw wait status, meaningful when child_exited == 1
+    uint32_t _pad1;
+    uint64_t task_seq;        // the parent's id of the published task
+    uint8_t _pad2[32];
+    // Line 2: written by the child.
+    uint32_t state;           // MailboxState
+    int32_t error_code;       // TaskError when state == FAILED
+    uint64_t completed_seq;   // task_seq the result belongs to
+    uint32_t message_bytes;   // length of error_message without its NUL
+    uint32_t _pad3;
+    uint8_t _pad4[40];
+    // Task frame, written by the parent before TASK_READY.
+    uint64_t callable_id;
+    uint64_t blob_bytes;      // bytes of the blob area in use
+    uint8_t _pad5[48];
+    CallConfig config;
+    // Written by the child before FAILED: NUL-terminated, truncated to fit.
+    char error_message[ERROR_MESSAGE_BYTES];
+};
+static_assert(std::is_trivially_copyable_v<MailboxFrame>);
+static_assert(std::is_standard_layout_v<MailboxFrame>);
+static_assert(sizeof(MailboxFrame) == 4416);
+static_assert(alignof(MailboxFrame) == 64);
+static_assert(offsetof(MailboxFrame, magic) == 0);
+static_assert(offsetof(MailboxFrame, layout_version) == 4);
+static_assert(offsetof(MailboxFrame, blob_capacity) == 8);
+static_assert(offsetof(MailboxFrame, request) == 64);
+static_assert(offsetof(MailboxFrame, shutdown) == 72);
+static_assert(offsetof(MailboxFrame, child_exited) == 76);
+static_assert(offsetof(MailboxFrame, exit_status) == 80);
+static_assert(offsetof(MailboxFrame, task_seq) == 88);
+static_assert(offsetof(MailboxFrame, state) == 128);
+static_assert(offsetof(MailboxFrame, error_code) == 132);
+static_assert(offsetof(MailboxFrame, completed_seq) == 136);
+static_assert(offsetof(MailboxFrame, message_bytes) == 144);
+static_assert(offsetof(MailboxFrame, callable_id) == 192);
+static_assert(offsetof(MailboxFrame, blob_bytes) == 200);
+static_assert(offsetof(MailboxFrame, config) == 256);
+static_assert(offsetof(MailboxFrame, error_message) == 320);
+
+}  // namespace simpler::ipc

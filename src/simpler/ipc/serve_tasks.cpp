@@ -1,0 +1,38 @@
+#include "simpler/ipc/serve_tasks.h"
+
+#include <exception>
+
+namespace simpler::ipc {
+
+int serve_tasks(Mailbox& mailbox, const TaskHandler& handler, SpinPolicy policy, std::chrono::nanoseconds idle_limit) {
+    SpinWaiter waiter(policy);
+    for (;;) {
+        const Deadline deadline =
+            idle_limit >= Deadline::max() - Clock::now() ? NO_DEADLINE : Clock::now() + idle_limit;
+        switch (mailbox.wait_request(waiter, deadline)) {
+            case ChildWake::SHUTDOWN: return SERVE_SHUTDOWN;
+            case ChildWake::TIMED_OUT: return SERVE_IDLE_LIMIT;
+            case ChildWake::TASK: break;
+        }
+        const TaskView task = mailbox.begin_task();
+        if (!mailbox.blob_length_ok()) {
+            mailbox.finish_failed(TaskError::BAD_ARGUMENTS, "argument blob length exceeds the mailbox capacity");
+            continue;
+        }
+        TaskOutcome outcome;
+        try {
+            outcome = handler(task);
+        } catch (const std::exception& e) {
+            outcome = TaskOutcome{TaskError::TASK_FAILED, e.what()};
+        } catch (...) {
+            outcome = TaskOutcome{TaskError::TASK_FAILED, "non-standard exception"};
+        }
+        if (outcome.error == TaskError::NONE) {
+            mailbox.finish_ok();
+        } else {
+            mailbox.finish_failed(outcome.error, outcome.message);
+        }
+    }
+}
+
+}  // namespace simpler::ipc

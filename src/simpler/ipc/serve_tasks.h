@@ -1,0 +1,37 @@
+// serve_tasks: the child's side of a lane as one loop. It waits for a task
+// (spin, then futex), hands it to the handler, and stores the outcome, until
+// the parent sets the shutdown word.
+//
+// The handler owns the meaning of callable ids, the call config and the blob
+// (it decodes the blob with TaskArgsView, which validates every element). The
+// loop turns a blob length beyond the lane's capacity into BAD_ARGUMENTS
+// without calling the handler, and an exception escaping the handler into
+// TASK_FAILED carrying what(); the child keeps serving either way.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "simpler/ipc/mailbox.h"
+#include "simpler/ipc/spin_wait.h"
+
+namespace simpler::ipc {
+
+struct TaskOutcome {
+    TaskError error = TaskError::NONE;  // NONE, TASK_FAILED, BAD_ARGUMENTS or UNKNOWN_CALLABLE
+    std::string message;                // why, when error != NONE
+};
+
+using TaskHandler = std::function<TaskOutcome(const TaskView& task)>;
+
+// Exit statuses of serve_tasks (the child's body returns them).
+inline constexpr int SERVE_SHUTDOWN = 0;   // the parent asked the child to stop
+inline constexpr int SERVE_IDLE_LIMIT = 3; // no request for idle_limit
+
+// Serves until shutdown (SERVE_SHUTDOWN) or until no request arrives for
+// idle_limit (SERVE_IDLE_LIMIT; the default waits forever).
+int serve_tasks(Mailbox& mailbox, const TaskHandler& handler, SpinPolicy policy = {},
+                std::chrono::nanoseconds idle_limit = std::chrono::nanoseconds::max());
+
+}  // namespace simpler::ipc

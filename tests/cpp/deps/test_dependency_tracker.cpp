@@ -1,0 +1,189 @@
+// The edges of DEPENDENCIES.md ("Tags"): read after write, write after write,
+// write after read, supersession on COVERED, retirement on completion, keying on
+// the full identity plus the chip scope, groups, and explanations.
+#include <gtest/gtest.h>
+
+#include "deps_fixtures.h"
+
+using namespace deps_test;
+using simpler::DependencyTracker;
+using simpler::EdgeKind;
+using simpler::TaskMember;
+using simpler::TrackerConfig;
+using TT = TensorArgType;
+
+TEST(DependencyTracker, ReaderWaitsForEarlierWriter) {
+    DependencyTracker t;
+    const auto x = host_backing(256);
+    EXPECT_EQ(submit(t, 1, {whole(x)}, {TT::OUTPUT}), Preds{});
+    EXPECT_EQ(submit(t, 2, {block(x, 0, 4, 0, 4)}, {TT::INPUT}), Preds{1});
+    const auto why = t.explain(1, 2);
+    ASSERT_TRUE(why.has_value());
+    EXPECT_EQ(why->kind, EdgeKind::READ_AFTER_WRITE);
+    EXPECT_EQ(why->answer.overlap, TensorOverlap::PARTIAL);
+    EXPECT_EQ(why->answer.reason, OverlapReason::SHARED_BYTES);
+    EXPECT_TRUE(why->proven());
+}
+
+TEST(DependencyTracker, ReadersDoNotWaitForEachOther) {
+    DependencyTracker t;
+    const auto x = host_backing(256);
+    EXPECT_EQ(submit(t, 1, {whole(x)}, {TT::INPUT}), Preds{});
+    EXPECT_EQ(submit(t, 2, {whole(x)}, {TT::INPUT}), Preds{});
+}
+
+TEST(DependencyTracker, WriterWaitsForEarlierReadersAndWriters) {
+    DependencyTracker t;
+    const auto x = host_backing(256);
+    submit(t, 1, {block(x, 0, 8, 0, 16)}, {TT::OUTPUT});
+    submit(t, 2, {block(x, 8, 16, 0, 16)}, {TT::INPUT});
+    EXPECT_EQ(submit(t, 3, {whole(x)}, {TT::OUTPUT_EXISTING}), (Preds{1, 2}));
+    EXPECT_EQ(t.explain(1, 3)->kind, EdgeKind::WRITE_AFTER_WRITE);
+    EXPECT_EQ(t.explain(2, 3)->kind, EdgeKind::WRITE_AFTER_READ);
+    EXPECT_FALSE(t.explain(2, 1).has_value());
+}
+
+TEST(DependencyTracker, CoveringWriteSupersedesWhatItCovers) {
+    DependencyTracker t;
+    const auto x = host_backing(256);
+    submit(t, 1, {block(x, 0, 8, 0, 8)}, {TT::OUTPUT});
+    submit(t, 2, {block(x, 0, 8, 0, 8)}, {TT::INPUT});
+    EXPECT_EQ(submit(t, 3, {whole(x)}, {TT::INOUT}), (Preds{1, 2}));
+    EXPECT_EQ(t.live_entries(), 1u);  // 3's covering write removed 1 and 2
+    EXPECT_EQ(submit(t, 4, {block(x, 0, 4, 0, 4)}, {TT::INPUT}), Preds{3});
+}
+
+TEST(DependencyTracker, PartialWriteLeavesTheEarlierEntryInPlace) {
+    DependencyTracker t;
+    const auto x = host_backing(256);
+    submit(t, 1, {whole(x)}, {TT::OUTPUT});
+    EXPECT_EQ(submit(t, 2, {block(x, 0, 8, 0, 16)}, {TT::OUTPUT_EXISTING}), Preds{1});
+    EXPECT_EQ(submit(t, 3, {block(x, 8, 16, 0, 16)}, {TT::INPUT}), Preds{1});
+    EXPECT_EQ(submit(t, 4, {whole(x)}, {TT::INPUT}), (Preds{1, 2}));
+}
+
+TEST(DependencyTracker, CompletedTasksLeaveTheTracker) {
+    DependencyTracker t;
+    const auto x = host_backing(256);
+    submit(t, 1, {whole(x)}, {TT::OUTPUT});
+    submit(t, 2, {block(x, 0, 4, 0, 16)}, {TT::INPUT});
+    t.complete(1);
+    EXPECT_FALSE(t.is_live(1));
+    EXPECT_EQ(submit(t, 3, {block(x, 0, 4, 0, 16)}, {TT::INPUT}), Preds{});
+    EXPECT_EQ(submit(t, 4, {whole(x)}, {TT::OUTPUT}), (Preds{2, 3}));
+    t.complete(2);
+    t.complete(3);
+    t.complete(4);
+    EXPECT_EQ(t.live_entries(), 0u);
+    EXPECT_EQ(t.live_keys(), 0u);
+    EXPECT_EQ(t.live_tasks(), 0u);
+    EXPECT_THROW(t.complete(4), std::out_of_range);
+}
+
+TEST(DependencyTracker, KeysOnTheFullIdentity) {
+    DependencyTracker t;
+    const auto x1 = host_backing(256, 5, AccessMode::READWRITE, 1);
+    const auto x2 = host_backing(256, 5, AccessMode::READWRITE, 2);  // buffer id reused: a new generation
+    const auto y = host_backing(256, 6);
+    submit(t, 1, {whole(x1)}, {TT::OUTPUT});
+    EXPECT_EQ(submit(t, 2, {whole(x2)}, {TT::INPUT}), Preds{});
+    EXPECT_EQ(submit(t, 3, {whole(y)}, {TT::INPUT}), Preds{});
+    EXPECT_EQ(submit(t, 4, {whole(x1)}, {TT::INPUT}), Preds{1});
+}
+
+TEST(DependencyTracker, DeviceBackingsAreScopedByTheirChip) {
+    DependencyTracker t;
+    const auto d = device_backing(256, 9);
+    const auto h = host_backing(256, 10);
+    submit(t, 1, {whole(d), whole(h)}, {TT::OUTPUT, TT::OUTPUT}, 0);
+    EXPECT_EQ(submit(t, 2, {whole(d)}, {TT::INPUT}, 1), Preds{});   // same identity on chip 1: another backing
+    EXPECT_EQ(submit(t, 3, {whole(d)}, {TT::INPUT}, 0), Preds{1});  // chip 0: the same backing
+    EXPECT_EQ(submit(t, 4, {whole(h)}, {TT::INPUT}, 1), Preds{1});  // HOST backings have one scope
+    EXPECT_EQ(t.explain(1, 3)->scope, 0);
+    EXPECT_EQ(t.explain(1, 4)->scope, simpler::HOST_SCOPE);
+}
+
+TEST(DependencyTracker, NoDepArgumentsTakeNoPartInOrdering) {
+    DependencyTracker t;
+    const auto x = host_backing(256);
+    submit(t, 1, {whole(x)}, {TT::OUTPUT});
+    EXPECT_EQ(submit(t, 2, {whole(x)}, {TT::NO_DEP}), Preds{});
+    EXPECT_EQ(submit(t, 3, {whole(x)}, {TT::OUTPUT}), Preds{1});
+}
+
+TEST(DependencyTracker, GroupMembersAreNotComparedWithEachOther) {
+    DependencyTracker t;
+    const auto x = host_backing(256);
+    const Tensor w[1] = {whole(x)};
+    const TT out[1] = {TT::OUTPUT};
+    const TT in[1] = {TT::INPUT};
+    // Every member names x as its output: the group's single completion token.
+    const TaskMember members[3] = {{w, out, 0}, {w, out, 1}, {w, in, 2}};
+    EXPECT_TRUE(t.submit(1, members).empty());
+    EXPECT_EQ(submit(t, 2, {whole(x)}, {TT::INPUT}), Preds{1});
+}
+
+TEST(DependencyTracker, GroupLookupsRunBeforeAnyMemberRecords) {
+    DependencyTracker t;
+    const auto y = host_backing(256, 2);
+    submit(t, 1, {whole(y)}, {TT::OUTPUT});  // the producer of y
+    const Tensor w[1] = {whole(y)};
+    const TT out[1] = {TT::OUTPUT};
+    const TT in[1] = {TT::INPUT};
+    // Member 0 overwrites y; member 1 reads y. Member 1 must still see task 1.
+    const TaskMember members[2] = {{w, out}, {w, in}};
+    const auto preds = t.submit(2, members);
+    EXPECT_EQ(Preds(preds.begin(), preds.end()), Preds{1});
+    const auto why = t.explain(1, 2);
+    ASSERT_TRUE(why.has_value());
+    EXPECT_EQ(why->kind, EdgeKind::WRITE_AFTER_WRITE);
+    EXPECT_EQ(submit(t, 3, {whole(y)}, {TT::INPUT}), Preds{2});  // 2's write superseded 1
+}
+
+TEST(DependencyTracker, RendezvousOnDisjointColumnBlocksHasNoEdge) {
+    DependencyTracker t;
+    const auto x = host_backing(256);
+    EXPECT_EQ(submit(t, 1, {block(x, 0, 16, 0, 4)}, {TT::OUTPUT}), Preds{});
+    EXPECT_EQ(submit(t, 2, {block(x, 0, 16, 8, 12)}, {TT::OUTPUT}), Preds{});
+}
+
+TEST(DependencyTracker, TiledWriteByManyTasksHasNoEdgeBetweenTiles) {
+    DependencyTracker t;
+    const auto x = host_backing(256);
+    simpler::TaskId id = 1;
+    for (uint32_t r = 0; r < 16; r += 4)
+        for (uint32_t c = 0; c < 16; c += 4) EXPECT_EQ(submit(t, id++, {block(x, r, r + 4, c, c + 4)}, {TT::OUTPUT}), Preds{});
+    const auto all = submit(t, id, {whole(x)}, {TT::INPUT});
+    EXPECT_EQ(all.size(), 16u);
+}
+
+TEST(DependencyTracker, ExplainNamesTheArgumentsAndTheFallbackReason) {
+    DependencyTracker t(TrackerConfig{.overlap = {.exact_strides = false}});
+    const auto x = host_backing(256);
+    const auto y = host_backing(256, 2);
+    submit(t, 1, {whole(y), view(x, {8, 4}, {1, 16})}, {TT::INPUT, TT::OUTPUT});  // x[0:4, 0:8].T
+    submit(t, 2, {whole(y), block(x, 0, 4, 8, 16)}, {TT::INPUT, TT::INPUT});
+    const auto why = t.explain(1, 2);
+    ASSERT_TRUE(why.has_value());
+    EXPECT_EQ(why->successor_arg, 1u);
+    EXPECT_EQ(why->predecessor_arg, 1u);
+    EXPECT_EQ(why->answer.reason, OverlapReason::DIFFERENT_STRIDES);
+    EXPECT_FALSE(why->proven());
+    EXPECT_NE(why->to_string().find("DIFFERENT_STRIDES"), std::string::npos);
+    // With the different-stride extension the views are proven disjoint: no edge.
+    DependencyTracker exact;
+    submit(exact, 1, {whole(y), view(x, {8, 4}, {1, 16})}, {TT::INPUT, TT::OUTPUT});
+    EXPECT_EQ(submit(exact, 2, {whole(y), block(x, 0, 4, 8, 16)}, {TT::INPUT, TT::INPUT}), Preds{});
+}
+
+TEST(DependencyTracker, ExplanationPrefersAProvenPairOverAFallback) {
+    DependencyTracker t(TrackerConfig{.overlap = {.exact_strides = false}});
+    const auto x = host_backing(256);
+    submit(t, 1, {view(x, {8, 4}, {1, 16}), block(x, 8, 16, 0, 16)}, {TT::OUTPUT, TT::OUTPUT});
+    submit(t, 2, {block(x, 0, 4, 8, 16), block(x, 8, 12, 0, 16)}, {TT::INPUT, TT::INPUT});
+    const auto why = t.explain(1, 2);
+    ASSERT_TRUE(why.has_value());
+    EXPECT_TRUE(why->proven());
+    EXPECT_EQ(why->successor_arg, 1u);
+    EXPECT_EQ(t.edges_into(2).size(), 1u);
+}

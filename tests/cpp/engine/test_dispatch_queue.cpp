@@ -1,0 +1,136 @@
+// DispatchQueue: ready order per target, groups only when every member's
+// target is free, no starvation of a waiting group, distinct sub-workers for a
+// sub group, and refusal of targets that could never be met.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "simpler/engine/dispatch_queue.h"
+
+using simpler::ANY_SUB_WORKER;
+using simpler::Assignment;
+using simpler::DispatchQueue;
+using simpler::MemberTarget;
+
+namespace {
+
+std::vector<Assignment> take(DispatchQueue& q) {
+    std::vector<Assignment> out;
+    q.take(out);
+    return out;
+}
+
+const MemberTarget chip0[] = {{0}};
+const MemberTarget chip1[] = {{1}};
+const MemberTarget both_chips[] = {{0}, {1}};
+const MemberTarget sub[] = {{ANY_SUB_WORKER}};
+const MemberTarget two_subs[] = {{ANY_SUB_WORKER}, {ANY_SUB_WORKER}};
+
+}  // namespace
+
+TEST(DispatchQueue, PlainTasksGoToTheirChipInReadyOrder) {
+    DispatchQueue q(2, 0);
+    q.push(1, chip0);
+    q.push(2, chip0);
+    q.push(3, chip1);
+    auto a = take(q);
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_EQ(a[0].task, 1u);
+    EXPECT_EQ(a[1].task, 3u);
+    EXPECT_TRUE(take(q).empty());  // chip 0 is busy with task 1
+    q.release_chip(0);
+    a = take(q);
+    ASSERT_EQ(a.size(), 1u);
+    EXPECT_EQ(a[0].task, 2u);
+}
+
+TEST(DispatchQueue, AGroupLeavesOnlyWhenEveryTargetIsFreeAndAllAtOnce) {
+    DispatchQueue q(2, 0);
+    q.push(1, chip0);
+    ASSERT_EQ(take(q).size(), 1u);
+    q.push(2, both_chips);
+    EXPECT_TRUE(take(q).empty());
+    q.release_chip(0);
+    auto a = take(q);
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_EQ(a[0].task, 2u);
+    EXPECT_EQ(a[1].task, 2u);
+    EXPECT_EQ(a[0].child, 0u);
+    EXPECT_EQ(a[1].child, 1u);
+}
+
+TEST(DispatchQueue, AWaitingGroupIsNotStarvedByLaterTasks) {
+    DispatchQueue q(2, 0);
+    q.push(1, chip0);
+    take(q);              // chip 0 busy
+    q.push(2, both_chips);  // waits for chip 0, reserves chip 1
+    q.push(3, chip1);       // would fit on chip 1 now, but the group reserved it
+    EXPECT_TRUE(take(q).empty());
+    q.release_chip(0);
+    auto a = take(q);
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_EQ(a[0].task, 2u);
+    q.release_chip(0);
+    q.release_chip(1);
+    a = take(q);
+    ASSERT_EQ(a.size(), 1u);
+    EXPECT_EQ(a[0].task, 3u);
+}
+
+TEST(DispatchQueue, LaterTasksOnOtherTargetsPassAWaitingItem) {
+    DispatchQueue q(2, 1);
+    q.push(1, chip0);
+    take(q);
+    q.push(2, chip0);  // waits
+    q.push(3, chip1);
+    q.push(4, sub);
+    auto a = take(q);
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_EQ(a[0].task, 3u);
+    EXPECT_EQ(a[1].task, 4u);
+    EXPECT_FALSE(a[1].to_chip);
+}
+
+TEST(DispatchQueue, ASubGroupTakesDistinctSubWorkersAtOnce) {
+    DispatchQueue q(0, 2);
+    q.push(1, sub);
+    take(q);
+    q.push(2, two_subs);
+    EXPECT_TRUE(take(q).empty());
+    q.push(3, sub);  // one sub-worker is free, but the group reserved it
+    EXPECT_TRUE(take(q).empty());
+    q.release_sub_worker(0);
+    auto a = take(q);
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_EQ(a[0].task, 2u);
+    EXPECT_NE(a[0].child, a[1].child);
+    EXPECT_EQ(q.free_sub_workers(), 0u);
+}
+
+TEST(DispatchQueue, TargetsThatCanNeverBeMetAreRefused) {
+    DispatchQueue q(2, 1);
+    const MemberTarget bad_chip[] = {{2}};
+    const MemberTarget twice[] = {{1}, {1}};
+    EXPECT_THROW(q.push(1, bad_chip), std::invalid_argument);
+    EXPECT_THROW(q.push(2, twice), std::invalid_argument);
+    EXPECT_THROW(q.push(3, two_subs), std::invalid_argument);
+    EXPECT_THROW(q.push(4, std::span<const MemberTarget>{}), std::invalid_argument);
+    EXPECT_EQ(q.queued(), 0u);
+}
+
+TEST(DispatchQueue, ADeadChipIsNeverFreeAgainAndDropRemovesItsWork) {
+    DispatchQueue q(2, 0);
+    q.retire_chip(0);
+    q.push(1, chip0);
+    q.push(2, chip1);
+    auto a = take(q);
+    ASSERT_EQ(a.size(), 1u);
+    EXPECT_EQ(a[0].task, 2u);
+    q.release_chip(0);  // no effect on a dead chip
+    EXPECT_FALSE(q.chip_free(0));
+    EXPECT_TRUE(take(q).empty());
+    EXPECT_TRUE(q.drop(1));
+    EXPECT_FALSE(q.drop(1));
+    EXPECT_EQ(q.queued(), 0u);
+}

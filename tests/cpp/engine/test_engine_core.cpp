@@ -1,0 +1,267 @@
+// EngineCore: submit infers edges and queues only ready work; completion
+// releases successors; disjoint slices on two chips dispatch together; a failure
+// poisons its successors and is reported once; refusals record nothing; the
+// engine-only rules (DEVICE ownership, HOST-only sub-workers, stale identities)
+// hold; a lost child poisons the work that needed it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "simpler/engine/engine_core.h"
+
+using namespace simpler;
+
+namespace {
+
+CanonicalIdentity ident(uint64_t id, uint32_t gen = 1) {
+    CanonicalIdentity c{};
+    std::memset(c.owner_instance_id, 0x42, sizeof c.owner_instance_id);
+    c.buffer_id = id;
+    c.generation = gen;
+    return c;
+}
+
+BufferDescriptor host_buffer(uint64_t id, uint64_t nbytes = 256) {
+    const uint8_t name[] = "sptest";
+    return make_buffer_descriptor(ident(id), BackendKind::POSIX_SHM, AddressSpace::HOST, AccessMode::READWRITE, nbytes,
+                                  {name, 6});
+}
+
+BufferDescriptor device_buffer(uint64_t id) {
+    return make_address_descriptor(ident(id), BackendKind::DEVICE_MALLOC, AccessMode::READWRITE, 256, 0x10000);
+}
+
+Tensor matrix(const BufferDescriptor& b) {  // 16x16 UINT8
+    const uint32_t shapes[] = {16, 16};
+    return make_tensor(b, shapes, DataType::UINT8);
+}
+
+Tensor column_block(const BufferDescriptor& b, uint32_t c0) {  // x[:, c0:c0+4]
+    const uint32_t shapes[] = {16, 4};
+    const uint32_t strides[] = {16, 1};
+    return make_tensor(b, shapes, DataType::UINT8, strides, c0);
+}
+
+TaskArgs args_of(std::initializer_list<std::pair<Tensor, TensorArgType>> l) {
+    TaskArgs a;
+    for (const auto& [t, tag] : l) a.add_tensor(t, tag);
+    return a;
+}
+
+struct Harness {
+    explicit Harness(EngineConfig c) : core(std::move(c)) {}
+    EngineCore core;
+    TaskConfig config{};
+
+    TaskId on_chip(const TaskArgs& a, int32_t chip, uint64_t callable = 7) {
+        MemberSubmit m{&a, chip};
+        return core.submit(TaskKind::NEXT_LEVEL, callable, {&m, 1}, config);
+    }
+    TaskId on_sub(const TaskArgs& a) {
+        MemberSubmit m{&a, ANY_SUB_WORKER};
+        return core.submit(TaskKind::SUB, 9, {&m, 1}, config);
+    }
+    std::vector<Dispatch> take() {
+        std::vector<Dispatch> out;
+        core.take(out);
+        return out;
+    }
+};
+
+EngineConfig chips(uint32_t n, uint32_t subs = 0) {
+    EngineConfig c;
+    c.num_chips = n;
+    c.num_sub_workers = subs;
+    return c;
+}
+
+std::vector<TaskId> tasks_of(const std::vector<Dispatch>& d) {
+    std::vector<TaskId> out;
+    for (const Dispatch& x : d) out.push_back(x.task);
+    return out;
+}
+
+}  // namespace
+
+TEST(EngineCore, AChainOnOneBufferRunsInSubmitOrder) {
+    Harness h(chips(1));
+    const BufferDescriptor b = host_buffer(1);
+    TaskArgs w = args_of({{matrix(b), TensorArgType::OUTPUT_EXISTING}});
+    TaskArgs r = args_of({{matrix(b), TensorArgType::INPUT}});
+    const TaskId t1 = h.on_chip(w, 0);
+    const TaskId t2 = h.on_chip(r, 0);
+    const TaskId t3 = h.on_chip(w, 0);
+    EXPECT_EQ(h.core.unfinished(), 3u);
+    for (TaskId expected : {t1, t2, t3}) {
+        auto d = h.take();
+        ASSERT_EQ(d.size(), 1u);
+        EXPECT_EQ(d[0].task, expected);
+        EXPECT_TRUE(h.take().empty());
+        h.core.member_finished(d[0], "");
+    }
+    EXPECT_EQ(h.core.unfinished(), 0u);
+    EXPECT_FALSE(h.core.first_failure());
+}
+
+TEST(EngineCore, DisjointColumnBlocksOnTwoChipsDispatchTogether) {
+    Harness h(chips(2));
+    const BufferDescriptor b = host_buffer(1);
+    TaskArgs left = args_of({{column_block(b, 0), TensorArgType::OUTPUT_EXISTING}});
+    TaskArgs right = args_of({{column_block(b, 8), TensorArgType::OUTPUT_EXISTING}});
+    h.on_chip(left, 0);
+    h.on_chip(right, 1);
+    EXPECT_EQ(h.take().size(), 2u);  // no edge: a rendezvous between them cannot deadlock
+}
+
+TEST(EngineCore, TheBlobIsASnapshotAtSubmit) {
+    Harness h(chips(1));
+    const BufferDescriptor b = host_buffer(1);
+    TaskArgs a = args_of({{matrix(b), TensorArgType::INPUT}});
+    a.add_scalar(5);
+    h.on_chip(a, 0);
+    a.add_scalar(6);  // after submit: not part of the task
+    auto d = h.take();
+    ASSERT_EQ(d.size(), 1u);
+    DecodedTaskArgs back = read_blob(d[0].blob.data(), d[0].blob.size());
+    EXPECT_EQ(back.scalars, std::vector<uint64_t>{5});
+    EXPECT_EQ(back.tensors[0], matrix(b));
+    EXPECT_EQ(d[0].callable, 7u);
+}
+
+TEST(EngineCore, AFailurePoisonsSuccessorsAndIsReportedOnce) {
+    Harness h(chips(2));
+    const BufferDescriptor b = host_buffer(1), other = host_buffer(2);
+    TaskArgs w = args_of({{matrix(b), TensorArgType::OUTPUT_EXISTING}});
+    TaskArgs r = args_of({{matrix(b), TensorArgType::INPUT}});
+    TaskArgs independent = args_of({{matrix(other), TensorArgType::OUTPUT_EXISTING}});
+    const TaskId t1 = h.on_chip(w, 0);
+    h.on_chip(r, 0);
+    h.on_chip(r, 1);
+    h.on_chip(independent, 1);
+    auto d = h.take();
+    ASSERT_EQ(tasks_of(d), (std::vector<TaskId>{t1, 4}));
+    h.core.member_finished(d[0], "kernel vadd: index out of range");
+    ASSERT_TRUE(h.core.first_failure());
+    EXPECT_EQ(h.core.first_failure()->task, t1);
+    EXPECT_EQ(h.core.first_failure()->message, "kernel vadd: index out of range");
+    EXPECT_EQ(h.core.poisoned_count(), 2u);
+    EXPECT_TRUE(h.take().empty());  // the poisoned never run
+    h.core.member_finished(d[1], "");
+    EXPECT_EQ(h.core.unfinished(), 0u);
+    // The failed task has retired once finished: a later reader of its bytes is
+    // not ordered after it (the run already carries the failure).
+    TaskArgs late = args_of({{matrix(b), TensorArgType::INPUT}});
+    h.on_chip(late, 0);
+    EXPECT_EQ(h.take().size(), 1u);
+}
+
+TEST(EngineCore, ARefusedSubmitRecordsNothing) {
+    Harness h(chips(1));
+    const BufferDescriptor b = host_buffer(1);
+    TaskArgs overlapping = args_of({{matrix(b), TensorArgType::OUTPUT_EXISTING}, {column_block(b, 4), TensorArgType::INPUT}});
+    try {
+        h.on_chip(overlapping, 0);
+        FAIL() << "overlapping writes within one task must be refused";
+    } catch (const std::invalid_argument& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("task 1"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("no overlapping writes within one task"), std::string::npos) << msg;
+    }
+    EXPECT_EQ(h.core.unfinished(), 0u);
+    EXPECT_EQ(h.core.tracker().live_tasks(), 0u);
+    TaskArgs fine = args_of({{matrix(b), TensorArgType::INPUT}});
+    EXPECT_EQ(h.on_chip(fine, 0), 1u);  // the refused submit consumed no id
+    EXPECT_THROW(h.on_chip(fine, 1), std::invalid_argument);  // no chip 1
+}
+
+TEST(EngineCore, DeviceTensorsGoOnlyToTheirOwnerChip) {
+    EngineConfig c = chips(2, 1);
+    c.device_owner = [](const CanonicalIdentity& id) -> std::optional<uint32_t> {
+        if (id.buffer_id == 10) return 1;
+        return std::nullopt;
+    };
+    Harness h(std::move(c));
+    TaskArgs dev = args_of({{matrix(device_buffer(10)), TensorArgType::INOUT}});
+    TaskArgs unknown = args_of({{matrix(device_buffer(11)), TensorArgType::INPUT}});
+    try {
+        h.on_chip(dev, 0);
+        FAIL();
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("DEVICE memory of chip 1 may only be dispatched to that chip"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_THROW(h.on_sub(dev), std::invalid_argument);
+    try {
+        h.on_sub(dev);
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("sub-worker takes HOST tensors only"), std::string::npos);
+    }
+    EXPECT_THROW(h.on_chip(unknown, 1), std::invalid_argument);
+    h.on_chip(dev, 1);
+    EXPECT_EQ(h.take().size(), 1u);
+}
+
+TEST(EngineCore, AStaleIdentityIsRefused) {
+    EngineConfig c = chips(1);
+    c.identity_problem = [](const CanonicalIdentity& id) -> std::string {
+        return id.generation < 2 ? "generation " + std::to_string(id.generation) + " is stale (live: 2)" : "";
+    };
+    Harness h(std::move(c));
+    TaskArgs a = args_of({{matrix(host_buffer(1)), TensorArgType::INPUT}});
+    try {
+        h.on_chip(a, 0);
+        FAIL();
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("generation 1 is stale"), std::string::npos) << e.what();
+    }
+}
+
+TEST(EngineCore, AGroupDispatchesAllMembersAndFinishesWhenTheLastDoes) {
+    Harness h(chips(2));
+    const BufferDescriptor b = host_buffer(1);
+    TaskArgs m0 = args_of({{matrix(b), TensorArgType::OUTPUT_EXISTING}});
+    TaskArgs m1 = args_of({{matrix(b), TensorArgType::OUTPUT_EXISTING}});  // members are not compared
+    MemberSubmit members[] = {{&m0, 0}, {&m1, 1}};
+    const TaskId g = h.core.submit(TaskKind::NEXT_LEVEL, 3, members, h.config);
+    TaskArgs after = args_of({{matrix(b), TensorArgType::INPUT}});
+    h.on_chip(after, 0);
+    auto d = h.take();
+    ASSERT_EQ(tasks_of(d), (std::vector<TaskId>{g, g}));
+    h.core.member_finished(d[0], "");
+    EXPECT_TRUE(h.take().empty());  // the group is not done until both members are
+    h.core.member_finished(d[1], "");
+    EXPECT_EQ(h.take().size(), 1u);
+}
+
+TEST(EngineCore, ALostChipPoisonsTheWorkThatNeedsIt) {
+    Harness h(chips(2));
+    const BufferDescriptor b = host_buffer(1), c = host_buffer(2);
+    TaskArgs on_b = args_of({{matrix(b), TensorArgType::OUTPUT_EXISTING}});
+    TaskArgs on_c = args_of({{matrix(c), TensorArgType::OUTPUT_EXISTING}});
+    TaskArgs on_d = args_of({{matrix(host_buffer(3)), TensorArgType::OUTPUT_EXISTING}});
+    h.on_chip(on_b, 0);
+    h.on_chip(on_c, 0);  // independent of the first, queued behind it on chip 0
+    h.on_chip(on_d, 1);
+    auto d = h.take();
+    ASSERT_EQ(d.size(), 2u);
+    h.core.child_lost(true, 0, "chip 0 died (SIGKILL)");
+    h.core.member_finished(d[0], "chip 0 died (SIGKILL) with the task in flight");
+    h.core.member_finished(d[1], "");
+    EXPECT_EQ(h.core.unfinished(), 0u);  // the queued task on chip 0 was poisoned, not left waiting
+    EXPECT_EQ(h.core.poisoned_count(), 1u);
+    try {
+        h.on_chip(on_c, 0);
+        FAIL() << "a submit to a lost chip must be refused, not queued forever";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("worker=0 is lost (chip 0 died (SIGKILL))"), std::string::npos)
+            << e.what();
+    }
+    h.on_chip(on_c, 1);
+    EXPECT_EQ(h.take().size(), 1u);
+}

@@ -1,0 +1,57 @@
+// Helpers for the fork-based ipc tests: deadlines, an echo child loop, a blob.
+// Every child body returns an exit status (0 = the child's own checks passed)
+// and never touches gtest; the parent asserts on the status.
+#pragma once
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <functional>
+#include <string_view>
+#include <unistd.h>
+#include <vector>
+
+#include "simpler/ipc/mailbox.h"
+#include "simpler/ipc/serve_tasks.h"
+#include "simpler/ipc/spin_wait.h"
+#include "simpler/task_interface/buffer.h"
+#include "simpler/task_interface/task_args_wire.h"
+
+namespace ipc_test {
+
+using namespace std::chrono_literals;
+using simpler::ipc::Clock;
+using simpler::ipc::Deadline;
+
+inline Deadline after(std::chrono::milliseconds d) { return Clock::now() + d; }
+
+// A child loop that serves tasks until shutdown: callable 1 succeeds, callable
+// 2 fails with the blob's bytes as the message, callable 3 sleeps forever
+// (the parent kills it), anything else is UNKNOWN_CALLABLE. Returns 0 on a
+// clean shutdown, 3 when no request came for idle_limit.
+inline int serve_echo(simpler::ipc::Mailbox& mb, simpler::ipc::SpinPolicy policy = {},
+                      std::chrono::milliseconds idle_limit = std::chrono::milliseconds(20'000)) {
+    using namespace simpler::ipc;
+    return serve_tasks(
+        mb,
+        [](const TaskView& task) -> TaskOutcome {
+            switch (task.callable_id) {
+                case 1: return {};
+                case 2:
+                    return {TaskError::TASK_FAILED,
+                            std::string(reinterpret_cast<const char*>(task.blob.data()), task.blob.size())};
+                case 3:
+                    for (;;) ::pause();
+                default: return {TaskError::UNKNOWN_CALLABLE, "no such callable"};
+            }
+        },
+        policy, idle_limit);
+}
+
+inline std::vector<std::byte> bytes_of(std::string_view s) {
+    std::vector<std::byte> b(s.size());
+    std::memcpy(b.data(), s.data(), s.size());
+    return b;
+}
+
+}  // namespace ipc_test

@@ -1,0 +1,151 @@
+// ChildProcess: exit statuses, the child never returning into the test, the
+// destructor reaping, and a parent's death taking its child with it.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <new>
+#include <optional>
+#include <thread>
+#include <stdexcept>
+
+#include "ipc_fixtures.h"
+#include "simpler/ipc/child_process.h"
+#include "simpler/ipc/shared_region.h"
+
+using namespace simpler::ipc;
+using namespace ipc_test;
+
+TEST(ChildProcess, ReturnValueOfTheBodyIsTheExitStatus) {
+    ChildProcess child = ChildProcess::spawn([] { return 42; });
+    const auto st = child.wait_exit(after(10'000ms));
+    ASSERT_TRUE(st.has_value());
+    EXPECT_TRUE(WIFEXITED(*st));
+    EXPECT_EQ(WEXITSTATUS(*st), 42);
+    EXPECT_TRUE(child.reaped());
+    EXPECT_EQ(describe_wait_status(*st), "exited with status 42");
+}
+
+TEST(ChildProcess, ThrowingBodyExitsWithTheExceptionStatus) {
+    ChildProcess child = ChildProcess::spawn([]() -> int { throw std::runtime_error("boom in child"); });
+    const auto st = child.wait_exit(after(10'000ms));
+    ASSERT_TRUE(st.has_value());
+    EXPECT_EQ(WEXITSTATUS(*st), CHILD_EXCEPTION_STATUS);
+}
+
+TEST(ChildProcess, WaitExitHonoursItsDeadlineAndStopKills) {
+    ChildProcess child = ChildProcess::spawn([] {
+        for (;;) ::pause();
+        return 0;
+    });
+    const auto start = Clock::now();
+    EXPECT_EQ(child.wait_exit(start + 50ms), std::nullopt);
+    EXPECT_GE(Clock::now() - start, 50ms);
+    EXPECT_FALSE(child.reaped());
+    const int st = child.stop(after(10ms));
+    EXPECT_TRUE(WIFSIGNALED(st));
+    EXPECT_EQ(WTERMSIG(st), SIGKILL);
+    EXPECT_EQ(describe_wait_status(st).rfind("killed by signal 9", 0), 0u);
+    EXPECT_FALSE(child.signal(SIGTERM));  // reaped: nothing left to signal
+}
+
+TEST(ChildProcess, DestructorKillsAndReapsALiveChild) {
+    pid_t pid = -1;
+    {
+        ChildProcess child = ChildProcess::spawn([] {
+            for (;;) ::pause();
+            return 0;
+        });
+        pid = child.pid();
+        ASSERT_GT(pid, 0);
+    }
+    // Reaped: the pid is no child of ours any more.
+    EXPECT_EQ(waitpid(pid, nullptr, WNOHANG), -1);
+    EXPECT_EQ(errno, ECHILD);
+}
+
+TEST(ChildProcess, MoveTransfersOwnership) {
+    ChildProcess a = ChildProcess::spawn([] { return 3; });
+    const pid_t pid = a.pid();
+    ChildProcess b = std::move(a);
+    EXPECT_EQ(a.pid(), -1);
+    EXPECT_EQ(b.pid(), pid);
+    const auto st = b.wait_exit(after(10'000ms));
+    ASSERT_TRUE(st.has_value());
+    EXPECT_EQ(WEXITSTATUS(*st), 3);
+}
+
+namespace {
+
+// The grandchild's pid and whether it reached its body.
+struct Handoff {
+    pid_t grandchild;
+    uint32_t running;
+};
+
+// Forks a middle process that forks a grandchild and dies without reaping it,
+// after the grandchild reached its body when `wait_for_grandchild`. Returns
+// the grandchild's wait status (it is reparented here: the test process is a
+// child subreaper for the duration), or nullopt when it outlived 10 s.
+std::optional<int> orphan_a_grandchild(bool wait_for_grandchild) {
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    SharedRegion region(64);
+    auto* h = new (region.data()) Handoff{0, 0};
+    ChildProcess middle = ChildProcess::spawn([h, wait_for_grandchild] {
+        ChildProcess grandchild = ChildProcess::spawn([h] {
+            std::atomic_ref<uint32_t>(h->running).store(1);
+            for (;;) ::pause();
+            return 0;
+        });
+        std::atomic_ref<pid_t>(h->grandchild).store(grandchild.pid());
+        const auto deadline = after(10'000ms);
+        while (wait_for_grandchild && std::atomic_ref<uint32_t>(h->running).load() == 0 && Clock::now() < deadline) {
+            std::this_thread::sleep_for(1ms);
+        }
+        _exit(0);  // dies without running the grandchild's destructor
+        return 0;
+    });
+    middle.wait_exit(after(10'000ms));
+    const pid_t gc = std::atomic_ref<pid_t>(h->grandchild).load();
+    std::optional<int> result;
+    const auto deadline = after(10'000ms);
+    while (gc > 0 && Clock::now() < deadline) {
+        int status = 0;
+        if (waitpid(gc, &status, WNOHANG) == gc) {
+            result = status;
+            break;
+        }
+        std::this_thread::sleep_for(2ms);
+    }
+    if (!result && gc > 0) {
+        kill(gc, SIGKILL);
+        waitpid(gc, nullptr, 0);
+    }
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
+    return result;
+}
+
+}  // namespace
+
+TEST(ChildProcess, ParentDeathKillsTheChild) {
+    const auto st = orphan_a_grandchild(true);
+    ASSERT_TRUE(st.has_value()) << "grandchild outlived its parent by 10 s";
+    EXPECT_TRUE(WIFSIGNALED(*st)) << describe_wait_status(*st);
+    EXPECT_EQ(WTERMSIG(*st), SIGKILL);
+}
+
+// When the parent dies before the child's prctl takes effect, the child sees
+// a different parent and exits by itself: either way it does not survive.
+TEST(ChildProcess, ChildOrphanedBeforeItsPrctlExitsAnyway) {
+    for (int i = 0; i < 20; ++i) {
+        const auto st = orphan_a_grandchild(false);
+        ASSERT_TRUE(st.has_value()) << "grandchild outlived its parent by 10 s";
+        const bool killed = WIFSIGNALED(*st) && WTERMSIG(*st) == SIGKILL;
+        const bool orphan_exit = WIFEXITED(*st) && WEXITSTATUS(*st) == CHILD_ORPHANED_STATUS;
+        EXPECT_TRUE(killed || orphan_exit) << describe_wait_status(*st);
+    }
+}

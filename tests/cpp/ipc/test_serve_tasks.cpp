@@ -1,0 +1,84 @@
+// serve_tasks: the handler's outcome reaches the parent, an exception becomes
+// TASK_FAILED with its text, a corrupt blob length is refused before the
+// handler runs, and shutdown ends the loop with SERVE_SHUTDOWN.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <thread>
+
+#include "ipc_fixtures.h"
+#include "simpler/ipc/doorbell.h"
+#include "simpler/ipc/mailbox.h"
+#include "simpler/ipc/serve_tasks.h"
+
+using namespace simpler::ipc;
+using namespace ipc_test;
+
+namespace {
+
+struct Served {
+    int calls = 0;
+    int status = -1;
+};
+
+// Runs serve_tasks on a thread of this process (the mailbox works the same
+// within one process) with a handler that throws for callable 9.
+std::thread serve_on_thread(Mailbox& mb, Served& served) {
+    return std::thread([&mb, &served] {
+        served.status = serve_tasks(
+            mb,
+            [&served](const TaskView& t) -> TaskOutcome {
+                ++served.calls;
+                if (t.callable_id == 9) throw std::runtime_error("handler threw");
+                return {};
+            },
+            SpinPolicy{}, 10'000ms);
+    });
+}
+
+}  // namespace
+
+TEST(ServeTasks, ExceptionBecomesTaskFailedWithItsText) {
+    Doorbell bell;
+    Mailbox mb(MailboxConfig{64}, bell);
+    Served served;
+    std::thread child = serve_on_thread(mb, served);
+    uint64_t seq = 0;
+    ASSERT_EQ(mb.publish(9, CallConfig{}, {}, seq), PublishStatus::OK);
+    SpinWaiter waiter;
+    auto r = wait_result(mb, bell, waiter, after(10'000ms));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->error, TaskError::TASK_FAILED);
+    EXPECT_EQ(r->message, "handler threw");
+    ASSERT_EQ(mb.publish(1, CallConfig{}, {}, seq), PublishStatus::OK);
+    r = wait_result(mb, bell, waiter, after(10'000ms));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_TRUE(r->ok());
+    mb.request_shutdown();
+    child.join();
+    EXPECT_EQ(served.status, SERVE_SHUTDOWN);
+    EXPECT_EQ(served.calls, 2);
+}
+
+TEST(ServeTasks, CorruptBlobLengthIsRefusedBeforeTheHandler) {
+    Doorbell bell;
+    Mailbox mb(MailboxConfig{64}, bell);
+    uint64_t seq = 0;
+    ASSERT_EQ(mb.publish(1, CallConfig{}, {}, seq), PublishStatus::OK);
+    mb.frame().blob_bytes = 65;  // one past the capacity
+    Served served;
+    std::thread child = serve_on_thread(mb, served);
+    SpinWaiter waiter;
+    const auto r = wait_result(mb, bell, waiter, after(10'000ms));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->error, TaskError::BAD_ARGUMENTS);
+    mb.request_shutdown();
+    child.join();
+    EXPECT_EQ(served.calls, 0);
+}
+
+TEST(ServeTasks, IdleLimitEndsTheLoop) {
+    Doorbell bell;
+    Mailbox mb(MailboxConfig{64}, bell);
+    EXPECT_EQ(serve_tasks(mb, [](const TaskView&) { return TaskOutcome{}; }, SpinPolicy{}, 20ms), SERVE_IDLE_LIMIT);
+}
