@@ -60,6 +60,10 @@ CanonicalIdentity IdentityMinter::mint() {
 
 Liveness IdentityMinter::check_live(const CanonicalIdentity& id) {
     std::lock_guard lock(mu_);
+    return check_live_locked(id);
+}
+
+Liveness IdentityMinter::check_live_locked(const CanonicalIdentity& id) {
     refresh_incarnation_locked();
     if (std::memcmp(id.owner_instance_id, nonce_.data(), OWNER_INSTANCE_ID_BYTES) != 0)
         return {LivenessStatus::NOT_MINTED_HERE, 0};
@@ -72,8 +76,8 @@ Liveness IdentityMinter::check_live(const CanonicalIdentity& id) {
 }
 
 bool IdentityMinter::release(const CanonicalIdentity& id) {
-    if (!check_live(id).live()) return false;
     std::lock_guard lock(mu_);
+    if (!check_live_locked(id).live()) return false;
     slots_[id.buffer_id - 1].live = false;
     free_.push_back(id.buffer_id);
     return true;

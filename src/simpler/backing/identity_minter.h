@@ -73,6 +73,7 @@ private:
         bool live = false;
     };
     void refresh_incarnation_locked();  // redraws nonce and clears slots on a pid change
+    Liveness check_live_locked(const CanonicalIdentity& id);
 
     std::mutex mu_;
     pid_t pid_ = 0;  // 0: no incarnation yet

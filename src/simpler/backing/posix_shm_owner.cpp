@@ -31,9 +31,15 @@ std::unique_ptr<PosixShmOwner> PosixShmOwner::create(uint64_t nbytes, AccessMode
     };
     const std::optional<std::string> name = shm_name_for(id);
     if (!name) throw fail(std::runtime_error("PosixShmOwner: identity " + id.to_string() + " does not fit a shm name"));
-    const BufferDescriptor desc = make_buffer_descriptor(
-        id, BackendKind::POSIX_SHM, AddressSpace::HOST, access, nbytes,
-        {reinterpret_cast<const uint8_t*>(name->data()), name->size()}, owner_worker_path_id);
+    BufferDescriptor desc;
+    try {
+        desc = make_buffer_descriptor(id, BackendKind::POSIX_SHM, AddressSpace::HOST, access, nbytes,
+                                      {reinterpret_cast<const uint8_t*>(name->data()), name->size()},
+                                      owner_worker_path_id);
+    } catch (...) {
+        minter->release(id);
+        throw;
+    }
 
     const std::string path = shm_syscall_path(*name);
     const int fd = shm_open(path.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);

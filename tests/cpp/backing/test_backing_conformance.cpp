@@ -212,3 +212,21 @@ TYPED_TEST(HostBackingConformance, ChildClosingItsCopyOfTheOwnerReleasesNothing)
 
 }  // namespace
 }  // namespace simpler
+
+namespace simpler {
+namespace {
+
+class OwnerCreation : public test::LeakCheckedTest {};
+
+TEST_F(OwnerCreation, RefusedCreationReleasesItsIdentity) {
+    IdentityMinter minter;
+    watch(minter);
+    EXPECT_THROW(PosixShmOwner::create(0, AccessMode::READWRITE, &minter), std::invalid_argument);
+    EXPECT_THROW(PosixShmOwner::create(64, static_cast<AccessMode>(7), &minter), std::invalid_argument);
+    EXPECT_THROW(ForkOwner::create(BackendKind::FORK_COW, 64, AccessMode::WRITE, &minter, nullptr, 0),
+                 std::invalid_argument);
+    EXPECT_EQ(minter.live_count(), 0u);
+}
+
+}  // namespace
+}  // namespace simpler

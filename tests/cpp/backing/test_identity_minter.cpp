@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <thread>
+#include <unordered_set>
+#include <vector>
 
 #include "process_fixture.h"
 #include "simpler/backing/identity_minter.h"
@@ -106,6 +109,34 @@ TEST(ShmName, IdentityTooLargeForANameIsRefused) {
     id.buffer_id = 1;
     id.generation = 0x10000;
     EXPECT_FALSE(shm_name_for(id).has_value());
+}
+
+}  // namespace
+}  // namespace simpler
+
+namespace simpler {
+namespace {
+
+TEST(IdentityMinter, ConcurrentMintAndReleaseNeverHandOutOneIdentityTwice) {
+    IdentityMinter m;
+    constexpr int THREADS = 4, ROUNDS = 2000;
+    std::vector<std::vector<CanonicalIdentity>> held(THREADS);
+    std::vector<std::thread> ts;
+    for (int t = 0; t < THREADS; ++t)
+        ts.emplace_back([&m, &held, t] {
+            for (int r = 0; r < ROUNDS; ++r) {
+                const CanonicalIdentity id = m.mint();
+                if (r % 2 == 0)
+                    m.release(id);
+                else
+                    held[t].push_back(id);
+            }
+        });
+    for (auto& th : ts) th.join();
+    std::unordered_set<CanonicalIdentity> live;
+    for (const auto& v : held)
+        for (const CanonicalIdentity& id : v) EXPECT_TRUE(live.insert(id).second) << id.to_string();
+    EXPECT_EQ(m.live_count(), live.size());
 }
 
 }  // namespace
