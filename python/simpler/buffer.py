@@ -17,6 +17,7 @@ same call for every host backend, in the owner or in a consumer process.
 from __future__ import annotations
 
 import os
+import sys
 import weakref
 from typing import Optional, Sequence
 
@@ -136,8 +137,17 @@ class SharedMemoryView:
         return self._buf
 
     def _release(self) -> None:
-        # memoryview.release() raises BufferError while the view is exported.
+        # memoryview.release() raises BufferError while the view is exported. A
+        # torch.frombuffer tensor (or a kept `h.shm.buf`) holds a *reference* to the
+        # memoryview but no export, so release() alone would succeed and leave it
+        # pointing at unmapped bytes: refuse while anyone else references it. The
+        # two references expected are self._buf and getrefcount's own argument.
         if self._buf is not None:
+            if sys.getrefcount(self._buf) > 2:
+                raise BufferError(
+                    f"Buffer.close: shm {self._owner.descriptor.body.decode()!r} is still referenced through "
+                    "h.shm.buf (e.g. by a torch.frombuffer tensor); drop it before close()"
+                )
             self._buf.release()
             self._buf = None
 
