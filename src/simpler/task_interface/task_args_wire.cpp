@@ -100,7 +100,14 @@ size_t write_blob(const TaskArgs& args, std::span<std::byte> out) {
     std::byte* p = out.data();
     std::memcpy(p, &t, 4);
     std::memcpy(p + 4, &s, 4);
-    if (t > 0) std::memcpy(p + BLOB_HEADER_BYTES, args.tensors().data(), sizeof(Tensor) * static_cast<size_t>(t));
+    // One element at a time: a single memcpy of tens of KiB between nearby heap
+    // blocks takes glibc's string-copy path, measured at ~2 GB/s on this machine
+    // against ~40 GB/s for fixed 144-byte copies (docs/benchmarks.md).
+    std::byte* dst = p + BLOB_HEADER_BYTES;
+    for (const Tensor& tensor : args.tensors()) {
+        std::memcpy(dst, &tensor, sizeof(Tensor));
+        dst += sizeof(Tensor);
+    }
     if (s > 0)
         std::memcpy(p + BLOB_HEADER_BYTES + sizeof(Tensor) * static_cast<size_t>(t), args.scalars().data(),
                     8 * static_cast<size_t>(s));
