@@ -126,19 +126,28 @@ void DependencyTracker::add_edge(TaskId task, uint32_t member, uint32_t arg, Ten
     x.answer = answer;
 }
 
+namespace {
+
+// Reuses a freed slot of `slots` when there is one, else appends one; returns its index.
+template <typename T>
+uint32_t take_slot(std::vector<T>& slots, std::vector<uint32_t>& free_slots) {
+    if (!free_slots.empty()) {
+        const uint32_t id = free_slots.back();
+        free_slots.pop_back();
+        return id;
+    }
+    slots.emplace_back();
+    return static_cast<uint32_t>(slots.size() - 1);
+}
+
+}  // namespace
+
 void DependencyTracker::record(uint32_t task_slot, uint32_t member, uint32_t arg, KeyState* known, const Key& key,
                                const ViewBox& box, TensorArgType tag) {
     // A key found by the lookups is still live: supersession never empties a key
     // it files into, and keys are erased only by complete().
     KeyState* state = known != nullptr ? known : &keys_.try_emplace(key, key, &pool_).first->second;
-    uint32_t id;
-    if (!free_entries_.empty()) {
-        id = free_entries_.back();
-        free_entries_.pop_back();
-    } else {
-        id = static_cast<uint32_t>(entries_.size());
-        entries_.emplace_back();
-    }
+    const uint32_t id = take_slot(entries_, free_entries_);
     Entry& e = entries_[id];
     e.box = box;
     e.key = state;
@@ -160,14 +169,7 @@ void DependencyTracker::remove_entry(uint32_t id) {
 }
 
 uint32_t DependencyTracker::allocate_task(TaskId task) {
-    uint32_t slot;
-    if (!free_tasks_.empty()) {
-        slot = free_tasks_.back();
-        free_tasks_.pop_back();
-    } else {
-        slot = static_cast<uint32_t>(tasks_.size());
-        tasks_.emplace_back();
-    }
+    const uint32_t slot = take_slot(tasks_, free_tasks_);
     TaskState& s = tasks_[slot];
     s.id = task;
     s.entries.clear();
