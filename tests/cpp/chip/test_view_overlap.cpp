@@ -34,7 +34,7 @@ TEST(ViewOverlap, ATransposedPairIsConservativelyOverlapping) {
 }
 
 TEST(ViewOverlap, DifferentBackingsNeverOverlap) {
-    float other[4];
+    float other[4] = {};
     EXPECT_FALSE(views_may_overlap(adopt(view(g_buf, sizeof g_buf, 0, {4}, {1})),
                                    adopt(view(other, sizeof other, 0, {4}, {1}))));
 }
