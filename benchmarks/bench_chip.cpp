@@ -84,28 +84,11 @@ void BM_MatmulNaiveSingleThread(benchmark::State& state) {
 }
 BENCHMARK(BM_MatmulNaiveSingleThread)->Arg(256)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// Args: n, then 1 to stage the host arguments into the arena (0: zero-copy).
 void BM_MatmulTiledOnChip(benchmark::State& state) {
     const auto n = static_cast<uint32_t>(state.range(0));
-    Chip chip(bench_config());
-    std::vector<float> A(n * n, 1.5f), B(n * n, 0.5f), C(n * n);
-    ChipStorageTaskArgs args{};
-    args.add_tensor(dense_view(A, n, n));
-    args.add_tensor(dense_view(B, n, n));
-    args.add_tensor(dense_view(C, n, n));
-    const TensorArgType tags[3] = {TensorArgType::INPUT, TensorArgType::INPUT, TensorArgType::OUTPUT_EXISTING};
-    for (auto _ : state) {
-        const RunResult r = chip.run("std.matmul", args, tags);
-        if (!r.ok) state.SkipWithError(r.error.c_str());
-    }
-    state.counters["GFLOPS"] = benchmark::Counter(2.0 * n * n * n * static_cast<double>(state.iterations()) / 1e9,
-                                                  benchmark::Counter::kIsRate);
-}
-BENCHMARK(BM_MatmulTiledOnChip)->Arg(256)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
-
-void BM_MatmulTiledOnChipStaged(benchmark::State& state) {
-    const auto n = static_cast<uint32_t>(state.range(0));
     ChipConfig cfg = bench_config();
-    cfg.staging = StagingMode::STAGE;
+    if (state.range(1) != 0) cfg.staging = StagingMode::STAGE;
     Chip chip(cfg);
     std::vector<float> A(n * n, 1.5f), B(n * n, 0.5f), C(n * n);
     ChipStorageTaskArgs args{};
@@ -120,6 +103,12 @@ void BM_MatmulTiledOnChipStaged(benchmark::State& state) {
     state.counters["GFLOPS"] = benchmark::Counter(2.0 * n * n * n * static_cast<double>(state.iterations()) / 1e9,
                                                   benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_MatmulTiledOnChipStaged)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_MatmulTiledOnChip)
+    ->ArgNames({"n", "staged"})
+    ->Args({256, 0})
+    ->Args({512, 0})
+    ->Args({512, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
