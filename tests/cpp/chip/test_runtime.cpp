@@ -50,7 +50,12 @@ int32_t count_kernel(const KernelArgs*) {
 
 uint64_t g_seen_producer[2];
 int32_t g_seen_version[2];
+// Holds task 0 of record_meta until the orchestration has submitted task 1, so
+// task 1 is linked while its producer is still live (bounded: 5 s).
+std::atomic<bool> g_reader_submitted{true};
 int32_t record_meta(const KernelArgs* a) {
+    if (a->scalars[0] == 0)
+        for (int i = 0; i < 5000 && !g_reader_submitted.load(); ++i) std::this_thread::sleep_for(1ms);
     g_seen_producer[a->scalars[0]] = a->tensors[0].producer_task;
     g_seen_version[a->scalars[0]] = a->tensors[0].overlap_version;
     return CHIP_OK;
@@ -271,11 +276,14 @@ int32_t writer_then_reader(const OrchestrationContext* ctx) {
     if (int32_t rc = o.submit(k, {{o.arg(0), TensorArgType::OUTPUT}}, {0}); rc != CHIP_OK) return rc;
     Tensor tile{};
     make_row_tile(o.arg(0), 8, 16, tile);
-    return o.submit(k, {{tile, TensorArgType::INPUT}}, {1});
+    const int32_t rc = o.submit(k, {{tile, TensorArgType::INPUT}}, {1});
+    g_reader_submitted = true;
+    return rc;
 }
 }  // namespace
 
 TEST_F(ChipRuntime, ATaskSeesItsProducerAndTheBackingsWriteCount) {
+    g_reader_submitted = false;
     Runtime rt(registry, arena);
     const RunResult r = rt.run(writer_then_reader, one_vector_arg());
     ASSERT_TRUE(r.ok) << r.error;
