@@ -9,6 +9,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
@@ -258,14 +259,11 @@ void bind_task_interface(nb::module_& m) {
                  t.ndims = static_cast<uint32_t>(s.size());
                  t.dtype = static_cast<uint8_t>(dtype);
                  t.address_space = static_cast<uint8_t>(space);
-                 uint64_t stride = 1;
-                 for (size_t i = s.size(); i-- > 0;) {
-                     t.shapes[i] = s[i];
-                     if (st.empty() && stride > UINT32_MAX)
-                         throw std::invalid_argument("ChipTensor.strides: row-major stride does not fit u32");
-                     t.strides[i] = st.empty() ? static_cast<uint32_t>(stride) : st[i];
-                     stride *= s[i] ? s[i] : 1;
-                 }
+                 std::copy(s.begin(), s.end(), t.shapes);
+                 if (!st.empty())
+                     std::copy(st.begin(), st.end(), t.strides);
+                 else if (row_major_strides(s, t.strides) >= 0)
+                     throw std::invalid_argument("ChipTensor.strides: row-major stride does not fit u32");
                  throw_if_invalid(validate_chip_tensor(t));
                  new (self) ChipTensor(t);
              },

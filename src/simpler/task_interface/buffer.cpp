@@ -41,9 +41,7 @@ ValidationError check_body(const BufferDescriptor& d) noexcept {
         if (d.body_len != BACKEND_ADDRESS_BODY_BYTES)
             return ValidationError::fail(kDesc, "body_len", "must be exactly 8 for an address-bearing backend",
                                          d.body_len);
-        uint64_t base = 0;
-        for (size_t i = 0; i < BACKEND_ADDRESS_BODY_BYTES; ++i) base |= uint64_t{d.body[i]} << (8 * i);
-        if (base == 0) return ValidationError::fail(kDesc, "body", "address base must be non-zero");
+        if (descriptor_address(d) == 0) return ValidationError::fail(kDesc, "body", "address base must be non-zero");
     } else if (kind == static_cast<uint8_t>(BackendKind::POSIX_SHM)) {
         if (d.body_len == 0)
             return ValidationError::fail(kDesc, "body_len", "POSIX_SHM name must be 1..32 bytes", 0);
@@ -251,15 +249,8 @@ Tensor make_tensor(const BufferDescriptor& buffer, std::span<const uint32_t> sha
     t.dtype = static_cast<uint8_t>(dtype);
     std::copy(shapes.begin(), shapes.end(), t.shapes);
     if (strides.empty()) {
-        uint64_t stride = 1;
-        for (size_t i = shapes.size(); i-- > 0;) {
-            if (stride > UINT32_MAX)
-                throw std::invalid_argument("Tensor.strides[" + std::to_string(i) +
-                                            "]: row-major stride does not fit u32 (got " + std::to_string(stride) +
-                                            ")");
-            t.strides[i] = static_cast<uint32_t>(stride);
-            stride *= std::max<uint64_t>(shapes[i], 1);
-        }
+        if (const int32_t bad = row_major_strides(shapes, t.strides); bad >= 0)
+            throw std::invalid_argument("Tensor.strides[" + std::to_string(bad) + "]: row-major stride does not fit u32");
     } else {
         std::copy(strides.begin(), strides.end(), t.strides);
     }

@@ -8,7 +8,9 @@
 // than wrapping; callers reject that value.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "simpler/task_interface/validation_error.h"
 
@@ -53,6 +55,19 @@ constexpr bool view_dims_well_formed(uint32_t ndims, const uint32_t* shapes, con
         bad |= (1 - active) & static_cast<uint32_t>((shapes[i] != 0) | (strides[i] != 0));
     }
     return bad == 0;
+}
+
+// Writes the row-major element strides of `shapes` (innermost 1; a zero shape
+// counts as 1) into `strides`. Returns -1, or the first dimension whose stride
+// does not fit u32 (then `strides` is partly written).
+constexpr int32_t row_major_strides(std::span<const uint32_t> shapes, uint32_t* strides) noexcept {
+    uint64_t stride = 1;
+    for (size_t i = shapes.size(); i-- > 0;) {
+        if (stride > UINT32_MAX) return static_cast<int32_t>(i);
+        strides[i] = static_cast<uint32_t>(stride);
+        stride *= shapes[i] ? shapes[i] : 1;
+    }
+    return -1;
 }
 
 // Checks, in order: 1 <= ndims <= 5; dtype known; then for each active dim
