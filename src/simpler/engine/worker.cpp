@@ -37,6 +37,7 @@ Worker::Worker(WorkerConfig config) : config_(std::move(config)), core_(engine_c
         throw std::invalid_argument("WorkerConfig.chip_handler: required when num_chips > 0");
     if (config_.num_sub_workers > 0 && !config_.sub_handler)
         throw std::invalid_argument("WorkerConfig.sub_handler: required when num_sub_workers > 0");
+    if (config_.trace) trace_ = std::make_unique<TraceRecorder>(config_.trace_capacity);
 }
 
 Worker::~Worker() { close(); }
@@ -98,6 +99,7 @@ TaskId Worker::submit(TaskKind kind, uint64_t callable, std::span<const MemberSu
     {
         std::lock_guard lock(mu_);
         id = core_.submit(kind, callable, members, config);
+        if (trace_) trace_->submitted(id, kind, callable, static_cast<uint32_t>(members.size()));
     }
     bell_.ring();
     return id;
@@ -149,6 +151,7 @@ void Worker::collect_results_locked() {
             if (std::optional<ipc::TaskResult> r = l.mailbox->poll_result()) {
                 const Dispatch d = *l.in_flight;
                 l.in_flight.reset();
+                if (trace_) trace_->collected(i, r->ok() ? "" : ipc::task_error_name(r->error) + (": " + r->message));
                 core_.member_finished(d, r->ok() ? std::string() : std::string(ipc::task_error_name(r->error)) +
                                                                      ": " + r->message);
             }
@@ -172,8 +175,10 @@ void Worker::dispatch_locked() {
         const ipc::PublishStatus st = l.mailbox->publish(d.callable, call, d.blob, seq, deadline);
         if (st == ipc::PublishStatus::OK) {
             l.in_flight = d;
+            if (trace_) trace_->published(i, d);
             continue;
         }
+        if (trace_) trace_->not_published(d, publish_status_text(st));
         core_.member_finished(d, std::string("not dispatched to ") + lane_name(i) + ": " + publish_status_text(st));
         if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, l.mailbox->poison_reason());
     }
@@ -183,6 +188,7 @@ void Worker::lose_lane_locked(size_t lane, const std::string& why) {
     Lane& l = lanes_[lane];
     l.lost = true;
     l.lost_why = why.empty() ? "lost" : why;
+    if (trace_) trace_->lane_lost(lane, l.lost_why);
     const bool chip = lane_is_chip(lane);
     const uint32_t index = chip ? static_cast<uint32_t>(lane) : static_cast<uint32_t>(lane - config_.num_chips);
     core_.child_lost(chip, index, lane_name(lane) + " " + l.lost_why);
@@ -214,6 +220,21 @@ std::vector<std::string> Worker::child_status() const {
     for (size_t i = 0; i < lanes_.size(); ++i)
         out.push_back(lane_name(i) + (lanes_[i].lost ? ": lost (" + lanes_[i].lost_why + ")" : ": usable"));
     return out;
+}
+
+std::vector<TraceEvent> Worker::trace_events() const {
+    std::lock_guard lock(mu_);
+    return trace_ ? trace_->events() : std::vector<TraceEvent>{};
+}
+
+size_t Worker::trace_dropped() const {
+    std::lock_guard lock(mu_);
+    return trace_ ? trace_->dropped() : 0;
+}
+
+void Worker::trace_clear() {
+    std::lock_guard lock(mu_);
+    if (trace_) trace_->clear();
 }
 
 std::vector<pid_t> Worker::child_pids() const {

@@ -19,6 +19,8 @@
 // Threads: submit() and wait() may be called from one orchestration thread at
 // a time; the scheduler thread owns the mailboxes' parent halves. The engine
 // state is guarded by one mutex held only for bookkeeping, never while waiting.
+// With config.trace, a TraceRecorder (trace.h) records when each task was
+// submitted and each member published and collected, under that same mutex.
 #pragma once
 
 #include <chrono>
@@ -34,6 +36,7 @@
 #include <vector>
 
 #include "simpler/engine/engine_core.h"
+#include "simpler/engine/trace.h"
 #include "simpler/ipc/child_process.h"
 #include "simpler/ipc/child_watcher.h"
 #include "simpler/ipc/doorbell.h"
@@ -56,6 +59,8 @@ struct WorkerConfig {
     ChildHandlerFactory sub_handler;                // required when num_sub_workers > 0; likewise
     std::function<std::optional<uint32_t>(const CanonicalIdentity&)> device_owner;  // see EngineConfig
     std::function<std::string(const CanonicalIdentity&)> identity_problem;          // see EngineConfig
+    bool trace = false;                              // record a TraceRecorder timeline (see trace.h)
+    size_t trace_capacity = DEFAULT_TRACE_CAPACITY;  // events kept; later ones are counted as dropped
 };
 
 // The first failure of a run (Python: RuntimeError).
@@ -94,6 +99,12 @@ public:
     [[nodiscard]] std::vector<pid_t> child_pids() const;
     [[nodiscard]] const WorkerConfig& config() const noexcept { return config_; }
 
+    // The timeline recorded so far (empty unless config().trace), copied under
+    // the lock; members still in flight are not in it yet.
+    [[nodiscard]] std::vector<TraceEvent> trace_events() const;
+    [[nodiscard]] size_t trace_dropped() const;
+    void trace_clear();
+
 private:
     struct Lane {
         std::unique_ptr<ipc::Mailbox> mailbox;
@@ -127,6 +138,7 @@ private:
     bool initialized_ = false;
     bool closed_ = false;
     std::vector<Dispatch> batch_;
+    std::unique_ptr<TraceRecorder> trace_;  // set when config_.trace; used under mu_
 };
 
 }  // namespace simpler
