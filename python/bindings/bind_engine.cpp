@@ -5,6 +5,10 @@
 // GIL: init() forks while holding the GIL, so each child's serving thread holds
 // it for good and calls the dispatcher directly; wait() and close() release it
 // while they sleep. The scheduler and watcher threads never touch Python.
+//
+// Tracing: EngineWorker(..., trace=True) records a TraceEvent timeline
+// (src/simpler/engine/trace.h); trace_events() copies it out as read-only
+// TraceEvent objects, and python/simpler/trace.py turns them into a Chrome trace.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/pair.h>
@@ -24,6 +28,8 @@ using namespace nb::literals;
 using simpler::MemberSubmit;
 using simpler::TaskConfig;
 using simpler::TaskKind;
+using simpler::TraceEvent;
+using simpler::TracePhase;
 using simpler::Worker;
 using simpler::WorkerConfig;
 
@@ -58,13 +64,43 @@ TaskConfig config_of(nb::bytes b) {
 void bind_engine(nb::module_& m) {
     nb::enum_<TaskKind>(m, "TaskKind").value("NEXT_LEVEL", TaskKind::NEXT_LEVEL).value("SUB", TaskKind::SUB);
     m.attr("ANY_SUB_WORKER") = simpler::ANY_SUB_WORKER;
+    m.attr("DEFAULT_TRACE_CAPACITY") = simpler::DEFAULT_TRACE_CAPACITY;
+
+    nb::enum_<TracePhase>(m, "TracePhase").value("SUBMIT", TracePhase::SUBMIT).value("RUN", TracePhase::RUN);
+    nb::class_<TraceEvent>(m, "TraceEvent",
+                           "One timeline event (steady-clock ns = time.monotonic_ns()): SUBMIT when the engine "
+                           "accepted a task; RUN from publishing one member to its child's mailbox to collecting "
+                           "its result.")
+        .def_ro("phase", &TraceEvent::phase)
+        .def_ro("kind", &TraceEvent::kind)
+        .def_ro("ok", &TraceEvent::ok)
+        .def_ro("on_chip", &TraceEvent::on_chip)
+        .def_ro("member", &TraceEvent::member)
+        .def_ro("child", &TraceEvent::child)
+        .def_ro("members", &TraceEvent::members)
+        .def_ro("task", &TraceEvent::task)
+        .def_ro("callable", &TraceEvent::callable)
+        .def_ro("start_ns", &TraceEvent::start_ns)
+        .def_ro("end_ns", &TraceEvent::end_ns)
+        .def_ro("error", &TraceEvent::error)
+        .def("__repr__", [](const TraceEvent& e) {
+            const std::string where = e.phase == TracePhase::SUBMIT
+                                          ? std::string("submit")
+                                          : (e.on_chip ? "chip " : "sub-worker ") + std::to_string(e.child);
+            return "TraceEvent(" + where + ", task " + std::to_string(e.task) + ", member " +
+                   std::to_string(e.member) + ", " + std::to_string(e.start_ns) + ".." + std::to_string(e.end_ns) +
+                   (e.ok ? std::string(")") : ", failed: " + e.error + ")");
+        });
 
     nb::class_<Worker>(m, "EngineWorker",
                        "The C++ Worker: forked children fed through mailboxes by one scheduler thread.")
         .def("__init__",
              [](Worker* self, uint32_t num_chips, uint32_t num_sub_workers, nb::object chip_dispatch,
-                nb::object sub_dispatch, double task_timeout_s, size_t blob_capacity) {
+                nb::object sub_dispatch, double task_timeout_s, size_t blob_capacity, bool trace,
+                size_t trace_capacity) {
                  WorkerConfig c;
+                 c.trace = trace;
+                 c.trace_capacity = trace_capacity;
                  c.num_chips = num_chips;
                  c.num_sub_workers = num_sub_workers;
                  c.blob_capacity = blob_capacity;
@@ -76,7 +112,8 @@ void bind_engine(nb::module_& m) {
                  new (self) Worker(std::move(c));
              },
              "num_chips"_a, "num_sub_workers"_a, "chip_dispatch"_a.none(), "sub_dispatch"_a.none(),
-             "task_timeout_s"_a = 0.0, "blob_capacity"_a = simpler::ipc::DEFAULT_BLOB_CAPACITY)
+             "task_timeout_s"_a = 0.0, "blob_capacity"_a = simpler::ipc::DEFAULT_BLOB_CAPACITY, nb::kw_only(),
+             "trace"_a = false, "trace_capacity"_a = simpler::DEFAULT_TRACE_CAPACITY)
         .def("init", &Worker::init, "Forks every child (chips, then sub-workers), then starts the threads.")
         .def(
             "submit",
@@ -94,6 +131,11 @@ void bind_engine(nb::module_& m) {
         .def_prop_ro("initialized", &Worker::initialized)
         .def_prop_ro("closed", &Worker::closed)
         .def("child_status", &Worker::child_status)
+        .def_prop_ro("tracing", [](const Worker& w) { return w.config().trace; })
+        .def("trace_events", &Worker::trace_events,
+             "The timeline so far (empty unless trace=True); members still in flight are not in it yet.")
+        .def("trace_dropped", &Worker::trace_dropped, "Events not stored because the trace_capacity was reached.")
+        .def("trace_clear", &Worker::trace_clear, "Forgets the stored events and the dropped count.")
         .def("child_pids", [](const Worker& w) {
             std::vector<int64_t> out;
             for (pid_t p : w.child_pids()) out.push_back(p);

@@ -630,12 +630,62 @@ class TaskKind(enum.Enum):
 
 ANY_SUB_WORKER: int = -1
 
+DEFAULT_TRACE_CAPACITY: int = 1000000
+
+class TracePhase(enum.Enum):
+    SUBMIT = 0
+
+    RUN = 1
+
+class TraceEvent:
+    """
+    One timeline event (steady-clock ns = time.monotonic_ns()): SUBMIT when the engine accepted a task; RUN from publishing one member to its child's mailbox to collecting its result.
+    """
+
+    @property
+    def phase(self) -> TracePhase: ...
+
+    @property
+    def kind(self) -> TaskKind: ...
+
+    @property
+    def ok(self) -> bool: ...
+
+    @property
+    def on_chip(self) -> bool: ...
+
+    @property
+    def member(self) -> int: ...
+
+    @property
+    def child(self) -> int: ...
+
+    @property
+    def members(self) -> int: ...
+
+    @property
+    def task(self) -> int: ...
+
+    @property
+    def callable(self) -> int: ...
+
+    @property
+    def start_ns(self) -> int: ...
+
+    @property
+    def end_ns(self) -> int: ...
+
+    @property
+    def error(self) -> str: ...
+
+    def __repr__(self) -> str: ...
+
 class EngineWorker:
     """
     The C++ Worker: forked children fed through mailboxes by one scheduler thread.
     """
 
-    def __init__(self, num_chips: int, num_sub_workers: int, chip_dispatch: object | None, sub_dispatch: object | None, task_timeout_s: float = 0.0, blob_capacity: int = 1048576) -> None: ...
+    def __init__(self, num_chips: int, num_sub_workers: int, chip_dispatch: object | None, sub_dispatch: object | None, task_timeout_s: float = 0.0, blob_capacity: int = 1048576, *, trace: bool = False, trace_capacity: int = 1000000) -> None: ...
 
     def init(self) -> None:
         """Forks every child (chips, then sub-workers), then starts the threads."""
@@ -659,5 +709,19 @@ class EngineWorker:
     def closed(self) -> bool: ...
 
     def child_status(self) -> list[str]: ...
+
+    @property
+    def tracing(self) -> bool: ...
+
+    def trace_events(self) -> list[TraceEvent]:
+        """
+        The timeline so far (empty unless trace=True); members still in flight are not in it yet.
+        """
+
+    def trace_dropped(self) -> int:
+        """Events not stored because the trace_capacity was reached."""
+
+    def trace_clear(self) -> None:
+        """Forgets the stored events and the dropped count."""
 
     def child_pids(self) -> list[int]: ...

@@ -7,6 +7,9 @@
     w.run(my_orch)                    # my_orch(orch, args, cfg) only builds the graph
     w.close()                         # also a context manager
 
+Worker(..., trace=True) records a timeline of every run: write_trace(path)
+writes it as a Chrome trace (see simpler.trace), trace_events() returns it.
+
 Callables are registered before init(): the children are forked then and know
 exactly what was registered. run() returns when every task has finished, or
 raises RuntimeError naming the first failure (task, worker, cause).
@@ -16,12 +19,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Callable, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
-from simpler._core import EngineWorker, TaskKind
+from simpler._core import DEFAULT_TRACE_CAPACITY, EngineWorker, TaskKind, TraceEvent
 from simpler.buffer import AccessMode, Buffer, create_buffer
 from simpler.orchestrator import Orchestrator
 from simpler.sub_worker import make_dispatcher
+from simpler.trace import chrome_trace, write_chrome_trace
 
 
 @dataclass(frozen=True)
@@ -35,18 +39,24 @@ class CallableHandle:
 
 class Worker:
     def __init__(self, level: int = 3, num_chips: int = 0, num_sub_workers: int = 0, *,
-                 task_timeout: Optional[float] = None, blob_capacity: int = 1 << 20):
+                 task_timeout: Optional[float] = None, blob_capacity: int = 1 << 20, trace: bool = False,
+                 trace_capacity: int = DEFAULT_TRACE_CAPACITY):
         if level < 3:
             raise ValueError(f"Worker(level={level}): a Worker is level 3 (a host) or above; level 2 is a chip")
         if num_chips < 0 or num_sub_workers < 0:
             raise ValueError("Worker: num_chips and num_sub_workers must be >= 0")
         if task_timeout is not None and task_timeout <= 0:
             raise ValueError(f"Worker: task_timeout must be > 0 seconds (got {task_timeout})")
+        if trace_capacity < 0:
+            raise ValueError(f"Worker: trace_capacity must be >= 0 (got {trace_capacity})")
         self.level = level
         self.num_chips = num_chips
         self.num_sub_workers = num_sub_workers
         self._task_timeout = task_timeout or 0.0
         self._blob_capacity = blob_capacity
+        self._trace = bool(trace)
+        self._trace_capacity = trace_capacity
+        self._callable_names: Dict[Tuple[TaskKind, int], str] = {}  # what trace slices are named after
         self._sub_callables: List[Callable] = []
         self._chip_callables: list = []
         self._core: Optional[EngineWorker] = None
@@ -63,14 +73,16 @@ class Worker:
             raise TypeError(f"Worker.register: {fn!r} is not callable")
         self._sub_callables.append(fn)
         name = getattr(fn, "__qualname__", repr(fn))
-        return CallableHandle(len(self._sub_callables) - 1, TaskKind.SUB, name)
+        handle = CallableHandle(len(self._sub_callables) - 1, TaskKind.SUB, name)
+        self._callable_names[(handle.kind, handle.id)] = name
+        return handle
 
     def init(self) -> "Worker":
         if self._core is not None:
             raise RuntimeError("Worker.init: already initialized")
         dispatch = make_dispatcher(self._sub_callables) if self.num_sub_workers else None
         core = EngineWorker(self.num_chips, self.num_sub_workers, None, dispatch, self._task_timeout,
-                            self._blob_capacity)
+                            self._blob_capacity, trace=self._trace, trace_capacity=self._trace_capacity)
         core.init()
         self._core = core
         return self
@@ -119,6 +131,34 @@ class Worker:
 
     def child_pids(self) -> List[int]:
         return self._core.child_pids() if self._core else []
+
+    # -- tracing --------------------------------------------------------------
+    def _traced(self, what: str) -> Optional[EngineWorker]:
+        if not self._trace:
+            raise RuntimeError(f"Worker.{what}: this Worker records no trace — create it with "
+                               f"Worker(..., trace=True)")
+        return self._core
+
+    def trace_events(self) -> List[TraceEvent]:
+        """Every SUBMIT and finished RUN event so far (see simpler.trace); also after close()."""
+        core = self._traced("trace_events")
+        return core.trace_events() if core else []
+
+    def trace_clear(self) -> None:
+        """Forgets the events recorded so far (the next trace starts empty)."""
+        core = self._traced("trace_clear")
+        if core:
+            core.trace_clear()
+
+    def write_trace(self, path) -> None:
+        """Writes the timeline so far to `path` as Chrome Trace Event Format JSON
+        (open it in https://ui.perfetto.dev); RuntimeError unless trace=True."""
+        core = self._traced("write_trace")
+        events = core.trace_events() if core else []
+        trace = chrome_trace(events, self._callable_names, num_chips=self.num_chips,
+                             num_sub_workers=self.num_sub_workers, dropped=core.trace_dropped() if core else 0,
+                             process_name=f"simpler Worker (level {self.level})")
+        write_chrome_trace(path, trace)
 
     # -- teardown -------------------------------------------------------------
     def close(self) -> None:

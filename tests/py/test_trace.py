@@ -1,0 +1,165 @@
+"""Worker(trace=True) records a timeline of its runs: two sub tasks writing
+disjoint slices of one buffer on two sub-workers overlap in it (and write the
+right bytes) while a dependent pair does not; write_trace() writes Chrome Trace
+Event Format JSON that loads with json and carries what Perfetto needs (complete
+"X" events with ts/dur in microseconds, one named thread per lane, the callable's
+name); a Worker without trace refuses write_trace() with a clear message."""
+
+import json
+import os
+import time
+
+import numpy as np
+import pytest
+
+from simpler import DataType, TaskArgs, TensorArgType, Worker, view_array
+from simpler.trace import chrome_trace, intervals
+
+N = 8
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture
+def traced():
+    w = Worker(level=3, num_sub_workers=2, trace=True)
+    yield w
+    pids = w.child_pids()
+    w.close()
+    for p in pids:
+        assert not _alive(p), f"sub-worker {p} outlived close()"
+
+
+def args(*pairs, scalars=()):
+    ta = TaskArgs()
+    for t, tag in pairs:
+        ta.add_tensor(t, tag)
+    for s in scalars:
+        ta.add_scalar(s)
+    return ta
+
+
+def fill_slowly(a):
+    """Sleeps 0.2 s, then fills its view with scalar[0]."""
+    time.sleep(0.2)
+    a.array(0)[...] = a.scalars[0]
+
+
+def copy_plus_one(a):
+    a.array(1)[...] = a.array(0) + 1
+
+
+def _two_disjoint_fills(w):
+    h = w.register(fill_slowly)
+    w.init()
+    buf = w.create_buffer(2 * N * 4)
+    left = buf.tensor((N,), DataType.INT32)
+    right = buf.tensor((N,), DataType.INT32, byte_offset=N * 4)
+
+    def orch(o, _a, _c):
+        o.submit_sub(h, args((left, TensorArgType.OUTPUT_EXISTING), scalars=(11,)))
+        o.submit_sub(h, args((right, TensorArgType.OUTPUT_EXISTING), scalars=(22,)))
+
+    w.run(orch)
+    return buf
+
+
+def test_disjoint_slices_on_two_sub_workers_overlap_in_the_trace_and_write_the_right_bytes(traced):
+    buf = _two_disjoint_fills(traced)
+    whole = view_array(buf.tensor((2 * N,), DataType.INT32))
+    np.testing.assert_array_equal(whole, np.array([11] * N + [22] * N, dtype=np.int32))
+    runs = intervals(traced.trace_events())
+    assert len(runs) == 2
+    a, b = runs
+    assert a.overlaps(b), f"disjoint slices must overlap in time: {a} / {b}"
+    assert {a.lane, b.lane} == {"sub-worker 0", "sub-worker 1"}
+    assert a.ok and b.ok
+    assert a.duration_ns >= 200_000_000, "a RUN interval contains the child's run"
+
+
+def test_a_dependent_pair_does_not_overlap(traced):
+    fill = traced.register(fill_slowly)
+    inc = traced.register(copy_plus_one)
+    traced.init()
+    src = traced.create_buffer(N * 4)
+    dst = traced.create_buffer(N * 4)
+    s, d = src.tensor((N,), DataType.INT32), dst.tensor((N,), DataType.INT32)
+
+    def orch(o, _a, _c):
+        o.submit_sub(fill, args((s, TensorArgType.OUTPUT_EXISTING), scalars=(4,)))
+        o.submit_sub(inc, args((s, TensorArgType.INPUT), (d, TensorArgType.OUTPUT_EXISTING)))
+
+    traced.run(orch)
+    np.testing.assert_array_equal(view_array(d), np.full(N, 5, dtype=np.int32))
+    first, second = intervals(traced.trace_events())
+    assert not first.overlaps(second)
+    assert first.end_ns <= second.start_ns
+
+
+def test_write_trace_writes_chrome_trace_json_perfetto_can_load(traced, tmp_path):
+    _two_disjoint_fills(traced)
+    path = tmp_path / "run.json"
+    traced.write_trace(path)
+    trace = json.loads(path.read_text())
+    assert trace["displayTimeUnit"] == "ns"
+    events = trace["traceEvents"]
+    pid = os.getpid()
+    assert all(e["pid"] == pid and isinstance(e["tid"], int) and isinstance(e["ph"], str) for e in events)
+    threads = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert sorted(threads.values()) == ["sub-worker 0", "sub-worker 1", "submit"]
+    slices = [e for e in events if e["ph"] == "X"]
+    assert len(slices) == 2
+    for e in slices:
+        assert isinstance(e["ts"], float) and isinstance(e["dur"], float)
+        assert e["dur"] >= 200_000, "microseconds: the child slept 0.2 s"
+        assert e["name"] == "fill_slowly" and e["args"]["callable"] == "fill_slowly"
+        assert e["args"]["ok"] is True and e["args"]["member"] == 0
+        assert threads[e["tid"]].startswith("sub-worker")
+    x, y = slices
+    assert x["tid"] != y["tid"]
+    assert x["ts"] < y["ts"] + y["dur"] and y["ts"] < x["ts"] + x["dur"], "the slices overlap in the file too"
+    submits = [e for e in events if e["ph"] == "i"]
+    assert sorted(e["args"]["task"] for e in submits) == sorted(e["args"]["task"] for e in slices)
+    assert min(e["ts"] for e in events if "ts" in e) == 0.0
+    queued = [e for e in events if e.get("cat") == "queue"]
+    assert sorted(e["ph"] for e in queued) == ["b", "b", "e", "e"]
+
+
+def test_a_failed_task_is_a_failed_slice_with_its_error(tmp_path):
+    def boom(_a):
+        raise KeyError("boom")
+
+    with Worker(level=3, num_sub_workers=1, trace=True) as w:
+        h = w.register(boom)
+        w.init()
+        buf = w.create_buffer(64)
+        with pytest.raises(RuntimeError, match="boom"):
+            w.run(lambda o, a, c: o.submit_sub(h, args((buf.tensor((16,), DataType.FLOAT32),
+                                                        TensorArgType.OUTPUT_EXISTING))))
+        trace = chrome_trace(w.trace_events(), {(h.kind, h.id): h.name})
+    (x,) = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert x["args"]["ok"] is False and "KeyError" in x["args"]["error"]
+    assert x["name"].endswith("boom")
+
+
+def test_trace_clear_starts_the_next_trace_empty(traced):
+    _two_disjoint_fills(traced)
+    assert traced.trace_events()
+    traced.trace_clear()
+    assert traced.trace_events() == []
+
+
+def test_a_worker_without_trace_refuses_write_trace_with_a_clear_message(tmp_path):
+    with Worker(level=3, num_sub_workers=1) as w:
+        w.init()
+        with pytest.raises(RuntimeError, match=r"records no trace .*Worker\(\.\.\., trace=True\)"):
+            w.write_trace(tmp_path / "run.json")
+        with pytest.raises(RuntimeError, match="trace=True"):
+            w.trace_events()
+    assert not (tmp_path / "run.json").exists()
