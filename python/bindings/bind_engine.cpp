@@ -84,11 +84,13 @@ void bind_engine(nb::module_& m) {
         .def_ro("end_ns", &TraceEvent::end_ns)
         .def_ro("error", &TraceEvent::error)
         .def("__repr__", [](const TraceEvent& e) {
-            const std::string where = e.phase == TracePhase::SUBMIT
-                                          ? std::string("submit")
-                                          : (e.on_chip ? "chip " : "sub-worker ") + std::to_string(e.child);
-            return "TraceEvent(" + where + ", task " + std::to_string(e.task) + ", member " +
-                   std::to_string(e.member) + ", " + std::to_string(e.start_ns) + ".." + std::to_string(e.end_ns) +
+            const std::string task = "task " + std::to_string(e.task);
+            if (e.phase == TracePhase::SUBMIT)
+                return "TraceEvent(submit " + task + " of " + std::to_string(e.members) + " member(s) at " +
+                       std::to_string(e.start_ns) + ")";
+            return "TraceEvent(" + task + " member " + std::to_string(e.member) + " on " +
+                   (e.on_chip ? "chip " : "sub-worker ") + std::to_string(e.child) + ", " +
+                   std::to_string(e.start_ns) + ".." + std::to_string(e.end_ns) +
                    (e.ok ? std::string(")") : ", failed: " + e.error + ")");
         });
 
