@@ -8,11 +8,13 @@ name); a Worker without trace refuses write_trace() with a clear message."""
 import json
 import os
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from simpler import DataType, TaskArgs, TensorArgType, Worker, view_array
+from simpler._core import TaskKind, TracePhase
 from simpler.trace import chrome_trace, intervals
 
 N = 8
@@ -146,6 +148,27 @@ def test_a_failed_task_is_a_failed_slice_with_its_error(tmp_path):
     (x,) = [e for e in trace["traceEvents"] if e["ph"] == "X"]
     assert x["args"]["ok"] is False and "KeyError" in x["args"]["error"]
     assert x["name"].endswith("boom")
+
+
+def test_chip_lanes_come_first_and_chip_callables_are_named_by_kind_and_id():
+    def ev(phase, task, on_chip, child, kind, callable_id, start, end):
+        return SimpleNamespace(phase=phase, task=task, member=0, on_chip=on_chip, child=child, kind=kind,
+                               callable=callable_id, start_ns=start, end_ns=end, ok=True, error="", members=1)
+
+    events = [ev(TracePhase.SUBMIT, 1, False, 0, TaskKind.NEXT_LEVEL, 0, 1000, 1000),
+              ev(TracePhase.RUN, 1, True, 1, TaskKind.NEXT_LEVEL, 0, 2000, 5000),
+              ev(TracePhase.RUN, 2, False, 0, TaskKind.SUB, 0, 3000, 4000)]
+    names = {(TaskKind.NEXT_LEVEL, 0): "matmul", (TaskKind.SUB, 0): "post"}
+    trace = chrome_trace(events, names, num_chips=2, num_sub_workers=1, pid=7)
+    threads = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"}
+    assert threads == {0: "submit", 1: "chip 0", 2: "chip 1", 3: "sub-worker 0"}
+    slices = {e["name"]: e for e in trace["traceEvents"] if e["ph"] == "X"}
+    assert threads[slices["matmul"]["tid"]] == "chip 1" and slices["matmul"]["cat"] == "chip"
+    assert threads[slices["post"]["tid"]] == "sub-worker 0"
+    assert slices["matmul"]["ts"] == 1.0 and slices["matmul"]["dur"] == 3.0, "microseconds from the first event"
+    assert slices["matmul"]["args"]["queued_us"] == 1.0
+    a, b = intervals(events)
+    assert (a.lane, b.lane) == ("chip 1", "sub-worker 0") and a.overlaps(b)
 
 
 def test_trace_clear_starts_the_next_trace_empty(traced):

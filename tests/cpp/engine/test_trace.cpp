@@ -1,8 +1,8 @@
 // TraceRecorder on its own (what each event holds, the cap, lost and refused
 // members, clear) and through a real Worker with two forked sub-worker lanes:
 // tasks on disjoint data have overlapping RUN intervals, a dependent chain has
-// disjoint ones, every task has a SUBMIT before its RUN, and a Worker without
-// trace records nothing.
+// disjoint ones, every task has a SUBMIT before its RUN, chip and sub-worker
+// lanes are told apart, and a Worker without trace records nothing.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -256,6 +256,34 @@ TEST(TraceWorker, AFailedTaskIsAFailedRunAndClearEmptiesTheTrace) {
     EXPECT_NE(r->error.find("no"), std::string::npos) << r->error;
     w.trace_clear();
     EXPECT_TRUE(w.trace_events().empty());
+    w.close();
+}
+
+TEST(TraceWorker, ChipAndSubWorkerLanesAreToldApart) {
+    WorkerConfig c = traced_subs(1);
+    c.num_chips = 2;
+    c.chip_handler = [](uint32_t) { return sleeper(); };
+    Worker w(std::move(c));
+    w.init();
+    const BufferDescriptor x = buffer(1);
+    TaskArgs on_chip1 = sleep_on(x, 0, TensorArgType::OUTPUT_EXISTING, 1);
+    TaskArgs on_sub = sleep_on(x, 16, TensorArgType::OUTPUT_EXISTING, 1);
+    const MemberSubmit m{&on_chip1, 1};
+    const TaskId chip_task = w.submit(TaskKind::NEXT_LEVEL, 3, {&m, 1}, TaskConfig{});
+    const TaskId sub_task = submit_sub(w, on_sub);
+    w.wait();
+    const std::vector<TraceEvent> events = w.trace_events();
+    const TraceEvent* rc = run_of(events, chip_task);
+    const TraceEvent* rs = run_of(events, sub_task);
+    ASSERT_NE(rc, nullptr);
+    ASSERT_NE(rs, nullptr);
+    EXPECT_TRUE(rc->on_chip);
+    EXPECT_EQ(rc->kind, TaskKind::NEXT_LEVEL);
+    EXPECT_EQ(rc->child, 1u);
+    EXPECT_EQ(rc->callable, 3u);
+    EXPECT_FALSE(rs->on_chip);
+    EXPECT_EQ(rs->kind, TaskKind::SUB);
+    EXPECT_EQ(rs->child, 0u);
     w.close();
 }
 
