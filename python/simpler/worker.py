@@ -54,7 +54,8 @@ class Worker:
     def __init__(self, level: int = 3, num_chips: int = 0, num_sub_workers: int = 0, *,
                  task_timeout: Optional[float] = None, blob_capacity: int = 1 << 20,
                  chip_core_threads: int = 2, chip_arena_bytes: int = 1 << 30,
-                 device_memory_bytes: int = DEFAULT_DEVICE_MEMORY_BYTES, zero_copy: bool = False):
+                 device_memory_bytes: int = DEFAULT_DEVICE_MEMORY_BYTES, zero_copy: bool = False,
+                 record_edges: bool = False):
         if level < 3:
             raise ValueError(f"Worker(level={level}): a Worker is level 3 (a host) or above; level 2 is a chip")
         if num_chips < 0 or num_sub_workers < 0:
@@ -69,7 +70,8 @@ class Worker:
         if chip_core_threads < 1:
             raise ValueError(f"Worker: chip_core_threads must be >= 1 (got {chip_core_threads})")
         self._chip_options = dict(chip_core_threads=chip_core_threads, chip_arena_bytes=chip_arena_bytes,
-                                  chip_zero_copy=zero_copy, device_memory_bytes=device_memory_bytes)
+                                  chip_zero_copy=zero_copy, device_memory_bytes=device_memory_bytes,
+                                  record_edges=record_edges)
         self._sub_callables: List[Callable] = []
         # Chip callable 0 is the runtime's own: std.copy, behind orch.copy_to / copy_from.
         self._chip_callables: List[ChipCallable] = [ChipCallable("std.copy")]
@@ -169,6 +171,12 @@ class Worker:
                              f"not a {kind.name} one")
         self._running()
         return handle
+
+    def take_edge_log(self) -> list:
+        """Every edge inferred since the last call (an EdgeExplanation each: which
+        arguments, which rule, which overlap answer), then clears them. Needs
+        Worker(record_edges=True)."""
+        return self._running().take_edge_log()
 
     def child_status(self) -> List[str]:
         return self._core.child_status() if self._core else []

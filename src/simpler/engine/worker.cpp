@@ -39,6 +39,7 @@ EngineConfig Worker::engine_config() {
     EngineConfig e;
     e.num_chips = config_.num_chips;
     e.num_sub_workers = config_.num_sub_workers;
+    e.record_edges = config_.record_edges;
     e.device_owner = [this](const CanonicalIdentity& id) -> std::optional<uint32_t> {
         if (std::optional<uint32_t> chip = device_->owner_of(id)) return chip;
         return config_.device_owner ? config_.device_owner(id) : std::nullopt;
@@ -246,6 +247,13 @@ void Worker::release_device(const CanonicalIdentity& id) {
 }
 
 std::optional<uint32_t> Worker::device_owner(const CanonicalIdentity& id) const { return device_->owner_of(id); }
+
+std::vector<EdgeExplanation> Worker::take_edge_log() {
+    std::lock_guard lock(mu_);
+    std::vector<EdgeExplanation> out = core_.edge_log();
+    core_.clear_edge_log();
+    return out;
+}
 
 std::vector<std::string> Worker::child_status() const {
     std::lock_guard lock(mu_);
