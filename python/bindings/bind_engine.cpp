@@ -68,7 +68,7 @@ void bind_engine(nb::module_& m) {
                 nb::object sub_dispatch, double task_timeout_s, size_t blob_capacity,
                 std::vector<std::string> chip_orchestrations, std::vector<std::string> chip_libraries,
                 uint32_t chip_core_threads, uint64_t chip_arena_bytes, bool chip_zero_copy,
-                uint64_t device_memory_bytes, bool record_edges) {
+                uint64_t device_memory_bytes, bool record_edges, std::vector<std::string> sub_callable_names) {
                  WorkerConfig c;
                  c.num_chips = num_chips;
                  c.num_sub_workers = num_sub_workers;
@@ -86,6 +86,7 @@ void bind_engine(nb::module_& m) {
                      chip_zero_copy ? simpler::chip::StagingMode::ZERO_COPY : simpler::chip::StagingMode::STAGE;
                  c.device_memory_bytes = device_memory_bytes;
                  c.record_edges = record_edges;
+                 c.sub_callable_names = std::move(sub_callable_names);
                  new (self) Worker(std::move(c));
              },
              "num_chips"_a, "num_sub_workers"_a, "chip_dispatch"_a.none(), "sub_dispatch"_a.none(),
@@ -93,6 +94,7 @@ void bind_engine(nb::module_& m) {
              "chip_orchestrations"_a = std::vector<std::string>{}, "chip_libraries"_a = std::vector<std::string>{},
              "chip_core_threads"_a = 2, "chip_arena_bytes"_a = uint64_t{1} << 30, "chip_zero_copy"_a = false,
              "device_memory_bytes"_a = simpler::DEFAULT_DEVICE_HEAP_BYTES, "record_edges"_a = false,
+             "sub_callable_names"_a = std::vector<std::string>{},
              "chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose "
              "callable ids index chip_orchestrations.")
         .def("init", &Worker::init, "Forks every child (chips, then sub-workers), then starts the threads.")

@@ -105,7 +105,10 @@ class Worker:
         dispatch = make_dispatcher(self._sub_callables) if self.num_sub_workers else None
         core = EngineWorker(self.num_chips, self.num_sub_workers, None, dispatch, self._task_timeout,
                             self._blob_capacity, chip_orchestrations=[c.orchestration for c in self._chip_callables],
-                            chip_libraries=libraries, **self._chip_options)
+                            chip_libraries=libraries,
+                            sub_callable_names=[self.callable_name(TaskKind.SUB, i)
+                                                for i in range(len(self._sub_callables))],
+                            **self._chip_options)
         core.init()
         self._core = core
         return self

@@ -139,9 +139,12 @@ void Worker::wait() {
 
 std::string Worker::describe_failure_locked(const RunFailure& f) const {
     std::string where = f.on_chip ? "chip " + std::to_string(f.child) : "sub-worker " + std::to_string(f.child);
+    const std::vector<std::string>& names =
+        f.kind == TaskKind::SUB ? config_.sub_callable_names : config_.chip_lane.chip.orchestrations;
+    const std::string callable = f.callable < names.size() ? "'" + names[f.callable] + "'" : std::to_string(f.callable);
     std::string out = std::string(f.kind == TaskKind::SUB ? "sub task " : "task ") + std::to_string(f.task) +
-                      " (callable " + std::to_string(f.callable) + ", member " + std::to_string(f.member) + ") on " +
-                      where + " failed: " + f.message;
+                      " (callable " + callable + ", member " + std::to_string(f.member) + ") on " + where +
+                      " failed: " + f.message;
     const size_t poisoned = core_.poisoned_count();
     if (poisoned > 0) out += "; " + std::to_string(poisoned) + " dependent task(s) were not run";
     return out;

@@ -58,6 +58,7 @@ struct WorkerConfig {
     ChipLaneConfig chip_lane;                       // the simulated chips (used when chip_handler is empty)
     uint64_t device_memory_bytes = DEFAULT_DEVICE_HEAP_BYTES;  // per chip, for alloc_device
     bool record_edges = false;                      // keep every inferred edge (edge_log)
+    std::vector<std::string> sub_callable_names;    // by callable id, for error messages (chips: chip_lane's)
     ChildHandlerFactory sub_handler;                // required when num_sub_workers > 0; likewise
     // Consulted after the Worker's own device memory and this process's minter (see EngineConfig).
     std::function<std::optional<uint32_t>(const CanonicalIdentity&)> device_owner;
