@@ -10,6 +10,7 @@
 // (src/simpler/engine/trace.h); trace_events() copies it out as read-only
 // TraceEvent objects, and python/simpler/trace.py turns them into a Chrome trace.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/tuple.h>
@@ -64,6 +65,7 @@ TaskConfig config_of(nb::bytes b) {
 void bind_engine(nb::module_& m) {
     nb::enum_<TaskKind>(m, "TaskKind").value("NEXT_LEVEL", TaskKind::NEXT_LEVEL).value("SUB", TaskKind::SUB);
     m.attr("ANY_SUB_WORKER") = simpler::ANY_SUB_WORKER;
+    m.attr("DEFAULT_DEVICE_MEMORY_BYTES") = simpler::DEFAULT_DEVICE_HEAP_BYTES;
     m.attr("DEFAULT_TRACE_CAPACITY") = simpler::DEFAULT_TRACE_CAPACITY;
 
     nb::enum_<TracePhase>(m, "TracePhase").value("SUBMIT", TracePhase::SUBMIT).value("RUN", TracePhase::RUN);
@@ -98,11 +100,12 @@ void bind_engine(nb::module_& m) {
                        "The C++ Worker: forked children fed through mailboxes by one scheduler thread.")
         .def("__init__",
              [](Worker* self, uint32_t num_chips, uint32_t num_sub_workers, nb::object chip_dispatch,
-                nb::object sub_dispatch, double task_timeout_s, size_t blob_capacity, bool trace,
-                size_t trace_capacity) {
+                nb::object sub_dispatch, double task_timeout_s, size_t blob_capacity,
+                std::vector<std::string> chip_orchestrations, std::vector<std::string> chip_libraries,
+                uint32_t chip_core_threads, uint64_t chip_arena_bytes, bool chip_zero_copy,
+                uint64_t device_memory_bytes, bool record_edges, std::vector<std::string> sub_callable_names,
+                bool trace, size_t trace_capacity) {
                  WorkerConfig c;
-                 c.trace = trace;
-                 c.trace_capacity = trace_capacity;
                  c.num_chips = num_chips;
                  c.num_sub_workers = num_sub_workers;
                  c.blob_capacity = blob_capacity;
@@ -111,11 +114,28 @@ void bind_engine(nb::module_& m) {
                      c.chip_handler = [chip_dispatch](uint32_t) { return python_handler(chip_dispatch); };
                  if (!sub_dispatch.is_none())
                      c.sub_handler = [sub_dispatch](uint32_t) { return python_handler(sub_dispatch); };
+                 c.chip_lane.chip.orchestrations = std::move(chip_orchestrations);
+                 c.chip_lane.chip.libraries = std::move(chip_libraries);
+                 c.chip_lane.chip.core_threads = chip_core_threads;
+                 c.chip_lane.chip.arena_bytes = chip_arena_bytes;
+                 c.chip_lane.chip.staging =
+                     chip_zero_copy ? simpler::chip::StagingMode::ZERO_COPY : simpler::chip::StagingMode::STAGE;
+                 c.device_memory_bytes = device_memory_bytes;
+                 c.record_edges = record_edges;
+                 c.sub_callable_names = std::move(sub_callable_names);
+                 c.trace = trace;
+                 c.trace_capacity = trace_capacity;
                  new (self) Worker(std::move(c));
              },
              "num_chips"_a, "num_sub_workers"_a, "chip_dispatch"_a.none(), "sub_dispatch"_a.none(),
-             "task_timeout_s"_a = 0.0, "blob_capacity"_a = simpler::ipc::DEFAULT_BLOB_CAPACITY, nb::kw_only(),
-             "trace"_a = false, "trace_capacity"_a = simpler::DEFAULT_TRACE_CAPACITY)
+             "task_timeout_s"_a = 0.0, "blob_capacity"_a = simpler::ipc::DEFAULT_BLOB_CAPACITY,
+             "chip_orchestrations"_a = std::vector<std::string>{}, "chip_libraries"_a = std::vector<std::string>{},
+             "chip_core_threads"_a = 2, "chip_arena_bytes"_a = uint64_t{1} << 30, "chip_zero_copy"_a = false,
+             "device_memory_bytes"_a = simpler::DEFAULT_DEVICE_HEAP_BYTES, "record_edges"_a = false,
+             "sub_callable_names"_a = std::vector<std::string>{}, nb::kw_only(), "trace"_a = false,
+             "trace_capacity"_a = simpler::DEFAULT_TRACE_CAPACITY,
+             "chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose "
+             "callable ids index chip_orchestrations.")
         .def("init", &Worker::init, "Forks every child (chips, then sub-workers), then starts the threads.")
         .def(
             "submit",
@@ -132,6 +152,30 @@ void bind_engine(nb::module_& m) {
         .def("close", &Worker::close, nb::call_guard<nb::gil_scoped_release>())
         .def_prop_ro("initialized", &Worker::initialized)
         .def_prop_ro("closed", &Worker::closed)
+        .def(
+            "alloc_device",
+            [](Worker& w, uint32_t chip, uint64_t nbytes, AccessMode access) {
+                return w.alloc_device(chip, nbytes, access).descriptor;
+            },
+            "chip"_a, "nbytes"_a, "access"_a = AccessMode::READWRITE,
+            "DEVICE_MALLOC memory on one chip: its descriptor (the body is the device pointer).")
+        .def("release_device", &Worker::release_device, "identity"_a,
+             "Refuses the block at submit from now on; frees it once every earlier task has finished.")
+        .def("device_owner", &Worker::device_owner, "identity"_a, "The chip a device block lives on, or None.")
+        .def(
+            "device_stats",
+            [](Worker& w, uint32_t chip) {
+                const simpler::chip::ArenaStats s = w.device_memory().stats(chip);
+                nb::dict d;
+                d["capacity_bytes"] = s.capacity_bytes;
+                d["bytes_in_use"] = s.bytes_in_use;
+                d["live_allocations"] = s.live_allocations;
+                d["largest_free_block"] = s.largest_free_block;
+                return d;
+            },
+            "chip"_a)
+        .def("take_edge_log", &Worker::take_edge_log,
+             "The edges inferred since the last call, with their explanations (record_edges=True), and clears them.")
         .def("child_status", &Worker::child_status)
         .def_prop_ro("tracing", [](const Worker& w) { return w.config().trace; })
         .def("trace_events", &Worker::trace_events,

@@ -630,6 +630,8 @@ class TaskKind(enum.Enum):
 
 ANY_SUB_WORKER: int = -1
 
+DEFAULT_DEVICE_MEMORY_BYTES: int = 268435456
+
 DEFAULT_TRACE_CAPACITY: int = 1000000
 
 class TracePhase(enum.Enum):
@@ -685,7 +687,10 @@ class EngineWorker:
     The C++ Worker: forked children fed through mailboxes by one scheduler thread.
     """
 
-    def __init__(self, num_chips: int, num_sub_workers: int, chip_dispatch: object | None, sub_dispatch: object | None, task_timeout_s: float = 0.0, blob_capacity: int = 1048576, *, trace: bool = False, trace_capacity: int = 1000000) -> None: ...
+    def __init__(self, num_chips: int, num_sub_workers: int, chip_dispatch: object | None, sub_dispatch: object | None, task_timeout_s: float = 0.0, blob_capacity: int = 1048576, chip_orchestrations: Sequence[str] = [], chip_libraries: Sequence[str] = [], chip_core_threads: int = 2, chip_arena_bytes: int = 1073741824, chip_zero_copy: bool = False, device_memory_bytes: int = 268435456, record_edges: bool = False, sub_callable_names: Sequence[str] = [], *, trace: bool = False, trace_capacity: int = 1000000) -> None:
+        """
+        chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index chip_orchestrations.
+        """
 
     def init(self) -> None:
         """Forks every child (chips, then sub-workers), then starts the threads."""
@@ -708,6 +713,26 @@ class EngineWorker:
     @property
     def closed(self) -> bool: ...
 
+    def alloc_device(self, chip: int, nbytes: int, access: AccessMode = AccessMode.READWRITE) -> BufferDescriptor:
+        """
+        DEVICE_MALLOC memory on one chip: its descriptor (the body is the device pointer).
+        """
+
+    def release_device(self, identity: CanonicalIdentity) -> None:
+        """
+        Refuses the block at submit from now on; frees it once every earlier task has finished.
+        """
+
+    def device_owner(self, identity: CanonicalIdentity) -> int | None:
+        """The chip a device block lives on, or None."""
+
+    def device_stats(self, chip: int) -> dict: ...
+
+    def take_edge_log(self) -> list[EdgeExplanation]:
+        """
+        The edges inferred since the last call, with their explanations (record_edges=True), and clears them.
+        """
+
     def child_status(self) -> list[str]: ...
 
     @property
@@ -725,3 +750,13 @@ class EngineWorker:
         """Forgets the stored events and the dropped count."""
 
     def child_pids(self) -> list[int]: ...
+
+def build_chip_library(source_path: str, flags: Sequence[str] | None = None, compiler: str = '', cache_dir: str = '') -> tuple[str, str, bool]:
+    """
+    Compiles one C++ file of chip kernels / orchestrations into a shared library, cached by content hash; returns (path, key, cache_hit). RuntimeError carries the compiler's diagnostics.
+    """
+
+def chip_orchestration_names(libraries: Sequence[str]) -> list[str]:
+    """
+    The chip orchestrations a chip offers with the standard set plus these libraries loaded in order (ValueError / RuntimeError as loading them on a chip would raise).
+    """

@@ -5,20 +5,13 @@
 #include <cstring>
 #include <utility>
 
+#include "simpler/backing/identity_minter.h"
+
 namespace simpler {
 
 static_assert(sizeof(ipc::CallConfig) == TASK_CONFIG_BYTES);
 
 namespace {
-
-EngineConfig engine_config_of(const WorkerConfig& c) {
-    EngineConfig e;
-    e.num_chips = c.num_chips;
-    e.num_sub_workers = c.num_sub_workers;
-    e.device_owner = c.device_owner;
-    e.identity_problem = c.identity_problem;
-    return e;
-}
 
 const char* publish_status_text(ipc::PublishStatus s) noexcept {
     switch (s) {
@@ -32,15 +25,44 @@ const char* publish_status_text(ipc::PublishStatus s) noexcept {
 
 }  // namespace
 
-Worker::Worker(WorkerConfig config) : config_(std::move(config)), core_(engine_config_of(config_)) {
-    if (config_.num_chips > 0 && !config_.chip_handler)
-        throw std::invalid_argument("WorkerConfig.chip_handler: required when num_chips > 0");
+Worker::Worker(WorkerConfig config)
+    : config_(std::move(config)),
+      device_(std::make_unique<DeviceMemory>(config_.num_chips, config_.device_memory_bytes)),
+      core_(engine_config()) {
     if (config_.num_sub_workers > 0 && !config_.sub_handler)
         throw std::invalid_argument("WorkerConfig.sub_handler: required when num_sub_workers > 0");
     if (config_.trace) trace_ = std::make_unique<TraceRecorder>(config_.trace_capacity);
 }
 
 Worker::~Worker() { close(); }
+
+EngineConfig Worker::engine_config() {
+    EngineConfig e;
+    e.num_chips = config_.num_chips;
+    e.num_sub_workers = config_.num_sub_workers;
+    e.record_edges = config_.record_edges;
+    e.device_owner = [this](const CanonicalIdentity& id) -> std::optional<uint32_t> {
+        if (std::optional<uint32_t> chip = device_->owner_of(id)) return chip;
+        return config_.device_owner ? config_.device_owner(id) : std::nullopt;
+    };
+    e.identity_problem = [this](const CanonicalIdentity& id) -> std::string {
+        if (std::string why = device_->identity_problem(id); !why.empty()) return why;
+        IdentityMinter& minter = process_identity_minter();
+        if (minter.minted_here(id))
+            if (const Liveness l = minter.check_live(id); !l.live()) return describe_liveness(id, l);
+        return config_.identity_problem ? config_.identity_problem(id) : std::string();
+    };
+    return e;
+}
+
+ipc::TaskHandler Worker::make_child_handler(bool chip, uint32_t index) {
+    if (!chip) return config_.sub_handler(index);
+    device_->enter_chip(index);
+    if (config_.chip_handler) return config_.chip_handler(index);
+    ChipLaneConfig lane = config_.chip_lane;
+    lane.device_memory = device_.get();
+    return make_chip_lane_handler(index, lane);
+}
 
 std::string Worker::lane_name(size_t lane) const {
     return lane_is_chip(lane) ? "chip " + std::to_string(lane)
@@ -58,7 +80,7 @@ void Worker::init() {
             const bool chip = lane_is_chip(i);
             const uint32_t index = chip ? static_cast<uint32_t>(i) : static_cast<uint32_t>(i - config_.num_chips);
             lanes_[i].child = ipc::ChildProcess::spawn([this, i, chip, index] {
-                ipc::TaskHandler handler = chip ? config_.chip_handler(index) : config_.sub_handler(index);
+                ipc::TaskHandler handler = make_child_handler(chip, index);
                 return ipc::serve_tasks(*lanes_[i].mailbox, handler, config_.spin);
             });
         }
@@ -81,6 +103,7 @@ void Worker::init() {
     // they hold (for Python callables: references the garbage collector cannot see).
     config_.chip_handler = nullptr;
     config_.sub_handler = nullptr;
+    device_->seal_in_parent();  // device bytes live in the chip processes only
     initialized_ = true;
 }
 
@@ -118,9 +141,12 @@ void Worker::wait() {
 
 std::string Worker::describe_failure_locked(const RunFailure& f) const {
     std::string where = f.on_chip ? "chip " + std::to_string(f.child) : "sub-worker " + std::to_string(f.child);
+    const std::vector<std::string>& names =
+        f.kind == TaskKind::SUB ? config_.sub_callable_names : config_.chip_lane.chip.orchestrations;
+    const std::string callable = f.callable < names.size() ? "'" + names[f.callable] + "'" : std::to_string(f.callable);
     std::string out = std::string(f.kind == TaskKind::SUB ? "sub task " : "task ") + std::to_string(f.task) +
-                      " (callable " + std::to_string(f.callable) + ", member " + std::to_string(f.member) + ") on " +
-                      where + " failed: " + f.message;
+                      " (callable " + callable + ", member " + std::to_string(f.member) + ") on " + where +
+                      " failed: " + f.message;
     const size_t poisoned = core_.poisoned_count();
     if (poisoned > 0) out += "; " + std::to_string(poisoned) + " dependent task(s) were not run";
     return out;
@@ -212,6 +238,30 @@ void Worker::close() noexcept {
     for (Lane& l : lanes_)
         if (l.child.pid() > 0 && !l.child.reaped()) l.child.stop(grace);
     if (watcher_) watcher_->stop();
+    device_->release_all();
+}
+
+DeviceBacking Worker::alloc_device(uint32_t chip, uint64_t nbytes, AccessMode access) {
+    if (closed_) throw std::logic_error("alloc_child_tensor: the Worker is closed");
+    return device_->alloc(chip, nbytes, access);
+}
+
+void Worker::release_device(const CanonicalIdentity& id) {
+    device_->begin_release(id);
+    {
+        std::lock_guard lock(mu_);
+        core_.release_after([this, id] { device_->finish_release(id); });
+    }
+    bell_.ring();
+}
+
+std::optional<uint32_t> Worker::device_owner(const CanonicalIdentity& id) const { return device_->owner_of(id); }
+
+std::vector<EdgeExplanation> Worker::take_edge_log() {
+    std::lock_guard lock(mu_);
+    std::vector<EdgeExplanation> out = core_.edge_log();
+    core_.clear_edge_log();
+    return out;
 }
 
 std::vector<std::string> Worker::child_status() const {
