@@ -1,6 +1,7 @@
 """Worker(trace=True) records a timeline of its runs: two sub tasks writing
 disjoint slices of one buffer on two sub-workers overlap in it (and write the
-right bytes) while a dependent pair does not; write_trace() writes Chrome Trace
+right bytes), and so do two chips computing disjoint tiles of one buffer, while
+a dependent pair does not; write_trace() writes Chrome Trace
 Event Format JSON that loads with json and carries what Perfetto needs (complete
 "X" events with ts/dur in microseconds, one named thread per lane, the callable's
 name); a Worker without trace refuses write_trace() with a clear message."""
@@ -13,7 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from simpler import DataType, TaskArgs, TensorArgType, Worker, view_array
+from simpler import ChipCallable, DataType, TaskArgs, TensorArgType, Worker, view_array
 from simpler._core import TaskKind, TracePhase
 from simpler.trace import chrome_trace, intervals
 
@@ -102,6 +103,37 @@ def test_a_dependent_pair_does_not_overlap(traced):
     first, second = intervals(traced.trace_events())
     assert not first.overlaps(second)
     assert first.end_ns <= second.start_ns
+
+
+def test_disjoint_tiles_of_one_buffer_on_two_chips_overlap_in_the_trace():
+    m, k, n = 512, 256, 256
+    rng = np.random.default_rng(3)
+    a_np, b_np = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)
+    with Worker(level=3, num_chips=2, trace=True) as w:
+        matmul = w.register(ChipCallable("std.matmul"))
+        w.init()
+        a_h, b_h, c_h = w.create_buffer(m * k * 4), w.create_buffer(k * n * 4), w.create_buffer(m * n * 4)
+        a_h.array((m, k), DataType.FLOAT32)[...] = a_np
+        b_h.array((k, n), DataType.FLOAT32)[...] = b_np
+        half = n // 2
+
+        def orch(o, _a, _c):
+            for chip in (0, 1):
+                ta = TaskArgs()
+                ta.add_tensor(a_h.tensor((m, k), DataType.FLOAT32), TensorArgType.INPUT)
+                ta.add_tensor(b_h.tensor((k, half), DataType.FLOAT32, (n, 1), chip * half * 4), TensorArgType.INPUT)
+                ta.add_tensor(c_h.tensor((m, half), DataType.FLOAT32, (n, 1), chip * half * 4),
+                              TensorArgType.OUTPUT_EXISTING)
+                o.submit_next_level(matmul, ta, worker=chip)
+
+        w.run(orch)
+        np.testing.assert_allclose(c_h.array((m, n), DataType.FLOAT32), a_np @ b_np, rtol=1e-4, atol=1e-3)
+        runs = intervals(w.trace_events())
+        path_names = chrome_trace(w.trace_events(), {(matmul.kind, matmul.id): matmul.name})
+    assert [r.lane for r in runs] == ["chip 0", "chip 1"]
+    assert all(r.kind == TaskKind.NEXT_LEVEL and r.ok for r in runs)
+    assert runs[0].overlaps(runs[1]), f"disjoint column tiles on two chips must overlap in time: {runs}"
+    assert {e["name"] for e in path_names["traceEvents"] if e["ph"] == "X"} == {"std.matmul"}
 
 
 def test_write_trace_writes_chrome_trace_json_perfetto_can_load(traced, tmp_path):
