@@ -700,6 +700,11 @@ class EngineWorker:
         Publishes a task of (TaskArgs, worker) members; ValueError on refusal, nothing recorded.
         """
 
+    def submit_one(self, kind: TaskKind, callable: int, args: TaskArgs, worker: int, config: bytes) -> int:
+        """
+        submit() of one member, without building a list (the hot path of submit_next_level / submit_sub).
+        """
+
     def wait(self) -> None:
         """
         Sleeps until every task has finished; RuntimeError names the first failure.

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
 from typing import Callable, List, Optional
 
 from simpler._core import (
@@ -41,19 +40,11 @@ from simpler._core import (
     element_size,
 )
 from simpler.buffer import AccessMode, Buffer, SharedTensor, create_buffer
+from simpler.callable_handle import CallableHandle
 from simpler.chip_callable import ChipCallable, check_orchestrations
 from simpler.orchestrator import Orchestrator
 from simpler.sub_worker import make_dispatcher
 from simpler.trace import chrome_trace, write_chrome_trace
-
-
-@dataclass(frozen=True)
-class CallableHandle:
-    """What register() returns: the id a task names its callable by."""
-
-    id: int
-    kind: TaskKind
-    name: str
 
 
 class Worker:
