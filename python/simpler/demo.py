@@ -6,10 +6,11 @@ on chip t % 2. The tiles' bounding byte ranges interleave (every row of one sits
 between rows of another), so only the precise per-axis overlap test proves them
 disjoint: no edge between them, and the two chips run them at the same time.
 Two sub-workers then sum row blocks of C (each depends on every tile: it reads
-bytes every tile wrote). The demo prints where each task ran, every edge the
+bytes every tile wrote). The demo prints where and when each task ran (from the
+run's trace), which tiles ran at the same time on the two chips, every edge the
 runtime inferred with its reason, and the pairs of tasks whose bounding ranges
-met but which precise overlap kept apart. `--trace FILE` writes a Chrome-trace
-timeline (open it in https://ui.perfetto.dev).
+met but which precise overlap kept apart. `--trace FILE` writes the
+Chrome-trace timeline (open it in https://ui.perfetto.dev).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from simpler.call_config import CallConfig
 from simpler.chip_callable import ChipCallable
 from simpler.sub_worker import MappedArgs
 from simpler.task_interface import DataType, TaskArgs, Tensor, TensorArgType
+from simpler.trace import intervals
 from simpler.worker import Worker
 
 M, K, N = 384, 256, 512
@@ -50,10 +52,7 @@ def _ranges_meet(a: Tensor, b: Tensor) -> bool:
 
 def run(out: Callable[[str], None] = print, trace: Optional[str] = None) -> int:
     rng = np.random.default_rng(7)
-    worker_kwargs = dict(level=3, num_chips=2, num_sub_workers=2, record_edges=True)
-    if trace:
-        worker_kwargs["trace"] = True
-    with Worker(**worker_kwargs) as w:
+    with Worker(level=3, num_chips=2, num_sub_workers=2, record_edges=True, trace=True) as w:
         matmul = w.register(ChipCallable("std.matmul"))
         reduce = w.register(row_block_sum)
         w.init()
@@ -77,19 +76,20 @@ def run(out: Callable[[str], None] = print, trace: Optional[str] = None) -> int:
                 ta.add_tensor(c_tile, TensorArgType.OUTPUT_EXISTING)
                 task = o.submit_next_level(matmul, ta, CallConfig(), worker=t % 2)
                 tiles[task] = c_tile
-                placements[task] = f"std.matmul  C[:, {j0}:{j0 + width}]  on chip {t % 2}"
+                placements[task] = f"std.matmul  C[:, {j0}:{j0 + width}]"
             rows = M // ROW_BLOCKS
             for r in range(ROW_BLOCKS):
                 ta = TaskArgs()
                 ta.add_tensor(c_h.tensor((rows, N), DataType.FLOAT32, None, r * rows * N * 4), TensorArgType.INPUT)
                 ta.add_tensor(sums_h.tensor((1,), DataType.FLOAT32, None, r * 4), TensorArgType.OUTPUT_EXISTING)
                 task = o.submit_sub(reduce, ta)
-                placements[task] = f"row_block_sum  C[{r * rows}:{(r + 1) * rows}, :]  on a sub-worker"
+                placements[task] = f"row_block_sum  C[{r * rows}:{(r + 1) * rows}, :]"
 
         t0 = time.perf_counter()
         w.run(orch)
         elapsed = time.perf_counter() - t0
         edges = w.take_edge_log()
+        ran = {i.task: i for i in intervals(w.trace_events())}
 
         C = c_h.array((M, N), DataType.FLOAT32).copy()  # copies: no view outlives the Worker's buffers
         sums = sums_h.array((ROW_BLOCKS,), DataType.FLOAT32).copy()
@@ -102,8 +102,16 @@ def run(out: Callable[[str], None] = print, trace: Optional[str] = None) -> int:
             f"then {ROW_BLOCKS} row-block sums on 2 sub-workers")
         out("")
         out("tasks:")
+        t_first = min(i.start_ns for i in ran.values())
         for task in sorted(placements):
-            out(f"  task {task}: {placements[task]}")
+            i = ran[task]
+            out(f"  task {task}: {placements[task]:<28} on {i.lane:<12} "
+                f"[{(i.start_ns - t_first) / 1e6:7.2f} ms, {(i.end_ns - t_first) / 1e6:7.2f} ms]")
+        chip_runs = [ran[t] for t in sorted(tiles)]
+        together = [(a.task, b.task) for a, b in itertools.combinations(chip_runs, 2)
+                    if a.lane != b.lane and a.overlaps(b)]
+        out(f"  tiles that ran at the same time on the two chips: "
+            f"{', '.join(f'{a}+{b}' for a, b in together) or 'none (the chips never overlapped)'}")
         out("")
         out(f"edges inferred ({len(edges)}):")
         for e in sorted(edges, key=lambda e: (e.successor, e.predecessor)):

@@ -21,6 +21,20 @@ def test_demo_computes_the_right_answer_and_explains_its_graph():
     assert "WRITE_AFTER_WRITE" not in out  # the 4 tiles write disjoint columns of C
     assert "edges avoided by precise overlap (6)" in out
     assert "on chip 0" in out and "on chip 1" in out
+    assert "on sub-worker" in out
+    assert "tiles that ran at the same time on the two chips:" in out
+
+
+def test_demo_writes_a_chrome_trace(tmp_path):
+    import json
+
+    path = tmp_path / "demo.json"
+    result = _run("demo", "--trace", str(path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    events = json.loads(path.read_text())["traceEvents"]
+    slices = [e for e in events if e.get("ph") == "X"]
+    assert len(slices) == 6  # 4 matmul tiles + 2 row-block sums
+    assert {e["name"] for e in slices} >= {"std.matmul"}
 
 
 def test_wire_demo_runs_and_shows_refusals():
