@@ -108,7 +108,7 @@ def test_strided_views_as_input_and_as_output_leave_the_rest_untouched(mode, clo
     np.testing.assert_array_equal(host(src, (M, N)), A)  # an INPUT is never written back
 
 
-@pytest.mark.parametrize("mode", ["staged", "task_zero_copy"])
+@pytest.mark.parametrize("mode", MODES)
 def test_device_arguments_via_alloc_child_tensor_copy_to_and_copy_from(mode, closing):
     w = make_worker(mode, num_chips=2)
     closing(w)
@@ -139,6 +139,27 @@ def test_device_arguments_via_alloc_child_tensor_copy_to_and_copy_from(mode, clo
     np.testing.assert_array_equal(out.array(), np.arange(M * N, dtype=np.float32).reshape(M, N) + 3)
     assert w._core.device_stats(1)["live_allocations"] == 0, "the run's device memory outlived it"
     assert w._core.device_stats(0)["live_allocations"] == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_transposed_view_of_device_memory(mode, closing):
+    w = make_worker(mode, num_chips=1)
+    closing(w)
+    w.init()
+    M, N = 6, 10
+    src = w.alloc_shared_tensor((N, M), F32)
+    back = w.alloc_shared_tensor((M, N), F32)
+    S = np.arange(N * M, dtype=np.float32).reshape(N, M)
+    src.array()[...] = S
+    back.array()[...] = -1
+
+    def orch(o, _a, _c):
+        d = o.alloc_child_tensor(0, (M, N), F32)
+        o.copy_to(d.tensor((N, M), strides=(1, N)), src.tensor(), cfg_for(mode))  # d = S.T, written through a transposed view
+        o.copy_from(back.tensor(), d.tensor(), cfg_for(mode))
+
+    w.run(orch)
+    np.testing.assert_array_equal(back.array(), S.T)
 
 
 def test_a_device_allocation_outside_any_scope_lives_until_release(closing):
@@ -241,7 +262,37 @@ def test_a_scope_releases_its_device_memory_and_later_submits_naming_it_are_refu
     assert w._core.device_stats(0)["live_allocations"] == 0
 
 
-STAMP_MS = 300
+STAMP_MS = 500
+
+
+def test_a_scope_frees_its_device_memory_only_after_the_tasks_using_it_finish(closing):
+    w = make_worker(num_chips=1)
+    closing(w)
+    stamp = w.register(kernel_callable("test.stamp"))
+    w.init()
+    out = w.create_buffer(16)
+    view_array(out.tensor((2,), I64))[...] = 0
+    live = []
+
+    def orch(o, _a, _c):
+        with o.scope():
+            outer = o.alloc_child_tensor(0, (2,), I64)
+            with o.scope():
+                inner = o.alloc_child_tensor(0, (2,), I64)
+                o.submit_next_level(stamp, args((inner.tensor(), OUT), scalars=(400,)), worker=0)
+            live.append(w._core.device_stats(0)["live_allocations"])  # inner is releasing, its task still runs
+            assert inner.released and not outer.released
+            o.submit_next_level(stamp, args((outer.tensor(), OUT), scalars=(0,)), worker=0)
+            o.copy_from(out.tensor((2,), I64), outer.tensor())
+        live.append(w._core.device_stats(0)["live_allocations"])
+
+    w.run(orch)
+    assert live[0] == 2, "a scope freed device memory a running task still uses"
+    assert w._core.device_stats(0)["live_allocations"] == 0
+    s, e = view_array(out.tensor((2,), I64))
+    assert 0 < s <= e
+
+
 
 
 def stamps(buf, slot):

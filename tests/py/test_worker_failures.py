@@ -133,6 +133,36 @@ def test_an_orchestration_error_mismatched_shapes_is_reported_and_the_chip_stays
     still_usable(w, vadd)
 
 
+def test_a_failing_group_member_names_its_member_and_chip_and_poisons_the_successor(closing):
+    w = make_worker(closing, num_chips=2)
+    vadd = w.register(ChipCallable("std.vector_add"))
+    copy = w.register(ChipCallable("std.copy"))
+    w.init()
+    a, c, d = w.create_buffer(N * 4), w.create_buffer(N * 4), w.create_buffer(N * 4)
+    fill(a, 1)
+    fill(c, 0)
+    fill(d, 0)
+    half = N // 2
+
+    def part(buf, i, n=half):
+        return buf.tensor((n,), F32, byte_offset=i * half * 4)
+
+    def orch(o, _a, _c):
+        good = args((part(a, 0), IN), (part(a, 0), IN), (part(c, 0), OUT))
+        bad = args((part(a, 1), IN), (part(a, 1, half // 2), IN), (part(c, 1), OUT))  # shapes differ
+        o.submit_next_level_group(vadd, [good, bad], workers=[0, 1])
+        o.submit_next_level(copy, args((vec(c), IN), (vec(d), OUT)), worker=0)
+
+    with pytest.raises(RuntimeError) as info:
+        w.run(orch)
+    msg = str(info.value)
+    assert "member 1) on chip 1" in msg and "argument 1's shape differs" in msg, msg
+    assert "1 dependent task(s) were not run" in msg, msg
+    assert (values(d) == 0).all(), "a poisoned successor ran"
+    assert (values(c)[:half] == 2).all(), "the member that succeeded did not run to the end"
+    still_usable(w, vadd, chip=1)
+
+
 def test_a_python_exception_in_a_sub_worker_poisons_its_chip_successor(closing):
     w = make_worker(closing, num_chips=1, num_sub_workers=1)
     bad = w.register(boom)
@@ -298,8 +328,10 @@ def test_a_device_tensor_sent_to_another_chip_or_to_a_sub_worker_is_refused_at_s
         d = o.alloc_child_tensor(0, (N,), F32)
         o.submit_sub(post, args((d.tensor(), IN), (h.tensor(), OUT)))
 
-    with pytest.raises(ValueError, match="sub-worker takes HOST tensors only"):
+    with pytest.raises(ValueError) as info:
         w.run(to_sub)
+    msg = str(info.value)
+    assert "submit of task" in msg and "argument 0" in msg and "sub-worker takes HOST tensors only" in msg, msg
     assert w._core.device_stats(0)["live_allocations"] == 0
     assert w._core.device_stats(1)["live_allocations"] == 0
     assert all(s.endswith("usable") for s in w.child_status())
@@ -338,6 +370,23 @@ def test_an_output_on_a_copy_on_write_buffer_is_refused_when_named(closing):
         np.testing.assert_array_equal(values(dst), np.arange(N, dtype=np.float32))
     finally:
         cow.close()
+
+
+def test_device_memory_exhausted_is_refused_at_alloc_and_nothing_leaks(closing):
+    w = make_worker(closing, num_chips=1, device_memory_bytes=1 << 20)
+    vadd = w.register(ChipCallable("std.vector_add"))
+    w.init()
+    got = []
+
+    def orch(o, _a, _c):
+        got.append(o.alloc_child_tensor(0, (128 * 1024,), F32))  # 512 KiB: fits
+        o.alloc_child_tensor(0, (256 * 1024,), F32)  # 1 MiB more: does not
+
+    with pytest.raises(RuntimeError, match="alloc_child_tensor: chip 0 has no free block"):
+        w.run(orch)
+    assert got[0].released
+    assert w._core.device_stats(0)["live_allocations"] == 0
+    still_usable(w, vadd)
 
 
 # -- the parent dies ---------------------------------------------------------------------
