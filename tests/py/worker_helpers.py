@@ -73,3 +73,40 @@ def time_bound():
     faulthandler.dump_traceback_later(120, exit=True)
     yield
     faulthandler.cancel_dump_traceback_later()
+
+
+class Gate:
+    """Holds chip tasks back until the orch fn has submitted everything: the
+    test.gate task (on `chip`) waits for a file, `hold` is the view it writes,
+    and a task that names `hold` as an INPUT runs only after `open()`.
+
+        g = Gate(w, tmp_path); handle = w.register(kernel_callable("test.gate"))
+        g.submit(o, handle)               # in the orch fn, first
+        ... submit the task to hold back with g.hold as an INPUT, and its successors ...
+        g.open()                          # last
+    """
+
+    def __init__(self, worker, tmp_path, hold=None, timeout_ms: int = 10_000):
+        """`hold`: the view the gate task names as its output (bytes left as they
+        are); by default 64 bytes of a buffer of its own."""
+        from simpler import DataType
+
+        self.file = os.path.join(str(tmp_path), "gate-open")
+        path = self.file.encode() + b"\0"
+        self._path_buf = worker.create_buffer(len(path))
+        self._path_buf.shm.buf[: len(path)] = path
+        self.path = self._path_buf.tensor((len(path),), DataType.UINT8)
+        if hold is None:
+            hold = worker.create_buffer(64).tensor((16,), DataType.FLOAT32)
+        self.hold = hold
+        self.timeout_ms = timeout_ms
+
+    def submit(self, orch, handle, chip: int = 0):
+        from simpler import TensorArgType
+
+        return orch.submit_next_level(handle, args((self.path, TensorArgType.INPUT),
+                                                   (self.hold, TensorArgType.OUTPUT_EXISTING),
+                                                   scalars=(self.timeout_ms,)), worker=chip)
+
+    def open(self):
+        open(self.file, "w").close()

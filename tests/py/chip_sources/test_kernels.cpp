@@ -13,6 +13,11 @@
 // exists, then fills its output view with id + 1. Two such tasks finish only
 // when both run at once; a task still waiting at the timeout fails instead of
 // hanging.
+// test.gate (tensors: a UINT8 INPUT holding a NUL-terminated file path, an
+// output view of any type it leaves as it is; scalar 0: a timeout in
+// milliseconds) waits until the file exists. A test names the output as an
+// input of the task it wants held back, submits the rest of its graph, then
+// creates the file: what runs after the gate is ordered after every submit.
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
@@ -91,6 +96,27 @@ static int32_t rendezvous_orch(const OrchestrationContext* ctx) {
                     {o.scalar(0), o.scalar(1)});
 }
 
+static int32_t gate(const KernelArgs* a) {
+    if (a->tensor_count != 2 || a->scalar_count != 1) return kernel_fail(a, "test.gate takes 2 tensors, 1 scalar");
+    const Tensor& file = a->tensors[0];
+    const char* path = base_ptr<const char>(file) + file.start_offset;
+    if (strnlen(path, file.shapes[0]) == file.shapes[0]) return kernel_fail(a, "test.gate: the path is not terminated");
+    const int64_t deadline = monotonic_ns() + static_cast<int64_t>(a->scalars[0]) * 1000000;
+    while (access(path, F_OK) != 0) {
+        if (monotonic_ns() > deadline) return kernel_fail(a, "test.gate: %s never appeared", path);
+        sleep_ms(1);
+    }
+    return CHIP_OK;
+}
+
+static int32_t gate_orch(const OrchestrationContext* ctx) {
+    Orchestration o(ctx);
+    uint32_t k = 0;
+    if (int32_t rc = o.kernel_id("test.gate", &k); rc != CHIP_OK) return rc;
+    if (o.tensor_count() != 2 || o.scalar_count() != 1) return o.fail("test.gate takes 2 tensors, 1 scalar");
+    return o.submit(k, {{o.arg(0), TensorArgType::INPUT}, {o.arg(1), TensorArgType::OUTPUT_EXISTING}}, {o.scalar(0)});
+}
+
 // Submits kernel `name` once with every entry argument: the last one as
 // OUTPUT_EXISTING, the others as INPUT, and every scalar.
 static int32_t submit_all(const OrchestrationContext* ctx, const char* name) {
@@ -118,5 +144,7 @@ static const LibraryEntry ENTRIES[] = {
     orchestration_entry("test.fail", fail_orch),
     kernel_entry("test.rendezvous", rendezvous),
     orchestration_entry("test.rendezvous", rendezvous_orch),
+    kernel_entry("test.gate", gate),
+    orchestration_entry("test.gate", gate_orch),
 };
 SIMPLER_CHIP_EXPORT_LIBRARY(ENTRIES)
