@@ -290,8 +290,9 @@ def test_a_chip_child_killed_while_idle_is_reported_lost_and_refused_at_submit(c
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "engine: a chip child that dies with no task in flight is recorded as 'lost (lost)': the watcher's exit "
-    "status does not reach lose_lane_locked (mailbox poison_reason() is empty), unlike a death mid-task"))
+    "engine: a chip child that dies with no task in flight is recorded as 'lost (lost)': Mailbox::usable() turns "
+    "false through child_exited while poison_reason() stays empty, and Worker::collect_results_locked hands that "
+    "empty reason to lose_lane_locked (a death mid-task goes through fail_in_flight, which describes the status)"))
 def test_a_chip_child_killed_while_idle_says_how_it_died(closing):
     w = make_worker(closing, num_chips=1)
     w.init()
