@@ -68,7 +68,7 @@ void bind_engine(nb::module_& m) {
                 nb::object sub_dispatch, double task_timeout_s, size_t blob_capacity,
                 std::vector<std::string> chip_orchestrations, std::vector<std::string> chip_libraries,
                 uint32_t chip_core_threads, uint64_t chip_arena_bytes, bool chip_zero_copy,
-                uint64_t device_memory_bytes) {
+                uint64_t device_memory_bytes, bool record_edges, std::vector<std::string> sub_callable_names) {
                  WorkerConfig c;
                  c.num_chips = num_chips;
                  c.num_sub_workers = num_sub_workers;
@@ -85,13 +85,16 @@ void bind_engine(nb::module_& m) {
                  c.chip_lane.chip.staging =
                      chip_zero_copy ? simpler::chip::StagingMode::ZERO_COPY : simpler::chip::StagingMode::STAGE;
                  c.device_memory_bytes = device_memory_bytes;
+                 c.record_edges = record_edges;
+                 c.sub_callable_names = std::move(sub_callable_names);
                  new (self) Worker(std::move(c));
              },
              "num_chips"_a, "num_sub_workers"_a, "chip_dispatch"_a.none(), "sub_dispatch"_a.none(),
              "task_timeout_s"_a = 0.0, "blob_capacity"_a = simpler::ipc::DEFAULT_BLOB_CAPACITY,
              "chip_orchestrations"_a = std::vector<std::string>{}, "chip_libraries"_a = std::vector<std::string>{},
              "chip_core_threads"_a = 2, "chip_arena_bytes"_a = uint64_t{1} << 30, "chip_zero_copy"_a = false,
-             "device_memory_bytes"_a = simpler::DEFAULT_DEVICE_HEAP_BYTES,
+             "device_memory_bytes"_a = simpler::DEFAULT_DEVICE_HEAP_BYTES, "record_edges"_a = false,
+             "sub_callable_names"_a = std::vector<std::string>{},
              "chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose "
              "callable ids index chip_orchestrations.")
         .def("init", &Worker::init, "Forks every child (chips, then sub-workers), then starts the threads.")
@@ -105,6 +108,14 @@ void bind_engine(nb::module_& m) {
             },
             "kind"_a, "callable"_a, "members"_a, "config"_a,
             "Publishes a task of (TaskArgs, worker) members; ValueError on refusal, nothing recorded.")
+        .def(
+            "submit_one",
+            [](Worker& w, TaskKind kind, uint64_t callable, const TaskArgs& args, int32_t worker, nb::bytes config) {
+                const MemberSubmit member{&args, worker};
+                return w.submit(kind, callable, {&member, 1}, config_of(config));
+            },
+            "kind"_a, "callable"_a, "args"_a, "worker"_a, "config"_a,
+            "submit() of one member, without building a list (the hot path of submit_next_level / submit_sub).")
         .def("wait", &Worker::wait, nb::call_guard<nb::gil_scoped_release>(),
              "Sleeps until every task has finished; RuntimeError names the first failure.")
         .def("close", &Worker::close, nb::call_guard<nb::gil_scoped_release>())
@@ -132,6 +143,8 @@ void bind_engine(nb::module_& m) {
                 return d;
             },
             "chip"_a)
+        .def("take_edge_log", &Worker::take_edge_log,
+             "The edges inferred since the last call, with their explanations (record_edges=True), and clears them.")
         .def("child_status", &Worker::child_status)
         .def("child_pids", [](const Worker& w) {
             std::vector<int64_t> out;

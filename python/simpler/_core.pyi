@@ -637,7 +637,7 @@ class EngineWorker:
     The C++ Worker: forked children fed through mailboxes by one scheduler thread.
     """
 
-    def __init__(self, num_chips: int, num_sub_workers: int, chip_dispatch: object | None, sub_dispatch: object | None, task_timeout_s: float = 0.0, blob_capacity: int = 1048576, chip_orchestrations: Sequence[str] = [], chip_libraries: Sequence[str] = [], chip_core_threads: int = 2, chip_arena_bytes: int = 1073741824, chip_zero_copy: bool = False, device_memory_bytes: int = 268435456) -> None:
+    def __init__(self, num_chips: int, num_sub_workers: int, chip_dispatch: object | None, sub_dispatch: object | None, task_timeout_s: float = 0.0, blob_capacity: int = 1048576, chip_orchestrations: Sequence[str] = [], chip_libraries: Sequence[str] = [], chip_core_threads: int = 2, chip_arena_bytes: int = 1073741824, chip_zero_copy: bool = False, device_memory_bytes: int = 268435456, record_edges: bool = False, sub_callable_names: Sequence[str] = []) -> None:
         """
         chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index chip_orchestrations.
         """
@@ -648,6 +648,11 @@ class EngineWorker:
     def submit(self, kind: TaskKind, callable: int, members: Sequence[tuple[TaskArgs, int]], config: bytes) -> int:
         """
         Publishes a task of (TaskArgs, worker) members; ValueError on refusal, nothing recorded.
+        """
+
+    def submit_one(self, kind: TaskKind, callable: int, args: TaskArgs, worker: int, config: bytes) -> int:
+        """
+        submit() of one member, without building a list (the hot path of submit_next_level / submit_sub).
         """
 
     def wait(self) -> None:
@@ -677,6 +682,11 @@ class EngineWorker:
         """The chip a device block lives on, or None."""
 
     def device_stats(self, chip: int) -> dict: ...
+
+    def take_edge_log(self) -> list[EdgeExplanation]:
+        """
+        The edges inferred since the last call, with their explanations (record_edges=True), and clears them.
+        """
 
     def child_status(self) -> list[str]: ...
 

@@ -21,26 +21,40 @@ from typing import Iterator, List, Optional, Sequence
 
 from simpler._core import ANY_SUB_WORKER, DataType, TaskKind, element_size
 from simpler.call_config import CallConfig
+from simpler.callable_handle import CallableHandle
 from simpler.device_buffer import DeviceBuffer
 from simpler.task_interface import TaskArgs, Tensor, TensorArgType
+
+
+_DEFAULT_CONFIG = CallConfig().to_bytes()
 
 
 class Orchestrator:
     def __init__(self, worker):
         self._worker = worker
+        self._core = worker._running()
         self.submitted: list = []
         self._scopes: List[List[DeviceBuffer]] = [[]]  # [0]: the run's own scope
 
     def _submit(self, kind, callable, members, cfg: Optional[CallConfig]) -> int:
         handle = self._worker._check_callable(callable, kind)
-        config = (cfg or CallConfig()).to_bytes()
+        config = _DEFAULT_CONFIG if cfg is None else cfg.to_bytes()
         task = self._worker._core.submit(kind, handle.id, members, config)
+        self.submitted.append(task)
+        return task
+
+    def _submit_one(self, kind, callable, args: TaskArgs, worker: int, cfg: Optional[CallConfig]) -> int:
+        # The hot path: one member, no list, the default config prebuilt.
+        if type(callable) is not CallableHandle or callable.kind != kind or self._core.closed:
+            self._worker._check_callable(callable, kind)
+        config = _DEFAULT_CONFIG if cfg is None else cfg.to_bytes()
+        task = self._core.submit_one(kind, callable.id, args, worker, config)
         self.submitted.append(task)
         return task
 
     def submit_next_level(self, callable, args: TaskArgs, cfg: Optional[CallConfig] = None, worker: int = 0) -> int:
         """Runs chip orchestration `callable` on next-level worker `worker` (a chip) with `args`."""
-        return self._submit(TaskKind.NEXT_LEVEL, callable, [(args, worker)], cfg)
+        return self._submit_one(TaskKind.NEXT_LEVEL, callable, args, worker, cfg)
 
     def submit_next_level_group(self, callable, args_list: Sequence[TaskArgs], cfg: Optional[CallConfig] = None,
                                 workers: Optional[Sequence[int]] = None) -> int:
@@ -53,7 +67,7 @@ class Orchestrator:
 
     def submit_sub(self, callable, args: TaskArgs, cfg: Optional[CallConfig] = None) -> int:
         """Runs Python `callable(MappedArgs)` on any idle sub-worker."""
-        return self._submit(TaskKind.SUB, callable, [(args, ANY_SUB_WORKER)], cfg)
+        return self._submit_one(TaskKind.SUB, callable, args, ANY_SUB_WORKER, cfg)
 
     def submit_sub_group(self, callable, args_list: Sequence[TaskArgs], cfg: Optional[CallConfig] = None) -> int:
         """One node of N sub tasks, dispatched together to N distinct sub-workers."""
@@ -87,7 +101,7 @@ class Orchestrator:
         ta = TaskArgs()
         ta.add_tensor(src, TensorArgType.INPUT)
         ta.add_tensor(dst, TensorArgType.OUTPUT_EXISTING)
-        return self._submit(TaskKind.NEXT_LEVEL, self._worker._copy_handle, [(ta, chip)], cfg)
+        return self._submit_one(TaskKind.NEXT_LEVEL, self._worker._copy_handle, ta, chip, cfg)
 
     def copy_to(self, dst: Tensor, src: Tensor, cfg: Optional[CallConfig] = None) -> int:
         """Host view `src` -> device view `dst`, as a task on dst's chip."""

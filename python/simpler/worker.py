@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
 from typing import Callable, List, Optional
 
 from simpler._core import (
@@ -36,25 +35,18 @@ from simpler._core import (
     element_size,
 )
 from simpler.buffer import AccessMode, Buffer, SharedTensor, create_buffer
+from simpler.callable_handle import CallableHandle
 from simpler.chip_callable import ChipCallable, check_orchestrations
 from simpler.orchestrator import Orchestrator
 from simpler.sub_worker import make_dispatcher
-
-
-@dataclass(frozen=True)
-class CallableHandle:
-    """What register() returns: the id a task names its callable by."""
-
-    id: int
-    kind: TaskKind
-    name: str
 
 
 class Worker:
     def __init__(self, level: int = 3, num_chips: int = 0, num_sub_workers: int = 0, *,
                  task_timeout: Optional[float] = None, blob_capacity: int = 1 << 20,
                  chip_core_threads: int = 2, chip_arena_bytes: int = 1 << 30,
-                 device_memory_bytes: int = DEFAULT_DEVICE_MEMORY_BYTES, zero_copy: bool = False):
+                 device_memory_bytes: int = DEFAULT_DEVICE_MEMORY_BYTES, zero_copy: bool = False,
+                 record_edges: bool = False):
         if level < 3:
             raise ValueError(f"Worker(level={level}): a Worker is level 3 (a host) or above; level 2 is a chip")
         if num_chips < 0 or num_sub_workers < 0:
@@ -69,7 +61,8 @@ class Worker:
         if chip_core_threads < 1:
             raise ValueError(f"Worker: chip_core_threads must be >= 1 (got {chip_core_threads})")
         self._chip_options = dict(chip_core_threads=chip_core_threads, chip_arena_bytes=chip_arena_bytes,
-                                  chip_zero_copy=zero_copy, device_memory_bytes=device_memory_bytes)
+                                  chip_zero_copy=zero_copy, device_memory_bytes=device_memory_bytes,
+                                  record_edges=record_edges)
         self._sub_callables: List[Callable] = []
         # Chip callable 0 is the runtime's own: std.copy, behind orch.copy_to / copy_from.
         self._chip_callables: List[ChipCallable] = [ChipCallable("std.copy")]
@@ -103,7 +96,10 @@ class Worker:
         dispatch = make_dispatcher(self._sub_callables) if self.num_sub_workers else None
         core = EngineWorker(self.num_chips, self.num_sub_workers, None, dispatch, self._task_timeout,
                             self._blob_capacity, chip_orchestrations=[c.orchestration for c in self._chip_callables],
-                            chip_libraries=libraries, **self._chip_options)
+                            chip_libraries=libraries,
+                            sub_callable_names=[self.callable_name(TaskKind.SUB, i)
+                                                for i in range(len(self._sub_callables))],
+                            **self._chip_options)
         core.init()
         self._core = core
         return self
@@ -169,6 +165,12 @@ class Worker:
                              f"not a {kind.name} one")
         self._running()
         return handle
+
+    def take_edge_log(self) -> list:
+        """Every edge inferred since the last call (an EdgeExplanation each: which
+        arguments, which rule, which overlap answer), then clears them. Needs
+        Worker(record_edges=True)."""
+        return self._running().take_edge_log()
 
     def child_status(self) -> List[str]:
         return self._core.child_status() if self._core else []

@@ -39,6 +39,7 @@ EngineConfig Worker::engine_config() {
     EngineConfig e;
     e.num_chips = config_.num_chips;
     e.num_sub_workers = config_.num_sub_workers;
+    e.record_edges = config_.record_edges;
     e.device_owner = [this](const CanonicalIdentity& id) -> std::optional<uint32_t> {
         if (std::optional<uint32_t> chip = device_->owner_of(id)) return chip;
         return config_.device_owner ? config_.device_owner(id) : std::nullopt;
@@ -138,9 +139,12 @@ void Worker::wait() {
 
 std::string Worker::describe_failure_locked(const RunFailure& f) const {
     std::string where = f.on_chip ? "chip " + std::to_string(f.child) : "sub-worker " + std::to_string(f.child);
+    const std::vector<std::string>& names =
+        f.kind == TaskKind::SUB ? config_.sub_callable_names : config_.chip_lane.chip.orchestrations;
+    const std::string callable = f.callable < names.size() ? "'" + names[f.callable] + "'" : std::to_string(f.callable);
     std::string out = std::string(f.kind == TaskKind::SUB ? "sub task " : "task ") + std::to_string(f.task) +
-                      " (callable " + std::to_string(f.callable) + ", member " + std::to_string(f.member) + ") on " +
-                      where + " failed: " + f.message;
+                      " (callable " + callable + ", member " + std::to_string(f.member) + ") on " + where +
+                      " failed: " + f.message;
     const size_t poisoned = core_.poisoned_count();
     if (poisoned > 0) out += "; " + std::to_string(poisoned) + " dependent task(s) were not run";
     return out;
@@ -246,6 +250,13 @@ void Worker::release_device(const CanonicalIdentity& id) {
 }
 
 std::optional<uint32_t> Worker::device_owner(const CanonicalIdentity& id) const { return device_->owner_of(id); }
+
+std::vector<EdgeExplanation> Worker::take_edge_log() {
+    std::lock_guard lock(mu_);
+    std::vector<EdgeExplanation> out = core_.edge_log();
+    core_.clear_edge_log();
+    return out;
+}
 
 std::vector<std::string> Worker::child_status() const {
     std::lock_guard lock(mu_);

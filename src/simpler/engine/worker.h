@@ -57,6 +57,8 @@ struct WorkerConfig {
     ChildHandlerFactory chip_handler;               // empty: each chip child serves a ChipLane built from chip_lane
     ChipLaneConfig chip_lane;                       // the simulated chips (used when chip_handler is empty)
     uint64_t device_memory_bytes = DEFAULT_DEVICE_HEAP_BYTES;  // per chip, for alloc_device
+    bool record_edges = false;                      // keep every inferred edge (edge_log)
+    std::vector<std::string> sub_callable_names;    // by callable id, for error messages (chips: chip_lane's)
     ChildHandlerFactory sub_handler;                // required when num_sub_workers > 0; likewise
     // Consulted after the Worker's own device memory and this process's minter (see EngineConfig).
     std::function<std::optional<uint32_t>(const CanonicalIdentity&)> device_owner;
@@ -100,6 +102,8 @@ public:
     // submitted before this call has finished.
     void release_device(const CanonicalIdentity& id);
     [[nodiscard]] std::optional<uint32_t> device_owner(const CanonicalIdentity& id) const;
+    // The edges inferred since the last call (WorkerConfig::record_edges), and clears them.
+    [[nodiscard]] std::vector<EdgeExplanation> take_edge_log();
     [[nodiscard]] DeviceMemory& device_memory() noexcept { return *device_; }
 
     [[nodiscard]] bool initialized() const noexcept { return initialized_; }
