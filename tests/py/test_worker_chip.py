@@ -265,6 +265,43 @@ def test_a_scope_releases_its_device_memory_and_later_submits_naming_it_are_refu
 STAMP_MS = 500
 
 
+@pytest.mark.parametrize("freed", [False, True], ids=["releasing", "freed"])
+@pytest.mark.parametrize("how", ["copy_from", "submit", "group"])
+def test_naming_released_device_memory_is_refused_with_the_reason_whether_or_not_it_is_freed_yet(how, freed, closing):
+    """While the block's earlier tasks run it is 'releasing' (the engine refuses
+    it); once they have finished it is freed and unknown to the engine: the
+    refusal still says it was released."""
+    w = make_worker(num_chips=1)
+    closing(w)
+    stamp = w.register(kernel_callable("test.stamp"))
+    copy = w.register(ChipCallable("std.copy"))
+    w.init()
+    host_out = w.create_buffer(16)
+
+    def orch(o, _a, _c):
+        with o.scope():
+            d = o.alloc_child_tensor(0, (2,), I64)
+            o.submit_next_level(stamp, args((d.tensor(), OUT), scalars=(0 if freed else 400,)), worker=0)
+        if freed:
+            deadline = time.monotonic() + 10
+            while w._core.device_stats(0)["live_allocations"] and time.monotonic() < deadline:
+                time.sleep(0.005)
+            assert w._core.device_stats(0)["live_allocations"] == 0
+        else:
+            assert w._core.device_stats(0)["live_allocations"] == 1
+        t = args((d.tensor(), IN), (host_out.tensor((2,), I64), OUT))
+        if how == "copy_from":
+            o.copy_from(host_out.tensor((2,), I64), d.tensor())
+        elif how == "submit":
+            o.submit_next_level(copy, t, worker=0)
+        else:
+            o.submit_next_level_group(copy, [t], workers=[0])
+
+    with pytest.raises(ValueError, match=r"of chip 0 was released \(its scope ended or it was freed\); a task may "
+                                         "not name it any more"):
+        w.run(orch)
+
+
 def test_a_scope_frees_its_device_memory_only_after_the_tasks_using_it_finish(closing):
     w = make_worker(num_chips=1)
     closing(w)
