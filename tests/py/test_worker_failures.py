@@ -122,10 +122,6 @@ def test_a_kernel_error_names_task_chip_and_cause_and_poisons_chip_and_sub_succe
     still_usable(w, vadd, chip=1)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engine: EngineCore::finish_task retires a FAILED task from the dependency tracker and the task graph at "
-    "once, so a reader submitted after its producer failed gets no edge and runs on bytes never produced; "
-    "whether a successor is poisoned depends on timing"))
 def test_a_successor_submitted_after_its_producer_failed_is_poisoned_too(closing):
     w = make_worker(closing, num_chips=1, num_sub_workers=1)
     fail = w.register(kernel_callable("test.fail"))
@@ -195,11 +191,6 @@ def test_a_failing_group_member_names_its_member_and_chip_and_poisons_the_succes
     still_usable(w, vadd, chip=1)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engine: run() returns while a failed group's other members still run — TaskGraph::fail marks the node "
-    "FAILED (unfinished() drops to 0) when the first member fails, and Worker::wait waits on "
-    "EngineCore::unfinished(), not on members still outstanding (the record stays in live_ until the last "
-    "member returns); their bytes land after run() has returned"))
 def test_run_returns_only_after_every_member_of_a_failed_group_has_finished(closing):
     w = make_worker(closing, num_chips=2)
     stamp = w.register(kernel_callable("test.stamp"))
@@ -313,10 +304,6 @@ def test_a_chip_child_killed_while_idle_is_reported_lost_and_refused_at_submit(c
     still_usable(w, vadd, chip=1)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engine: a chip child that dies with no task in flight is recorded as 'lost (lost)': Mailbox::usable() turns "
-    "false through child_exited while poison_reason() stays empty, and Worker::collect_results_locked hands that "
-    "empty reason to lose_lane_locked (a death mid-task goes through fail_in_flight, which describes the status)"))
 def test_a_chip_child_killed_while_idle_says_how_it_died(closing):
     w = make_worker(closing, num_chips=1)
     w.init()

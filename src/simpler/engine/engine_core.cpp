@@ -171,8 +171,16 @@ void EngineCore::on_poisoned(std::span<const TaskId> poisoned) {
 }
 
 void EngineCore::finish_task(TaskId task) {
-    tracker_.complete(task);
-    graph_.retire(task);
+    const TaskState s = graph_.state(task);
+    if (s == TaskState::FAILED || s == TaskState::POISONED) {
+        // Kept in the tracker and the graph until the failure is reported, so a
+        // task submitted later that needs these bytes is poisoned too instead of
+        // running on bytes that were never produced.
+        failed_kept_.push_back(task);
+    } else {
+        tracker_.complete(task);
+        graph_.retire(task);
+    }
     records_.erase(task);
     live_.erase(task);
     if (!releases_.empty()) run_due_releases();
@@ -241,6 +249,11 @@ void EngineCore::abandon(const std::string& why) {
 void EngineCore::clear_failure() noexcept {
     first_failure_.reset();
     poisoned_count_ = 0;
+    for (TaskId t : failed_kept_) {
+        if (tracker_.is_live(t)) tracker_.complete(t);
+        graph_.retire(t);
+    }
+    failed_kept_.clear();
 }
 
 }  // namespace simpler

@@ -114,9 +114,13 @@ public:
     void release_after(std::function<void()> action);
     [[nodiscard]] size_t pending_releases() const noexcept { return releases_.size(); }
 
-    [[nodiscard]] size_t unfinished() const noexcept { return graph_.unfinished(); }
+    // Tasks submitted and not finished: a task is finished when every member
+    // dispatched has come back (a failed group's other members included).
+    [[nodiscard]] size_t unfinished() const noexcept { return live_.size(); }
     [[nodiscard]] const std::optional<RunFailure>& first_failure() const noexcept { return first_failure_; }
     [[nodiscard]] size_t poisoned_count() const noexcept { return poisoned_count_; }
+    // Forgets the failure, and retires the failed and poisoned tasks, which
+    // until now kept poisoning every later task that needed their bytes.
     void clear_failure() noexcept;
     [[nodiscard]] const DependencyTracker& tracker() const noexcept { return tracker_; }
     // Every edge inferred since the last clear, in submit order (record_edges).
@@ -157,7 +161,8 @@ private:
     std::vector<TaskId> scratch_;
     std::set<TaskId> live_;                // submitted and not finished, in id order
     std::deque<PendingRelease> releases_;
-    std::vector<EdgeExplanation> edge_log_;  // in request order, so `before` never decreases
+    std::vector<EdgeExplanation> edge_log_;
+    std::vector<TaskId> failed_kept_;      // finished FAILED / POISONED, retired at clear_failure()  // in request order, so `before` never decreases
     std::vector<std::string> lost_chips_;  // per chip: why it is gone, empty while it lives
     std::string sub_workers_lost_;         // why the last sub-worker went, when one did
 };

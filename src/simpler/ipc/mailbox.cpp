@@ -69,6 +69,14 @@ bool Mailbox::usable() const noexcept {
            std::atomic_ref<uint32_t>(frame_->child_exited).load(std::memory_order_acquire) == 0;
 }
 
+std::string Mailbox::poison_reason() const {
+    if (!poison_reason_.empty()) return poison_reason_;
+    if (std::atomic_ref<uint32_t>(frame_->child_exited).load(std::memory_order_acquire) == 0) return {};
+    const int status = std::atomic_ref<int32_t>(frame_->exit_status).load(std::memory_order_relaxed);
+    return std::string(task_error_name(TaskError::CHILD_DIED)) + ": child " + describe_wait_status(status) +
+           " while idle";
+}
+
 PublishStatus Mailbox::publish(uint64_t callable_id, const CallConfig& config, std::span<const std::byte> blob,
                                uint64_t& task_seq, Deadline deadline) noexcept {
     if (!usable()) return PublishStatus::LANE_DEAD;

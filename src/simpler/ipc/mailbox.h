@@ -109,8 +109,9 @@ public:
     [[nodiscard]] bool in_flight() const noexcept { return in_flight_; }
     [[nodiscard]] bool usable() const noexcept;
     [[nodiscard]] Deadline deadline() const noexcept { return in_flight_ ? deadline_ : NO_DEADLINE; }
-    // Why the lane is unusable; empty while it is usable.
-    [[nodiscard]] const std::string& poison_reason() const noexcept { return poison_reason_; }
+    // Why the lane is unusable; empty while it is usable. A child that exited
+    // with nothing in flight reads "CHILD_DIED: child <how> while idle".
+    [[nodiscard]] std::string poison_reason() const;
 
     // ---- child side -------------------------------------------------------
     ChildWake wait_request(SpinWaiter& waiter, Deadline deadline = NO_DEADLINE) noexcept;

@@ -154,9 +154,15 @@ TEST(EngineCore, AFailurePoisonsSuccessorsAndIsReportedOnce) {
     EXPECT_TRUE(h.take().empty());  // the poisoned never run
     h.core.member_finished(d[1], "");
     EXPECT_EQ(h.core.unfinished(), 0u);
-    // The failed task has retired once finished: a later reader of its bytes is
-    // not ordered after it (the run already carries the failure).
+    // Until the failure is reported, a later reader of the bytes the failed task
+    // never produced is poisoned at submit, not run on them.
     TaskArgs late = args_of({{matrix(b), TensorArgType::INPUT}});
+    h.on_chip(late, 0);
+    EXPECT_TRUE(h.take().empty());
+    EXPECT_EQ(h.core.poisoned_count(), 3u);
+    EXPECT_EQ(h.core.unfinished(), 0u);
+    // Once reported (wait() clears it), the failed task retires and a new run starts clean.
+    h.core.clear_failure();
     h.on_chip(late, 0);
     EXPECT_EQ(h.take().size(), 1u);
 }
@@ -263,6 +269,9 @@ TEST(EngineCore, ALostChipPoisonsTheWorkThatNeedsIt) {
         EXPECT_NE(std::string(e.what()).find("worker=0 is lost (chip 0 died (SIGKILL))"), std::string::npos)
             << e.what();
     }
+    h.on_chip(on_c, 1);  // c was never written: the poisoned writer still stands until reported
+    EXPECT_TRUE(h.take().empty());
+    h.core.clear_failure();
     h.on_chip(on_c, 1);
     EXPECT_EQ(h.take().size(), 1u);
 }
@@ -338,4 +347,18 @@ TEST(EngineCore, AReleaseDoesNotWaitForTasksSubmittedAfterIt) {
     h.core.member_finished(d[0], "");
     EXPECT_EQ(released, 1);
     EXPECT_EQ(h.core.unfinished(), 1u);
+}
+
+TEST(EngineCore, AFailedGroupIsUnfinishedUntilEveryMemberHasComeBack) {
+    Harness h(chips(2));
+    TaskArgs m0 = args_of({{matrix(host_buffer(1)), TensorArgType::OUTPUT_EXISTING}});
+    TaskArgs m1 = args_of({{matrix(host_buffer(2)), TensorArgType::OUTPUT_EXISTING}});
+    MemberSubmit ms[] = {{&m0, 0}, {&m1, 1}};
+    h.core.submit(TaskKind::NEXT_LEVEL, 7, ms, h.config);
+    auto d = h.take();
+    ASSERT_EQ(d.size(), 2u);
+    h.core.member_finished(d[0], "kernel failed");
+    EXPECT_EQ(h.core.unfinished(), 1u);  // member 1 still writes its bytes: run() must not return yet
+    h.core.member_finished(d[1], "");
+    EXPECT_EQ(h.core.unfinished(), 0u);
 }

@@ -3,6 +3,8 @@
 // truncation, and refusal of impossible values a corrupted child could write.
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 #include <sys/wait.h>
 
 #include <cstddef>
@@ -283,4 +285,13 @@ TEST(Mailbox, DeadlineOverrunIsTimedOutAndPoisonsTheLane) {
     EXPECT_FALSE(mb.usable());
     const int status = child.stop(after(50ms));  // the hung child is killed and reaped
     EXPECT_TRUE(WIFSIGNALED(status)) << describe_wait_status(status);
+}
+
+TEST(Mailbox, AChildThatDiesIdleMakesTheLaneUnusableAndSaysHow) {
+    Doorbell bell;
+    Mailbox mb(MailboxConfig{4096}, bell);
+    EXPECT_EQ(mb.poison_reason(), "");
+    mb.mark_child_exited(SIGKILL);  // a wait status: killed by signal 9
+    EXPECT_FALSE(mb.usable());
+    EXPECT_EQ(mb.poison_reason(), "CHILD_DIED: child killed by signal 9 (Killed) while idle");
 }
