@@ -6,13 +6,16 @@
 // it for good and calls the dispatcher directly; wait() and close() release it
 // while they sleep. The scheduler and watcher threads never touch Python.
 #include <nanobind/nanobind.h>
-#include <nanobind/stl/string.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,6 +48,17 @@ simpler::ipc::TaskHandler python_handler(nb::object dispatch) {
     };
 }
 
+// None: the adaptive default policy; 0: never spin (every hand-off sleeps on a
+// futex); s > 0: spin a fixed s seconds before sleeping. ValueError outside [0, 1].
+simpler::ipc::SpinPolicy spin_policy_of(std::optional<double> spin_s) {
+    if (!spin_s) return simpler::ipc::SpinPolicy{};
+    if (!std::isfinite(*spin_s) || *spin_s < 0 || *spin_s > 1)
+        throw std::invalid_argument("spin: a spin budget in seconds, 0 <= spin <= 1 (got " + std::to_string(*spin_s) +
+                                    ")");
+    if (*spin_s == 0) return simpler::ipc::never_spin_policy();
+    return simpler::ipc::fixed_spin_policy(std::chrono::nanoseconds(static_cast<int64_t>(std::llround(*spin_s * 1e9))));
+}
+
 TaskConfig config_of(nb::bytes b) {
     if (b.size() > simpler::TASK_CONFIG_BYTES)
         throw std::invalid_argument("call config: at most 64 bytes (got " + std::to_string(b.size()) + ")");
@@ -63,8 +77,9 @@ void bind_engine(nb::module_& m) {
                        "The C++ Worker: forked children fed through mailboxes by one scheduler thread.")
         .def("__init__",
              [](Worker* self, uint32_t num_chips, uint32_t num_sub_workers, nb::object chip_dispatch,
-                nb::object sub_dispatch, double task_timeout_s, size_t blob_capacity) {
+                nb::object sub_dispatch, double task_timeout_s, size_t blob_capacity, std::optional<double> spin_s) {
                  WorkerConfig c;
+                 c.spin = spin_policy_of(spin_s);
                  c.num_chips = num_chips;
                  c.num_sub_workers = num_sub_workers;
                  c.blob_capacity = blob_capacity;
@@ -76,7 +91,10 @@ void bind_engine(nb::module_& m) {
                  new (self) Worker(std::move(c));
              },
              "num_chips"_a, "num_sub_workers"_a, "chip_dispatch"_a.none(), "sub_dispatch"_a.none(),
-             "task_timeout_s"_a = 0.0, "blob_capacity"_a = simpler::ipc::DEFAULT_BLOB_CAPACITY)
+             "task_timeout_s"_a = 0.0, "blob_capacity"_a = simpler::ipc::DEFAULT_BLOB_CAPACITY,
+             "spin_s"_a = nb::none(),
+             "spin_s: the spin budget of every waiter (scheduler, children, wait()) in seconds; None: adaptive "
+             "(up to 25 us), 0: never spin.")
         .def("init", &Worker::init, "Forks every child (chips, then sub-workers), then starts the threads.")
         .def(
             "submit",

@@ -635,7 +635,10 @@ class EngineWorker:
     The C++ Worker: forked children fed through mailboxes by one scheduler thread.
     """
 
-    def __init__(self, num_chips: int, num_sub_workers: int, chip_dispatch: object | None, sub_dispatch: object | None, task_timeout_s: float = 0.0, blob_capacity: int = 1048576) -> None: ...
+    def __init__(self, num_chips: int, num_sub_workers: int, chip_dispatch: object | None, sub_dispatch: object | None, task_timeout_s: float = 0.0, blob_capacity: int = 1048576, spin_s: float | None = None) -> None:
+        """
+        spin_s: the spin budget of every waiter (scheduler, children, wait()) in seconds; None: adaptive (up to 25 us), 0: never spin.
+        """
 
     def init(self) -> None:
         """Forks every child (chips, then sub-workers), then starts the threads."""

@@ -7,6 +7,12 @@
     w.run(my_orch)                    # my_orch(orch, args, cfg) only builds the graph
     w.close()                         # also a context manager
 
+How long a waiting thread or child spins before it sleeps on a futex is
+`spin`: None (the default) adapts to the observed hand-off times, up to 25 us;
+0 never spins (every hand-off wakes a sleeper: ~10-20 us, no CPU while busy
+waiting); a number of seconds spins that long every time (the hot regime, for
+latency-bound runs). Nothing spins while the Worker is idle beyond that budget.
+
 Callables are registered before init(): the children are forked then and know
 exactly what was registered. run() returns when every task has finished, or
 raises RuntimeError naming the first failure (task, worker, cause).
@@ -35,18 +41,22 @@ class CallableHandle:
 
 class Worker:
     def __init__(self, level: int = 3, num_chips: int = 0, num_sub_workers: int = 0, *,
-                 task_timeout: Optional[float] = None, blob_capacity: int = 1 << 20):
+                 task_timeout: Optional[float] = None, blob_capacity: int = 1 << 20,
+                 spin: Optional[float] = None):
         if level < 3:
             raise ValueError(f"Worker(level={level}): a Worker is level 3 (a host) or above; level 2 is a chip")
         if num_chips < 0 or num_sub_workers < 0:
             raise ValueError("Worker: num_chips and num_sub_workers must be >= 0")
         if task_timeout is not None and task_timeout <= 0:
             raise ValueError(f"Worker: task_timeout must be > 0 seconds (got {task_timeout})")
+        if spin is not None and not 0 <= spin <= 1:
+            raise ValueError(f"Worker: spin must be a budget in seconds, 0 <= spin <= 1 (got {spin})")
         self.level = level
         self.num_chips = num_chips
         self.num_sub_workers = num_sub_workers
         self._task_timeout = task_timeout or 0.0
         self._blob_capacity = blob_capacity
+        self._spin = spin
         self._sub_callables: List[Callable] = []
         self._chip_callables: list = []
         self._core: Optional[EngineWorker] = None
@@ -70,7 +80,7 @@ class Worker:
             raise RuntimeError("Worker.init: already initialized")
         dispatch = make_dispatcher(self._sub_callables) if self.num_sub_workers else None
         core = EngineWorker(self.num_chips, self.num_sub_workers, None, dispatch, self._task_timeout,
-                            self._blob_capacity)
+                            self._blob_capacity, spin_s=self._spin)
         core.init()
         self._core = core
         return self

@@ -32,7 +32,8 @@ const char* publish_status_text(ipc::PublishStatus s) noexcept {
 
 }  // namespace
 
-Worker::Worker(WorkerConfig config) : config_(std::move(config)), core_(engine_config_of(config_)) {
+Worker::Worker(WorkerConfig config)
+    : config_(std::move(config)), wait_waiter_(config_.spin), core_(engine_config_of(config_)) {
     if (config_.num_chips > 0 && !config_.chip_handler)
         throw std::invalid_argument("WorkerConfig.chip_handler: required when num_chips > 0");
     if (config_.num_sub_workers > 0 && !config_.sub_handler)
@@ -105,12 +106,20 @@ TaskId Worker::submit(TaskKind kind, uint64_t callable, std::span<const MemberSu
 
 void Worker::wait() {
     if (!initialized_) throw std::logic_error("Worker.wait: the Worker was never initialized");
-    std::unique_lock lock(mu_);
-    idle_.wait(lock, [&] { return core_.unfinished() == 0 || stopping_; });
-    if (const std::optional<RunFailure>& f = core_.first_failure()) {
-        std::string message = describe_failure_locked(*f);
-        core_.clear_failure();
-        throw RunError(message);
+    for (;;) {
+        const uint32_t seen = ipc::load_acquire(idle_word_);
+        {
+            std::lock_guard lock(mu_);
+            if (core_.unfinished() == 0 || stopping_) {
+                if (const std::optional<RunFailure>& f = core_.first_failure()) {
+                    std::string message = describe_failure_locked(*f);
+                    core_.clear_failure();
+                    throw RunError(message);
+                }
+                return;
+            }
+        }
+        (void)wait_waiter_.wait_change(idle_word_, seen);
     }
 }
 
@@ -136,7 +145,7 @@ void Worker::scheduler_loop() noexcept {
             dispatch_locked();
             for (const Lane& l : lanes_)
                 if (l.in_flight) deadline = std::min(deadline, l.mailbox->deadline());
-            if (core_.unfinished() == 0) idle_.notify_all();
+            if (core_.unfinished() == 0) ipc::bump(idle_word_);
         }
         bell_.wait_past(seen, waiter, deadline);
     }
@@ -197,7 +206,7 @@ void Worker::close() noexcept {
         stopping_ = true;
         if (initialized_) core_.abandon("the Worker closed before the task was dispatched");
     }
-    idle_.notify_all();
+    ipc::bump(idle_word_);
     bell_.ring();
     if (scheduler_.joinable()) scheduler_.join();
     for (Lane& l : lanes_)
