@@ -72,12 +72,16 @@ TaskConfig config_of(nb::bytes b) {
 void bind_engine(nb::module_& m) {
     nb::enum_<TaskKind>(m, "TaskKind").value("NEXT_LEVEL", TaskKind::NEXT_LEVEL).value("SUB", TaskKind::SUB);
     m.attr("ANY_SUB_WORKER") = simpler::ANY_SUB_WORKER;
+    m.attr("DEFAULT_DEVICE_MEMORY_BYTES") = simpler::DEFAULT_DEVICE_HEAP_BYTES;
 
     nb::class_<Worker>(m, "EngineWorker",
                        "The C++ Worker: forked children fed through mailboxes by one scheduler thread.")
         .def("__init__",
              [](Worker* self, uint32_t num_chips, uint32_t num_sub_workers, nb::object chip_dispatch,
-                nb::object sub_dispatch, double task_timeout_s, size_t blob_capacity, std::optional<double> spin_s) {
+                nb::object sub_dispatch, double task_timeout_s, size_t blob_capacity,
+                std::vector<std::string> chip_orchestrations, std::vector<std::string> chip_libraries,
+                uint32_t chip_core_threads, uint64_t chip_arena_bytes, bool chip_zero_copy,
+                uint64_t device_memory_bytes, std::optional<double> spin_s) {
                  WorkerConfig c;
                  c.spin = spin_policy_of(spin_s);
                  c.num_chips = num_chips;
@@ -88,13 +92,23 @@ void bind_engine(nb::module_& m) {
                      c.chip_handler = [chip_dispatch](uint32_t) { return python_handler(chip_dispatch); };
                  if (!sub_dispatch.is_none())
                      c.sub_handler = [sub_dispatch](uint32_t) { return python_handler(sub_dispatch); };
+                 c.chip_lane.chip.orchestrations = std::move(chip_orchestrations);
+                 c.chip_lane.chip.libraries = std::move(chip_libraries);
+                 c.chip_lane.chip.core_threads = chip_core_threads;
+                 c.chip_lane.chip.arena_bytes = chip_arena_bytes;
+                 c.chip_lane.chip.staging =
+                     chip_zero_copy ? simpler::chip::StagingMode::ZERO_COPY : simpler::chip::StagingMode::STAGE;
+                 c.device_memory_bytes = device_memory_bytes;
                  new (self) Worker(std::move(c));
              },
              "num_chips"_a, "num_sub_workers"_a, "chip_dispatch"_a.none(), "sub_dispatch"_a.none(),
              "task_timeout_s"_a = 0.0, "blob_capacity"_a = simpler::ipc::DEFAULT_BLOB_CAPACITY,
-             "spin_s"_a = nb::none(),
-             "spin_s: the spin budget of every waiter (scheduler, children, wait()) in seconds; None: adaptive "
-             "(up to 25 us), 0: never spin.")
+             "chip_orchestrations"_a = std::vector<std::string>{}, "chip_libraries"_a = std::vector<std::string>{},
+             "chip_core_threads"_a = 2, "chip_arena_bytes"_a = uint64_t{1} << 30, "chip_zero_copy"_a = false,
+             "device_memory_bytes"_a = simpler::DEFAULT_DEVICE_HEAP_BYTES, "spin_s"_a = nb::none(),
+             "chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose "
+             "callable ids index chip_orchestrations. spin_s: the spin budget of every waiter (scheduler, "
+             "children, wait()) in seconds; None: adaptive (up to 25 us), 0: never spin.")
         .def("init", &Worker::init, "Forks every child (chips, then sub-workers), then starts the threads.")
         .def(
             "submit",
@@ -111,6 +125,28 @@ void bind_engine(nb::module_& m) {
         .def("close", &Worker::close, nb::call_guard<nb::gil_scoped_release>())
         .def_prop_ro("initialized", &Worker::initialized)
         .def_prop_ro("closed", &Worker::closed)
+        .def(
+            "alloc_device",
+            [](Worker& w, uint32_t chip, uint64_t nbytes, AccessMode access) {
+                return w.alloc_device(chip, nbytes, access).descriptor;
+            },
+            "chip"_a, "nbytes"_a, "access"_a = AccessMode::READWRITE,
+            "DEVICE_MALLOC memory on one chip: its descriptor (the body is the device pointer).")
+        .def("release_device", &Worker::release_device, "identity"_a,
+             "Refuses the block at submit from now on; frees it once every earlier task has finished.")
+        .def("device_owner", &Worker::device_owner, "identity"_a, "The chip a device block lives on, or None.")
+        .def(
+            "device_stats",
+            [](Worker& w, uint32_t chip) {
+                const simpler::chip::ArenaStats s = w.device_memory().stats(chip);
+                nb::dict d;
+                d["capacity_bytes"] = s.capacity_bytes;
+                d["bytes_in_use"] = s.bytes_in_use;
+                d["live_allocations"] = s.live_allocations;
+                d["largest_free_block"] = s.largest_free_block;
+                return d;
+            },
+            "chip"_a)
         .def("child_status", &Worker::child_status)
         .def("child_pids", [](const Worker& w) {
             std::vector<int64_t> out;

@@ -9,6 +9,7 @@ void bind_view(nb::module_& m);
 void bind_deps(nb::module_& m);
 void bind_backing(nb::module_& m);
 void bind_engine(nb::module_& m);
+void bind_chip(nb::module_& m);
 
 NB_MODULE(_core, m) {
     m.doc() = "simpler's C++ core: wire types, argument blobs and the runtime engine";
@@ -17,4 +18,5 @@ NB_MODULE(_core, m) {
     bind_deps(m);
     bind_backing(m);
     bind_engine(m);
+    bind_chip(m);
 }

@@ -2,12 +2,15 @@
 self-describing buffer handles and strided views instead of raw pointers.
 
 Everything public in simpler.buffer, simpler.task_interface and simpler.deps is
-re-exported here, with the runtime: Worker, Orchestrator, CallConfig, MappedArgs."""
+re-exported here, with the runtime: Worker, Orchestrator, CallConfig, ChipCallable,
+DeviceBuffer, MappedArgs."""
 
 from simpler import buffer, deps, task_interface
 from simpler.buffer import *  # noqa: F403
 from simpler.call_config import CallConfig
+from simpler.chip_callable import ChipCallable
 from simpler.deps import *  # noqa: F403
+from simpler.device_buffer import DeviceBuffer
 from simpler.orchestrator import Orchestrator
 from simpler.sub_worker import MappedArgs
 from simpler.task_interface import *  # noqa: F403
@@ -17,5 +20,5 @@ __all__ = sorted(
     set(buffer.__all__)
     | set(deps.__all__)
     | set(task_interface.__all__)
-    | {"CallConfig", "CallableHandle", "MappedArgs", "Orchestrator", "Worker"}
+    | {"CallConfig", "CallableHandle", "ChipCallable", "DeviceBuffer", "MappedArgs", "Orchestrator", "Worker"}
 )

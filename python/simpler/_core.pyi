@@ -630,14 +630,16 @@ class TaskKind(enum.Enum):
 
 ANY_SUB_WORKER: int = -1
 
+DEFAULT_DEVICE_MEMORY_BYTES: int = 268435456
+
 class EngineWorker:
     """
     The C++ Worker: forked children fed through mailboxes by one scheduler thread.
     """
 
-    def __init__(self, num_chips: int, num_sub_workers: int, chip_dispatch: object | None, sub_dispatch: object | None, task_timeout_s: float = 0.0, blob_capacity: int = 1048576, spin_s: float | None = None) -> None:
+    def __init__(self, num_chips: int, num_sub_workers: int, chip_dispatch: object | None, sub_dispatch: object | None, task_timeout_s: float = 0.0, blob_capacity: int = 1048576, chip_orchestrations: Sequence[str] = [], chip_libraries: Sequence[str] = [], chip_core_threads: int = 2, chip_arena_bytes: int = 1073741824, chip_zero_copy: bool = False, device_memory_bytes: int = 268435456, spin_s: float | None = None) -> None:
         """
-        spin_s: the spin budget of every waiter (scheduler, children, wait()) in seconds; None: adaptive (up to 25 us), 0: never spin.
+        chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index chip_orchestrations. spin_s: the spin budget of every waiter (scheduler, children, wait()) in seconds; None: adaptive (up to 25 us), 0: never spin.
         """
 
     def init(self) -> None:
@@ -661,6 +663,31 @@ class EngineWorker:
     @property
     def closed(self) -> bool: ...
 
+    def alloc_device(self, chip: int, nbytes: int, access: AccessMode = AccessMode.READWRITE) -> BufferDescriptor:
+        """
+        DEVICE_MALLOC memory on one chip: its descriptor (the body is the device pointer).
+        """
+
+    def release_device(self, identity: CanonicalIdentity) -> None:
+        """
+        Refuses the block at submit from now on; frees it once every earlier task has finished.
+        """
+
+    def device_owner(self, identity: CanonicalIdentity) -> int | None:
+        """The chip a device block lives on, or None."""
+
+    def device_stats(self, chip: int) -> dict: ...
+
     def child_status(self) -> list[str]: ...
 
     def child_pids(self) -> list[int]: ...
+
+def build_chip_library(source_path: str, flags: Sequence[str] | None = None, compiler: str = '', cache_dir: str = '') -> tuple[str, str, bool]:
+    """
+    Compiles one C++ file of chip kernels / orchestrations into a shared library, cached by content hash; returns (path, key, cache_hit). RuntimeError carries the compiler's diagnostics.
+    """
+
+def chip_orchestration_names(libraries: Sequence[str]) -> list[str]:
+    """
+    The chip orchestrations a chip offers with the standard set plus these libraries loaded in order (ValueError / RuntimeError as loading them on a chip would raise).
+    """

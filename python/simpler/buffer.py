@@ -50,6 +50,7 @@ __all__ = [
     "BackingOwner",
     "Buffer",
     "BufferDescriptor",
+    "SharedTensor",
     "CanonicalIdentity",
     "DataType",
     "ImportRefusal",
@@ -233,6 +234,23 @@ class Buffer:
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"Buffer({self._owner.descriptor!r}, {state})"
+
+
+class SharedTensor(Buffer):
+    """A Buffer sized for one (shape, dtype) — what `Worker.alloc_shared_tensor`
+    returns. `tensor()` and `array()` default to that whole shape."""
+
+    def __init__(self, owner: BackingOwner, shape: Sequence[int], dtype: DataType):
+        super().__init__(owner)
+        self.shape = tuple(shape)
+        self.dtype = dtype
+
+    def tensor(self, shapes=None, dtype=None, strides=None, byte_offset: int = 0) -> Tensor:
+        return super().tensor(self.shape if shapes is None else shapes, self.dtype if dtype is None else dtype,
+                              strides, byte_offset)
+
+    def array(self, shapes=None, dtype=None, strides=None, byte_offset: int = 0) -> np.ndarray:
+        return view_array(self.tensor(shapes, dtype, strides, byte_offset))
 
 
 def create_buffer(

@@ -4,21 +4,32 @@ An orch function only builds the graph — it names tensors, tags them and
 submits; the runtime infers the edges and runs the tasks. Computing on data
 here would be invisible to dependency inference: use NumPy/torch before or
 after `Worker.run()`, or inside a sub-worker callable.
+
+Device memory: `alloc_child_tensor(worker, shape, dtype)` allocates on one
+chip; `copy_to(dst, src)` / `copy_from(dst, src)` move bytes between host views
+and device views as tasks on that chip (ordered like any other task by their
+tags). An allocation belongs to the innermost `with orch.scope():` open when it
+was made, or to the run; when that ends, the memory is refused to later
+submits and freed once every task submitted before has finished.
 """
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+import math
+from contextlib import contextmanager
+from typing import Iterator, List, Optional, Sequence
 
-from simpler._core import ANY_SUB_WORKER, TaskKind
+from simpler._core import ANY_SUB_WORKER, DataType, TaskKind, element_size
 from simpler.call_config import CallConfig
-from simpler.task_interface import TaskArgs
+from simpler.device_buffer import DeviceBuffer
+from simpler.task_interface import TaskArgs, Tensor, TensorArgType
 
 
 class Orchestrator:
     def __init__(self, worker):
         self._worker = worker
         self.submitted: list = []
+        self._scopes: List[List[DeviceBuffer]] = [[]]  # [0]: the run's own scope
 
     def _submit(self, kind, callable, members, cfg: Optional[CallConfig]) -> int:
         handle = self._worker._check_callable(callable, kind)
@@ -28,7 +39,7 @@ class Orchestrator:
         return task
 
     def submit_next_level(self, callable, args: TaskArgs, cfg: Optional[CallConfig] = None, worker: int = 0) -> int:
-        """Runs `callable` on next-level worker `worker` (a chip) with `args`."""
+        """Runs chip orchestration `callable` on next-level worker `worker` (a chip) with `args`."""
         return self._submit(TaskKind.NEXT_LEVEL, callable, [(args, worker)], cfg)
 
     def submit_next_level_group(self, callable, args_list: Sequence[TaskArgs], cfg: Optional[CallConfig] = None,
@@ -47,3 +58,59 @@ class Orchestrator:
     def submit_sub_group(self, callable, args_list: Sequence[TaskArgs], cfg: Optional[CallConfig] = None) -> int:
         """One node of N sub tasks, dispatched together to N distinct sub-workers."""
         return self._submit(TaskKind.SUB, callable, [(a, ANY_SUB_WORKER) for a in args_list], cfg)
+
+    # -- device memory ----------------------------------------------------------
+    def alloc_child_tensor(self, worker: int, shape, dtype: DataType, scoped: bool = True) -> DeviceBuffer:
+        """DEVICE_MALLOC memory for one (shape, dtype) on chip `worker`. With
+        scoped=False it outlives the run, until `release()` or Worker.close()."""
+        core = self._worker._running()
+        shape = tuple(int(n) for n in shape)
+        if not shape or any(n <= 0 for n in shape):
+            raise ValueError(f"alloc_child_tensor: shape must be non-empty with every extent > 0 (got {shape})")
+        desc = core.alloc_device(worker, math.prod(shape) * element_size(dtype))
+        buf = DeviceBuffer(core, desc, worker, shape, dtype)
+        if scoped:
+            self._scopes[-1].append(buf)
+        return buf
+
+    def _device_chip(self, t: Tensor, role: str) -> int:
+        chip = self._worker._running().device_owner(t.buffer.identity)
+        if chip is None:
+            raise ValueError(f"{role}: {t.buffer.identity} is not device memory of this Worker "
+                             "(allocate it with alloc_child_tensor)")
+        return chip
+
+    def _copy(self, src: Tensor, dst: Tensor, chip: int, cfg: Optional[CallConfig]) -> int:
+        if tuple(src.shapes) != tuple(dst.shapes) or src.dtype != dst.dtype:
+            raise ValueError(f"copy: source {tuple(src.shapes)} {src.dtype.name} and destination "
+                             f"{tuple(dst.shapes)} {dst.dtype.name} must have the same shape and dtype")
+        ta = TaskArgs()
+        ta.add_tensor(src, TensorArgType.INPUT)
+        ta.add_tensor(dst, TensorArgType.OUTPUT_EXISTING)
+        return self._submit(TaskKind.NEXT_LEVEL, self._worker._copy_handle, [(ta, chip)], cfg)
+
+    def copy_to(self, dst: Tensor, src: Tensor, cfg: Optional[CallConfig] = None) -> int:
+        """Host view `src` -> device view `dst`, as a task on dst's chip."""
+        return self._copy(src, dst, self._device_chip(dst, "copy_to destination"), cfg)
+
+    def copy_from(self, dst: Tensor, src: Tensor, cfg: Optional[CallConfig] = None) -> int:
+        """Device view `src` -> host view `dst`, as a task on src's chip."""
+        return self._copy(src, dst, self._device_chip(src, "copy_from source"), cfg)
+
+    @contextmanager
+    def scope(self) -> Iterator["Orchestrator"]:
+        """Device memory allocated inside is released when the block ends (freed
+        once the tasks submitted before then have finished)."""
+        self._scopes.append([])
+        try:
+            yield self
+        finally:
+            self._release(self._scopes.pop())
+
+    def _release(self, buffers: List[DeviceBuffer]) -> None:
+        for b in buffers:
+            b.release()
+
+    def _end_run(self) -> None:
+        while self._scopes:
+            self._release(self._scopes.pop())

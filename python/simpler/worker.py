@@ -1,6 +1,7 @@
 """Worker: one level of the hierarchy (L3 host and above) as running processes.
 
-    w = Worker(level=3, num_sub_workers=2)
+    w = Worker(level=3, num_chips=2, num_sub_workers=2)
+    vadd = w.register(ChipCallable("std.vector_add"))  # a chip orchestration (C++)
     post = w.register(python_fn)      # a sub-worker callable: fn(args: MappedArgs)
     w.init()                          # forks every child before any thread exists
     a = w.create_buffer(n * 4)
@@ -16,16 +17,32 @@ latency-bound runs). Nothing spins while the Worker is idle beyond that budget.
 Callables are registered before init(): the children are forked then and know
 exactly what was registered. run() returns when every task has finished, or
 raises RuntimeError naming the first failure (task, worker, cause).
+
+Chips are simulated, one forked process each (docs/chip.md): `chip_core_threads`
+kernel threads, `chip_arena_bytes` of device memory for staged copies,
+`device_memory_bytes` per chip for `alloc_child_tensor`, and `zero_copy` to run
+on host arguments in place instead of staging them (a task's CallConfig can ask
+for zero-copy too).
 """
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import Callable, List, Optional
 
-from simpler._core import EngineWorker, TaskKind
-from simpler.buffer import AccessMode, Buffer, create_buffer
+from simpler._core import (
+    DEFAULT_DEVICE_MEMORY_BYTES,
+    DataType,
+    EngineWorker,
+    TaskKind,
+    create_fork_shm,
+    create_posix_shm,
+    element_size,
+)
+from simpler.buffer import AccessMode, Buffer, SharedTensor, create_buffer
+from simpler.chip_callable import ChipCallable, check_orchestrations
 from simpler.orchestrator import Orchestrator
 from simpler.sub_worker import make_dispatcher
 
@@ -42,6 +59,8 @@ class CallableHandle:
 class Worker:
     def __init__(self, level: int = 3, num_chips: int = 0, num_sub_workers: int = 0, *,
                  task_timeout: Optional[float] = None, blob_capacity: int = 1 << 20,
+                 chip_core_threads: int = 2, chip_arena_bytes: int = 1 << 30,
+                 device_memory_bytes: int = DEFAULT_DEVICE_MEMORY_BYTES, zero_copy: bool = False,
                  spin: Optional[float] = None):
         if level < 3:
             raise ValueError(f"Worker(level={level}): a Worker is level 3 (a host) or above; level 2 is a chip")
@@ -57,20 +76,32 @@ class Worker:
         self._task_timeout = task_timeout or 0.0
         self._blob_capacity = blob_capacity
         self._spin = spin
+        if chip_core_threads < 1:
+            raise ValueError(f"Worker: chip_core_threads must be >= 1 (got {chip_core_threads})")
+        self._chip_options = dict(chip_core_threads=chip_core_threads, chip_arena_bytes=chip_arena_bytes,
+                                  chip_zero_copy=zero_copy, device_memory_bytes=device_memory_bytes)
         self._sub_callables: List[Callable] = []
-        self._chip_callables: list = []
+        # Chip callable 0 is the runtime's own: std.copy, behind orch.copy_to / copy_from.
+        self._chip_callables: List[ChipCallable] = [ChipCallable("std.copy")]
+        self._copy_handle = CallableHandle(0, TaskKind.NEXT_LEVEL, "std.copy")
         self._core: Optional[EngineWorker] = None
         self._buffers: List[Buffer] = []
         self._pid = os.getpid()
 
     # -- set-up ---------------------------------------------------------------
     def register(self, fn) -> CallableHandle:
-        """Registers a sub-worker callable `fn(args: MappedArgs)`; returns its handle."""
+        """Registers a chip orchestration (a ChipCallable, run by submit_next_level)
+        or a sub-worker callable `fn(args: MappedArgs)` (run by submit_sub); returns
+        the handle a task names it by."""
         if self._core is not None:
             raise RuntimeError("Worker.register: register before init() — the children are forked at init() "
                                "and know only what was registered then")
+        if isinstance(fn, ChipCallable):
+            check_orchestrations(self._chip_callables + [fn])
+            self._chip_callables.append(fn)
+            return CallableHandle(len(self._chip_callables) - 1, TaskKind.NEXT_LEVEL, fn.orchestration)
         if not callable(fn):
-            raise TypeError(f"Worker.register: {fn!r} is not callable")
+            raise TypeError(f"Worker.register: {fn!r} is neither a ChipCallable nor callable")
         self._sub_callables.append(fn)
         name = getattr(fn, "__qualname__", repr(fn))
         return CallableHandle(len(self._sub_callables) - 1, TaskKind.SUB, name)
@@ -78,9 +109,11 @@ class Worker:
     def init(self) -> "Worker":
         if self._core is not None:
             raise RuntimeError("Worker.init: already initialized")
+        libraries = check_orchestrations(self._chip_callables)
         dispatch = make_dispatcher(self._sub_callables) if self.num_sub_workers else None
         core = EngineWorker(self.num_chips, self.num_sub_workers, None, dispatch, self._task_timeout,
-                            self._blob_capacity, spin_s=self._spin)
+                            self._blob_capacity, chip_orchestrations=[c.orchestration for c in self._chip_callables],
+                            chip_libraries=libraries, spin_s=self._spin, **self._chip_options)
         core.init()
         self._core = core
         return self
@@ -91,20 +124,37 @@ class Worker:
         self._buffers.append(b)
         return b
 
+    def alloc_shared_tensor(self, shape, dtype: DataType, access: AccessMode = AccessMode.READWRITE) -> SharedTensor:
+        """Host memory for one (shape, dtype), shared with every child and closed
+        with this Worker. Before init() it is a FORK_SHM region (the children
+        inherit it at the same address: nothing to map); after init() a POSIX shm
+        (each consumer maps it once)."""
+        shape = tuple(int(n) for n in shape)
+        if not shape or any(n <= 0 for n in shape):
+            raise ValueError(f"alloc_shared_tensor: shape must be non-empty with every extent > 0 (got {shape})")
+        nbytes = math.prod(shape) * element_size(dtype)
+        owner = create_fork_shm(nbytes, access) if self._core is None else create_posix_shm(nbytes, access, 0)
+        t = SharedTensor(owner, shape, dtype)
+        self._buffers.append(t)
+        return t
+
     # -- running --------------------------------------------------------------
     def run(self, orch_fn, args=None, cfg=None) -> Orchestrator:
         """Calls orch_fn(orch, args, cfg) to build the graph, then waits for every
-        task. If orch_fn raises, the tasks it already submitted still finish first."""
+        task. If orch_fn raises, the tasks it already submitted still finish first.
+        Device memory the run allocated in no inner scope is released at its end."""
         core = self._running()
         orch = Orchestrator(self)
         try:
             orch_fn(orch, args, cfg)
         except BaseException:
+            orch._end_run()
             try:
                 core.wait()
             except RuntimeError:
                 pass  # the orchestration error is the one to report
             raise
+        orch._end_run()
         core.wait()
         return orch
 
@@ -114,6 +164,12 @@ class Worker:
         if self._core.closed:
             raise RuntimeError("Worker: closed")
         return self._core
+
+    def callable_name(self, kind: TaskKind, callable_id: int) -> str:
+        if kind == TaskKind.NEXT_LEVEL:
+            return self._chip_callables[callable_id].orchestration
+        fn = self._sub_callables[callable_id]
+        return getattr(fn, "__qualname__", repr(fn))
 
     def _check_callable(self, handle, kind: TaskKind) -> CallableHandle:
         if not isinstance(handle, CallableHandle):

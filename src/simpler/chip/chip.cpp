@@ -28,9 +28,14 @@ RunResult Chip::run(const std::string& orchestration, const ChipStorageTaskArgs&
 
 RunResult Chip::run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args,
                     std::span<const TensorArgType> tags) noexcept {
+    return run(orchestration, args, tags, config_.staging, 0);
+}
+
+RunResult Chip::run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args, std::span<const TensorArgType> tags,
+                    StagingMode staging, uint32_t block_dim) noexcept {
     try {
-        StagedArgs staged = stage_in(args, tags, arena_, config_.staging);
-        RunResult result = runtime_.run(orchestration, staged.device_args());
+        StagedArgs staged = stage_in(args, tags, arena_, staging);
+        RunResult result = runtime_.run(orchestration, staged.device_args(), block_dim);
         if (result.ok) staged.copy_back();
         return result;
     } catch (const std::exception& e) {

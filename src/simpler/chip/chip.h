@@ -47,6 +47,9 @@ public:
                   std::span<const TensorArgType> tags) noexcept;
     RunResult run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args,
                   std::span<const TensorArgType> tags) noexcept;
+    // One run with its own staging mode and core-count hint (Runtime::run).
+    RunResult run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args, std::span<const TensorArgType> tags,
+                  StagingMode staging, uint32_t block_dim) noexcept;
 
 private:
     ChipConfig config_;

@@ -1,5 +1,6 @@
 #include "simpler/chip/chip_runtime.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
@@ -84,17 +85,17 @@ ValidationError Runtime::set_orch_args(const ChipStorageTaskArgs& args) noexcept
     return {};
 }
 
-RunResult Runtime::run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args) noexcept {
+RunResult Runtime::run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args, uint32_t block_dim) noexcept {
     if (ValidationError e = set_orch_args(args); !e.ok()) {
         RunResult r;
         r.ok = false;
         r.error = "chip entry arguments: " + e.message();
         return r;
     }
-    return run_adopted(orchestration);
+    return run_adopted(orchestration, block_dim);
 }
 
-RunResult Runtime::run_adopted(OrchestrationFn orchestration) noexcept {
+RunResult Runtime::run_adopted(OrchestrationFn orchestration, uint32_t block_dim) noexcept {
     std::lock_guard<std::mutex> run_lock(run_mu_);
     {
         std::lock_guard<std::mutex> lock(mu_);
@@ -107,8 +108,9 @@ RunResult Runtime::run_adopted(OrchestrationFn orchestration) noexcept {
     if (orchestration == nullptr) {
         fail("no chip orchestration given");
     } else {
+        const uint32_t cores = block_dim > 0 ? std::min(block_dim, config_.core_threads) : config_.core_threads;
         const OrchestrationContext ctx{&OPS,           this, entry_->tensors, entry_->scalars, entry_->tensor_count,
-                                       entry_->scalar_count, config_.core_threads, 0};
+                                       entry_->scalar_count, cores, 0};
         try {
             rc = orchestration(&ctx);
         } catch (const std::exception& e) {

@@ -61,9 +61,11 @@ public:
     [[nodiscard]] const EntryArgs& entry_args() const noexcept { return *entry_; }
 
     // set_orch_args(args), then the orchestration, then waits for every task.
-    RunResult run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args) noexcept;
+    // block_dim > 0 caps the core count the orchestration is told to tile for
+    // (OrchestrationContext::core_count); 0 tells it every core thread.
+    RunResult run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args, uint32_t block_dim = 0) noexcept;
     // As run(), on the entry arguments already set.
-    RunResult run_adopted(OrchestrationFn orchestration) noexcept;
+    RunResult run_adopted(OrchestrationFn orchestration, uint32_t block_dim = 0) noexcept;
 
     [[nodiscard]] uint32_t core_count() const noexcept { return config_.core_threads; }
     [[nodiscard]] const KernelRegistry& registry() const noexcept { return registry_; }

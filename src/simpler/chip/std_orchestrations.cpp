@@ -81,7 +81,13 @@ int32_t matmul(const OrchestrationContext* ctx) {
     });
 }
 
+int32_t noop(const OrchestrationContext* ctx) {
+    Orchestration o(ctx);
+    return check_args(o, "std.noop", 0, 0);
+}
+
 const LibraryEntry ENTRIES[] = {
+    orchestration_entry("std.noop", noop),
     orchestration_entry("std.vector_add", vector_add), orchestration_entry("std.mul", mul),
     orchestration_entry("std.add_scalar", add_scalar), orchestration_entry("std.copy", copy),
     orchestration_entry("std.matmul", matmul),

@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "simpler/task_interface/task_args.h"
+
 namespace simpler {
 
 EngineCore::EngineCore(EngineConfig config)
@@ -35,6 +37,13 @@ void EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t member,
     if (kind == TaskKind::SUB && queue_.live_sub_workers() == 0)
         throw std::invalid_argument("submit of task " + std::to_string(task) +
                                     " refused: no sub-worker is alive (" + sub_workers_lost_ + ")");
+    if (kind == TaskKind::NEXT_LEVEL &&
+        (m.args->tensor_count() > size_t{CHIP_MAX_TENSOR_ARGS} || m.args->scalar_count() > size_t{CHIP_MAX_SCALAR_ARGS}))
+        throw std::invalid_argument("submit of task " + std::to_string(task) + " refused: member " +
+                                    std::to_string(member) + " has " + std::to_string(m.args->tensor_count()) +
+                                    " tensors and " + std::to_string(m.args->scalar_count()) +
+                                    " scalars; a chip takes at most " + std::to_string(CHIP_MAX_TENSOR_ARGS) +
+                                    " and " + std::to_string(CHIP_MAX_SCALAR_ARGS));
     m.args->check_access();
     for (size_t i = 0; i < m.args->tensor_count(); ++i) {
         const Tensor& t = m.args->tensor(i);
@@ -76,14 +85,20 @@ TaskId EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const Memb
     }
     queue_.check(task, targets);  // impossible targets are refused before anything is recorded
 
-    Record record{kind, callable, config, {}, targets, 0, static_cast<uint32_t>(members.size()), false};
+    Record record{kind, callable, {}, {}, targets, 0, static_cast<uint32_t>(members.size()), false};
     record.blobs.reserve(members.size());
-    for (const MemberSubmit& m : members) record.blobs.push_back(encode_blob(*m.args));
+    record.configs.reserve(members.size());
+    for (const MemberSubmit& m : members) {
+        record.blobs.push_back(encode_blob(*m.args));
+        TaskConfig& c = record.configs.emplace_back(config);
+        if (kind == TaskKind::NEXT_LEVEL) set_write_mask(c, m.args->tags());
+    }
 
     std::span<const TaskId> preds = tracker_.submit(task, tracked);  // throws, recording nothing, on refusal
     ++next_task_;
     const TaskState state = graph_.add(task, preds);
     records_.emplace(task, std::move(record));
+    live_.insert(task);
     if (state == TaskState::READY) {
         queue_.push(task, targets);
     } else if (state == TaskState::POISONED) {
@@ -101,7 +116,7 @@ void EngineCore::take(std::vector<Dispatch>& out) {
         if (graph_.state(a.task) == TaskState::READY) graph_.start(a.task);
         --r.undispatched;
         ++r.outstanding;
-        out.push_back({a.task, a.member, a.to_chip, a.child, r.callable, r.blobs[a.member], &r.config});
+        out.push_back({a.task, a.member, a.to_chip, a.child, r.callable, r.blobs[a.member], &r.configs[a.member]});
     }
 }
 
@@ -146,6 +161,21 @@ void EngineCore::finish_task(TaskId task) {
     tracker_.complete(task);
     graph_.retire(task);
     records_.erase(task);
+    live_.erase(task);
+    if (!releases_.empty()) run_due_releases();
+}
+
+void EngineCore::release_after(std::function<void()> action) {
+    releases_.push_back({next_task_, std::move(action)});
+    run_due_releases();
+}
+
+void EngineCore::run_due_releases() {
+    while (!releases_.empty() && (live_.empty() || releases_.front().before <= *live_.begin())) {
+        std::function<void()> action = std::move(releases_.front().action);
+        releases_.pop_front();
+        action();
+    }
 }
 
 void EngineCore::child_lost(bool chip, uint32_t child, const std::string& why) {

@@ -5,7 +5,8 @@
 // and its scheduler thread (take, member_finished) under one lock.
 //
 // Submit snapshots each member's arguments as an argument blob, so a TaskArgs
-// changed after submit changes nothing. A refused submit throws
+// changed after submit changes nothing, and gives each NEXT_LEVEL member its own
+// copy of the call config carrying the member's write mask (task_config.h). A refused submit throws
 // std::invalid_argument naming the task, member, argument, buffer and rule, and
 // records nothing anywhere.
 //
@@ -15,11 +16,12 @@
 // taken as live.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -27,13 +29,11 @@
 
 #include "simpler/deps/dependency_tracker.h"
 #include "simpler/engine/dispatch_queue.h"
+#include "simpler/engine/task_config.h"
 #include "simpler/engine/task_graph.h"
 #include "simpler/task_interface/task_args_wire.h"
 
 namespace simpler {
-
-inline constexpr size_t TASK_CONFIG_BYTES = 64;
-using TaskConfig = std::array<std::byte, TASK_CONFIG_BYTES>;  // opaque to the engine; travels to the child
 
 enum class TaskKind : uint8_t {
     NEXT_LEVEL = 0,  // runs on a chip (or a next-level Worker) named by its member's worker index
@@ -102,6 +102,15 @@ public:
     // Poisons every task not yet dispatched (the Worker is closing or failing).
     void abandon(const std::string& why);
 
+    // Runs `action` once every task submitted before this call has finished
+    // (succeeded, failed or been poisoned) — at once when none is unfinished.
+    // For freeing memory that queued or running tasks may still name: it waits
+    // for all earlier tasks, a superset of those naming the memory, so it never
+    // frees early. Actions run in order of request, on the thread that finished
+    // the last such task, under the caller's lock; they must not call back in.
+    void release_after(std::function<void()> action);
+    [[nodiscard]] size_t pending_releases() const noexcept { return releases_.size(); }
+
     [[nodiscard]] size_t unfinished() const noexcept { return graph_.unfinished(); }
     [[nodiscard]] const std::optional<RunFailure>& first_failure() const noexcept { return first_failure_; }
     [[nodiscard]] size_t poisoned_count() const noexcept { return poisoned_count_; }
@@ -112,7 +121,7 @@ private:
     struct Record {
         TaskKind kind;
         uint64_t callable;
-        TaskConfig config;
+        std::vector<TaskConfig> configs;            // one per member
         std::vector<std::vector<std::byte>> blobs;  // one per member
         std::vector<MemberTarget> targets;
         uint32_t outstanding = 0;                   // members dispatched and not yet finished
@@ -124,6 +133,12 @@ private:
     void on_ready(std::span<const TaskId> ready);
     void on_poisoned(std::span<const TaskId> poisoned);
     void finish_task(TaskId task);
+    void run_due_releases();
+
+    struct PendingRelease {
+        TaskId before;  // every task with a smaller id must have finished
+        std::function<void()> action;
+    };
 
     EngineConfig config_;
     DependencyTracker tracker_;
@@ -134,6 +149,8 @@ private:
     std::optional<RunFailure> first_failure_;
     size_t poisoned_count_ = 0;
     std::vector<TaskId> scratch_;
+    std::set<TaskId> live_;                // submitted and not finished, in id order
+    std::deque<PendingRelease> releases_;  // in request order, so `before` never decreases
     std::vector<std::string> lost_chips_;  // per chip: why it is gone, empty while it lives
     std::string sub_workers_lost_;         // why the last sub-worker went, when one did
 };

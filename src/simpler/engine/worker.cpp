@@ -5,20 +5,13 @@
 #include <cstring>
 #include <utility>
 
+#include "simpler/backing/identity_minter.h"
+
 namespace simpler {
 
 static_assert(sizeof(ipc::CallConfig) == TASK_CONFIG_BYTES);
 
 namespace {
-
-EngineConfig engine_config_of(const WorkerConfig& c) {
-    EngineConfig e;
-    e.num_chips = c.num_chips;
-    e.num_sub_workers = c.num_sub_workers;
-    e.device_owner = c.device_owner;
-    e.identity_problem = c.identity_problem;
-    return e;
-}
 
 const char* publish_status_text(ipc::PublishStatus s) noexcept {
     switch (s) {
@@ -33,14 +26,42 @@ const char* publish_status_text(ipc::PublishStatus s) noexcept {
 }  // namespace
 
 Worker::Worker(WorkerConfig config)
-    : config_(std::move(config)), wait_waiter_(config_.spin), core_(engine_config_of(config_)) {
-    if (config_.num_chips > 0 && !config_.chip_handler)
-        throw std::invalid_argument("WorkerConfig.chip_handler: required when num_chips > 0");
+    : config_(std::move(config)),
+      device_(std::make_unique<DeviceMemory>(config_.num_chips, config_.device_memory_bytes)),
+      wait_waiter_(config_.spin),
+      core_(engine_config()) {
     if (config_.num_sub_workers > 0 && !config_.sub_handler)
         throw std::invalid_argument("WorkerConfig.sub_handler: required when num_sub_workers > 0");
 }
 
 Worker::~Worker() { close(); }
+
+EngineConfig Worker::engine_config() {
+    EngineConfig e;
+    e.num_chips = config_.num_chips;
+    e.num_sub_workers = config_.num_sub_workers;
+    e.device_owner = [this](const CanonicalIdentity& id) -> std::optional<uint32_t> {
+        if (std::optional<uint32_t> chip = device_->owner_of(id)) return chip;
+        return config_.device_owner ? config_.device_owner(id) : std::nullopt;
+    };
+    e.identity_problem = [this](const CanonicalIdentity& id) -> std::string {
+        if (std::string why = device_->identity_problem(id); !why.empty()) return why;
+        IdentityMinter& minter = process_identity_minter();
+        if (minter.minted_here(id))
+            if (const Liveness l = minter.check_live(id); !l.live()) return describe_liveness(id, l);
+        return config_.identity_problem ? config_.identity_problem(id) : std::string();
+    };
+    return e;
+}
+
+ipc::TaskHandler Worker::make_child_handler(bool chip, uint32_t index) {
+    if (!chip) return config_.sub_handler(index);
+    device_->enter_chip(index);
+    if (config_.chip_handler) return config_.chip_handler(index);
+    ChipLaneConfig lane = config_.chip_lane;
+    lane.device_memory = device_.get();
+    return make_chip_lane_handler(index, lane);
+}
 
 std::string Worker::lane_name(size_t lane) const {
     return lane_is_chip(lane) ? "chip " + std::to_string(lane)
@@ -58,7 +79,7 @@ void Worker::init() {
             const bool chip = lane_is_chip(i);
             const uint32_t index = chip ? static_cast<uint32_t>(i) : static_cast<uint32_t>(i - config_.num_chips);
             lanes_[i].child = ipc::ChildProcess::spawn([this, i, chip, index] {
-                ipc::TaskHandler handler = chip ? config_.chip_handler(index) : config_.sub_handler(index);
+                ipc::TaskHandler handler = make_child_handler(chip, index);
                 return ipc::serve_tasks(*lanes_[i].mailbox, handler, config_.spin);
             });
         }
@@ -81,6 +102,7 @@ void Worker::init() {
     // they hold (for Python callables: references the garbage collector cannot see).
     config_.chip_handler = nullptr;
     config_.sub_handler = nullptr;
+    device_->seal_in_parent();  // device bytes live in the chip processes only
     initialized_ = true;
 }
 
@@ -215,7 +237,24 @@ void Worker::close() noexcept {
     for (Lane& l : lanes_)
         if (l.child.pid() > 0 && !l.child.reaped()) l.child.stop(grace);
     if (watcher_) watcher_->stop();
+    device_->release_all();
 }
+
+DeviceBacking Worker::alloc_device(uint32_t chip, uint64_t nbytes, AccessMode access) {
+    if (closed_) throw std::logic_error("alloc_child_tensor: the Worker is closed");
+    return device_->alloc(chip, nbytes, access);
+}
+
+void Worker::release_device(const CanonicalIdentity& id) {
+    device_->begin_release(id);
+    {
+        std::lock_guard lock(mu_);
+        core_.release_after([this, id] { device_->finish_release(id); });
+    }
+    bell_.ring();
+}
+
+std::optional<uint32_t> Worker::device_owner(const CanonicalIdentity& id) const { return device_->owner_of(id); }
 
 std::vector<std::string> Worker::child_status() const {
     std::lock_guard lock(mu_);

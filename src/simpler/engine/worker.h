@@ -38,6 +38,8 @@
 #include <thread>
 #include <vector>
 
+#include "simpler/engine/chip_lane.h"
+#include "simpler/engine/device_memory.h"
 #include "simpler/engine/engine_core.h"
 #include "simpler/ipc/child_process.h"
 #include "simpler/ipc/child_watcher.h"
@@ -59,10 +61,13 @@ struct WorkerConfig {
     ipc::SpinPolicy spin{};
     std::chrono::milliseconds task_timeout{0};      // per task; 0: none
     std::chrono::milliseconds close_grace{2000};    // before close() SIGKILLs a child
-    ChildHandlerFactory chip_handler;               // required when num_chips > 0; dropped by the parent after init()
+    ChildHandlerFactory chip_handler;               // empty: each chip child serves a ChipLane built from chip_lane
+    ChipLaneConfig chip_lane;                       // the simulated chips (used when chip_handler is empty)
+    uint64_t device_memory_bytes = DEFAULT_DEVICE_HEAP_BYTES;  // per chip, for alloc_device
     ChildHandlerFactory sub_handler;                // required when num_sub_workers > 0; likewise
-    std::function<std::optional<uint32_t>(const CanonicalIdentity&)> device_owner;  // see EngineConfig
-    std::function<std::string(const CanonicalIdentity&)> identity_problem;          // see EngineConfig
+    // Consulted after the Worker's own device memory and this process's minter (see EngineConfig).
+    std::function<std::optional<uint32_t>(const CanonicalIdentity&)> device_owner;
+    std::function<std::string(const CanonicalIdentity&)> identity_problem;
 };
 
 // The first failure of a run (Python: RuntimeError).
@@ -92,7 +97,17 @@ public:
     void wait();
 
     // Stops every child and thread; idempotent. Unstarted tasks are poisoned.
+    // Device memory still allocated is dropped with the chips.
     void close() noexcept;
+
+    // Device memory (DEVICE_MALLOC) on chip `chip`, usable by tasks on that
+    // chip only; see device_memory.h for the errors.
+    DeviceBacking alloc_device(uint32_t chip, uint64_t nbytes, AccessMode access = AccessMode::READWRITE);
+    // Refuses the block at submit from now on and frees it once every task
+    // submitted before this call has finished.
+    void release_device(const CanonicalIdentity& id);
+    [[nodiscard]] std::optional<uint32_t> device_owner(const CanonicalIdentity& id) const;
+    [[nodiscard]] DeviceMemory& device_memory() noexcept { return *device_; }
 
     [[nodiscard]] bool initialized() const noexcept { return initialized_; }
     [[nodiscard]] bool closed() const noexcept { return closed_; }
@@ -120,8 +135,11 @@ private:
     void dispatch_locked();
     void lose_lane_locked(size_t lane, const std::string& why);
     [[nodiscard]] std::string describe_failure_locked(const RunFailure& f) const;
+    EngineConfig engine_config();
+    ipc::TaskHandler make_child_handler(bool chip, uint32_t index);
 
     WorkerConfig config_;
+    std::unique_ptr<DeviceMemory> device_;  // before core_: the engine's hooks read it
     ipc::Doorbell bell_;
     std::vector<Lane> lanes_;
     std::unique_ptr<ipc::ChildWatcher> watcher_;

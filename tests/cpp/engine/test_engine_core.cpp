@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "simpler/engine/engine_core.h"
+#include "simpler/task_interface/task_args.h"
 
 using namespace simpler;
 
@@ -264,4 +265,77 @@ TEST(EngineCore, ALostChipPoisonsTheWorkThatNeedsIt) {
     }
     h.on_chip(on_c, 1);
     EXPECT_EQ(h.take().size(), 1u);
+}
+
+TEST(EngineCore, EachChipMemberCarriesItsOwnWriteMaskAndTheCallersBytes) {
+    Harness h(chips(2));
+    h.config[0] = std::byte{5};  // block_dim
+    const BufferDescriptor b = host_buffer(1), c = host_buffer(2);
+    TaskArgs m0 = args_of({{matrix(b), TensorArgType::INPUT}, {matrix(c), TensorArgType::OUTPUT_EXISTING}});
+    TaskArgs m1 = args_of({{matrix(c), TensorArgType::INOUT}, {matrix(b), TensorArgType::INPUT}});
+    MemberSubmit ms[] = {{&m0, 0}, {&m1, 1}};
+    h.core.submit(TaskKind::NEXT_LEVEL, 7, ms, h.config);
+    auto d = h.take();
+    ASSERT_EQ(d.size(), 2u);
+    const auto* c0 = reinterpret_cast<const uint8_t*>(d[0].config->data());
+    const auto* c1 = reinterpret_cast<const uint8_t*>(d[1].config->data());
+    EXPECT_EQ(config_block_dim(c0), 5u);
+    EXPECT_EQ(config_block_dim(c1), 5u);
+    EXPECT_FALSE(config_writes_tensor(c0, 0));
+    EXPECT_TRUE(config_writes_tensor(c0, 1));
+    EXPECT_TRUE(config_writes_tensor(c1, 0));
+    EXPECT_FALSE(config_writes_tensor(c1, 1));
+}
+
+TEST(EngineCore, AChipMemberWithMoreTensorsThanAChipTakesIsRefused) {
+    Harness h(chips(1));
+    TaskArgs big;
+    for (int i = 0; i < CHIP_MAX_TENSOR_ARGS + 1; ++i)
+        big.add_tensor(matrix(host_buffer(static_cast<uint64_t>(i) + 1)), TensorArgType::INPUT);
+    try {
+        h.on_chip(big, 0);
+        FAIL() << "expected a refusal";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("a chip takes at most 256"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(h.core.unfinished(), 0u);
+}
+
+TEST(EngineCore, AReleaseWaitsForEveryEarlierTaskWhateverItsOutcome) {
+    Harness h(chips(2));
+    const BufferDescriptor b = host_buffer(1), c = host_buffer(2);
+    TaskArgs writer = args_of({{matrix(b), TensorArgType::OUTPUT_EXISTING}});
+    TaskArgs reader = args_of({{matrix(b), TensorArgType::INPUT}, {matrix(c), TensorArgType::OUTPUT_EXISTING}});
+    TaskArgs other = args_of({{matrix(host_buffer(3)), TensorArgType::OUTPUT_EXISTING}});
+    h.on_chip(writer, 0);
+    h.on_chip(reader, 0);  // waits for the writer
+    h.on_chip(other, 1);
+    int released = 0;
+    h.core.release_after([&] { ++released; });
+    EXPECT_EQ(h.core.pending_releases(), 1u);
+    auto d = h.take();
+    ASSERT_EQ(d.size(), 2u);
+    h.core.member_finished(d[0], "kernel failed");  // the reader is poisoned, yet the release waits for chip 1
+    EXPECT_EQ(released, 0);
+    h.core.member_finished(d[1], "");
+    EXPECT_EQ(released, 1);
+    EXPECT_EQ(h.core.pending_releases(), 0u);
+    h.core.clear_failure();
+    h.core.release_after([&] { ++released; });  // nothing unfinished: at once
+    EXPECT_EQ(released, 2);
+}
+
+TEST(EngineCore, AReleaseDoesNotWaitForTasksSubmittedAfterIt) {
+    Harness h(chips(1));
+    TaskArgs first = args_of({{matrix(host_buffer(1)), TensorArgType::OUTPUT_EXISTING}});
+    TaskArgs later = args_of({{matrix(host_buffer(2)), TensorArgType::OUTPUT_EXISTING}});
+    h.on_chip(first, 0);
+    int released = 0;
+    h.core.release_after([&] { ++released; });
+    h.on_chip(later, 0);
+    auto d = h.take();
+    ASSERT_EQ(d.size(), 1u);
+    h.core.member_finished(d[0], "");
+    EXPECT_EQ(released, 1);
+    EXPECT_EQ(h.core.unfinished(), 1u);
 }

@@ -1,0 +1,50 @@
+// Binds the chip's build-and-check surface: building a chip library from C++
+// source (content-hash cached) and listing the chip orchestrations a set of
+// libraries provides, so Worker.register() refuses an unknown name in the
+// parent, before any chip child exists. The chips themselves run inside the
+// Worker's chip children (engine/chip_lane.h); nothing here runs a kernel.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "simpler/chip/kernel_registry.h"
+#include "simpler/chip/library_builder.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+void bind_chip(nb::module_& m) {
+    m.def(
+        "build_chip_library",
+        [](const std::string& source_path, std::optional<std::vector<std::string>> flags, const std::string& compiler,
+           const std::string& cache_dir) {
+            simpler::chip::LibraryBuildConfig c;
+            if (flags) c.flags = *flags;
+            c.compiler = compiler;
+            c.cache_dir = cache_dir;
+            simpler::chip::LibraryBuild b = simpler::chip::build_library(source_path, c);
+            return std::make_tuple(b.path, b.key, b.cache_hit);
+        },
+        "source_path"_a, "flags"_a = nb::none(), "compiler"_a = "", "cache_dir"_a = "",
+        nb::call_guard<nb::gil_scoped_release>(),
+        "Compiles one C++ file of chip kernels / orchestrations into a shared library, cached by content hash; "
+        "returns (path, key, cache_hit). RuntimeError carries the compiler's diagnostics.");
+    m.def(
+        "chip_orchestration_names",
+        [](const std::vector<std::string>& libraries) {
+            simpler::chip::KernelRegistry r;
+            simpler::chip::register_standard_library(r);
+            for (const std::string& path : libraries) r.load_library(path);
+            return r.orchestration_names();
+        },
+        "libraries"_a,
+        "The chip orchestrations a chip offers with the standard set plus these libraries loaded in order "
+        "(ValueError / RuntimeError as loading them on a chip would raise).");
+}

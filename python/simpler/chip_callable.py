@@ -1,0 +1,64 @@
+"""ChipCallable: a chip orchestration (and the kernels it submits) that a
+Worker's chips run — what `Worker.register` takes for `submit_next_level`.
+
+    ChipCallable("std.vector_add")                          # the standard set, built in
+    ChipCallable.from_source("my_kernels.cpp", "my.orch")   # built by the project, cached by content hash
+    ChipCallable.from_library("/path/libmine.so", "my.orch") # a prebuilt library
+
+Chip orchestrations and kernels are C++ written against
+`simpler/chip/orchestration_api.h` and `simpler/chip/kernel_api.h` (docs/chip.md).
+The standard set: std.vector_add, std.mul, std.add_scalar, std.copy,
+std.matmul and std.noop. A name is checked when the callable is registered
+(in the parent, before any chip exists); every chip child loads the library
+after it is forked.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from simpler._core import build_chip_library, chip_orchestration_names
+
+
+@dataclass(frozen=True)
+class ChipCallable:
+    orchestration: str
+    library: Optional[str] = None  # a shared library's path; None: the standard set
+
+    def __post_init__(self):
+        if not isinstance(self.orchestration, str) or not self.orchestration:
+            raise ValueError("ChipCallable: the orchestration name must be a non-empty string")
+        if self.library is not None and not os.path.isfile(self.library):
+            raise ValueError(f"ChipCallable: no chip library at {self.library!r}")
+
+    @classmethod
+    def from_source(cls, source_path: str, orchestration: str, flags: Optional[Sequence[str]] = None,
+                    cache_dir: str = "") -> "ChipCallable":
+        """Builds `source_path` (one C++ file) into a chip library with the
+        system compiler — a cache hit when nothing it depends on changed — and
+        names `orchestration` in it. RuntimeError carries the compiler's output."""
+        path, _key, _hit = build_chip_library(os.fspath(source_path), None if flags is None else list(flags), "",
+                                              cache_dir)
+        return cls(orchestration, path)
+
+    @classmethod
+    def from_library(cls, path: str, orchestration: str) -> "ChipCallable":
+        return cls(orchestration, os.fspath(path))
+
+
+def check_orchestrations(callables: Sequence[ChipCallable]) -> list:
+    """The libraries the chips load (in first-use order, each once); raises
+    ValueError naming any orchestration they do not offer."""
+    libraries: list = []
+    for c in callables:
+        if c.library is not None and c.library not in libraries:
+            libraries.append(c.library)
+    offered = set(chip_orchestration_names(libraries))
+    for c in callables:
+        if c.orchestration not in offered:
+            where = f"library {c.library!r}" if c.library else "the standard set"
+            raise ValueError(f"ChipCallable: no chip orchestration named {c.orchestration!r} in {where} "
+                             f"(offered: {', '.join(sorted(offered))})")
+    return libraries

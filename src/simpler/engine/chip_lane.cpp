@@ -1,0 +1,79 @@
+#include "simpler/engine/chip_lane.h"
+
+#include <exception>
+#include <stdexcept>
+
+#include "simpler/engine/device_memory.h"
+#include "simpler/engine/task_config.h"
+#include "simpler/task_interface/task_args_wire.h"
+
+namespace simpler {
+
+ChipLane::ChipLane(uint32_t chip_index, const ChipLaneConfig& config)
+    : index_(chip_index),
+      device_memory_(config.device_memory),
+      chip_(config.chip),
+      registry_(ImportRegistryConfig{Endpoint::chip(chip_index), nullptr, nullptr, &device_owners_, {}}),
+      args_(std::make_unique<ChipStorageTaskArgs>()) {
+    tags_.reserve(CHIP_MAX_TENSOR_ARGS);
+}
+
+ipc::TaskOutcome ChipLane::materialize(const ipc::TaskView& task) noexcept {
+    TaskArgsView view;
+    if (ValidationError e = TaskArgsView::open(task.blob.data(), task.blob.size(), view); !e.ok())
+        return {ipc::TaskError::BAD_ARGUMENTS, "argument blob refused: " + e.message()};
+    if (view.tensor_count() > CHIP_MAX_TENSOR_ARGS || view.scalar_count() > CHIP_MAX_SCALAR_ARGS)
+        return {ipc::TaskError::BAD_ARGUMENTS, "a chip takes at most " + std::to_string(CHIP_MAX_TENSOR_ARGS) +
+                                                   " tensors and " + std::to_string(CHIP_MAX_SCALAR_ARGS) + " scalars"};
+    ChipStorageTaskArgs& out = *args_;
+    out.clear();
+    tags_.clear();
+    try {
+        Tensor t;
+        for (int32_t i = 0; i < view.tensor_count(); ++i) {
+            if (ValidationError e = view.tensor(i, t); !e.ok())
+                return {ipc::TaskError::BAD_ARGUMENTS, "argument blob refused: " + e.message()};
+            if (t.buffer.address_space == static_cast<uint8_t>(AddressSpace::DEVICE) && device_memory_ != nullptr) {
+                // The heaps' ranges say whose device memory this is; the registry
+                // then resolves it only when that is this chip.
+                if (std::optional<uint32_t> owner = device_memory_->chip_of_range(descriptor_address(t.buffer),
+                                                                                  t.buffer.nbytes))
+                    device_owners_.record(t.buffer.identity, *owner);
+            }
+            out.add_tensor(registry_.materialize(t));
+            tags_.push_back(config_writes_tensor(task.config.bytes, static_cast<size_t>(i)) ? TensorArgType::INOUT
+                                                                                          : TensorArgType::INPUT);
+        }
+        for (int32_t i = 0; i < view.scalar_count(); ++i) out.add_scalar(view.scalar(i));
+    } catch (const std::exception& e) {
+        return {ipc::TaskError::BAD_ARGUMENTS, std::string("argument refused on chip ") + std::to_string(index_) +
+                                                   ": " + e.what()};
+    }
+    return {};
+}
+
+ipc::TaskOutcome ChipLane::run(const ipc::TaskView& task) noexcept {
+    if (task.callable_id >= chip_.orchestration_count())
+        return {ipc::TaskError::UNKNOWN_CALLABLE, "chip " + std::to_string(index_) + " has no callable " +
+                                                      std::to_string(task.callable_id)};
+    if (ipc::TaskOutcome refused = materialize(task); refused.error != ipc::TaskError::NONE) return refused;
+    chip::ChipServiceResult r = chip_.run(task.callable_id, *args_, tags_, config_zero_copy(task.config.bytes),
+                                          config_block_dim(task.config.bytes));
+    if (!r.ok) return {ipc::TaskError::TASK_FAILED, r.error};
+    return {};
+}
+
+ipc::TaskHandler make_chip_lane_handler(uint32_t chip_index, const ChipLaneConfig& config) {
+    std::shared_ptr<ChipLane> lane;
+    std::string why;
+    try {
+        lane = std::make_shared<ChipLane>(chip_index, config);
+    } catch (const std::exception& e) {
+        why = std::string("chip ") + std::to_string(chip_index) + " could not start: " + e.what();
+    }
+    if (!lane)
+        return [why](const ipc::TaskView&) { return ipc::TaskOutcome{ipc::TaskError::TASK_FAILED, why}; };
+    return [lane](const ipc::TaskView& task) { return lane->run(task); };
+}
+
+}  // namespace simpler

@@ -1,0 +1,65 @@
+// ChipLane: what a chip child does with a task — the L2 consumer of the
+// three-way split. It decodes the argument blob (TaskArgsView validates every
+// tensor), materializes each tensor to a ChipTensor through the child's own
+// ImportRegistry (Endpoint::chip(i): map-once by identity; a DEVICE backing
+// resolves only when its address lies in this chip's device heap), rebuilds the
+// staging tags from the call config's write mask (task_config.h: a written view
+// comes back, any other view is only copied in), and runs the chip
+// orchestration the callable id names on its Chip, staged or zero-copy as the
+// call config says.
+//
+// Built inside the chip child after fork (make_chip_lane_handler is called
+// there by the Worker); it owns the Chip (arena, registry, core threads) and the
+// registry. Trusts nothing in the task: a refused blob or descriptor is
+// BAD_ARGUMENTS, an unknown callable id UNKNOWN_CALLABLE, a failed run
+// TASK_FAILED, each with the chip's message; the lane keeps serving. When the
+// chip itself cannot be built (a library fails to load in the child), every
+// task fails with that reason rather than the child dying silently.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "simpler/backing/device_owner_table.h"
+#include "simpler/backing/import_registry.h"
+#include "simpler/chip/chip_service.h"
+#include "simpler/ipc/serve_tasks.h"
+
+namespace simpler {
+
+class DeviceMemory;
+
+struct ChipLaneConfig {
+    chip::ChipServiceConfig chip;  // arena, core threads, staging, libraries, callable id -> orchestration name
+    const DeviceMemory* device_memory = nullptr;  // the Worker's pre-fork heaps (ranges only)
+};
+
+class ChipLane {
+public:
+    // Builds the chip (ChipService: libraries loaded, names resolved); throws
+    // what it throws.
+    ChipLane(uint32_t chip_index, const ChipLaneConfig& config);
+
+    ipc::TaskOutcome run(const ipc::TaskView& task) noexcept;
+
+    [[nodiscard]] chip::ChipService& chip() noexcept { return chip_; }
+    [[nodiscard]] const ImportRegistry& registry() const noexcept { return registry_; }
+
+private:
+    ipc::TaskOutcome materialize(const ipc::TaskView& task) noexcept;
+
+    uint32_t index_;
+    const DeviceMemory* device_memory_;
+    chip::ChipService chip_;
+    DeviceOwnerTable device_owners_;
+    ImportRegistry registry_;
+    std::unique_ptr<ChipStorageTaskArgs> args_;
+    std::vector<TensorArgType> tags_;
+};
+
+// The handler a Worker's chip child serves with (ChildHandlerFactory body).
+ipc::TaskHandler make_chip_lane_handler(uint32_t chip_index, const ChipLaneConfig& config);
+
+}  // namespace simpler
