@@ -14,8 +14,9 @@ Rows:
     every waiter spins up to 1 ms) and cold (`spin=0`: every hand-off sleeps);
   - independent empty tasks from one orchestration function across 2 chips
     (target >= 50,000 tasks/s) and across 2 sub-workers;
-  - a chain: N tasks each INOUT on the same 64-byte view, on a chip and on a
-    sub-worker.
+  - a chain, where each task depends on the one before: on a chip, N
+    `std.copy` tasks of 16 floats alternating x -> y and y -> x (`std.noop`
+    takes no tensors); on a sub-worker, N empty tasks INOUT on one view.
 A chip row prints "n/a (chips not wired)" while this build has no ChipCallable.
 """
 
@@ -38,12 +39,12 @@ class ChipsNotWired(Exception):
     pass
 
 
-def chip_noop():
+def chip_callable(name="std.noop"):
     try:
         from simpler import ChipCallable
     except ImportError as e:
         raise ChipsNotWired from e
-    return ChipCallable("std.noop")
+    return ChipCallable(name)
 
 
 def noop(_args):
@@ -127,7 +128,7 @@ def torch_tensor_round_trip_us(k, repeats):
 def round_trip_us(target, spin, k, repeats):
     """Mean µs per one-task w.run(), median over repeats."""
     if target == "chip":
-        callable_ = chip_noop()
+        callable_ = chip_callable()
         w = Worker(level=3, num_chips=1, spin=spin)
     else:
         callable_ = noop
@@ -157,7 +158,7 @@ def round_trip_us(target, spin, k, repeats):
 def throughput(target, shape, n, repeats, spin=None):
     """Tasks per second of one w.run() submitting n tasks, median over repeats."""
     if target == "chip":
-        callable_ = chip_noop()
+        callable_ = chip_callable("std.copy" if shape == "chain" else "std.noop")
         w = Worker(level=3, num_chips=2, spin=spin)
     else:
         callable_ = noop
@@ -165,16 +166,23 @@ def throughput(target, shape, n, repeats, spin=None):
     with w:
         h = w.register(callable_)
         w.init()
-        if shape == "chain":
-            buf = w.create_buffer(64)
-            args = TaskArgs()
-            args.add_tensor(buf.tensor((16,), DataType.FLOAT32), TensorArgType.INOUT)
-        else:
-            args = TaskArgs()
+        buf = w.create_buffer(128)
+        x, y = buf.tensor((16,), DataType.FLOAT32), buf.tensor((16,), DataType.FLOAT32, byte_offset=64)
+        args = TaskArgs()
+        if shape == "chain" and target == "sub":
+            args.add_tensor(x, TensorArgType.INOUT)
         if target == "chip" and shape == "chain":
+            # std.copy x -> y, then y -> x, ...: each task reads what the one before wrote.
+            there, back = TaskArgs(), TaskArgs()
+            there.add_tensor(x, TensorArgType.INPUT)
+            there.add_tensor(y, TensorArgType.OUTPUT_EXISTING)
+            back.add_tensor(y, TensorArgType.INPUT)
+            back.add_tensor(x, TensorArgType.OUTPUT_EXISTING)
+            pair = (there, back)
+
             def orch(o, _a, _c):
-                for _ in range(n):
-                    o.submit_next_level(h, args, None, worker=0)
+                for i in range(n):
+                    o.submit_next_level(h, pair[i & 1], None, worker=0)
         elif target == "chip":
             def orch(o, _a, _c):
                 for i in range(n):
@@ -230,9 +238,10 @@ def main(argv=None):
         for regime, spin in (("hot", HOT), ("adaptive", None)):
             row(f"{n:,} independent empty tasks across {who}, {regime}",
                 lambda: throughput(target, "independent", n, a.repeats, spin), fmt_rate)
-    for target, who in (("chip", "a chip"), ("sub", "a sub-worker")):
-        row(f"chain of {n:,} tasks (INOUT on one view) on {who}, adaptive",
-            lambda: throughput(target, "chain", n, a.repeats), fmt_rate)
+    row(f"chain of {n:,} std.copy tasks (16 floats, x -> y -> x ...) on a chip, adaptive",
+        lambda: throughput("chip", "chain", n, a.repeats), fmt_rate)
+    row(f"chain of {n:,} empty tasks (INOUT on one view) on a sub-worker, adaptive",
+        lambda: throughput("sub", "chain", n, a.repeats), fmt_rate)
 
     load = os.getloadavg()
     print(f"\nload average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; medians of {a.repeats} runs; "

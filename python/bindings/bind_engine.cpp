@@ -120,6 +120,14 @@ void bind_engine(nb::module_& m) {
             },
             "kind"_a, "callable"_a, "members"_a, "config"_a,
             "Publishes a task of (TaskArgs, worker) members; ValueError on refusal, nothing recorded.")
+        .def(
+            "submit_one",
+            [](Worker& w, TaskKind kind, uint64_t callable, const TaskArgs& args, int32_t worker, nb::bytes config) {
+                const MemberSubmit member{&args, worker};
+                return w.submit(kind, callable, {&member, 1}, config_of(config));
+            },
+            "kind"_a, "callable"_a, "args"_a, "worker"_a, "config"_a,
+            "submit() of a one-member task, without building a member list.")
         .def("wait", &Worker::wait, nb::call_guard<nb::gil_scoped_release>(),
              "Sleeps until every task has finished; RuntimeError names the first failure.")
         .def("close", &Worker::close, nb::call_guard<nb::gil_scoped_release>())

@@ -650,6 +650,9 @@ class EngineWorker:
         Publishes a task of (TaskArgs, worker) members; ValueError on refusal, nothing recorded.
         """
 
+    def submit_one(self, kind: TaskKind, callable: int, args: TaskArgs, worker: int, config: bytes) -> int:
+        """submit() of a one-member task, without building a member list."""
+
     def wait(self) -> None:
         """
         Sleeps until every task has finished; RuntimeError names the first failure.

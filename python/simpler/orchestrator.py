@@ -25,6 +25,9 @@ from simpler.device_buffer import DeviceBuffer
 from simpler.task_interface import TaskArgs, Tensor, TensorArgType
 
 
+_DEFAULT_CONFIG = CallConfig().to_bytes()  # the bytes of CallConfig(), built once rather than per submit
+
+
 class Orchestrator:
     def __init__(self, worker):
         self._worker = worker
@@ -33,14 +36,21 @@ class Orchestrator:
 
     def _submit(self, kind, callable, members, cfg: Optional[CallConfig]) -> int:
         handle = self._worker._check_callable(callable, kind)
-        config = (cfg or CallConfig()).to_bytes()
+        config = _DEFAULT_CONFIG if cfg is None else cfg.to_bytes()
         task = self._worker._core.submit(kind, handle.id, members, config)
+        self.submitted.append(task)
+        return task
+
+    def _submit_one(self, kind, callable, args: TaskArgs, worker: int, cfg: Optional[CallConfig]) -> int:
+        handle = self._worker._check_callable(callable, kind)
+        config = _DEFAULT_CONFIG if cfg is None else cfg.to_bytes()
+        task = self._worker._core.submit_one(kind, handle.id, args, worker, config)
         self.submitted.append(task)
         return task
 
     def submit_next_level(self, callable, args: TaskArgs, cfg: Optional[CallConfig] = None, worker: int = 0) -> int:
         """Runs chip orchestration `callable` on next-level worker `worker` (a chip) with `args`."""
-        return self._submit(TaskKind.NEXT_LEVEL, callable, [(args, worker)], cfg)
+        return self._submit_one(TaskKind.NEXT_LEVEL, callable, args, worker, cfg)
 
     def submit_next_level_group(self, callable, args_list: Sequence[TaskArgs], cfg: Optional[CallConfig] = None,
                                 workers: Optional[Sequence[int]] = None) -> int:
@@ -53,7 +63,7 @@ class Orchestrator:
 
     def submit_sub(self, callable, args: TaskArgs, cfg: Optional[CallConfig] = None) -> int:
         """Runs Python `callable(MappedArgs)` on any idle sub-worker."""
-        return self._submit(TaskKind.SUB, callable, [(args, ANY_SUB_WORKER)], cfg)
+        return self._submit_one(TaskKind.SUB, callable, args, ANY_SUB_WORKER, cfg)
 
     def submit_sub_group(self, callable, args_list: Sequence[TaskArgs], cfg: Optional[CallConfig] = None) -> int:
         """One node of N sub tasks, dispatched together to N distinct sub-workers."""
