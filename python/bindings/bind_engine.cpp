@@ -5,6 +5,11 @@
 // GIL: init() forks while holding the GIL, so each child's serving thread holds
 // it for good and calls the dispatcher directly; wait() and close() release it
 // while they sleep. The scheduler and watcher threads never touch Python.
+// init() brackets its forks with PyOS_BeforeFork / PyOS_AfterFork_Parent, and a
+// child that runs Python calls PyOS_AfterFork_Child first, as os.fork() does:
+// without it a child inherits the interpreter's view of the parent's other
+// Python threads (a pending GIL-drop request among it) and can wait forever
+// for a thread that does not exist in the child.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -89,9 +94,15 @@ void bind_engine(nb::module_& m) {
                  c.blob_capacity = blob_capacity;
                  c.task_timeout = std::chrono::milliseconds(static_cast<int64_t>(task_timeout_s * 1000));
                  if (!chip_dispatch.is_none())
-                     c.chip_handler = [chip_dispatch](uint32_t) { return python_handler(chip_dispatch); };
+                     c.chip_handler = [chip_dispatch](uint32_t) {
+                         PyOS_AfterFork_Child();
+                         return python_handler(chip_dispatch);
+                     };
                  if (!sub_dispatch.is_none())
-                     c.sub_handler = [sub_dispatch](uint32_t) { return python_handler(sub_dispatch); };
+                     c.sub_handler = [sub_dispatch](uint32_t) {
+                         PyOS_AfterFork_Child();
+                         return python_handler(sub_dispatch);
+                     };
                  c.chip_lane.chip.orchestrations = std::move(chip_orchestrations);
                  c.chip_lane.chip.libraries = std::move(chip_libraries);
                  c.chip_lane.chip.core_threads = chip_core_threads;
@@ -109,7 +120,19 @@ void bind_engine(nb::module_& m) {
              "chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose "
              "callable ids index chip_orchestrations. spin_s: the spin budget of every waiter (scheduler, "
              "children, wait()) in seconds; None: adaptive (up to 25 us), 0: never spin.")
-        .def("init", &Worker::init, "Forks every child (chips, then sub-workers), then starts the threads.")
+        .def(
+            "init",
+            [](Worker& w) {
+                PyOS_BeforeFork();
+                try {
+                    w.init();
+                } catch (...) {
+                    PyOS_AfterFork_Parent();
+                    throw;
+                }
+                PyOS_AfterFork_Parent();
+            },
+            "Forks every child (chips, then sub-workers), then starts the threads.")
         .def(
             "submit",
             [](Worker& w, TaskKind kind, uint64_t callable, const std::vector<std::pair<const TaskArgs*, int32_t>>& members,
