@@ -10,6 +10,10 @@
 // without it a child inherits the interpreter's view of the parent's other
 // Python threads (a pending GIL-drop request among it) and can wait forever
 // for a thread that does not exist in the child.
+//
+// Tracing: EngineWorker(..., trace=True) records a TraceEvent timeline
+// (src/simpler/engine/trace.h); trace_events() copies it out as read-only
+// TraceEvent objects, and python/simpler/trace.py turns them into a Chrome trace.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -32,6 +36,8 @@ using namespace nb::literals;
 using simpler::MemberSubmit;
 using simpler::TaskConfig;
 using simpler::TaskKind;
+using simpler::TraceEvent;
+using simpler::TracePhase;
 using simpler::Worker;
 using simpler::WorkerConfig;
 
@@ -78,6 +84,35 @@ void bind_engine(nb::module_& m) {
     nb::enum_<TaskKind>(m, "TaskKind").value("NEXT_LEVEL", TaskKind::NEXT_LEVEL).value("SUB", TaskKind::SUB);
     m.attr("ANY_SUB_WORKER") = simpler::ANY_SUB_WORKER;
     m.attr("DEFAULT_DEVICE_MEMORY_BYTES") = simpler::DEFAULT_DEVICE_HEAP_BYTES;
+    m.attr("DEFAULT_TRACE_CAPACITY") = simpler::DEFAULT_TRACE_CAPACITY;
+
+    nb::enum_<TracePhase>(m, "TracePhase").value("SUBMIT", TracePhase::SUBMIT).value("RUN", TracePhase::RUN);
+    nb::class_<TraceEvent>(m, "TraceEvent",
+                           "One timeline event (steady-clock ns = time.monotonic_ns()): SUBMIT when the engine "
+                           "accepted a task; RUN from publishing one member to its child's mailbox to collecting "
+                           "its result.")
+        .def_ro("phase", &TraceEvent::phase)
+        .def_ro("kind", &TraceEvent::kind)
+        .def_ro("ok", &TraceEvent::ok)
+        .def_ro("on_chip", &TraceEvent::on_chip)
+        .def_ro("member", &TraceEvent::member)
+        .def_ro("child", &TraceEvent::child)
+        .def_ro("members", &TraceEvent::members)
+        .def_ro("task", &TraceEvent::task)
+        .def_ro("callable", &TraceEvent::callable)
+        .def_ro("start_ns", &TraceEvent::start_ns)
+        .def_ro("end_ns", &TraceEvent::end_ns)
+        .def_ro("error", &TraceEvent::error)
+        .def("__repr__", [](const TraceEvent& e) {
+            const std::string task = "task " + std::to_string(e.task);
+            if (e.phase == TracePhase::SUBMIT)
+                return "TraceEvent(submit " + task + " of " + std::to_string(e.members) + " member(s) at " +
+                       std::to_string(e.start_ns) + ")";
+            return "TraceEvent(" + task + " member " + std::to_string(e.member) + " on " +
+                   (e.on_chip ? "chip " : "sub-worker ") + std::to_string(e.child) + ", " +
+                   std::to_string(e.start_ns) + ".." + std::to_string(e.end_ns) +
+                   (e.ok ? std::string(")") : ", failed: " + e.error + ")");
+        });
 
     nb::class_<Worker>(m, "EngineWorker",
                        "The C++ Worker: forked children fed through mailboxes by one scheduler thread.")
@@ -86,7 +121,8 @@ void bind_engine(nb::module_& m) {
                 nb::object sub_dispatch, double task_timeout_s, size_t blob_capacity,
                 std::vector<std::string> chip_orchestrations, std::vector<std::string> chip_libraries,
                 uint32_t chip_core_threads, uint64_t chip_arena_bytes, bool chip_zero_copy,
-                uint64_t device_memory_bytes, std::optional<double> spin_s) {
+                uint64_t device_memory_bytes, bool record_edges, std::vector<std::string> sub_callable_names,
+                bool trace, size_t trace_capacity, std::optional<double> spin_s) {
                  WorkerConfig c;
                  c.spin = spin_policy_of(spin_s);
                  c.num_chips = num_chips;
@@ -110,13 +146,19 @@ void bind_engine(nb::module_& m) {
                  c.chip_lane.chip.staging =
                      chip_zero_copy ? simpler::chip::StagingMode::ZERO_COPY : simpler::chip::StagingMode::STAGE;
                  c.device_memory_bytes = device_memory_bytes;
+                 c.record_edges = record_edges;
+                 c.sub_callable_names = std::move(sub_callable_names);
+                 c.trace = trace;
+                 c.trace_capacity = trace_capacity;
                  new (self) Worker(std::move(c));
              },
              "num_chips"_a, "num_sub_workers"_a, "chip_dispatch"_a.none(), "sub_dispatch"_a.none(),
              "task_timeout_s"_a = 0.0, "blob_capacity"_a = simpler::ipc::DEFAULT_BLOB_CAPACITY,
              "chip_orchestrations"_a = std::vector<std::string>{}, "chip_libraries"_a = std::vector<std::string>{},
              "chip_core_threads"_a = 2, "chip_arena_bytes"_a = uint64_t{1} << 30, "chip_zero_copy"_a = false,
-             "device_memory_bytes"_a = simpler::DEFAULT_DEVICE_HEAP_BYTES, "spin_s"_a = nb::none(),
+             "device_memory_bytes"_a = simpler::DEFAULT_DEVICE_HEAP_BYTES, "record_edges"_a = false,
+             "sub_callable_names"_a = std::vector<std::string>{}, nb::kw_only(), "trace"_a = false,
+             "trace_capacity"_a = simpler::DEFAULT_TRACE_CAPACITY, "spin_s"_a = nb::none(),
              "chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose "
              "callable ids index chip_orchestrations. spin_s: the spin budget of every waiter (scheduler, "
              "children, wait()) in seconds; None: adaptive (up to 25 us), 0: never spin.")
@@ -150,9 +192,9 @@ void bind_engine(nb::module_& m) {
                 return w.submit(kind, callable, {&member, 1}, config_of(config));
             },
             "kind"_a, "callable"_a, "args"_a, "worker"_a, "config"_a,
-            "submit() of a one-member task, without building a member list.")
+            "submit() of one member, without building a list (the hot path of submit_next_level / submit_sub).")
         .def("wait", &Worker::wait, nb::call_guard<nb::gil_scoped_release>(),
-             "Sleeps until every task has finished; RuntimeError names the first failure.")
+             "Waits (spin, then futex) until every task has finished; RuntimeError names the first failure.")
         .def("close", &Worker::close, nb::call_guard<nb::gil_scoped_release>())
         .def_prop_ro("initialized", &Worker::initialized)
         .def_prop_ro("closed", &Worker::closed)
@@ -178,7 +220,14 @@ void bind_engine(nb::module_& m) {
                 return d;
             },
             "chip"_a)
+        .def("take_edge_log", &Worker::take_edge_log,
+             "The edges inferred since the last call, with their explanations (record_edges=True), and clears them.")
         .def("child_status", &Worker::child_status)
+        .def_prop_ro("tracing", [](const Worker& w) { return w.config().trace; })
+        .def("trace_events", &Worker::trace_events,
+             "The timeline so far (empty unless trace=True); members still in flight are not in it yet.")
+        .def("trace_dropped", &Worker::trace_dropped, "Events not stored because the trace_capacity was reached.")
+        .def("trace_clear", &Worker::trace_clear, "Forgets the stored events and the dropped count.")
         .def("child_pids", [](const Worker& w) {
             std::vector<int64_t> out;
             for (pid_t p : w.child_pids()) out.push_back(p);

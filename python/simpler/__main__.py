@@ -1,4 +1,4 @@
-"""Command line: `python -m simpler demo`."""
+"""Command line: `python -m simpler demo [--trace FILE]` and `python -m simpler wire`."""
 
 import argparse
 import sys
@@ -7,10 +7,17 @@ import sys
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m simpler")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("demo", help="build example tensors and task arguments, round-trip a blob, show refusals")
+    demo = sub.add_parser("demo", help="a tiled matmul on 2 simulated chips and a reduction on 2 sub-workers, "
+                                       "checked against NumPy")
+    demo.add_argument("--trace", metavar="FILE", help="write a Chrome-trace timeline of the run (Perfetto)")
+    sub.add_parser("wire", help="build example tensors and task arguments, round-trip a blob, show refusals")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from simpler.demo import run
+
+        return run(trace=args.trace)
+    if args.command == "wire":
+        from simpler.wire_demo import run
 
         return run()
     return 2

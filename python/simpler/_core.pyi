@@ -632,12 +632,62 @@ ANY_SUB_WORKER: int = -1
 
 DEFAULT_DEVICE_MEMORY_BYTES: int = 268435456
 
+DEFAULT_TRACE_CAPACITY: int = 1000000
+
+class TracePhase(enum.Enum):
+    SUBMIT = 0
+
+    RUN = 1
+
+class TraceEvent:
+    """
+    One timeline event (steady-clock ns = time.monotonic_ns()): SUBMIT when the engine accepted a task; RUN from publishing one member to its child's mailbox to collecting its result.
+    """
+
+    @property
+    def phase(self) -> TracePhase: ...
+
+    @property
+    def kind(self) -> TaskKind: ...
+
+    @property
+    def ok(self) -> bool: ...
+
+    @property
+    def on_chip(self) -> bool: ...
+
+    @property
+    def member(self) -> int: ...
+
+    @property
+    def child(self) -> int: ...
+
+    @property
+    def members(self) -> int: ...
+
+    @property
+    def task(self) -> int: ...
+
+    @property
+    def callable(self) -> int: ...
+
+    @property
+    def start_ns(self) -> int: ...
+
+    @property
+    def end_ns(self) -> int: ...
+
+    @property
+    def error(self) -> str: ...
+
+    def __repr__(self) -> str: ...
+
 class EngineWorker:
     """
     The C++ Worker: forked children fed through mailboxes by one scheduler thread.
     """
 
-    def __init__(self, num_chips: int, num_sub_workers: int, chip_dispatch: object | None, sub_dispatch: object | None, task_timeout_s: float = 0.0, blob_capacity: int = 1048576, chip_orchestrations: Sequence[str] = [], chip_libraries: Sequence[str] = [], chip_core_threads: int = 2, chip_arena_bytes: int = 1073741824, chip_zero_copy: bool = False, device_memory_bytes: int = 268435456, spin_s: float | None = None) -> None:
+    def __init__(self, num_chips: int, num_sub_workers: int, chip_dispatch: object | None, sub_dispatch: object | None, task_timeout_s: float = 0.0, blob_capacity: int = 1048576, chip_orchestrations: Sequence[str] = [], chip_libraries: Sequence[str] = [], chip_core_threads: int = 2, chip_arena_bytes: int = 1073741824, chip_zero_copy: bool = False, device_memory_bytes: int = 268435456, record_edges: bool = False, sub_callable_names: Sequence[str] = [], *, trace: bool = False, trace_capacity: int = 1000000, spin_s: float | None = None) -> None:
         """
         chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index chip_orchestrations. spin_s: the spin budget of every waiter (scheduler, children, wait()) in seconds; None: adaptive (up to 25 us), 0: never spin.
         """
@@ -651,11 +701,13 @@ class EngineWorker:
         """
 
     def submit_one(self, kind: TaskKind, callable: int, args: TaskArgs, worker: int, config: bytes) -> int:
-        """submit() of a one-member task, without building a member list."""
+        """
+        submit() of one member, without building a list (the hot path of submit_next_level / submit_sub).
+        """
 
     def wait(self) -> None:
         """
-        Sleeps until every task has finished; RuntimeError names the first failure.
+        Waits (spin, then futex) until every task has finished; RuntimeError names the first failure.
         """
 
     def close(self) -> None: ...
@@ -681,7 +733,26 @@ class EngineWorker:
 
     def device_stats(self, chip: int) -> dict: ...
 
+    def take_edge_log(self) -> list[EdgeExplanation]:
+        """
+        The edges inferred since the last call, with their explanations (record_edges=True), and clears them.
+        """
+
     def child_status(self) -> list[str]: ...
+
+    @property
+    def tracing(self) -> bool: ...
+
+    def trace_events(self) -> list[TraceEvent]:
+        """
+        The timeline so far (empty unless trace=True); members still in flight are not in it yet.
+        """
+
+    def trace_dropped(self) -> int:
+        """Events not stored because the trace_capacity was reached."""
+
+    def trace_clear(self) -> None:
+        """Forgets the stored events and the dropped count."""
 
     def child_pids(self) -> list[int]: ...
 

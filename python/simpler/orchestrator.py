@@ -17,34 +17,47 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
-from typing import Iterator, List, Optional, Sequence
+from typing import Dict, Iterator, List, Optional, Sequence
 
-from simpler._core import ANY_SUB_WORKER, DataType, TaskKind, element_size
+from simpler._core import ANY_SUB_WORKER, CanonicalIdentity, DataType, TaskKind, element_size
 from simpler.call_config import CallConfig
+from simpler.callable_handle import CallableHandle
 from simpler.device_buffer import DeviceBuffer
 from simpler.task_interface import TaskArgs, Tensor, TensorArgType
 
 
-_DEFAULT_CONFIG = CallConfig().to_bytes()  # the bytes of CallConfig(), built once rather than per submit
+_DEFAULT_CONFIG = CallConfig().to_bytes()
 
 
 class Orchestrator:
     def __init__(self, worker):
         self._worker = worker
+        self._core = worker._running()
         self.submitted: list = []
         self._scopes: List[List[DeviceBuffer]] = [[]]  # [0]: the run's own scope
+        # What this run allocated, by identity: once a block is freed the engine no
+        # longer knows it, and a refusal naming it says it was released from this.
+        self._allocated: Dict[CanonicalIdentity, DeviceBuffer] = {}
 
     def _submit(self, kind, callable, members, cfg: Optional[CallConfig]) -> int:
         handle = self._worker._check_callable(callable, kind)
         config = _DEFAULT_CONFIG if cfg is None else cfg.to_bytes()
-        task = self._worker._core.submit(kind, handle.id, members, config)
+        try:
+            task = self._worker._core.submit(kind, handle.id, members, config)
+        except ValueError as e:
+            raise self._explain(e, [a for a, _ in members]) from None
         self.submitted.append(task)
         return task
 
     def _submit_one(self, kind, callable, args: TaskArgs, worker: int, cfg: Optional[CallConfig]) -> int:
-        handle = self._worker._check_callable(callable, kind)
+        # The hot path: one member, no list, the default config prebuilt.
+        if type(callable) is not CallableHandle or callable.kind != kind or self._core.closed:
+            self._worker._check_callable(callable, kind)
         config = _DEFAULT_CONFIG if cfg is None else cfg.to_bytes()
-        task = self._worker._core.submit_one(kind, handle.id, args, worker, config)
+        try:
+            task = self._core.submit_one(kind, callable.id, args, worker, config)
+        except ValueError as e:
+            raise self._explain(e, [args]) from None
         self.submitted.append(task)
         return task
 
@@ -79,13 +92,34 @@ class Orchestrator:
             raise ValueError(f"alloc_child_tensor: shape must be non-empty with every extent > 0 (got {shape})")
         desc = core.alloc_device(worker, math.prod(shape) * element_size(dtype))
         buf = DeviceBuffer(core, desc, worker, shape, dtype)
+        self._allocated[buf.identity] = buf
         if scoped:
             self._scopes[-1].append(buf)
         return buf
 
+    def _released(self, identity: CanonicalIdentity) -> Optional[str]:
+        """Why `identity` is refused when it is device memory this run allocated and freed."""
+        buf = self._allocated.get(identity)
+        if buf is None or not buf.released:
+            return None
+        return (f"device memory {identity} of chip {buf.chip} was released (its scope ended or it was freed); "
+                "a task may not name it any more")
+
+    def _explain(self, error: ValueError, args_list) -> ValueError:
+        """The engine's refusal, plus the release when it names a block this run freed."""
+        for args in args_list:
+            for i in range(args.tensor_count):
+                why = self._released(args[i].buffer.identity)
+                if why is not None:
+                    return ValueError(f"{error}: {why}")
+        return error
+
     def _device_chip(self, t: Tensor, role: str) -> int:
         chip = self._worker._running().device_owner(t.buffer.identity)
         if chip is None:
+            why = self._released(t.buffer.identity)
+            if why is not None:
+                raise ValueError(f"{role}: {why}")
             raise ValueError(f"{role}: {t.buffer.identity} is not device memory of this Worker "
                              "(allocate it with alloc_child_tensor)")
         return chip
@@ -97,7 +131,7 @@ class Orchestrator:
         ta = TaskArgs()
         ta.add_tensor(src, TensorArgType.INPUT)
         ta.add_tensor(dst, TensorArgType.OUTPUT_EXISTING)
-        return self._submit(TaskKind.NEXT_LEVEL, self._worker._copy_handle, [(ta, chip)], cfg)
+        return self._submit_one(TaskKind.NEXT_LEVEL, self._worker._copy_handle, ta, chip, cfg)
 
     def copy_to(self, dst: Tensor, src: Tensor, cfg: Optional[CallConfig] = None) -> int:
         """Host view `src` -> device view `dst`, as a task on dst's chip."""

@@ -8,10 +8,13 @@
     w.run(my_orch)                    # my_orch(orch, args, cfg) only builds the graph
     w.close()                         # also a context manager
 
+Worker(..., trace=True) records a timeline of every run: write_trace(path)
+writes it as a Chrome trace (see simpler.trace), trace_events() returns it.
+
 How long a waiting thread or child spins before it sleeps on a futex is
 `spin`: None (the default) adapts to the observed hand-off times, up to 25 us;
-0 never spins (every hand-off wakes a sleeper: ~10-20 us, no CPU while busy
-waiting); a number of seconds spins that long every time (the hot regime, for
+0 never spins (every hand-off wakes a sleeper: 10-40 us here, no CPU spent
+spinning); a number of seconds spins that long every time (the hot regime, for
 latency-bound runs). Nothing spins while the Worker is idle beyond that budget.
 
 Callables are registered before init(): the children are forked then and know
@@ -29,31 +32,25 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
 from typing import Callable, List, Optional
 
 from simpler._core import (
     DEFAULT_DEVICE_MEMORY_BYTES,
+    DEFAULT_TRACE_CAPACITY,
     DataType,
     EngineWorker,
     TaskKind,
+    TraceEvent,
     create_fork_shm,
     create_posix_shm,
     element_size,
 )
 from simpler.buffer import AccessMode, Buffer, SharedTensor, create_buffer
+from simpler.callable_handle import CallableHandle
 from simpler.chip_callable import ChipCallable, check_orchestrations
 from simpler.orchestrator import Orchestrator
 from simpler.sub_worker import make_dispatcher
-
-
-@dataclass(frozen=True)
-class CallableHandle:
-    """What register() returns: the id a task names its callable by."""
-
-    id: int
-    kind: TaskKind
-    name: str
+from simpler.trace import chrome_trace, write_chrome_trace
 
 
 class Worker:
@@ -61,13 +58,16 @@ class Worker:
                  task_timeout: Optional[float] = None, blob_capacity: int = 1 << 20,
                  chip_core_threads: int = 2, chip_arena_bytes: int = 1 << 30,
                  device_memory_bytes: int = DEFAULT_DEVICE_MEMORY_BYTES, zero_copy: bool = False,
-                 spin: Optional[float] = None):
+                 record_edges: bool = False, trace: bool = False,
+                 trace_capacity: int = DEFAULT_TRACE_CAPACITY, spin: Optional[float] = None):
         if level < 3:
             raise ValueError(f"Worker(level={level}): a Worker is level 3 (a host) or above; level 2 is a chip")
         if num_chips < 0 or num_sub_workers < 0:
             raise ValueError("Worker: num_chips and num_sub_workers must be >= 0")
         if task_timeout is not None and task_timeout <= 0:
             raise ValueError(f"Worker: task_timeout must be > 0 seconds (got {task_timeout})")
+        if trace_capacity < 0:
+            raise ValueError(f"Worker: trace_capacity must be >= 0 (got {trace_capacity})")
         if spin is not None and not 0 <= spin <= 1:
             raise ValueError(f"Worker: spin must be a budget in seconds, 0 <= spin <= 1 (got {spin})")
         self.level = level
@@ -79,7 +79,10 @@ class Worker:
         if chip_core_threads < 1:
             raise ValueError(f"Worker: chip_core_threads must be >= 1 (got {chip_core_threads})")
         self._chip_options = dict(chip_core_threads=chip_core_threads, chip_arena_bytes=chip_arena_bytes,
-                                  chip_zero_copy=zero_copy, device_memory_bytes=device_memory_bytes)
+                                  chip_zero_copy=zero_copy, device_memory_bytes=device_memory_bytes,
+                                  record_edges=record_edges)
+        self._trace = bool(trace)
+        self._trace_capacity = trace_capacity
         self._sub_callables: List[Callable] = []
         # Chip callable 0 is the runtime's own: std.copy, behind orch.copy_to / copy_from.
         self._chip_callables: List[ChipCallable] = [ChipCallable("std.copy")]
@@ -113,7 +116,11 @@ class Worker:
         dispatch = make_dispatcher(self._sub_callables) if self.num_sub_workers else None
         core = EngineWorker(self.num_chips, self.num_sub_workers, None, dispatch, self._task_timeout,
                             self._blob_capacity, chip_orchestrations=[c.orchestration for c in self._chip_callables],
-                            chip_libraries=libraries, spin_s=self._spin, **self._chip_options)
+                            chip_libraries=libraries,
+                            sub_callable_names=[self.callable_name(TaskKind.SUB, i)
+                                                for i in range(len(self._sub_callables))],
+                            **self._chip_options, trace=self._trace, trace_capacity=self._trace_capacity,
+                            spin_s=self._spin)
         core.init()
         self._core = core
         return self
@@ -180,11 +187,47 @@ class Worker:
         self._running()
         return handle
 
+    def take_edge_log(self) -> list:
+        """Every edge inferred since the last call (an EdgeExplanation each: which
+        arguments, which rule, which overlap answer), then clears them. Needs
+        Worker(record_edges=True)."""
+        return self._running().take_edge_log()
+
     def child_status(self) -> List[str]:
         return self._core.child_status() if self._core else []
 
     def child_pids(self) -> List[int]:
         return self._core.child_pids() if self._core else []
+
+    # -- tracing --------------------------------------------------------------
+    def _traced(self, what: str) -> Optional[EngineWorker]:
+        if not self._trace:
+            raise RuntimeError(f"Worker.{what}: this Worker records no trace — create it with "
+                               f"Worker(..., trace=True)")
+        return self._core
+
+    def trace_events(self) -> List[TraceEvent]:
+        """Every SUBMIT and finished RUN event so far (see simpler.trace); also after close()."""
+        core = self._traced("trace_events")
+        return core.trace_events() if core else []
+
+    def trace_clear(self) -> None:
+        """Forgets the events recorded so far (the next trace starts empty)."""
+        core = self._traced("trace_clear")
+        if core:
+            core.trace_clear()
+
+    def write_trace(self, path) -> None:
+        """Writes the timeline so far to `path` as Chrome Trace Event Format JSON
+        (open it in https://ui.perfetto.dev); RuntimeError unless trace=True."""
+        core = self._traced("write_trace")
+        events = core.trace_events() if core else []
+        names = {(TaskKind.NEXT_LEVEL, i): c.orchestration for i, c in enumerate(self._chip_callables)}
+        names.update({(TaskKind.SUB, i): self.callable_name(TaskKind.SUB, i) for i in range(len(self._sub_callables))})
+        trace = chrome_trace(events, names, num_chips=self.num_chips,
+                             num_sub_workers=self.num_sub_workers, dropped=core.trace_dropped() if core else 0,
+                             process_name=f"simpler Worker (level {self.level})")
+        write_chrome_trace(path, trace)
 
     # -- teardown -------------------------------------------------------------
     def close(self) -> None:

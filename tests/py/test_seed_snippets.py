@@ -1,14 +1,25 @@
-"""The seed document's snippets that the runtime supports today, run as written
-except for set-up lines: "Naming a view" and "Reading and writing data — torch
+"""The seed document's snippets, run as written except for set-up lines:
+"Allocating buffers", "Naming a view", "Submitting a task" (on a simulated chip
+running std.copy, staged and zero-copy) and "Reading and writing data — torch
 only at the boundaries" (with the compute in a Python sub-worker), plus the
-frombuffer/close() rule."""
+frombuffer/close() rule. Each one's results are checked."""
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from simpler import DataType, TaskArgs, TensorArgType, Worker, view_array  # noqa: E402
+from simpler import (  # noqa: E402
+    BackendKind,
+    CallConfig,
+    ChipCallable,
+    DataType,
+    DeviceBuffer,
+    TaskArgs,
+    TensorArgType,
+    Worker,
+    view_array,
+)
 
 
 def add_five(args):
@@ -16,6 +27,63 @@ def add_five(args):
     src = torch.from_numpy(args.array(0))
     out = torch.from_numpy(args.array(1))
     out.copy_(src + 5.0)
+
+
+def test_allocating_buffers():
+    M, N = 8, 16
+    dtype = DataType.FLOAT32
+    nbytes = M * N * 4
+    with Worker(level=3, num_chips=1) as worker:
+        fork_shared = worker.alloc_shared_tensor((M, N), dtype)  # before init(): a FORK_SHM region
+        worker.init()
+        # -- the snippet --
+        h  = worker.create_buffer(nbytes)                 # kind3: explicit shared host buffer (POSIX shm)
+        assert h.backend == BackendKind.POSIX_SHM and h.nbytes == nbytes
+        h  = worker.alloc_shared_tensor((M, N), dtype)    # kind3: shape-sized create_buffer
+        assert h.shape == (M, N) and h.nbytes == nbytes
+        assert fork_shared.backend == BackendKind.FORK_SHM
+        h.array()[...] = np.arange(M * N, dtype=np.float32).reshape(M, N)
+        out = fork_shared  # the chip inherited it at fork: nothing to map
+        out.array()[...] = 0
+        seen = []
+
+        def my_orch(orch, args, cfg):
+            worker = 0  # set-up: the chip the device memory lives on
+            # inside an orch fn, for device (chip-private) memory:
+            d  = orch.alloc_child_tensor(worker, (M, N), dtype)  # kind4: DEVICE_MALLOC on that chip
+            seen.append(d)
+            orch.copy_to(d.tensor(), h.tensor())  # .base is the copy_to destination
+            orch.copy_from(out.tensor(), d.tensor())
+
+        worker.run(my_orch)
+        (d,) = seen
+        assert isinstance(d, DeviceBuffer) and d.chip == 0 and d.base != 0 and d.nbytes == nbytes
+        assert d.descriptor.backend_kind == BackendKind.DEVICE_MALLOC and d.descriptor.address == d.base
+        assert d.released  # the run's scope ended
+        np.testing.assert_array_equal(out.array(), h.array())
+
+
+@pytest.mark.parametrize("run_cfg", [None, CallConfig(zero_copy=True)], ids=["staged", "zero_copy"])
+def test_submitting_a_task(run_cfg):
+    SIZE = 1000
+    with Worker(level=3, num_chips=1) as worker:
+        chip_handle = worker.register(ChipCallable("std.copy"))  # (src INPUT, dst OUTPUT_EXISTING)
+        worker.init()
+        a_h = worker.create_buffer(SIZE * 4)
+        out_h = worker.create_buffer(SIZE * 4)
+        view_array(a_h.tensor((SIZE,), DataType.FLOAT32))[...] = np.arange(SIZE, dtype=np.float32)
+        view_array(out_h.tensor((SIZE,), DataType.FLOAT32))[...] = -1
+
+        def my_orch(orch, args, cfg):
+            # -- the snippet --
+            ta = TaskArgs()
+            ta.add_tensor(a_h.tensor((SIZE,), DataType.FLOAT32), TensorArgType.INPUT)
+            ta.add_tensor(out_h.tensor((SIZE,), DataType.FLOAT32), TensorArgType.OUTPUT_EXISTING)
+            orch.submit_next_level(chip_handle, ta, cfg, worker=0)
+
+        worker.run(my_orch, None, run_cfg)
+        np.testing.assert_array_equal(view_array(out_h.tensor((SIZE,), DataType.FLOAT32)),
+                                      np.arange(SIZE, dtype=np.float32))
 
 
 def test_naming_a_view():

@@ -60,9 +60,10 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
     std::fill(reserved_.begin(), reserved_.end(), 0);
     uint32_t subs_free = free_sub_workers();
     uint32_t subs_reserved = 0;
-    // Children still free and unreserved: once none is left, no later item can
-    // leave, so the scan stops (it does not walk a long queue behind busy children).
-    size_t chips_open = static_cast<size_t>(std::count(chip_state_.begin(), chip_state_.end(), FREE));
+    // Chips still FREE and not reserved; when none is left and no sub-worker is
+    // either, no later item can leave, so the scan stops (a long queue of
+    // waiting tasks costs nothing per take).
+    auto chips_open = static_cast<uint32_t>(std::count(chip_state_.begin(), chip_state_.end(), FREE));
     for (auto it = items_.begin(); it != items_.end();) {
         if (chips_open == 0 && subs_reserved >= subs_free) break;
         bool can_go = it->sub_workers_needed + subs_reserved <= subs_free;
@@ -72,7 +73,7 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
         if (!can_go) {
             for (const MemberTarget& m : it->members) {
                 if (m.chip == ANY_SUB_WORKER) continue;
-                const size_t c = static_cast<size_t>(m.chip);
+                const auto c = static_cast<size_t>(m.chip);
                 if (chip_state_[c] == FREE && !reserved_[c]) --chips_open;
                 reserved_[c] = 1;
             }

@@ -7,8 +7,17 @@
 
 namespace simpler {
 
+namespace {
+
+EngineConfig with_edge_recording(EngineConfig c) {
+    c.tracker.record_explanations = c.record_edges;
+    return c;
+}
+
+}  // namespace
+
 EngineCore::EngineCore(EngineConfig config)
-    : config_(std::move(config)),
+    : config_(with_edge_recording(std::move(config))),
       tracker_(config_.tracker),
       queue_(config_.num_chips, config_.num_sub_workers),
       lost_chips_(config_.num_chips) {}
@@ -96,6 +105,10 @@ TaskId EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const Memb
 
     std::span<const TaskId> preds = tracker_.submit(task, tracked);  // throws, recording nothing, on refusal
     ++next_task_;
+    if (config_.record_edges) {
+        const std::span<const EdgeExplanation> edges = tracker_.edges_into(task);
+        edge_log_.insert(edge_log_.end(), edges.begin(), edges.end());
+    }
     const TaskState state = graph_.add(task, preds);
     records_.emplace(task, std::move(record));
     live_.insert(task);

@@ -53,6 +53,9 @@ struct EngineConfig {
     std::function<std::optional<uint32_t>(const CanonicalIdentity&)> device_owner;
     // Empty when the identity is live; else why it is refused (e.g. its generation is stale).
     std::function<std::string(const CanonicalIdentity&)> identity_problem;
+    // Keep every inferred edge with its explanation (edge_log()); off, the
+    // tracker records none (tracker.record_explanations is overridden).
+    bool record_edges = false;
 };
 
 // One member ready to be written to one child's mailbox.
@@ -116,6 +119,9 @@ public:
     [[nodiscard]] size_t poisoned_count() const noexcept { return poisoned_count_; }
     void clear_failure() noexcept;
     [[nodiscard]] const DependencyTracker& tracker() const noexcept { return tracker_; }
+    // Every edge inferred since the last clear, in submit order (record_edges).
+    [[nodiscard]] const std::vector<EdgeExplanation>& edge_log() const noexcept { return edge_log_; }
+    void clear_edge_log() noexcept { edge_log_.clear(); }
 
 private:
     struct Record {
@@ -150,7 +156,8 @@ private:
     size_t poisoned_count_ = 0;
     std::vector<TaskId> scratch_;
     std::set<TaskId> live_;                // submitted and not finished, in id order
-    std::deque<PendingRelease> releases_;  // in request order, so `before` never decreases
+    std::deque<PendingRelease> releases_;
+    std::vector<EdgeExplanation> edge_log_;  // in request order, so `before` never decreases
     std::vector<std::string> lost_chips_;  // per chip: why it is gone, empty while it lives
     std::string sub_workers_lost_;         // why the last sub-worker went, when one did
 };

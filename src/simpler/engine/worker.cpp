@@ -32,6 +32,7 @@ Worker::Worker(WorkerConfig config)
       core_(engine_config()) {
     if (config_.num_sub_workers > 0 && !config_.sub_handler)
         throw std::invalid_argument("WorkerConfig.sub_handler: required when num_sub_workers > 0");
+    if (config_.trace) trace_ = std::make_unique<TraceRecorder>(config_.trace_capacity);
 }
 
 Worker::~Worker() { close(); }
@@ -40,6 +41,7 @@ EngineConfig Worker::engine_config() {
     EngineConfig e;
     e.num_chips = config_.num_chips;
     e.num_sub_workers = config_.num_sub_workers;
+    e.record_edges = config_.record_edges;
     e.device_owner = [this](const CanonicalIdentity& id) -> std::optional<uint32_t> {
         if (std::optional<uint32_t> chip = device_->owner_of(id)) return chip;
         return config_.device_owner ? config_.device_owner(id) : std::nullopt;
@@ -121,6 +123,7 @@ TaskId Worker::submit(TaskKind kind, uint64_t callable, std::span<const MemberSu
     {
         std::lock_guard lock(mu_);
         id = core_.submit(kind, callable, members, config);
+        if (trace_) trace_->submitted(id, kind, callable, static_cast<uint32_t>(members.size()));
     }
     bell_.ring();
     return id;
@@ -147,9 +150,12 @@ void Worker::wait() {
 
 std::string Worker::describe_failure_locked(const RunFailure& f) const {
     std::string where = f.on_chip ? "chip " + std::to_string(f.child) : "sub-worker " + std::to_string(f.child);
+    const std::vector<std::string>& names =
+        f.kind == TaskKind::SUB ? config_.sub_callable_names : config_.chip_lane.chip.orchestrations;
+    const std::string callable = f.callable < names.size() ? "'" + names[f.callable] + "'" : std::to_string(f.callable);
     std::string out = std::string(f.kind == TaskKind::SUB ? "sub task " : "task ") + std::to_string(f.task) +
-                      " (callable " + std::to_string(f.callable) + ", member " + std::to_string(f.member) + ") on " +
-                      where + " failed: " + f.message;
+                      " (callable " + callable + ", member " + std::to_string(f.member) + ") on " + where +
+                      " failed: " + f.message;
     const size_t poisoned = core_.poisoned_count();
     if (poisoned > 0) out += "; " + std::to_string(poisoned) + " dependent task(s) were not run";
     return out;
@@ -180,6 +186,7 @@ void Worker::collect_results_locked() {
             if (std::optional<ipc::TaskResult> r = l.mailbox->poll_result()) {
                 const Dispatch d = *l.in_flight;
                 l.in_flight.reset();
+                if (trace_) trace_->collected(i, r->ok() ? "" : ipc::task_error_name(r->error) + (": " + r->message));
                 core_.member_finished(d, r->ok() ? std::string() : std::string(ipc::task_error_name(r->error)) +
                                                                      ": " + r->message);
             }
@@ -203,8 +210,10 @@ void Worker::dispatch_locked() {
         const ipc::PublishStatus st = l.mailbox->publish(d.callable, call, d.blob, seq, deadline);
         if (st == ipc::PublishStatus::OK) {
             l.in_flight = d;
+            if (trace_) trace_->published(i, d);
             continue;
         }
+        if (trace_) trace_->not_published(d, publish_status_text(st));
         core_.member_finished(d, std::string("not dispatched to ") + lane_name(i) + ": " + publish_status_text(st));
         if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, l.mailbox->poison_reason());
     }
@@ -214,6 +223,7 @@ void Worker::lose_lane_locked(size_t lane, const std::string& why) {
     Lane& l = lanes_[lane];
     l.lost = true;
     l.lost_why = why.empty() ? "lost" : why;
+    if (trace_) trace_->lane_lost(lane, l.lost_why);
     const bool chip = lane_is_chip(lane);
     const uint32_t index = chip ? static_cast<uint32_t>(lane) : static_cast<uint32_t>(lane - config_.num_chips);
     core_.child_lost(chip, index, lane_name(lane) + " " + l.lost_why);
@@ -256,12 +266,34 @@ void Worker::release_device(const CanonicalIdentity& id) {
 
 std::optional<uint32_t> Worker::device_owner(const CanonicalIdentity& id) const { return device_->owner_of(id); }
 
+std::vector<EdgeExplanation> Worker::take_edge_log() {
+    std::lock_guard lock(mu_);
+    std::vector<EdgeExplanation> out = core_.edge_log();
+    core_.clear_edge_log();
+    return out;
+}
+
 std::vector<std::string> Worker::child_status() const {
     std::lock_guard lock(mu_);
     std::vector<std::string> out;
     for (size_t i = 0; i < lanes_.size(); ++i)
         out.push_back(lane_name(i) + (lanes_[i].lost ? ": lost (" + lanes_[i].lost_why + ")" : ": usable"));
     return out;
+}
+
+std::vector<TraceEvent> Worker::trace_events() const {
+    std::lock_guard lock(mu_);
+    return trace_ ? trace_->events() : std::vector<TraceEvent>{};
+}
+
+size_t Worker::trace_dropped() const {
+    std::lock_guard lock(mu_);
+    return trace_ ? trace_->dropped() : 0;
+}
+
+void Worker::trace_clear() {
+    std::lock_guard lock(mu_);
+    if (trace_) trace_->clear();
 }
 
 std::vector<pid_t> Worker::child_pids() const {

@@ -19,6 +19,8 @@
 // Threads: submit() and wait() may be called from one orchestration thread at
 // a time; the scheduler thread owns the mailboxes' parent halves. The engine
 // state is guarded by one mutex held only for bookkeeping, never while waiting.
+// With config.trace, a TraceRecorder (trace.h) records when each task was
+// submitted and each member published and collected, under that same mutex.
 //
 // Waiting: every waiter of a Worker follows WorkerConfig.spin — each child for
 // its next task, the scheduler thread on the doorbell, and wait() on the word
@@ -41,6 +43,7 @@
 #include "simpler/engine/chip_lane.h"
 #include "simpler/engine/device_memory.h"
 #include "simpler/engine/engine_core.h"
+#include "simpler/engine/trace.h"
 #include "simpler/ipc/child_process.h"
 #include "simpler/ipc/child_watcher.h"
 #include "simpler/ipc/doorbell.h"
@@ -64,10 +67,14 @@ struct WorkerConfig {
     ChildHandlerFactory chip_handler;               // empty: each chip child serves a ChipLane built from chip_lane
     ChipLaneConfig chip_lane;                       // the simulated chips (used when chip_handler is empty)
     uint64_t device_memory_bytes = DEFAULT_DEVICE_HEAP_BYTES;  // per chip, for alloc_device
+    bool record_edges = false;                      // keep every inferred edge (edge_log)
+    std::vector<std::string> sub_callable_names;    // by callable id, for error messages (chips: chip_lane's)
     ChildHandlerFactory sub_handler;                // required when num_sub_workers > 0; likewise
     // Consulted after the Worker's own device memory and this process's minter (see EngineConfig).
     std::function<std::optional<uint32_t>(const CanonicalIdentity&)> device_owner;
     std::function<std::string(const CanonicalIdentity&)> identity_problem;
+    bool trace = false;                              // record a TraceRecorder timeline (see trace.h)
+    size_t trace_capacity = DEFAULT_TRACE_CAPACITY;  // events kept; later ones are counted as dropped
 };
 
 // The first failure of a run (Python: RuntimeError).
@@ -107,6 +114,8 @@ public:
     // submitted before this call has finished.
     void release_device(const CanonicalIdentity& id);
     [[nodiscard]] std::optional<uint32_t> device_owner(const CanonicalIdentity& id) const;
+    // The edges inferred since the last call (WorkerConfig::record_edges), and clears them.
+    [[nodiscard]] std::vector<EdgeExplanation> take_edge_log();
     [[nodiscard]] DeviceMemory& device_memory() noexcept { return *device_; }
 
     [[nodiscard]] bool initialized() const noexcept { return initialized_; }
@@ -115,6 +124,12 @@ public:
     [[nodiscard]] std::vector<std::string> child_status() const;
     [[nodiscard]] std::vector<pid_t> child_pids() const;
     [[nodiscard]] const WorkerConfig& config() const noexcept { return config_; }
+
+    // The timeline recorded so far (empty unless config().trace), copied under
+    // the lock; members still in flight are not in it yet.
+    [[nodiscard]] std::vector<TraceEvent> trace_events() const;
+    [[nodiscard]] size_t trace_dropped() const;
+    void trace_clear();
 
 private:
     struct Lane {
@@ -154,6 +169,7 @@ private:
     bool initialized_ = false;
     bool closed_ = false;
     std::vector<Dispatch> batch_;
+    std::unique_ptr<TraceRecorder> trace_;  // set when config_.trace; used under mu_
 };
 
 }  // namespace simpler

@@ -155,3 +155,21 @@ TEST(DispatchQueue, ItemsForFreeChildrenLeaveFromBehindALongQueueForABusyChip) {
     EXPECT_EQ(a[0].task, 2u);
     EXPECT_EQ(a[1].task, 1004u);
 }
+
+TEST(DispatchQueue, ASubTaskBehindAThousandWaitingChipTasksStillLeaves) {
+    DispatchQueue q(2, 1);
+    q.push(1, chip0);
+    q.push(2, chip1);
+    ASSERT_EQ(take(q).size(), 2u);  // both chips busy now
+    for (simpler::TaskId t = 3; t < 1003; ++t) q.push(t, t % 2 ? chip1 : chip0);
+    q.push(1003, sub);
+    const auto out = take(q);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].task, 1003u);
+    EXPECT_FALSE(out[0].to_chip);
+    q.release_chip(1);
+    const auto next = take(q);
+    ASSERT_EQ(next.size(), 1u);
+    EXPECT_EQ(next[0].task, 3u);  // ready order within chip 1 holds
+    EXPECT_EQ(q.queued(), 999u);
+}

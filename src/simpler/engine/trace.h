@@ -1,0 +1,96 @@
+// TraceRecorder: a bounded in-memory timeline of one Worker's runs — when each
+// task was submitted, and for each member dispatched to a child, when it was
+// published to that child's mailbox and when its result was collected.
+//
+// What each timestamp means (nanoseconds on steady_clock, which on Linux is
+// CLOCK_MONOTONIC, the clock of Python's time.monotonic_ns()):
+//   SUBMIT start_ns: the engine accepted the task (Worker::submit, after the
+//                    dependency checks, under the Worker's lock); end_ns == start_ns.
+//   RUN    start_ns: the scheduler thread published the member to the lane's
+//                    mailbox (the child can start from here on);
+//          end_ns:   the scheduler thread collected the member's result (the
+//                    child finished before this; the gap is the wake-up latency
+//                    of the scheduler, microseconds on an idle machine).
+// Both RUN stamps are parent-side, so a RUN interval contains the child's own
+// run; two RUN intervals that do not overlap ran one after the other for sure,
+// and two that overlap by more than the wake-up latency ran concurrently.
+//
+// Bounded: at most `capacity` events are kept; every later one is counted in
+// dropped() and not stored. Events of members still in flight are not in
+// events() until their result is collected.
+//
+// Not thread-safe: the Worker calls every method under its own mutex (the
+// scheduler already holds it where it publishes and collects). Recording is
+// noexcept: an event that cannot be stored (out of memory) counts as dropped.
+// Does not own: the lanes, the engine's tasks; it copies what it records.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "simpler/engine/engine_core.h"
+
+namespace simpler {
+
+inline constexpr size_t DEFAULT_TRACE_CAPACITY = 1'000'000;
+
+enum class TracePhase : uint8_t {
+    SUBMIT = 0,  // a task entered the engine
+    RUN = 1,     // one member of a task on one child, publish to collect
+};
+
+struct TraceEvent {
+    TracePhase phase = TracePhase::RUN;
+    TaskKind kind = TaskKind::SUB;  // RUN: NEXT_LEVEL on a chip lane, SUB on a sub-worker lane
+    bool ok = true;        // RUN: the child reported success; SUBMIT: true
+    bool on_chip = false;  // RUN: the lane is a chip, else a sub-worker
+    uint32_t member = 0;   // RUN: the member's index in its task
+    uint32_t child = 0;    // RUN: the chip or sub-worker index
+    uint32_t members = 0;  // SUBMIT: how many members the task has
+    TaskId task = 0;
+    uint64_t callable = 0;
+    int64_t start_ns = 0;  // see the header comment
+    int64_t end_ns = 0;
+    std::string error;     // RUN that failed: the failure's text; else empty
+};
+
+// Now, in the nanoseconds every TraceEvent is stamped in.
+[[nodiscard]] int64_t trace_now_ns() noexcept;
+
+class TraceRecorder {
+public:
+    explicit TraceRecorder(size_t capacity = DEFAULT_TRACE_CAPACITY) : capacity_(capacity) {}
+
+    // The engine accepted task `task` of `members` members.
+    void submitted(TaskId task, TaskKind kind, uint64_t callable, uint32_t members,
+                   int64_t now_ns = trace_now_ns()) noexcept;
+    // Member `d` was published to lane `lane`; the lane's event stays open until
+    // collected() or lane_lost(). A lane has at most one open event.
+    void published(size_t lane, const Dispatch& d, int64_t now_ns = trace_now_ns()) noexcept;
+    // The lane's open member finished (error empty on success); no-op when none is open.
+    void collected(size_t lane, std::string_view error, int64_t now_ns = trace_now_ns()) noexcept;
+    // The lane's child is gone: its open member, if any, ends failed with `why`.
+    void lane_lost(size_t lane, std::string_view why, int64_t now_ns = trace_now_ns()) noexcept;
+    // Member `d` was never published (`why`): a zero-length failed RUN event.
+    void not_published(const Dispatch& d, std::string_view why, int64_t now_ns = trace_now_ns()) noexcept;
+
+    [[nodiscard]] const std::vector<TraceEvent>& events() const noexcept { return events_; }
+    [[nodiscard]] size_t dropped() const noexcept { return dropped_; }
+    [[nodiscard]] size_t capacity() const noexcept { return capacity_; }
+    // Forgets (and frees) every stored event and the dropped count; open events stay open.
+    void clear() noexcept;
+
+private:
+    void store(TraceEvent&& e) noexcept;
+
+    size_t capacity_;
+    std::vector<TraceEvent> events_;
+    std::vector<TraceEvent> open_;       // per lane: the member in flight
+    std::vector<uint8_t> open_valid_;    // per lane: whether open_[lane] is in flight
+    size_t dropped_ = 0;
+};
+
+}  // namespace simpler

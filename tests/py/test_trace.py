@@ -1,0 +1,220 @@
+"""Worker(trace=True) records a timeline of its runs: two sub tasks writing
+disjoint slices of one buffer on two sub-workers overlap in it (and write the
+right bytes), and so do two chips computing disjoint tiles of one buffer, while
+a dependent pair does not; write_trace() writes Chrome Trace
+Event Format JSON that loads with json and carries what Perfetto needs (complete
+"X" events with ts/dur in microseconds, one named thread per lane, the callable's
+name); a Worker without trace refuses write_trace() with a clear message."""
+
+import json
+import os
+import time
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from simpler import ChipCallable, DataType, TaskArgs, TensorArgType, Worker, view_array
+from simpler._core import TaskKind, TracePhase
+from simpler.trace import chrome_trace, intervals
+
+N = 8
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture
+def traced():
+    w = Worker(level=3, num_sub_workers=2, trace=True)
+    yield w
+    pids = w.child_pids()
+    w.close()
+    for p in pids:
+        assert not _alive(p), f"sub-worker {p} outlived close()"
+
+
+def args(*pairs, scalars=()):
+    ta = TaskArgs()
+    for t, tag in pairs:
+        ta.add_tensor(t, tag)
+    for s in scalars:
+        ta.add_scalar(s)
+    return ta
+
+
+def fill_slowly(a):
+    """Sleeps 0.2 s, then fills its view with scalar[0]."""
+    time.sleep(0.2)
+    a.array(0)[...] = a.scalars[0]
+
+
+def copy_plus_one(a):
+    a.array(1)[...] = a.array(0) + 1
+
+
+def _two_disjoint_fills(w):
+    h = w.register(fill_slowly)
+    w.init()
+    buf = w.create_buffer(2 * N * 4)
+    left = buf.tensor((N,), DataType.INT32)
+    right = buf.tensor((N,), DataType.INT32, byte_offset=N * 4)
+
+    def orch(o, _a, _c):
+        o.submit_sub(h, args((left, TensorArgType.OUTPUT_EXISTING), scalars=(11,)))
+        o.submit_sub(h, args((right, TensorArgType.OUTPUT_EXISTING), scalars=(22,)))
+
+    w.run(orch)
+    return buf
+
+
+def test_disjoint_slices_on_two_sub_workers_overlap_in_the_trace_and_write_the_right_bytes(traced):
+    buf = _two_disjoint_fills(traced)
+    whole = view_array(buf.tensor((2 * N,), DataType.INT32))
+    np.testing.assert_array_equal(whole, np.array([11] * N + [22] * N, dtype=np.int32))
+    runs = intervals(traced.trace_events())
+    assert len(runs) == 2
+    a, b = runs
+    assert a.overlaps(b), f"disjoint slices must overlap in time: {a} / {b}"
+    assert {a.lane, b.lane} == {"sub-worker 0", "sub-worker 1"}
+    assert a.ok and b.ok
+    assert a.duration_ns >= 200_000_000, "a RUN interval contains the child's run"
+
+
+def test_a_dependent_pair_does_not_overlap(traced):
+    fill = traced.register(fill_slowly)
+    inc = traced.register(copy_plus_one)
+    traced.init()
+    src = traced.create_buffer(N * 4)
+    dst = traced.create_buffer(N * 4)
+    s, d = src.tensor((N,), DataType.INT32), dst.tensor((N,), DataType.INT32)
+
+    def orch(o, _a, _c):
+        o.submit_sub(fill, args((s, TensorArgType.OUTPUT_EXISTING), scalars=(4,)))
+        o.submit_sub(inc, args((s, TensorArgType.INPUT), (d, TensorArgType.OUTPUT_EXISTING)))
+
+    traced.run(orch)
+    np.testing.assert_array_equal(view_array(d), np.full(N, 5, dtype=np.int32))
+    first, second = intervals(traced.trace_events())
+    assert not first.overlaps(second)
+    assert first.end_ns <= second.start_ns
+
+
+def test_disjoint_tiles_of_one_buffer_on_two_chips_overlap_in_the_trace():
+    m, k, n = 512, 256, 256
+    rng = np.random.default_rng(3)
+    a_np, b_np = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)
+    with Worker(level=3, num_chips=2, trace=True) as w:
+        matmul = w.register(ChipCallable("std.matmul"))
+        w.init()
+        a_h, b_h, c_h = w.create_buffer(m * k * 4), w.create_buffer(k * n * 4), w.create_buffer(m * n * 4)
+        a_h.array((m, k), DataType.FLOAT32)[...] = a_np
+        b_h.array((k, n), DataType.FLOAT32)[...] = b_np
+        half = n // 2
+
+        def orch(o, _a, _c):
+            for chip in (0, 1):
+                ta = TaskArgs()
+                ta.add_tensor(a_h.tensor((m, k), DataType.FLOAT32), TensorArgType.INPUT)
+                ta.add_tensor(b_h.tensor((k, half), DataType.FLOAT32, (n, 1), chip * half * 4), TensorArgType.INPUT)
+                ta.add_tensor(c_h.tensor((m, half), DataType.FLOAT32, (n, 1), chip * half * 4),
+                              TensorArgType.OUTPUT_EXISTING)
+                o.submit_next_level(matmul, ta, worker=chip)
+
+        w.run(orch)
+        np.testing.assert_allclose(c_h.array((m, n), DataType.FLOAT32), a_np @ b_np, rtol=1e-4, atol=1e-3)
+        runs = intervals(w.trace_events())
+        path_names = chrome_trace(w.trace_events(), {(matmul.kind, matmul.id): matmul.name})
+    assert [r.lane for r in runs] == ["chip 0", "chip 1"]
+    assert all(r.kind == TaskKind.NEXT_LEVEL and r.ok for r in runs)
+    assert runs[0].overlaps(runs[1]), f"disjoint column tiles on two chips must overlap in time: {runs}"
+    assert {e["name"] for e in path_names["traceEvents"] if e["ph"] == "X"} == {"std.matmul"}
+
+
+def test_write_trace_writes_chrome_trace_json_perfetto_can_load(traced, tmp_path):
+    _two_disjoint_fills(traced)
+    path = tmp_path / "run.json"
+    traced.write_trace(path)
+    trace = json.loads(path.read_text())
+    assert trace["displayTimeUnit"] == "ns"
+    events = trace["traceEvents"]
+    pid = os.getpid()
+    assert all(e["pid"] == pid and isinstance(e["tid"], int) and isinstance(e["ph"], str) for e in events)
+    threads = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert sorted(threads.values()) == ["sub-worker 0", "sub-worker 1", "submit"]
+    slices = [e for e in events if e["ph"] == "X"]
+    assert len(slices) == 2
+    for e in slices:
+        assert isinstance(e["ts"], float) and isinstance(e["dur"], float)
+        assert e["dur"] >= 200_000, "microseconds: the child slept 0.2 s"
+        assert e["name"] == "fill_slowly" and e["args"]["callable"] == "fill_slowly"
+        assert e["args"]["ok"] is True and e["args"]["member"] == 0
+        assert threads[e["tid"]].startswith("sub-worker")
+    x, y = slices
+    assert x["tid"] != y["tid"]
+    assert x["ts"] < y["ts"] + y["dur"] and y["ts"] < x["ts"] + x["dur"], "the slices overlap in the file too"
+    submits = [e for e in events if e["ph"] == "i"]
+    assert sorted(e["args"]["task"] for e in submits) == sorted(e["args"]["task"] for e in slices)
+    assert min(e["ts"] for e in events if "ts" in e) == 0.0
+    queued = [e for e in events if e.get("cat") == "queue"]
+    assert sorted(e["ph"] for e in queued) == ["b", "b", "e", "e"]
+
+
+def test_a_failed_task_is_a_failed_slice_with_its_error(tmp_path):
+    def boom(_a):
+        raise KeyError("boom")
+
+    with Worker(level=3, num_sub_workers=1, trace=True) as w:
+        h = w.register(boom)
+        w.init()
+        buf = w.create_buffer(64)
+        with pytest.raises(RuntimeError, match="boom"):
+            w.run(lambda o, a, c: o.submit_sub(h, args((buf.tensor((16,), DataType.FLOAT32),
+                                                        TensorArgType.OUTPUT_EXISTING))))
+        trace = chrome_trace(w.trace_events(), {(h.kind, h.id): h.name})
+    (x,) = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert x["args"]["ok"] is False and "KeyError" in x["args"]["error"]
+    assert x["name"].endswith("boom")
+
+
+def test_chip_lanes_come_first_and_chip_callables_are_named_by_kind_and_id():
+    def ev(phase, task, on_chip, child, kind, callable_id, start, end):
+        return SimpleNamespace(phase=phase, task=task, member=0, on_chip=on_chip, child=child, kind=kind,
+                               callable=callable_id, start_ns=start, end_ns=end, ok=True, error="", members=1)
+
+    events = [ev(TracePhase.SUBMIT, 1, False, 0, TaskKind.NEXT_LEVEL, 0, 1000, 1000),
+              ev(TracePhase.RUN, 1, True, 1, TaskKind.NEXT_LEVEL, 0, 2000, 5000),
+              ev(TracePhase.RUN, 2, False, 0, TaskKind.SUB, 0, 3000, 4000)]
+    names = {(TaskKind.NEXT_LEVEL, 0): "matmul", (TaskKind.SUB, 0): "post"}
+    trace = chrome_trace(events, names, num_chips=2, num_sub_workers=1, pid=7)
+    threads = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"}
+    assert threads == {0: "submit", 1: "chip 0", 2: "chip 1", 3: "sub-worker 0"}
+    slices = {e["name"]: e for e in trace["traceEvents"] if e["ph"] == "X"}
+    assert threads[slices["matmul"]["tid"]] == "chip 1" and slices["matmul"]["cat"] == "chip"
+    assert threads[slices["post"]["tid"]] == "sub-worker 0"
+    assert slices["matmul"]["ts"] == 1.0 and slices["matmul"]["dur"] == 3.0, "microseconds from the first event"
+    assert slices["matmul"]["args"]["queued_us"] == 1.0
+    a, b = intervals(events)
+    assert (a.lane, b.lane) == ("chip 1", "sub-worker 0") and a.overlaps(b)
+
+
+def test_trace_clear_starts_the_next_trace_empty(traced):
+    _two_disjoint_fills(traced)
+    assert traced.trace_events()
+    traced.trace_clear()
+    assert traced.trace_events() == []
+
+
+def test_a_worker_without_trace_refuses_write_trace_with_a_clear_message(tmp_path):
+    with Worker(level=3, num_sub_workers=1) as w:
+        w.init()
+        with pytest.raises(RuntimeError, match=r"records no trace .*Worker\(\.\.\., trace=True\)"):
+            w.write_trace(tmp_path / "run.json")
+        with pytest.raises(RuntimeError, match="trace=True"):
+            w.trace_events()
+    assert not (tmp_path / "run.json").exists()

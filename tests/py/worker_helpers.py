@@ -1,0 +1,112 @@
+"""Helpers for the Worker end-to-end tests: argument lists, the test chip
+library (tests/py/chip_sources/test_kernels.cpp), a whole-test time bound, and
+the checks that close() left no child behind."""
+
+import faulthandler
+import functools
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from simpler import ChipCallable, TaskArgs
+
+CHIP_SOURCES = Path(__file__).parent / "chip_sources"
+TEST_KERNELS = CHIP_SOURCES / "test_kernels.cpp"
+
+
+def args(*pairs, scalars=()):
+    """TaskArgs from (tensor, tag) pairs and u64 scalars."""
+    ta = TaskArgs()
+    for t, tag in pairs:
+        ta.add_tensor(t, tag)
+    for s in scalars:
+        ta.add_scalar(s)
+    return ta
+
+
+@functools.lru_cache(maxsize=None)
+def kernels_library() -> str:
+    """The test kernels built once per session (a content-hash cache hit afterwards)."""
+    return ChipCallable.from_source(TEST_KERNELS, "test.stamp").library
+
+
+def kernel_callable(name: str) -> ChipCallable:
+    """test.stamp, test.fail or test.rendezvous from the test library."""
+    return ChipCallable.from_library(kernels_library(), name)
+
+
+def alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie waiting to be reaped by whoever adopted it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+def wait_gone(pids, bound_s: float = 10.0) -> list:
+    """The pids still alive after waiting up to bound_s for every one to exit."""
+    deadline = time.monotonic() + bound_s
+    left = [p for p in pids if p > 0]
+    while left and time.monotonic() < deadline:
+        left = [p for p in left if alive(p)]
+        if left:
+            time.sleep(0.02)
+    return left
+
+
+def close_and_check(w) -> None:
+    """close() the Worker and assert none of its children outlived it."""
+    pids = w.child_pids()
+    w.close()
+    survivors = [p for p in pids if p > 0 and alive(p)]
+    assert not survivors, f"children {survivors} outlived close()"
+
+
+@pytest.fixture(autouse=True)
+def time_bound():
+    """A hang fails the run instead of blocking it: after 120 s the tracebacks are
+    dumped and the process exits (the Worker's children die with it)."""
+    faulthandler.dump_traceback_later(120, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
+
+
+class Gate:
+    """Holds chip tasks back until the orch fn has submitted everything: the
+    test.gate task (on `chip`) waits for a file, `hold` is the view it writes,
+    and a task that names `hold` as an INPUT runs only after `open()`.
+
+        g = Gate(w, tmp_path); handle = w.register(kernel_callable("test.gate"))
+        g.submit(o, handle)               # in the orch fn, first
+        ... submit the task to hold back with g.hold as an INPUT, and its successors ...
+        g.open()                          # last
+    """
+
+    def __init__(self, worker, tmp_path, hold=None, timeout_ms: int = 10_000):
+        """`hold`: the view the gate task names as its output (bytes left as they
+        are); by default 64 bytes of a buffer of its own."""
+        from simpler import DataType
+
+        self.file = os.path.join(str(tmp_path), "gate-open")
+        path = self.file.encode() + b"\0"
+        self._path_buf = worker.create_buffer(len(path))
+        self._path_buf.shm.buf[: len(path)] = path
+        self.path = self._path_buf.tensor((len(path),), DataType.UINT8)
+        if hold is None:
+            hold = worker.create_buffer(64).tensor((16,), DataType.FLOAT32)
+        self.hold = hold
+        self.timeout_ms = timeout_ms
+
+    def submit(self, orch, handle, chip: int = 0):
+        from simpler import TensorArgType
+
+        return orch.submit_next_level(handle, args((self.path, TensorArgType.INPUT),
+                                                   (self.hold, TensorArgType.OUTPUT_EXISTING),
+                                                   scalars=(self.timeout_ms,)), worker=chip)
+
+    def open(self):
+        open(self.file, "w").close()
