@@ -11,209 +11,29 @@
 // share of the parent's waits that reached the futex.
 #include <benchmark/benchmark.h>
 
-#include <sched.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <vector>
 
-#include <atomic>
-#include <cstring>
-#include <new>
-#include <stdexcept>
-
+#include "benchmarks/raw_ping_pong.h"
 #include "simpler/ipc/child_process.h"
 #include "simpler/ipc/doorbell.h"
-#include "simpler/ipc/futex.h"
 #include "simpler/ipc/mailbox.h"
-#include "simpler/ipc/shared_region.h"
 #include "simpler/ipc/spin_wait.h"
-#include "simpler/task_interface/buffer.h"
-#include "simpler/task_interface/task_args_wire.h"
 
 using namespace simpler::ipc;
 using namespace std::chrono_literals;
 
 namespace {
 
-constexpr uint32_t STOP = 0xFFFFFFFFu;
-constexpr auto CHILD_IDLE_LIMIT = 30'000ms;  // a child whose parent went quiet this long exits
+using simpler::bench::CHILD_IDLE_LIMIT;
+using simpler::bench::decode;
+using simpler::bench::finish_child;
+using simpler::bench::one_tensor_blob;
 
-struct alignas(64) PingPong {
-    uint32_t ping;
-    uint8_t _pad0[60];
-    uint32_t pong;
-    uint8_t _pad1[60];
-};
-
-std::atomic_ref<uint32_t> at(uint32_t& w) { return std::atomic_ref<uint32_t>(w); }
-
-// Spins until w != seen; gives up after CHILD_IDLE_LIMIT (returns STOP).
-uint32_t spin_change(uint32_t& w, uint32_t seen) {
-    const auto give_up = Clock::now() + CHILD_IDLE_LIMIT;
-    for (uint32_t n = 0;; ++n) {
-        const uint32_t v = at(w).load(std::memory_order_acquire);
-        if (v != seen) return v;
-        cpu_pause();
-        if ((n & 1023u) == 0 && Clock::now() > give_up) return STOP;
-    }
-}
-
-uint32_t spin_yield_change(uint32_t& w, uint32_t seen, Deadline give_up) {
-    const auto start = Clock::now();
-    for (;;) {
-        for (int i = 0; i < 16; ++i) {
-            const uint32_t v = at(w).load(std::memory_order_acquire);
-            if (v != seen) return v;
-            cpu_pause();
-        }
-        const auto now = Clock::now();
-        if (now > give_up) return STOP;
-        if (now - start > 2us) sched_yield();
-    }
-}
-
-uint32_t futex_change(uint32_t& w, uint32_t seen, Deadline deadline) {
-    for (;;) {
-        const uint32_t v = at(w).load(std::memory_order_acquire);
-        if (v != seen) return v;
-        if (futex_wait(&w, seen, deadline) == FutexWaitResult::TIMED_OUT) return STOP;
-    }
-}
-
-void finish_child(benchmark::State& state, ChildProcess& child) {
-    const auto st = child.wait_exit(Clock::now() + 10s);
-    if (!st || !WIFEXITED(*st) || WEXITSTATUS(*st) != 0) {
-        child.stop(Clock::now());
-        state.SkipWithError("child did not exit cleanly");
-    }
-}
-
-void BM_RawSpinPingPong(benchmark::State& state) {
-    SharedRegion region(sizeof(PingPong));
-    auto* pp = new (region.data()) PingPong{};
-    ChildProcess child = ChildProcess::spawn([pp] {
-        uint32_t seen = 0;
-        for (;;) {
-            seen = spin_change(pp->ping, seen);
-            if (seen == STOP) return 0;
-            at(pp->pong).store(seen, std::memory_order_release);
-        }
-    });
-    uint32_t i = 0;
-    for (auto _ : state) {
-        at(pp->ping).store(++i, std::memory_order_release);
-        while (at(pp->pong).load(std::memory_order_acquire) != i) cpu_pause();
-    }
-    at(pp->ping).store(STOP, std::memory_order_release);
-    finish_child(state, child);
-}
-
-// The same with sched_yield() between spin rounds after 2 us, as SpinWaiter
-// does: the baseline that survives an oversubscribed machine.
-void BM_RawSpinYieldPingPong(benchmark::State& state) {
-    SharedRegion region(sizeof(PingPong));
-    auto* pp = new (region.data()) PingPong{};
-    ChildProcess child = ChildProcess::spawn([pp] {
-        uint32_t seen = 0;
-        for (;;) {
-            seen = spin_yield_change(pp->ping, seen, Clock::now() + CHILD_IDLE_LIMIT);
-            if (seen == STOP) return 0;
-            at(pp->pong).store(seen, std::memory_order_release);
-        }
-    });
-    uint32_t i = 0;
-    for (auto _ : state) {
-        at(pp->ping).store(++i, std::memory_order_release);
-        spin_yield_change(pp->pong, i - 1, NO_DEADLINE);
-    }
-    at(pp->ping).store(STOP, std::memory_order_release);
-    finish_child(state, child);
-}
-
-void BM_RawFutexPingPong(benchmark::State& state) {
-    SharedRegion region(sizeof(PingPong));
-    auto* pp = new (region.data()) PingPong{};
-    ChildProcess child = ChildProcess::spawn([pp] {
-        uint32_t seen = 0;
-        for (;;) {
-            seen = futex_change(pp->ping, seen, Clock::now() + CHILD_IDLE_LIMIT);
-            if (seen == STOP) return 0;
-            at(pp->pong).store(seen, std::memory_order_release);
-            futex_wake(&pp->pong, 1);
-        }
-    });
-    uint32_t i = 0;
-    for (auto _ : state) {
-        at(pp->ping).store(++i, std::memory_order_release);
-        futex_wake(&pp->ping, 1);
-        futex_change(pp->pong, i - 1, NO_DEADLINE);
-    }
-    at(pp->ping).store(STOP, std::memory_order_release);
-    futex_wake(&pp->ping, 1);
-    finish_child(state, child);
-}
-
-void BM_RawPipePingPong(benchmark::State& state) {
-    int to_child[2];
-    int to_parent[2];
-    if (pipe(to_child) != 0 || pipe(to_parent) != 0) {
-        state.SkipWithError("pipe failed");
-        return;
-    }
-    ChildProcess child = ChildProcess::spawn([&] {
-        char c = 0;
-        while (read(to_child[0], &c, 1) == 1) {
-            if (c == 'q') return 0;
-            if (write(to_parent[1], &c, 1) != 1) return 1;
-        }
-        return 0;
-    });
-    char c = 'p';
-    for (auto _ : state) {
-        if (write(to_child[1], &c, 1) != 1 || read(to_parent[0], &c, 1) != 1) {
-            state.SkipWithError("pipe i/o failed");
-            break;
-        }
-    }
-    c = 'q';
-    (void)!write(to_child[1], &c, 1);
-    finish_child(state, child);
-    for (int fd : {to_child[0], to_child[1], to_parent[0], to_parent[1]}) close(fd);
-}
-
-std::vector<std::byte> one_tensor_blob() {
-    CanonicalIdentity id{};
-    id.owner_instance_id[0] = 0xa1;
-    id.buffer_id = 7;
-    id.generation = 1;
-    const char name[] = "simpler-bench";
-    const BufferDescriptor d = make_buffer_descriptor(id, BackendKind::POSIX_SHM, AddressSpace::HOST,
-                                                      AccessMode::READWRITE, 1 << 20,
-                                                      {reinterpret_cast<const uint8_t*>(name), sizeof name - 1});
-    const uint32_t shapes[2] = {256, 256};
-    TaskArgs args;
-    args.add_tensor(make_tensor(d, shapes, DataType::FLOAT32), TensorArgType::INPUT);
-    args.add_scalar(42);
-    return encode_blob(args);
-}
-
-// What the child does with a task: open the blob and validate every tensor.
-bool decode(std::span<const std::byte> blob) noexcept {
-    TaskArgsView view;
-    if (!TaskArgsView::open(blob.data(), blob.size(), view).ok()) return false;
-    Tensor t;
-    for (int32_t i = 0; i < view.tensor_count(); ++i) {
-        if (!view.tensor(i, t).ok()) return false;
-    }
-    benchmark::DoNotOptimize(t);
-    return true;
-}
-
-void BM_DecodeOneTensorBlob(benchmark::State& state) {
-    const std::vector<std::byte> blob = one_tensor_blob();
-    for (auto _ : state) {
-        if (!decode(blob)) state.SkipWithError("decode refused the blob");
-    }
-}
+void BM_RawSpinPingPong(benchmark::State& state) { simpler::bench::raw_spin_ping_pong(state); }
+void BM_RawSpinYieldPingPong(benchmark::State& state) { simpler::bench::raw_spin_yield_ping_pong(state); }
+void BM_RawFutexPingPong(benchmark::State& state) { simpler::bench::raw_futex_ping_pong(state); }
+void BM_RawPipePingPong(benchmark::State& state) { simpler::bench::raw_pipe_ping_pong(state); }
+void BM_DecodeOneTensorBlob(benchmark::State& state) { simpler::bench::decode_one_tensor_blob(state); }
 
 void mailbox_round_trip(benchmark::State& state, SpinPolicy child_policy, SpinPolicy parent_policy) {
     Doorbell bell;

@@ -5,19 +5,26 @@
 // GIL: init() forks while holding the GIL, so each child's serving thread holds
 // it for good and calls the dispatcher directly; wait() and close() release it
 // while they sleep. The scheduler and watcher threads never touch Python.
+// init() brackets its forks with PyOS_BeforeFork / PyOS_AfterFork_Parent, and a
+// child that runs Python calls PyOS_AfterFork_Child first, as os.fork() does:
+// without it a child inherits the interpreter's view of the parent's other
+// Python threads (a pending GIL-drop request among it) and can wait forever
+// for a thread that does not exist in the child.
 //
 // Tracing: EngineWorker(..., trace=True) records a TraceEvent timeline
 // (src/simpler/engine/trace.h); trace_events() copies it out as read-only
 // TraceEvent objects, and python/simpler/trace.py turns them into a Chrome trace.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
-#include <nanobind/stl/string.h>
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,6 +57,17 @@ simpler::ipc::TaskHandler python_handler(nb::object dispatch) {
             return {simpler::ipc::TaskError::TASK_FAILED, e.what()};
         }
     };
+}
+
+// None: the adaptive default policy; 0: never spin (every hand-off sleeps on a
+// futex); s > 0: spin a fixed s seconds before sleeping. ValueError outside [0, 1].
+simpler::ipc::SpinPolicy spin_policy_of(std::optional<double> spin_s) {
+    if (!spin_s) return simpler::ipc::SpinPolicy{};
+    if (!std::isfinite(*spin_s) || *spin_s < 0 || *spin_s > 1)
+        throw std::invalid_argument("spin: a spin budget in seconds, 0 <= spin <= 1 (got " + std::to_string(*spin_s) +
+                                    ")");
+    if (*spin_s == 0) return simpler::ipc::never_spin_policy();
+    return simpler::ipc::fixed_spin_policy(std::chrono::nanoseconds(static_cast<int64_t>(std::llround(*spin_s * 1e9))));
 }
 
 TaskConfig config_of(nb::bytes b) {
@@ -104,16 +122,23 @@ void bind_engine(nb::module_& m) {
                 std::vector<std::string> chip_orchestrations, std::vector<std::string> chip_libraries,
                 uint32_t chip_core_threads, uint64_t chip_arena_bytes, bool chip_zero_copy,
                 uint64_t device_memory_bytes, bool record_edges, std::vector<std::string> sub_callable_names,
-                bool trace, size_t trace_capacity) {
+                bool trace, size_t trace_capacity, std::optional<double> spin_s) {
                  WorkerConfig c;
+                 c.spin = spin_policy_of(spin_s);
                  c.num_chips = num_chips;
                  c.num_sub_workers = num_sub_workers;
                  c.blob_capacity = blob_capacity;
                  c.task_timeout = std::chrono::milliseconds(static_cast<int64_t>(task_timeout_s * 1000));
                  if (!chip_dispatch.is_none())
-                     c.chip_handler = [chip_dispatch](uint32_t) { return python_handler(chip_dispatch); };
+                     c.chip_handler = [chip_dispatch](uint32_t) {
+                         PyOS_AfterFork_Child();
+                         return python_handler(chip_dispatch);
+                     };
                  if (!sub_dispatch.is_none())
-                     c.sub_handler = [sub_dispatch](uint32_t) { return python_handler(sub_dispatch); };
+                     c.sub_handler = [sub_dispatch](uint32_t) {
+                         PyOS_AfterFork_Child();
+                         return python_handler(sub_dispatch);
+                     };
                  c.chip_lane.chip.orchestrations = std::move(chip_orchestrations);
                  c.chip_lane.chip.libraries = std::move(chip_libraries);
                  c.chip_lane.chip.core_threads = chip_core_threads;
@@ -133,10 +158,23 @@ void bind_engine(nb::module_& m) {
              "chip_core_threads"_a = 2, "chip_arena_bytes"_a = uint64_t{1} << 30, "chip_zero_copy"_a = false,
              "device_memory_bytes"_a = simpler::DEFAULT_DEVICE_HEAP_BYTES, "record_edges"_a = false,
              "sub_callable_names"_a = std::vector<std::string>{}, nb::kw_only(), "trace"_a = false,
-             "trace_capacity"_a = simpler::DEFAULT_TRACE_CAPACITY,
+             "trace_capacity"_a = simpler::DEFAULT_TRACE_CAPACITY, "spin_s"_a = nb::none(),
              "chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose "
-             "callable ids index chip_orchestrations.")
-        .def("init", &Worker::init, "Forks every child (chips, then sub-workers), then starts the threads.")
+             "callable ids index chip_orchestrations. spin_s: the spin budget of every waiter (scheduler, "
+             "children, wait()) in seconds; None: adaptive (up to 25 us), 0: never spin.")
+        .def(
+            "init",
+            [](Worker& w) {
+                PyOS_BeforeFork();
+                try {
+                    w.init();
+                } catch (...) {
+                    PyOS_AfterFork_Parent();
+                    throw;
+                }
+                PyOS_AfterFork_Parent();
+            },
+            "Forks every child (chips, then sub-workers), then starts the threads.")
         .def(
             "submit",
             [](Worker& w, TaskKind kind, uint64_t callable, const std::vector<std::pair<const TaskArgs*, int32_t>>& members,
@@ -156,7 +194,7 @@ void bind_engine(nb::module_& m) {
             "kind"_a, "callable"_a, "args"_a, "worker"_a, "config"_a,
             "submit() of one member, without building a list (the hot path of submit_next_level / submit_sub).")
         .def("wait", &Worker::wait, nb::call_guard<nb::gil_scoped_release>(),
-             "Sleeps until every task has finished; RuntimeError names the first failure.")
+             "Waits (spin, then futex) until every task has finished; RuntimeError names the first failure.")
         .def("close", &Worker::close, nb::call_guard<nb::gil_scoped_release>())
         .def_prop_ro("initialized", &Worker::initialized)
         .def_prop_ro("closed", &Worker::closed)

@@ -11,6 +11,12 @@
 Worker(..., trace=True) records a timeline of every run: write_trace(path)
 writes it as a Chrome trace (see simpler.trace), trace_events() returns it.
 
+How long a waiting thread or child spins before it sleeps on a futex is
+`spin`: None (the default) adapts to the observed hand-off times, up to 25 us;
+0 never spins (every hand-off wakes a sleeper: 10-40 us here, no CPU spent
+spinning); a number of seconds spins that long every time (the hot regime, for
+latency-bound runs). Nothing spins while the Worker is idle beyond that budget.
+
 Callables are registered before init(): the children are forked then and know
 exactly what was registered. run() returns when every task has finished, or
 raises RuntimeError naming the first failure (task, worker, cause).
@@ -53,7 +59,7 @@ class Worker:
                  chip_core_threads: int = 2, chip_arena_bytes: int = 1 << 30,
                  device_memory_bytes: int = DEFAULT_DEVICE_MEMORY_BYTES, zero_copy: bool = False,
                  record_edges: bool = False, trace: bool = False,
-                 trace_capacity: int = DEFAULT_TRACE_CAPACITY):
+                 trace_capacity: int = DEFAULT_TRACE_CAPACITY, spin: Optional[float] = None):
         if level < 3:
             raise ValueError(f"Worker(level={level}): a Worker is level 3 (a host) or above; level 2 is a chip")
         if num_chips < 0 or num_sub_workers < 0:
@@ -62,11 +68,14 @@ class Worker:
             raise ValueError(f"Worker: task_timeout must be > 0 seconds (got {task_timeout})")
         if trace_capacity < 0:
             raise ValueError(f"Worker: trace_capacity must be >= 0 (got {trace_capacity})")
+        if spin is not None and not 0 <= spin <= 1:
+            raise ValueError(f"Worker: spin must be a budget in seconds, 0 <= spin <= 1 (got {spin})")
         self.level = level
         self.num_chips = num_chips
         self.num_sub_workers = num_sub_workers
         self._task_timeout = task_timeout or 0.0
         self._blob_capacity = blob_capacity
+        self._spin = spin
         if chip_core_threads < 1:
             raise ValueError(f"Worker: chip_core_threads must be >= 1 (got {chip_core_threads})")
         self._chip_options = dict(chip_core_threads=chip_core_threads, chip_arena_bytes=chip_arena_bytes,
@@ -110,7 +119,8 @@ class Worker:
                             chip_libraries=libraries,
                             sub_callable_names=[self.callable_name(TaskKind.SUB, i)
                                                 for i in range(len(self._sub_callables))],
-                            **self._chip_options, trace=self._trace, trace_capacity=self._trace_capacity)
+                            **self._chip_options, trace=self._trace, trace_capacity=self._trace_capacity,
+                            spin_s=self._spin)
         core.init()
         self._core = core
         return self

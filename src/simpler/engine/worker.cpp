@@ -28,6 +28,7 @@ const char* publish_status_text(ipc::PublishStatus s) noexcept {
 Worker::Worker(WorkerConfig config)
     : config_(std::move(config)),
       device_(std::make_unique<DeviceMemory>(config_.num_chips, config_.device_memory_bytes)),
+      wait_waiter_(config_.spin),
       core_(engine_config()) {
     if (config_.num_sub_workers > 0 && !config_.sub_handler)
         throw std::invalid_argument("WorkerConfig.sub_handler: required when num_sub_workers > 0");
@@ -130,12 +131,20 @@ TaskId Worker::submit(TaskKind kind, uint64_t callable, std::span<const MemberSu
 
 void Worker::wait() {
     if (!initialized_) throw std::logic_error("Worker.wait: the Worker was never initialized");
-    std::unique_lock lock(mu_);
-    idle_.wait(lock, [&] { return core_.unfinished() == 0 || stopping_; });
-    if (const std::optional<RunFailure>& f = core_.first_failure()) {
-        std::string message = describe_failure_locked(*f);
-        core_.clear_failure();
-        throw RunError(message);
+    for (;;) {
+        const uint32_t seen = ipc::load_acquire(idle_word_);
+        {
+            std::lock_guard lock(mu_);
+            if (core_.unfinished() == 0 || stopping_) {
+                if (const std::optional<RunFailure>& f = core_.first_failure()) {
+                    std::string message = describe_failure_locked(*f);
+                    core_.clear_failure();
+                    throw RunError(message);
+                }
+                return;
+            }
+        }
+        (void)wait_waiter_.wait_change(idle_word_, seen);
     }
 }
 
@@ -164,7 +173,7 @@ void Worker::scheduler_loop() noexcept {
             dispatch_locked();
             for (const Lane& l : lanes_)
                 if (l.in_flight) deadline = std::min(deadline, l.mailbox->deadline());
-            if (core_.unfinished() == 0) idle_.notify_all();
+            if (core_.unfinished() == 0) ipc::bump(idle_word_);
         }
         bell_.wait_past(seen, waiter, deadline);
     }
@@ -229,7 +238,7 @@ void Worker::close() noexcept {
         stopping_ = true;
         if (initialized_) core_.abandon("the Worker closed before the task was dispatched");
     }
-    idle_.notify_all();
+    ipc::bump(idle_word_);
     bell_.ring();
     if (scheduler_.joinable()) scheduler_.join();
     for (Lane& l : lanes_)

@@ -21,10 +21,15 @@
 // state is guarded by one mutex held only for bookkeeping, never while waiting.
 // With config.trace, a TraceRecorder (trace.h) records when each task was
 // submitted and each member published and collected, under that same mutex.
+//
+// Waiting: every waiter of a Worker follows WorkerConfig.spin — each child for
+// its next task, the scheduler thread on the doorbell, and wait() on the word
+// the scheduler bumps when the last task finishes: spin for the budget, then
+// sleep on a futex. With a zero budget nothing spins; while idle, nothing spins
+// beyond one budget.
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -44,6 +49,8 @@
 #include "simpler/ipc/doorbell.h"
 #include "simpler/ipc/mailbox.h"
 #include "simpler/ipc/serve_tasks.h"
+#include "simpler/ipc/shared_word.h"
+#include "simpler/ipc/spin_wait.h"
 
 namespace simpler {
 
@@ -92,7 +99,7 @@ public:
     // refusal (nothing recorded), std::logic_error before init() or after close().
     TaskId submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members, const TaskConfig& config);
 
-    // Sleeps until every submitted task has finished or been poisoned; throws
+    // Waits (spin, then futex) until every submitted task has finished or been poisoned; throws
     // RunError for the first failure since the last wait() (and clears it).
     void wait();
 
@@ -154,7 +161,9 @@ private:
     std::thread scheduler_;
 
     mutable std::mutex mu_;
-    std::condition_variable idle_;
+    // Bumped by the scheduler when no task is unfinished, and by close().
+    ipc::SharedWord idle_word_{0, 0};
+    ipc::SpinWaiter wait_waiter_;  // wait()'s: the orchestration thread's
     EngineCore core_;
     bool stopping_ = false;
     bool initialized_ = false;

@@ -135,6 +135,27 @@ TEST(DispatchQueue, ADeadChipIsNeverFreeAgainAndDropRemovesItsWork) {
     EXPECT_EQ(q.queued(), 0u);
 }
 
+TEST(DispatchQueue, ItemsForFreeChildrenLeaveFromBehindALongQueueForABusyChip) {
+    DispatchQueue q(2, 1);
+    q.push(1, chip0);
+    ASSERT_EQ(take(q).size(), 1u);  // chip 0 busy from here on
+    for (simpler::TaskId t = 2; t < 1002; ++t) q.push(t, chip0);
+    q.push(1002, chip1);
+    q.push(1003, sub);
+    q.push(1004, chip1);
+    auto a = take(q);
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_EQ(a[0].task, 1002u);
+    EXPECT_EQ(a[1].task, 1003u);
+    EXPECT_TRUE(take(q).empty());  // every child busy: nothing behind them can leave
+    q.release_chip(0);
+    q.release_chip(1);
+    a = take(q);
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_EQ(a[0].task, 2u);
+    EXPECT_EQ(a[1].task, 1004u);
+}
+
 TEST(DispatchQueue, ASubTaskBehindAThousandWaitingChipTasksStillLeaves) {
     DispatchQueue q(2, 1);
     q.push(1, chip0);

@@ -1,0 +1,173 @@
+// The runtime end to end in C++ (no Python): simpler::Worker with forked
+// children whose handlers decode the argument blob and return.
+//
+// Round trip: submit one empty task to a sub-worker lane and wait() for it,
+// per iteration, in three regimes of WorkerConfig.spin (used by the scheduler
+// thread, every child and wait()): hot (a fixed 1 ms spin: every hand-off lands
+// while the peer spins), cold (never spins: every hand-off wakes a sleeping
+// thread or process) and adaptive (the default policy). Next to it, in the same
+// binary, the raw spin and futex ping-pong baselines and the decode alone.
+//
+// Throughput: N independent empty tasks spread over 2 chip lanes, then one
+// wait(); and a chain of N tasks each INOUT on the same 64-byte view (each
+// depends on the one before, so one is in flight at a time). Items per second.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include "benchmarks/raw_ping_pong.h"
+#include "simpler/engine/worker.h"
+
+using namespace simpler;
+using namespace std::chrono_literals;
+
+namespace {
+
+ipc::TaskHandler empty_handler() {
+    return [](const ipc::TaskView& task) -> ipc::TaskOutcome {
+        if (!bench::decode(task.blob)) return {ipc::TaskError::BAD_ARGUMENTS, "blob refused"};
+        return {};
+    };
+}
+
+enum Regime : int64_t { HOT = 0, COLD = 1, ADAPTIVE = 2 };
+
+ipc::SpinPolicy policy_of(int64_t regime) {
+    switch (regime) {
+        case HOT: return ipc::fixed_spin_policy(1ms);
+        case COLD: return ipc::never_spin_policy();
+        default: return ipc::SpinPolicy{};
+    }
+}
+
+const char* regime_name(int64_t regime) {
+    switch (regime) {
+        case HOT: return "hot";
+        case COLD: return "cold";
+        default: return "adaptive";
+    }
+}
+
+WorkerConfig config(uint32_t chips, uint32_t subs, int64_t regime) {
+    WorkerConfig c;
+    c.num_chips = chips;
+    c.num_sub_workers = subs;
+    c.spin = policy_of(regime);
+    c.chip_handler = [](uint32_t) { return empty_handler(); };
+    c.sub_handler = [](uint32_t) { return empty_handler(); };
+    return c;
+}
+
+CanonicalIdentity identity(uint64_t buffer_id) {
+    CanonicalIdentity id{};
+    std::memset(id.owner_instance_id, 0x5b, sizeof id.owner_instance_id);
+    id.buffer_id = buffer_id;
+    id.generation = 1;
+    return id;
+}
+
+void BM_RawSpinPingPong(benchmark::State& state) { bench::raw_spin_ping_pong(state); }
+void BM_RawSpinYieldPingPong(benchmark::State& state) { bench::raw_spin_yield_ping_pong(state); }
+void BM_RawFutexPingPong(benchmark::State& state) { bench::raw_futex_ping_pong(state); }
+void BM_DecodeOneTensorBlob(benchmark::State& state) { bench::decode_one_tensor_blob(state); }
+
+// One empty SUB task per iteration: submit -> scheduler -> mailbox -> child ->
+// doorbell -> scheduler -> wait() returns.
+void BM_WorkerRoundTripSub(benchmark::State& state) {
+    state.SetLabel(regime_name(state.range(0)));
+    Worker w(config(0, 1, state.range(0)));
+    w.init();
+    const TaskArgs args;
+    const MemberSubmit m{&args, ANY_SUB_WORKER};
+    for (auto _ : state) {
+        w.submit(TaskKind::SUB, 0, {&m, 1}, TaskConfig{});
+        w.wait();
+    }
+    w.close();
+}
+
+// The same to chip lane 0 with a one-tensor blob (the chip handler decodes it).
+void BM_WorkerRoundTripChipOneTensor(benchmark::State& state) {
+    state.SetLabel(regime_name(state.range(0)));
+    Worker w(config(1, 0, state.range(0)));
+    w.init();
+    const std::vector<std::byte> blob = bench::one_tensor_blob();
+    TaskArgs args;
+    {
+        TaskArgsView view;
+        Tensor t;
+        if (!TaskArgsView::open(blob.data(), blob.size(), view).ok() || !view.tensor(0, t).ok()) {
+            state.SkipWithError("baseline blob refused");
+            return;
+        }
+        args.add_tensor(t, TensorArgType::INPUT);
+    }
+    const MemberSubmit m{&args, 0};
+    for (auto _ : state) {
+        w.submit(TaskKind::NEXT_LEVEL, 0, {&m, 1}, TaskConfig{});
+        w.wait();
+    }
+    w.close();
+}
+
+// N independent empty tasks over 2 chip lanes (task i on lane i % 2), one wait().
+void BM_WorkerIndependentTasks(benchmark::State& state) {
+    const int64_t n = state.range(1);
+    state.SetLabel(regime_name(state.range(0)));
+    Worker w(config(2, 0, state.range(0)));
+    w.init();
+    const TaskArgs args;
+    const MemberSubmit lanes[2] = {{&args, 0}, {&args, 1}};
+    for (auto _ : state) {
+        for (int64_t i = 0; i < n; ++i) w.submit(TaskKind::NEXT_LEVEL, 0, {&lanes[i & 1], 1}, TaskConfig{});
+        w.wait();
+    }
+    state.SetItemsProcessed(state.iterations() * n);
+    w.close();
+}
+
+// N tasks, each INOUT on the same 64-byte view: a chain, one task in flight.
+void BM_WorkerChain(benchmark::State& state) {
+    const int64_t n = state.range(1);
+    state.SetLabel(regime_name(state.range(0)));
+    Worker w(config(1, 0, state.range(0)));
+    w.init();
+    const uint8_t name[] = "spbench";
+    const BufferDescriptor d = make_buffer_descriptor(identity(1), BackendKind::POSIX_SHM, AddressSpace::HOST,
+                                                      AccessMode::READWRITE, 4096, {name, 7});
+    const uint32_t shapes[1] = {16};
+    TaskArgs args;
+    args.add_tensor(make_tensor(d, shapes, DataType::FLOAT32), TensorArgType::INOUT);
+    const MemberSubmit m{&args, 0};
+    for (auto _ : state) {
+        for (int64_t i = 0; i < n; ++i) w.submit(TaskKind::NEXT_LEVEL, 0, {&m, 1}, TaskConfig{});
+        w.wait();
+    }
+    state.SetItemsProcessed(state.iterations() * n);
+    w.close();
+}
+
+}  // namespace
+
+BENCHMARK(BM_RawSpinPingPong)->UseRealTime();
+BENCHMARK(BM_RawSpinYieldPingPong)->UseRealTime();
+BENCHMARK(BM_RawFutexPingPong)->UseRealTime();
+BENCHMARK(BM_DecodeOneTensorBlob);
+BENCHMARK(BM_WorkerRoundTripSub)->ArgName("regime")->Arg(HOT)->Arg(COLD)->Arg(ADAPTIVE)->UseRealTime();
+BENCHMARK(BM_WorkerRoundTripChipOneTensor)->ArgName("regime")->Arg(HOT)->Arg(COLD)->Arg(ADAPTIVE)->UseRealTime();
+BENCHMARK(BM_WorkerIndependentTasks)
+    ->ArgNames({"regime", "n"})
+    ->Args({HOT, 10'000})
+    ->Args({COLD, 10'000})
+    ->Args({ADAPTIVE, 10'000})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_WorkerChain)
+    ->ArgNames({"regime", "n"})
+    ->Args({HOT, 10'000})
+    ->Args({COLD, 10'000})
+    ->Args({ADAPTIVE, 10'000})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
