@@ -124,17 +124,35 @@ TaskId Worker::submit(TaskKind kind, uint64_t callable, std::span<const MemberSu
         std::lock_guard lock(mu_);
         id = core_.submit(kind, callable, members, config);
         if (trace_) trace_->submitted(id, kind, callable, static_cast<uint32_t>(members.size()));
+        // Progress on the submitting thread: finished results are collected and a
+        // ready task goes to its free lane now, not through the scheduler thread.
+        (void)progress_locked();
     }
-    bell_.ring();
+    // Whoever drives the lanes learns of new work from the children's rings;
+    // only a task deadline needs it awake now, to time the task.
+    if (config_.task_timeout.count() > 0) bell_.ring();
     return id;
 }
 
 void Worker::wait() {
     if (!initialized_) throw std::logic_error("Worker.wait: the Worker was never initialized");
+    // The waiting thread drives the lanes itself (collects results, dispatches
+    // what they release) while the scheduler thread stands down: a finished
+    // task reaches the waiter in one hand-off instead of two.
+    driving_.store(true, std::memory_order_release);
+    struct StandUp {
+        Worker& w;
+        ~StandUp() {
+            w.driving_.store(false, std::memory_order_release);
+            ipc::bump(w.drive_word_);
+        }
+    } stand_up{*this};
     for (;;) {
-        const uint32_t seen = ipc::load_acquire(idle_word_);
+        const uint32_t seen = bell_.sequence();
+        ipc::Deadline deadline = ipc::NO_DEADLINE;
         {
             std::lock_guard lock(mu_);
+            if (!stopping_) deadline = progress_locked();
             if (core_.unfinished() == 0 || stopping_) {
                 if (const std::optional<RunFailure>& f = core_.first_failure()) {
                     std::string message = describe_failure_locked(*f);
@@ -144,8 +162,17 @@ void Worker::wait() {
                 return;
             }
         }
-        (void)wait_waiter_.wait_change(idle_word_, seen);
+        (void)bell_.wait_past(seen, wait_waiter_, deadline);
     }
+}
+
+ipc::Deadline Worker::progress_locked() {
+    collect_results_locked();
+    dispatch_locked();
+    ipc::Deadline deadline = ipc::NO_DEADLINE;
+    for (const Lane& l : lanes_)
+        if (l.in_flight) deadline = std::min(deadline, l.mailbox->deadline());
+    return deadline;
 }
 
 std::string Worker::describe_failure_locked(const RunFailure& f) const {
@@ -162,20 +189,24 @@ std::string Worker::describe_failure_locked(const RunFailure& f) const {
 }
 
 void Worker::scheduler_loop() noexcept {
-    ipc::SpinWaiter waiter(config_.spin);
+    // The background path (progress while the orchestration thread neither
+    // submits nor waits): it never spins, so it takes no core from the threads
+    // on the latency path.
+    ipc::SpinWaiter waiter(ipc::never_spin_policy());
     for (;;) {
         const uint32_t seen = bell_.sequence();
+        const uint32_t drive_seen = ipc::load_acquire(drive_word_);
+        const bool stand_down = driving_.load(std::memory_order_acquire);
         ipc::Deadline deadline = ipc::NO_DEADLINE;
         {
             std::lock_guard lock(mu_);
             if (stopping_) return;
-            collect_results_locked();
-            dispatch_locked();
-            for (const Lane& l : lanes_)
-                if (l.in_flight) deadline = std::min(deadline, l.mailbox->deadline());
-            if (core_.unfinished() == 0) ipc::bump(idle_word_);
+            if (!stand_down) deadline = progress_locked();
         }
-        bell_.wait_past(seen, waiter, deadline);
+        if (stand_down)
+            (void)waiter.wait_change(drive_word_, drive_seen);  // until wait() returns or close()
+        else
+            (void)bell_.wait_past(seen, waiter, deadline);
     }
 }
 
@@ -238,7 +269,7 @@ void Worker::close() noexcept {
         stopping_ = true;
         if (initialized_) core_.abandon("the Worker closed before the task was dispatched");
     }
-    ipc::bump(idle_word_);
+    ipc::bump(drive_word_);
     bell_.ring();
     if (scheduler_.joinable()) scheduler_.join();
     for (Lane& l : lanes_)

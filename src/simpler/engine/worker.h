@@ -17,18 +17,25 @@
 // destructor closes. A child whose parent dies is killed by the kernel.
 //
 // Threads: submit() and wait() may be called from one orchestration thread at
-// a time; the scheduler thread owns the mailboxes' parent halves. The engine
-// state is guarded by one mutex held only for bookkeeping, never while waiting.
+// a time. The mailboxes' parent halves are driven under the one engine mutex
+// (held only for bookkeeping, never while waiting) by whichever thread makes
+// progress: submit() collects finished results and publishes ready tasks to
+// their free lanes at once; wait()
+// collects results and dispatches what they release while it waits, and the
+// scheduler thread does so only while no wait() is running (between, while
+// the orchestration function is still submitting). Each hop through a thread
+// is a hand-off, so this keeps a round trip to one hand-off each way.
 // With config.trace, a TraceRecorder (trace.h) records when each task was
 // submitted and each member published and collected, under that same mutex.
 //
 // Waiting: every waiter of a Worker follows WorkerConfig.spin — each child for
-// its next task, the scheduler thread on the doorbell, and wait() on the word
-// the scheduler bumps when the last task finishes: spin for the budget, then
+// its next task and wait() on the doorbell: spin for the budget, then
 // sleep on a futex. With a zero budget nothing spins; while idle, nothing spins
-// beyond one budget.
+// beyond one budget. The scheduler thread never spins: it sleeps on the
+// doorbell, or, while a wait() drives, on the word wait() bumps when it returns.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -146,6 +153,8 @@ private:
         return d.to_chip ? d.child : config_.num_chips + d.child;
     }
     void scheduler_loop() noexcept;
+    // Collects results, dispatches what is ready, returns the nearest task deadline.
+    ipc::Deadline progress_locked();
     void collect_results_locked();
     void dispatch_locked();
     void lose_lane_locked(size_t lane, const std::string& why);
@@ -162,7 +171,8 @@ private:
 
     mutable std::mutex mu_;
     // Bumped by the scheduler when no task is unfinished, and by close().
-    ipc::SharedWord idle_word_{0, 0};
+    ipc::SharedWord drive_word_{0, 0};       // bumped when wait() stops driving (and on close)
+    std::atomic<bool> driving_{false};       // a wait() drives the lanes; the scheduler thread stands down
     ipc::SpinWaiter wait_waiter_;  // wait()'s: the orchestration thread's
     EngineCore core_;
     bool stopping_ = false;
