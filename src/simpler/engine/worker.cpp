@@ -13,6 +13,10 @@ static_assert(sizeof(ipc::CallConfig) == TASK_CONFIG_BYTES);
 
 namespace {
 
+// How long the scheduler thread stays parked once a wait() has stopped driving
+// before it looks again (it is woken at once only by close()).
+constexpr std::chrono::milliseconds SCHEDULER_PARK{1};
+
 const char* publish_status_text(ipc::PublishStatus s) noexcept {
     switch (s) {
         case ipc::PublishStatus::OK: return "published";
@@ -140,12 +144,12 @@ void Worker::wait() {
     // what they release) while the scheduler thread stands down: a finished
     // task reaches the waiter in one hand-off instead of two.
     driving_.store(true, std::memory_order_release);
+    // On return the scheduler thread is not woken: when wait() returns nothing
+    // is in flight, and a parked scheduler looks again within SCHEDULER_PARK
+    // (a round trip per wait() would otherwise pay for waking it).
     struct StandUp {
         Worker& w;
-        ~StandUp() {
-            w.driving_.store(false, std::memory_order_release);
-            ipc::bump(w.drive_word_);
-        }
+        ~StandUp() { w.driving_.store(false, std::memory_order_release); }
     } stand_up{*this};
     for (;;) {
         const uint32_t seen = bell_.sequence();
@@ -204,7 +208,7 @@ void Worker::scheduler_loop() noexcept {
             if (!stand_down) deadline = progress_locked();
         }
         if (stand_down)
-            (void)waiter.wait_change(drive_word_, drive_seen);  // until wait() returns or close()
+            (void)waiter.wait_change(drive_word_, drive_seen, ipc::Clock::now() + SCHEDULER_PARK);
         else
             (void)bell_.wait_past(seen, waiter, deadline);
     }

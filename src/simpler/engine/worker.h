@@ -32,7 +32,7 @@
 // its next task and wait() on the doorbell: spin for the budget, then
 // sleep on a futex. With a zero budget nothing spins; while idle, nothing spins
 // beyond one budget. The scheduler thread never spins: it sleeps on the
-// doorbell, or, while a wait() drives, on the word wait() bumps when it returns.
+// doorbell, or, while a wait() drives, parks (re-checking every millisecond).
 #pragma once
 
 #include <atomic>
@@ -171,7 +171,7 @@ private:
 
     mutable std::mutex mu_;
     // Bumped by the scheduler when no task is unfinished, and by close().
-    ipc::SharedWord drive_word_{0, 0};       // bumped when wait() stops driving (and on close)
+    ipc::SharedWord drive_word_{0, 0};       // bumped on close() to unpark the scheduler thread
     std::atomic<bool> driving_{false};       // a wait() drives the lanes; the scheduler thread stands down
     ipc::SpinWaiter wait_waiter_;  // wait()'s: the orchestration thread's
     EngineCore core_;
