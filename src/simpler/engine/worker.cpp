@@ -13,9 +13,11 @@ static_assert(sizeof(ipc::CallConfig) == TASK_CONFIG_BYTES);
 
 namespace {
 
-// How long the scheduler thread stays parked once a wait() has stopped driving
-// before it looks again (it is woken at once only by close()).
-constexpr std::chrono::milliseconds SCHEDULER_PARK{1};
+// How long the parked scheduler thread sleeps before it looks whether a wait()
+// still drives (it is woken at once only by close()): from 1 ms, doubling while
+// one wait() goes on, up to 16 ms.
+constexpr std::chrono::microseconds SCHEDULER_PARK_MIN{1000};
+constexpr std::chrono::microseconds SCHEDULER_PARK_MAX{16000};
 
 const char* publish_status_text(ipc::PublishStatus s) noexcept {
     switch (s) {
@@ -145,7 +147,7 @@ void Worker::wait() {
     // task reaches the waiter in one hand-off instead of two.
     driving_.store(true, std::memory_order_release);
     // On return the scheduler thread is not woken: when wait() returns nothing
-    // is in flight, and a parked scheduler looks again within SCHEDULER_PARK
+    // is in flight, and a parked scheduler looks again within its park time
     // (a round trip per wait() would otherwise pay for waking it).
     struct StandUp {
         Worker& w;
@@ -197,6 +199,7 @@ void Worker::scheduler_loop() noexcept {
     // submits nor waits): it never spins, so it takes no core from the threads
     // on the latency path.
     ipc::SpinWaiter waiter(ipc::never_spin_policy());
+    std::chrono::microseconds park = SCHEDULER_PARK_MIN;
     for (;;) {
         const uint32_t seen = bell_.sequence();
         const uint32_t drive_seen = ipc::load_acquire(drive_word_);
@@ -207,10 +210,13 @@ void Worker::scheduler_loop() noexcept {
             if (stopping_) return;
             if (!stand_down) deadline = progress_locked();
         }
-        if (stand_down)
-            (void)waiter.wait_change(drive_word_, drive_seen, ipc::Clock::now() + SCHEDULER_PARK);
-        else
-            (void)bell_.wait_past(seen, waiter, deadline);
+        if (stand_down) {
+            (void)waiter.wait_change(drive_word_, drive_seen, ipc::Clock::now() + park);
+            park = std::min(park * 2, SCHEDULER_PARK_MAX);
+            continue;
+        }
+        park = SCHEDULER_PARK_MIN;
+        (void)bell_.wait_past(seen, waiter, deadline);
     }
 }
 

@@ -32,7 +32,7 @@
 // its next task and wait() on the doorbell: spin for the budget, then
 // sleep on a futex. With a zero budget nothing spins; while idle, nothing spins
 // beyond one budget. The scheduler thread never spins: it sleeps on the
-// doorbell, or, while a wait() drives, parks (re-checking every millisecond).
+// doorbell, or, while a wait() drives, parks (re-checking every 1-16 ms).
 #pragma once
 
 #include <atomic>
