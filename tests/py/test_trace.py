@@ -18,34 +18,16 @@ from simpler import ChipCallable, DataType, TaskArgs, TensorArgType, Worker, vie
 from simpler._core import TaskKind, TracePhase
 from simpler.trace import chrome_trace, intervals
 
+from worker_helpers import args, close_and_check
+
 N = 8
-
-
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 @pytest.fixture
 def traced():
     w = Worker(level=3, num_sub_workers=2, trace=True)
     yield w
-    pids = w.child_pids()
-    w.close()
-    for p in pids:
-        assert not _alive(p), f"sub-worker {p} outlived close()"
-
-
-def args(*pairs, scalars=()):
-    ta = TaskArgs()
-    for t, tag in pairs:
-        ta.add_tensor(t, tag)
-    for s in scalars:
-        ta.add_scalar(s)
-    return ta
+    close_and_check(w)
 
 
 def fill_slowly(a):

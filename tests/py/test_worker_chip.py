@@ -23,7 +23,7 @@ from simpler import (
     Worker,
     view_array,
 )
-from worker_helpers import args, close_and_check, kernel_callable, time_bound  # noqa: F401
+from worker_helpers import args, close_and_check, closing, kernel_callable, time_bound  # noqa: F401
 
 IN, OUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING
 F32, I32, I64 = DataType.FLOAT32, DataType.INT32, DataType.INT64
@@ -38,14 +38,6 @@ def make_worker(mode="staged", **kw):
 def cfg_for(mode):
     return CallConfig(zero_copy=True) if mode == "task_zero_copy" else None
 
-
-@pytest.fixture
-def closing():
-    """Collects Workers and closes each at teardown, checking no child outlives it."""
-    made = []
-    yield made.append
-    for w in made:
-        close_and_check(w)
 
 
 def host(buf, shape, dtype=F32, **kw):

@@ -33,19 +33,12 @@ from simpler import (
     create_buffer,
     view_array,
 )
-from worker_helpers import Gate, alive, args, close_and_check, kernel_callable, time_bound, wait_gone  # noqa: F401
+from worker_helpers import Gate, alive, args, close_and_check, closing, kernel_callable, time_bound, wait_gone  # noqa: F401
 
 IN, OUT, INOUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING, TensorArgType.INOUT
 F32, I64 = DataType.FLOAT32, DataType.INT64
 N = 64
 
-
-@pytest.fixture
-def closing():
-    made = []
-    yield made.append
-    for w in made:
-        close_and_check(w)
 
 
 def make_worker(closing, **kw):

@@ -25,34 +25,16 @@ from simpler import (
     view_array,
 )
 
+from worker_helpers import args, close_and_check
+
 N = 16
-
-
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 @pytest.fixture
 def worker():
     w = Worker(level=3, num_sub_workers=2)
     yield w
-    pids = w.child_pids()
-    w.close()
-    for p in pids:
-        assert not _alive(p), f"sub-worker {p} outlived close()"
-
-
-def args(*pairs, scalars=()):
-    ta = TaskArgs()
-    for t, tag in pairs:
-        ta.add_tensor(t, tag)
-    for s in scalars:
-        ta.add_scalar(s)
-    return ta
+    close_and_check(w)
 
 
 def scale(a):

@@ -66,6 +66,15 @@ def close_and_check(w) -> None:
     assert not survivors, f"children {survivors} outlived close()"
 
 
+@pytest.fixture
+def closing():
+    """Collects Workers and closes each at teardown, checking no child outlives it."""
+    made = []
+    yield made.append
+    for w in made:
+        close_and_check(w)
+
+
 @pytest.fixture(autouse=True)
 def time_bound():
     """A hang fails the run instead of blocking it: after 120 s the tracebacks are
