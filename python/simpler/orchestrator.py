@@ -43,7 +43,7 @@ class Orchestrator:
         handle = self._worker._check_callable(callable, kind)
         config = _DEFAULT_CONFIG if cfg is None else cfg.to_bytes()
         try:
-            task = self._worker._core.submit(kind, handle.id, members, config)
+            task = self._core.submit(kind, handle.id, members, config)
         except ValueError as e:
             raise self._explain(e, [a for a, _ in members]) from None
         self.submitted.append(task)
