@@ -9,6 +9,8 @@
 #include "simpler/engine/trace.h"
 #include "simpler/engine/worker.h"
 
+#include "benchmarks/worker_round_trip.h"
+
 using namespace simpler;
 
 namespace {
@@ -39,11 +41,7 @@ void BM_WorkerRoundTrip(benchmark::State& state) {
     Worker w(std::move(c));
     w.init();
     const TaskArgs args;
-    const MemberSubmit m{&args, ANY_SUB_WORKER};
-    for (auto _ : state) {
-        w.submit(TaskKind::SUB, 0, {&m, 1}, TaskConfig{});
-        w.wait();
-    }
+    bench::worker_round_trips(state, w, TaskKind::SUB, MemberSubmit{&args, ANY_SUB_WORKER});
     state.counters["trace_events"] = static_cast<double>(w.trace_events().size());
     w.close();
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "benchmarks/raw_ping_pong.h"
+#include "benchmarks/worker_round_trip.h"
 #include "simpler/engine/worker.h"
 
 using namespace simpler;
@@ -73,18 +74,14 @@ void BM_RawSpinYieldPingPong(benchmark::State& state) { bench::raw_spin_yield_pi
 void BM_RawFutexPingPong(benchmark::State& state) { bench::raw_futex_ping_pong(state); }
 void BM_DecodeOneTensorBlob(benchmark::State& state) { bench::decode_one_tensor_blob(state); }
 
-// One empty SUB task per iteration: submit -> scheduler -> mailbox -> child ->
-// doorbell -> scheduler -> wait() returns.
+// One empty SUB task per iteration: submit() publishes it to the mailbox, the
+// child runs it and rings the doorbell, wait() collects it (one hand-off each way).
 void BM_WorkerRoundTripSub(benchmark::State& state) {
     state.SetLabel(regime_name(state.range(0)));
     Worker w(config(0, 1, state.range(0)));
     w.init();
     const TaskArgs args;
-    const MemberSubmit m{&args, ANY_SUB_WORKER};
-    for (auto _ : state) {
-        w.submit(TaskKind::SUB, 0, {&m, 1}, TaskConfig{});
-        w.wait();
-    }
+    bench::worker_round_trips(state, w, TaskKind::SUB, MemberSubmit{&args, ANY_SUB_WORKER});
     w.close();
 }
 
@@ -104,11 +101,7 @@ void BM_WorkerRoundTripChipOneTensor(benchmark::State& state) {
         }
         args.add_tensor(t, TensorArgType::INPUT);
     }
-    const MemberSubmit m{&args, 0};
-    for (auto _ : state) {
-        w.submit(TaskKind::NEXT_LEVEL, 0, {&m, 1}, TaskConfig{});
-        w.wait();
-    }
+    bench::worker_round_trips(state, w, TaskKind::NEXT_LEVEL, MemberSubmit{&args, 0});
     w.close();
 }
 

@@ -91,6 +91,7 @@ void DeviceMemory::release_all() noexcept {
 }
 
 std::string DeviceMemory::identity_problem(const CanonicalIdentity& id) const {
+    if (heaps_.empty()) return {};  // no chips, no blocks (heaps_ is fixed at construction)
     std::lock_guard lock(mu_);
     auto it = blocks_.find(id);
     if (it == blocks_.end() || !it->second.releasing) return {};

@@ -54,9 +54,10 @@ EngineConfig Worker::engine_config() {
     };
     e.identity_problem = [this](const CanonicalIdentity& id) -> std::string {
         if (std::string why = device_->identity_problem(id); !why.empty()) return why;
-        IdentityMinter& minter = process_identity_minter();
-        if (minter.minted_here(id))
-            if (const Liveness l = minter.check_live(id); !l.live()) return describe_liveness(id, l);
+        // One minter lookup: an identity another incarnation minted is not ours to judge.
+        if (const Liveness l = process_identity_minter().check_live(id);
+            !l.live() && l.status != LivenessStatus::NOT_MINTED_HERE)
+            return describe_liveness(id, l);
         return config_.identity_problem ? config_.identity_problem(id) : std::string();
     };
     return e;
