@@ -18,11 +18,11 @@ namespace {
 void BM_TraceRecorderOneTask(benchmark::State& state) {
     TraceRecorder r;
     TaskId task = 1;
-    const Dispatch d{0, 0, false, 0, 3, {}, nullptr};
+    const Dispatch d{TaskHandle{}, TaskKind::SUB, 0, ChildRef{ChildKind::SUB_WORKER, 0}, 3, {}, nullptr};
     for (auto _ : state) {
         Dispatch di = d;
-        di.task = task;
-        r.submitted(task, TaskKind::SUB, 3, 1);
+        di.task.id = task;
+        r.submitted(di.task, TaskKind::SUB, 3, 1);
         r.published(0, di);
         r.collected(0, "");
         ++task;
@@ -41,7 +41,7 @@ void BM_WorkerRoundTrip(benchmark::State& state) {
     Worker w(std::move(c));
     w.init();
     const TaskArgs args;
-    bench::worker_round_trips(state, w, TaskKind::SUB, MemberSubmit{&args, ANY_SUB_WORKER});
+    bench::worker_round_trips(state, w, TaskKind::SUB, MemberSubmit{&args, std::nullopt});
     state.counters["trace_events"] = static_cast<double>(w.trace_events().size());
     w.close();
 }

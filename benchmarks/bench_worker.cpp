@@ -81,7 +81,7 @@ void BM_WorkerRoundTripSub(benchmark::State& state) {
     Worker w(config(0, 1, state.range(0)));
     w.init();
     const TaskArgs args;
-    bench::worker_round_trips(state, w, TaskKind::SUB, MemberSubmit{&args, ANY_SUB_WORKER});
+    bench::worker_round_trips(state, w, TaskKind::SUB, MemberSubmit{&args, std::nullopt});
     w.close();
 }
 

@@ -33,7 +33,10 @@
 
 namespace nb = nanobind;
 using namespace nb::literals;
+using simpler::ChildKind;
+using simpler::ChildRef;
 using simpler::MemberSubmit;
+using simpler::TaskHandle;
 using simpler::TaskConfig;
 using simpler::TaskKind;
 using simpler::TraceEvent;
@@ -70,6 +73,17 @@ simpler::ipc::SpinPolicy spin_policy_of(std::optional<double> spin_s) {
     return simpler::ipc::fixed_spin_policy(std::chrono::nanoseconds(static_cast<int64_t>(std::llround(*spin_s * 1e9))));
 }
 
+// A member as Python names it: worker None (a sub task: any idle sub-worker)
+// or a next-level worker index, refused with ValueError when negative.
+MemberSubmit member_of(const TaskArgs* args, std::optional<int64_t> worker) {
+    if (worker && (*worker < 0 || *worker > int64_t{UINT32_MAX}))
+        throw std::invalid_argument("worker=" + std::to_string(*worker) +
+                                    ": a next-level worker index is >= 0 (None: a sub task)");
+    MemberSubmit m{args, std::nullopt};
+    if (worker) m.worker = static_cast<uint32_t>(*worker);
+    return m;
+}
+
 TaskConfig config_of(nb::bytes b) {
     if (b.size() > simpler::TASK_CONFIG_BYTES)
         throw std::invalid_argument("call config: at most 64 bytes (got " + std::to_string(b.size()) + ")");
@@ -82,7 +96,32 @@ TaskConfig config_of(nb::bytes b) {
 
 void bind_engine(nb::module_& m) {
     nb::enum_<TaskKind>(m, "TaskKind").value("NEXT_LEVEL", TaskKind::NEXT_LEVEL).value("SUB", TaskKind::SUB);
-    m.attr("ANY_SUB_WORKER") = simpler::ANY_SUB_WORKER;
+    nb::enum_<ChildKind>(m, "ChildKind")
+        .value("CHIP", ChildKind::CHIP)
+        .value("SUB_WORKER", ChildKind::SUB_WORKER)
+        .value("WORKER", ChildKind::WORKER);
+    nb::class_<ChildRef>(m, "ChildRef",
+                         "Which child of a Worker: its kind and its index among the Worker's children of that kind. "
+                         "name() is the spelling every error, trace lane and status line uses.")
+        .def(nb::init<ChildKind, uint32_t>(), "kind"_a, "index"_a)
+        .def_ro("kind", &ChildRef::kind)
+        .def_ro("index", &ChildRef::index)
+        .def("name", &ChildRef::name, "'chip 0', 'sub-worker 1', 'worker 2'.")
+        .def("__eq__", [](const ChildRef& a, const ChildRef& b) { return a == b; })
+        .def("__hash__", [](const ChildRef& c) { return static_cast<size_t>(c.kind) << 32 | c.index; })
+        .def("__repr__", [](const ChildRef& c) { return "ChildRef(" + c.name() + ")"; });
+    nb::class_<TaskHandle>(m, "TaskHandle",
+                           "What a submit returns: the task's id within its Worker and the run it was submitted in "
+                           "(runs count Worker.run() calls from 0).")
+        .def(nb::init<simpler::TaskId, uint64_t>(), "id"_a, "run"_a)
+        .def_ro("id", &TaskHandle::id)
+        .def_ro("run", &TaskHandle::run)
+        .def("name", &TaskHandle::name, "'task 3 of run 1'.")
+        .def("__eq__", [](const TaskHandle& a, const TaskHandle& b) { return a == b; })
+        .def("__lt__", [](const TaskHandle& a, const TaskHandle& b) { return a.id < b.id; },
+             "Submit order (ids count up across runs).")
+        .def("__hash__", [](const TaskHandle& t) { return std::hash<uint64_t>{}(t.id); })
+        .def("__repr__", [](const TaskHandle& t) { return "TaskHandle(" + t.name() + ")"; });
     m.attr("DEFAULT_DEVICE_MEMORY_BYTES") = simpler::DEFAULT_DEVICE_HEAP_BYTES;
     m.attr("DEFAULT_TRACE_CAPACITY") = simpler::DEFAULT_TRACE_CAPACITY;
 
@@ -94,7 +133,6 @@ void bind_engine(nb::module_& m) {
         .def_ro("phase", &TraceEvent::phase)
         .def_ro("kind", &TraceEvent::kind)
         .def_ro("ok", &TraceEvent::ok)
-        .def_ro("on_chip", &TraceEvent::on_chip)
         .def_ro("member", &TraceEvent::member)
         .def_ro("child", &TraceEvent::child)
         .def_ro("members", &TraceEvent::members)
@@ -104,12 +142,11 @@ void bind_engine(nb::module_& m) {
         .def_ro("end_ns", &TraceEvent::end_ns)
         .def_ro("error", &TraceEvent::error)
         .def("__repr__", [](const TraceEvent& e) {
-            const std::string task = "task " + std::to_string(e.task);
+            const std::string task = e.task.name();
             if (e.phase == TracePhase::SUBMIT)
-                return "TraceEvent(submit " + task + " of " + std::to_string(e.members) + " member(s) at " +
+                return "TraceEvent(submit " + task + ", " + std::to_string(e.members) + " member(s) at " +
                        std::to_string(e.start_ns) + ")";
-            return "TraceEvent(" + task + " member " + std::to_string(e.member) + " on " +
-                   (e.on_chip ? "chip " : "sub-worker ") + std::to_string(e.child) + ", " +
+            return "TraceEvent(" + task + " member " + std::to_string(e.member) + " on " + e.child.name() + ", " +
                    std::to_string(e.start_ns) + ".." + std::to_string(e.end_ns) +
                    (e.ok ? std::string(")") : ", failed: " + e.error + ")");
         });
@@ -177,21 +214,23 @@ void bind_engine(nb::module_& m) {
             "Forks every child (chips, then sub-workers), then starts the threads.")
         .def(
             "submit",
-            [](Worker& w, TaskKind kind, uint64_t callable, const std::vector<std::pair<const TaskArgs*, int32_t>>& members,
-               nb::bytes config) {
+            [](Worker& w, TaskKind kind, uint64_t callable,
+               const std::vector<std::pair<const TaskArgs*, std::optional<int64_t>>>& members, nb::bytes config) {
                 std::vector<MemberSubmit> ms;
-                for (const auto& [args, worker] : members) ms.push_back({args, worker});
+                for (const auto& [args, worker] : members) ms.push_back(member_of(args, worker));
                 return w.submit(kind, callable, ms, config_of(config));
             },
             "kind"_a, "callable"_a, "members"_a, "config"_a,
-            "Publishes a task of (TaskArgs, worker) members; ValueError on refusal, nothing recorded.")
+            "Publishes a task of (TaskArgs, worker) members (worker None: a sub task); ValueError on refusal, "
+            "nothing recorded.")
         .def(
             "submit_one",
-            [](Worker& w, TaskKind kind, uint64_t callable, const TaskArgs& args, int32_t worker, nb::bytes config) {
-                const MemberSubmit member{&args, worker};
+            [](Worker& w, TaskKind kind, uint64_t callable, const TaskArgs& args, std::optional<int64_t> worker,
+               nb::bytes config) {
+                const MemberSubmit member = member_of(&args, worker);
                 return w.submit(kind, callable, {&member, 1}, config_of(config));
             },
-            "kind"_a, "callable"_a, "args"_a, "worker"_a, "config"_a,
+            "kind"_a, "callable"_a, "args"_a, "worker"_a.none(), "config"_a,
             "submit() of one member, without building a list (the hot path of submit_next_level / submit_sub).")
         .def("wait", &Worker::wait, nb::call_guard<nb::gil_scoped_release>(),
              "Waits (spin, then futex) until every task has finished; RuntimeError names the first failure.")

@@ -3,9 +3,11 @@ self-describing buffer handles and strided views instead of raw pointers.
 
 Everything public in simpler.buffer, simpler.task_interface and simpler.deps is
 re-exported here, with the runtime: Worker, Orchestrator, CallConfig, ChipCallable,
-DeviceBuffer, MappedArgs."""
+DeviceBuffer, MappedArgs, and the handles a run speaks of: TaskHandle (what a
+submit returns), ChildRef and ChildKind (which child a task ran on)."""
 
 from simpler import buffer, deps, task_interface
+from simpler._core import ChildKind, ChildRef, TaskHandle
 from simpler.buffer import *  # noqa: F403
 from simpler.call_config import CallConfig
 from simpler.chip_callable import ChipCallable
@@ -20,5 +22,6 @@ __all__ = sorted(
     set(buffer.__all__)
     | set(deps.__all__)
     | set(task_interface.__all__)
-    | {"CallConfig", "CallableHandle", "ChipCallable", "DeviceBuffer", "MappedArgs", "Orchestrator", "Worker"}
+    | {"CallConfig", "CallableHandle", "ChildKind", "ChildRef", "ChipCallable", "DeviceBuffer", "MappedArgs",
+       "Orchestrator", "TaskHandle", "Worker"}
 )

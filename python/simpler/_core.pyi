@@ -628,7 +628,59 @@ class TaskKind(enum.Enum):
 
     SUB = 1
 
-ANY_SUB_WORKER: int = -1
+class ChildKind(enum.Enum):
+    CHIP = 0
+
+    SUB_WORKER = 1
+
+    WORKER = 2
+
+class ChildRef:
+    """
+    Which child of a Worker: its kind and its index among the Worker's children of that kind. name() is the spelling every error, trace lane and status line uses.
+    """
+
+    def __init__(self, kind: ChildKind, index: int) -> None: ...
+
+    @property
+    def kind(self) -> ChildKind: ...
+
+    @property
+    def index(self) -> int: ...
+
+    def name(self) -> str:
+        """'chip 0', 'sub-worker 1', 'worker 2'."""
+
+    def __eq__(self, arg: ChildRef, /) -> bool: ...
+
+    def __hash__(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class TaskHandle:
+    """
+    What a submit returns: the task's id within its Worker and the run it was submitted in (runs count Worker.run() calls from 0).
+    """
+
+    def __init__(self, id: int, run: int) -> None: ...
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def run(self) -> int: ...
+
+    def name(self) -> str:
+        """'task 3 of run 1'."""
+
+    def __eq__(self, arg: TaskHandle, /) -> bool: ...
+
+    def __lt__(self, arg: TaskHandle, /) -> bool:
+        """Submit order (ids count up across runs)."""
+
+    def __hash__(self) -> int: ...
+
+    def __repr__(self) -> str: ...
 
 DEFAULT_DEVICE_MEMORY_BYTES: int = 268435456
 
@@ -654,19 +706,16 @@ class TraceEvent:
     def ok(self) -> bool: ...
 
     @property
-    def on_chip(self) -> bool: ...
-
-    @property
     def member(self) -> int: ...
 
     @property
-    def child(self) -> int: ...
+    def child(self) -> ChildRef: ...
 
     @property
     def members(self) -> int: ...
 
     @property
-    def task(self) -> int: ...
+    def task(self) -> TaskHandle: ...
 
     @property
     def callable(self) -> int: ...
@@ -695,12 +744,12 @@ class EngineWorker:
     def init(self) -> None:
         """Forks every child (chips, then sub-workers), then starts the threads."""
 
-    def submit(self, kind: TaskKind, callable: int, members: Sequence[tuple[TaskArgs, int]], config: bytes) -> int:
+    def submit(self, kind: TaskKind, callable: int, members: Sequence[tuple[TaskArgs, int | None]], config: bytes) -> TaskHandle:
         """
-        Publishes a task of (TaskArgs, worker) members; ValueError on refusal, nothing recorded.
+        Publishes a task of (TaskArgs, worker) members (worker None: a sub task); ValueError on refusal, nothing recorded.
         """
 
-    def submit_one(self, kind: TaskKind, callable: int, args: TaskArgs, worker: int, config: bytes) -> int:
+    def submit_one(self, kind: TaskKind, callable: int, args: TaskArgs, worker: int | None, config: bytes) -> TaskHandle:
         """
         submit() of one member, without building a list (the hot path of submit_next_level / submit_sub).
         """

@@ -105,10 +105,10 @@ def run(out: Callable[[str], None] = print, trace: Optional[str] = None) -> int:
         t_first = min(i.start_ns for i in ran.values())
         for task in sorted(placements):
             i = ran[task]
-            out(f"  task {task}: {placements[task]:<28} on {i.lane:<12} "
+            out(f"  task {task.id}: {placements[task]:<28} on {i.lane:<12} "
                 f"[{(i.start_ns - t_first) / 1e6:7.2f} ms, {(i.end_ns - t_first) / 1e6:7.2f} ms]")
         chip_runs = [ran[t] for t in sorted(tiles)]
-        together = [(a.task, b.task) for a, b in itertools.combinations(chip_runs, 2)
+        together = [(a.task.id, b.task.id) for a, b in itertools.combinations(chip_runs, 2)
                     if a.lane != b.lane and a.overlaps(b)]
         out(f"  tiles that ran at the same time on the two chips: "
             f"{', '.join(f'{a}+{b}' for a, b in together) or 'none (the chips never overlapped)'}")
@@ -122,10 +122,10 @@ def run(out: Callable[[str], None] = print, trace: Optional[str] = None) -> int:
         edge_pairs = {(e.predecessor, e.successor) for e in edges}
         avoided = []
         for (t1, v1), (t2, v2) in itertools.combinations(sorted(tiles.items()), 2):
-            if _ranges_meet(v1, v2) and (t1, t2) not in edge_pairs:
+            if _ranges_meet(v1, v2) and (t1.id, t2.id) not in edge_pairs:
                 answer, reason = overlap(v2, v1)
                 assert answer == TensorOverlap.NONE, "an edge was dropped between overlapping views"
-                avoided.append((t1, t2))
+                avoided.append((t1.id, t2.id))
         out("")
         out(f"edges avoided by precise overlap ({len(avoided)}): pairs whose byte ranges interleave but share no byte")
         for t1, t2 in avoided:

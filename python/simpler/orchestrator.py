@@ -19,7 +19,7 @@ import math
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, Optional, Sequence
 
-from simpler._core import ANY_SUB_WORKER, CanonicalIdentity, DataType, TaskKind, element_size
+from simpler._core import CanonicalIdentity, DataType, TaskHandle, TaskKind, element_size
 from simpler.call_config import CallConfig
 from simpler.callable_handle import CallableHandle
 from simpler.device_buffer import DeviceBuffer
@@ -33,13 +33,13 @@ class Orchestrator:
     def __init__(self, worker):
         self._worker = worker
         self._core = worker._running()
-        self.submitted: list = []
+        self.submitted: List[TaskHandle] = []
         self._scopes: List[List[DeviceBuffer]] = [[]]  # [0]: the run's own scope
         # What this run allocated, by identity: once a block is freed the engine no
         # longer knows it, and a refusal naming it says it was released from this.
         self._allocated: Dict[CanonicalIdentity, DeviceBuffer] = {}
 
-    def _submit(self, kind, callable, members, cfg: Optional[CallConfig]) -> int:
+    def _submit(self, kind, callable, members, cfg: Optional[CallConfig]) -> TaskHandle:
         handle = self._worker._check_callable(callable, kind)
         config = _DEFAULT_CONFIG if cfg is None else cfg.to_bytes()
         try:
@@ -49,7 +49,7 @@ class Orchestrator:
         self.submitted.append(task)
         return task
 
-    def _submit_one(self, kind, callable, args: TaskArgs, worker: int, cfg: Optional[CallConfig]) -> int:
+    def _submit_one(self, kind, callable, args: TaskArgs, worker: Optional[int], cfg: Optional[CallConfig]) -> TaskHandle:
         # The hot path: one member, no list, the default config prebuilt.
         if type(callable) is not CallableHandle or callable.kind != kind or self._core.closed:
             self._worker._check_callable(callable, kind)
@@ -61,12 +61,12 @@ class Orchestrator:
         self.submitted.append(task)
         return task
 
-    def submit_next_level(self, callable, args: TaskArgs, cfg: Optional[CallConfig] = None, worker: int = 0) -> int:
+    def submit_next_level(self, callable, args: TaskArgs, cfg: Optional[CallConfig] = None, worker: int = 0) -> TaskHandle:
         """Runs chip orchestration `callable` on next-level worker `worker` (a chip) with `args`."""
         return self._submit_one(TaskKind.NEXT_LEVEL, callable, args, worker, cfg)
 
     def submit_next_level_group(self, callable, args_list: Sequence[TaskArgs], cfg: Optional[CallConfig] = None,
-                                workers: Optional[Sequence[int]] = None) -> int:
+                                workers: Optional[Sequence[int]] = None) -> TaskHandle:
         """One node of N members, member i on `workers[i]` (default: worker i), all
         dispatched together. Members are not ordered against each other."""
         workers = list(range(len(args_list))) if workers is None else list(workers)
@@ -74,13 +74,13 @@ class Orchestrator:
             raise ValueError(f"submit_next_level_group: {len(args_list)} argument lists but {len(workers)} workers")
         return self._submit(TaskKind.NEXT_LEVEL, callable, list(zip(args_list, workers)), cfg)
 
-    def submit_sub(self, callable, args: TaskArgs, cfg: Optional[CallConfig] = None) -> int:
+    def submit_sub(self, callable, args: TaskArgs, cfg: Optional[CallConfig] = None) -> TaskHandle:
         """Runs Python `callable(MappedArgs)` on any idle sub-worker."""
-        return self._submit_one(TaskKind.SUB, callable, args, ANY_SUB_WORKER, cfg)
+        return self._submit_one(TaskKind.SUB, callable, args, None, cfg)
 
-    def submit_sub_group(self, callable, args_list: Sequence[TaskArgs], cfg: Optional[CallConfig] = None) -> int:
+    def submit_sub_group(self, callable, args_list: Sequence[TaskArgs], cfg: Optional[CallConfig] = None) -> TaskHandle:
         """One node of N sub tasks, dispatched together to N distinct sub-workers."""
-        return self._submit(TaskKind.SUB, callable, [(a, ANY_SUB_WORKER) for a in args_list], cfg)
+        return self._submit(TaskKind.SUB, callable, [(a, None) for a in args_list], cfg)
 
     # -- device memory ----------------------------------------------------------
     def alloc_child_tensor(self, worker: int, shape, dtype: DataType, scoped: bool = True) -> DeviceBuffer:
@@ -124,7 +124,7 @@ class Orchestrator:
                              "(allocate it with alloc_child_tensor)")
         return chip
 
-    def _copy(self, src: Tensor, dst: Tensor, chip: int, cfg: Optional[CallConfig]) -> int:
+    def _copy(self, src: Tensor, dst: Tensor, chip: int, cfg: Optional[CallConfig]) -> TaskHandle:
         if tuple(src.shapes) != tuple(dst.shapes) or src.dtype != dst.dtype:
             raise ValueError(f"copy: source {tuple(src.shapes)} {src.dtype.name} and destination "
                              f"{tuple(dst.shapes)} {dst.dtype.name} must have the same shape and dtype")
@@ -133,11 +133,11 @@ class Orchestrator:
         ta.add_tensor(dst, TensorArgType.OUTPUT_EXISTING)
         return self._submit_one(TaskKind.NEXT_LEVEL, self._worker._copy_handle, ta, chip, cfg)
 
-    def copy_to(self, dst: Tensor, src: Tensor, cfg: Optional[CallConfig] = None) -> int:
+    def copy_to(self, dst: Tensor, src: Tensor, cfg: Optional[CallConfig] = None) -> TaskHandle:
         """Host view `src` -> device view `dst`, as a task on dst's chip."""
         return self._copy(src, dst, self._device_chip(dst, "copy_to destination"), cfg)
 
-    def copy_from(self, dst: Tensor, src: Tensor, cfg: Optional[CallConfig] = None) -> int:
+    def copy_from(self, dst: Tensor, src: Tensor, cfg: Optional[CallConfig] = None) -> TaskHandle:
         """Device view `src` -> host view `dst`, as a task on src's chip."""
         return self._copy(src, dst, self._device_chip(src, "copy_from source"), cfg)
 

@@ -24,21 +24,16 @@ import os
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Mapping, Optional, Tuple
 
-from simpler._core import TaskKind, TraceEvent, TracePhase
+from simpler._core import ChildKind, ChildRef, TaskHandle, TaskKind, TraceEvent, TracePhase
 
-SUBMIT_TID = 0  # the lane of submit instants; chip i is tid 1 + i, sub-worker j is 1 + num_chips + j
-
-
-def lane_name(on_chip: bool, child: int) -> str:
-    """'chip 0' / 'sub-worker 1': the names the Worker's errors use too."""
-    return f"chip {child}" if on_chip else f"sub-worker {child}"
+SUBMIT_TID = 0  # the lane of submit instants; then one lane per child, kind by kind (chips first)
 
 
 @dataclass(frozen=True)
 class Interval:
     """One member's RUN interval: published to its child .. result collected (ns)."""
 
-    task: int
+    task: TaskHandle
     member: int
     lane: str
     kind: TaskKind
@@ -59,10 +54,10 @@ class Interval:
 
 def intervals(events: Iterable[TraceEvent]) -> List[Interval]:
     """The RUN events as Intervals, ordered by start time."""
-    out = [Interval(e.task, e.member, lane_name(e.on_chip, e.child), e.kind, e.callable, e.start_ns, e.end_ns,
+    out = [Interval(e.task, e.member, e.child.name(), e.kind, e.callable, e.start_ns, e.end_ns,
                     e.ok, e.error)
            for e in events if e.phase == TracePhase.RUN]
-    out.sort(key=lambda i: (i.start_ns, i.task, i.member))
+    out.sort(key=lambda i: (i.start_ns, i.task.id, i.member))
     return out
 
 
@@ -84,50 +79,50 @@ def chrome_trace(events: Iterable[TraceEvent], callable_names: Optional[Mapping[
     events = list(events)
     names = dict(callable_names or {})
     pid = os.getpid() if pid is None else pid
-    num_chips = max([num_chips] + [e.child + 1 for e in events if e.phase == TracePhase.RUN and e.on_chip])
-    num_sub_workers = max([num_sub_workers] +
-                          [e.child + 1 for e in events if e.phase == TracePhase.RUN and not e.on_chip])
+    counts = {ChildKind.CHIP: num_chips, ChildKind.SUB_WORKER: num_sub_workers}
+    for e in events:
+        if e.phase == TracePhase.RUN:
+            counts[e.child.kind] = max(counts.get(e.child.kind, 0), e.child.index + 1)
     origin = min((e.start_ns for e in events), default=0)
-
-    def tid(e: TraceEvent) -> int:
-        return 1 + e.child if e.on_chip else 1 + num_chips + e.child
+    # One lane per child, kind by kind in ChildKind order, each named by ChildRef.name().
+    children = [ChildRef(k, i) for k in sorted(counts, key=lambda k: k.value) for i in range(counts[k])]
+    tids = {c: SUBMIT_TID + 1 + n for n, c in enumerate(children)}
 
     def callable_name(kind: TaskKind, callable_id: int) -> str:
         return names.get((kind, callable_id), f"callable {callable_id}")
 
     out: List[dict] = [{"ph": "M", "name": "process_name", "pid": pid, "tid": SUBMIT_TID,
                         "args": {"name": process_name}}]
-    lanes = [(SUBMIT_TID, "submit")] + [(1 + i, lane_name(True, i)) for i in range(num_chips)] + \
-            [(1 + num_chips + j, lane_name(False, j)) for j in range(num_sub_workers)]
+    lanes = [(SUBMIT_TID, "submit")] + [(tids[c], c.name()) for c in children]
     for t, name in lanes:
         out.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": t, "args": {"name": name}})
         out.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": t, "args": {"sort_index": t}})
 
-    submitted: Dict[int, TraceEvent] = {}
-    first_publish: Dict[int, int] = {}
+    submitted: Dict[TaskHandle, TraceEvent] = {}
+    first_publish: Dict[TaskHandle, int] = {}
     for e in events:
         if e.phase == TracePhase.SUBMIT:
             submitted[e.task] = e
-            out.append({"ph": "i", "s": "t", "name": f"submit task {e.task}", "cat": "submit", "pid": pid,
+            out.append({"ph": "i", "s": "t", "name": f"submit {e.task.name()}", "cat": "submit", "pid": pid,
                         "tid": SUBMIT_TID, "ts": _us(e.start_ns - origin),
-                        "args": {"task": e.task, "callable": callable_name(e.kind, e.callable),
+                        "args": {"task": e.task.id, "run": e.task.run, "callable": callable_name(e.kind, e.callable),
                                  "kind": e.kind.name, "members": e.members}})
             continue
         first_publish[e.task] = min(first_publish.get(e.task, e.start_ns), e.start_ns)
-        args = {"task": e.task, "member": e.member, "callable": callable_name(e.kind, e.callable),
+        args = {"task": e.task.id, "run": e.task.run, "member": e.member, "callable": callable_name(e.kind, e.callable),
                 "callable_id": e.callable, "kind": e.kind.name, "ok": e.ok}
         if not e.ok:
             args["error"] = e.error
         if e.task in submitted:
             args["queued_us"] = _us(e.start_ns - submitted[e.task].start_ns)
-        out.append({"ph": "X", "name": callable_name(e.kind, e.callable), "cat": "chip" if e.on_chip else "sub",
-                    "pid": pid, "tid": tid(e), "ts": _us(e.start_ns - origin), "dur": _us(e.end_ns - e.start_ns),
+        out.append({"ph": "X", "name": callable_name(e.kind, e.callable), "cat": e.child.kind.name.lower(),
+                    "pid": pid, "tid": tids[e.child], "ts": _us(e.start_ns - origin), "dur": _us(e.end_ns - e.start_ns),
                     "args": args})
 
     for task, s in submitted.items():
         if task not in first_publish:
             continue
-        common = {"cat": "queue", "name": f"queued task {task}", "id": task, "pid": pid, "tid": SUBMIT_TID}
+        common = {"cat": "queue", "name": f"queued {task.name()}", "id": task.id, "pid": pid, "tid": SUBMIT_TID}
         out.append({**common, "ph": "b", "ts": _us(s.start_ns - origin)})
         out.append({**common, "ph": "e", "ts": _us(first_publish[task] - origin)})
 

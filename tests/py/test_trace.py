@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from simpler import ChipCallable, DataType, TaskArgs, TensorArgType, Worker, view_array
-from simpler._core import TaskKind, TracePhase
+from simpler._core import ChildKind, ChildRef, TaskHandle, TaskKind, TracePhase
 from simpler.trace import chrome_trace, intervals
 
 from worker_helpers import args, close_and_check
@@ -165,13 +165,14 @@ def test_a_failed_task_is_a_failed_slice_with_its_error(tmp_path):
 
 
 def test_chip_lanes_come_first_and_chip_callables_are_named_by_kind_and_id():
-    def ev(phase, task, on_chip, child, kind, callable_id, start, end):
-        return SimpleNamespace(phase=phase, task=task, member=0, on_chip=on_chip, child=child, kind=kind,
+    def ev(phase, task, child, kind, callable_id, start, end):
+        return SimpleNamespace(phase=phase, task=TaskHandle(task, 0), member=0, child=child, kind=kind,
                                callable=callable_id, start_ns=start, end_ns=end, ok=True, error="", members=1)
 
-    events = [ev(TracePhase.SUBMIT, 1, False, 0, TaskKind.NEXT_LEVEL, 0, 1000, 1000),
-              ev(TracePhase.RUN, 1, True, 1, TaskKind.NEXT_LEVEL, 0, 2000, 5000),
-              ev(TracePhase.RUN, 2, False, 0, TaskKind.SUB, 0, 3000, 4000)]
+    chip1, sub0 = ChildRef(ChildKind.CHIP, 1), ChildRef(ChildKind.SUB_WORKER, 0)
+    events = [ev(TracePhase.SUBMIT, 1, chip1, TaskKind.NEXT_LEVEL, 0, 1000, 1000),
+              ev(TracePhase.RUN, 1, chip1, TaskKind.NEXT_LEVEL, 0, 2000, 5000),
+              ev(TracePhase.RUN, 2, sub0, TaskKind.SUB, 0, 3000, 4000)]
     names = {(TaskKind.NEXT_LEVEL, 0): "matmul", (TaskKind.SUB, 0): "post"}
     trace = chrome_trace(events, names, num_chips=2, num_sub_workers=1, pid=7)
     threads = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"}

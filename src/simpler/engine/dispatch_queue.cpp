@@ -6,95 +6,114 @@
 
 namespace simpler {
 
-DispatchQueue::DispatchQueue(uint32_t num_chips, uint32_t num_sub_workers)
-    : chip_state_(num_chips, FREE), sub_state_(num_sub_workers, FREE), reserved_(num_chips, 0) {}
+DispatchQueue::DispatchQueue(const ChildCounts& children) {
+    for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) {
+        pools_[k].state.assign(children[k], FREE);
+        pools_[k].reserved.assign(children[k], 0);
+    }
+}
 
 void DispatchQueue::push(TaskId task, std::span<const MemberTarget> members) {
     check(task, members);
-    uint32_t subs = 0;
-    for (const MemberTarget& m : members) subs += m.chip == ANY_SUB_WORKER;
-    items_.push_back(Item{task, {members.begin(), members.end()}, subs});
+    Item item{task, {members.begin(), members.end()}, {}};
+    for (const MemberTarget& m : members)
+        if (!m.named()) ++item.any_needed[static_cast<size_t>(m.kind)];
+    items_.push_back(std::move(item));
 }
 
 void DispatchQueue::check(TaskId task, std::span<const MemberTarget> members) const {
     if (members.empty()) throw std::invalid_argument("task " + std::to_string(task) + ": a task needs a member");
-    uint32_t subs = 0;
-    std::vector<uint8_t> seen(chip_state_.size(), 0);
+    std::array<uint32_t, CHILD_KIND_COUNT> any{};
+    std::array<std::vector<uint8_t>, CHILD_KIND_COUNT> seen;
     for (size_t m = 0; m < members.size(); ++m) {
-        const int32_t chip = members[m].chip;
-        if (chip == ANY_SUB_WORKER) {
-            ++subs;
+        const MemberTarget& t = members[m];
+        const auto k = static_cast<size_t>(t.kind);
+        if (!t.named()) {
+            ++any[k];
             continue;
         }
-        if (chip < 0 || static_cast<size_t>(chip) >= chip_state_.size())
-            throw std::invalid_argument("task " + std::to_string(task) + " member " + std::to_string(m) +
-                                        ": worker=" + std::to_string(chip) + " is not a chip of this Worker (it has " +
-                                        std::to_string(chip_state_.size()) + ")");
-        if (seen[static_cast<size_t>(chip)]++)
-            throw std::invalid_argument("task " + std::to_string(task) + ": two group members target chip " +
-                                        std::to_string(chip) + "; a group runs its members at once, one per chip");
+        const size_t n = pools_[k].state.size();
+        if (*t.index >= n)
+            throw std::invalid_argument("task " + std::to_string(task) + " member " + std::to_string(m) + ": " +
+                                        t.name() + " is not a child of this Worker (it has " + std::to_string(n) +
+                                        " " + child_kind_name(t.kind) + "(s))");
+        seen[k].resize(n, 0);
+        if (seen[k][*t.index]++)
+            throw std::invalid_argument("task " + std::to_string(task) + ": two group members target " + t.name() +
+                                        "; a group runs its members at once, one per child");
     }
-    if (subs > sub_state_.size())
-        throw std::invalid_argument("task " + std::to_string(task) + ": the group needs " + std::to_string(subs) +
-                                    " sub-workers at once, the Worker has " + std::to_string(sub_state_.size()));
+    for (size_t k = 0; k < CHILD_KIND_COUNT; ++k)
+        if (any[k] > live_count(static_cast<ChildKind>(k)))
+            throw std::invalid_argument("task " + std::to_string(task) + ": the group needs " + std::to_string(any[k]) +
+                                        " " + child_kind_name(static_cast<ChildKind>(k)) +
+                                        "(s) at once, the Worker has " +
+                                        std::to_string(live_count(static_cast<ChildKind>(k))) + " alive");
 }
 
-void DispatchQueue::release_chip(uint32_t chip) {
-    if (chip_state_.at(chip) == BUSY) chip_state_[chip] = FREE;
-}
-void DispatchQueue::release_sub_worker(uint32_t sub) {
-    if (sub_state_.at(sub) == BUSY) sub_state_[sub] = FREE;
-}
-void DispatchQueue::retire_chip(uint32_t chip) { chip_state_.at(chip) = DEAD; }
-void DispatchQueue::retire_sub_worker(uint32_t sub) { sub_state_.at(sub) = DEAD; }
-
-uint32_t DispatchQueue::free_sub_workers() const noexcept {
-    return static_cast<uint32_t>(std::count(sub_state_.begin(), sub_state_.end(), FREE));
+void DispatchQueue::release(ChildRef child) {
+    ChildState& s = pool(child.kind).state.at(child.index);
+    if (s == BUSY) s = FREE;
 }
 
-uint32_t DispatchQueue::live_sub_workers() const noexcept {
-    return static_cast<uint32_t>(sub_state_.size() - std::count(sub_state_.begin(), sub_state_.end(), DEAD));
+void DispatchQueue::retire(ChildRef child) { pool(child.kind).state.at(child.index) = DEAD; }
+
+uint32_t DispatchQueue::free_count(ChildKind kind) const noexcept {
+    const std::vector<ChildState>& s = pool(kind).state;
+    return static_cast<uint32_t>(std::count(s.begin(), s.end(), FREE));
+}
+
+uint32_t DispatchQueue::live_count(ChildKind kind) const noexcept {
+    const std::vector<ChildState>& s = pool(kind).state;
+    return static_cast<uint32_t>(s.size() - std::count(s.begin(), s.end(), DEAD));
 }
 
 void DispatchQueue::take(std::vector<Assignment>& out) {
-    std::fill(reserved_.begin(), reserved_.end(), 0);
-    uint32_t subs_free = free_sub_workers();
-    uint32_t subs_reserved = 0;
-    // Chips still FREE and not reserved; when none is left and no sub-worker is
-    // either, no later item can leave, so the scan stops (a long queue of
-    // waiting tasks costs nothing per take).
-    auto chips_open = static_cast<uint32_t>(std::count(chip_state_.begin(), chip_state_.end(), FREE));
+    // Per kind: children FREE and not reserved by a waiting item (`open`), and
+    // how many of those waiting items' "any" members have claimed (`any_held`).
+    // When no kind has an open child beyond its claims, no later item can leave,
+    // so the scan stops (a long queue of waiting tasks costs nothing per take).
+    std::array<uint32_t, CHILD_KIND_COUNT> open{};
+    std::array<uint32_t, CHILD_KIND_COUNT> any_held{};
+    for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) {
+        std::fill(pools_[k].reserved.begin(), pools_[k].reserved.end(), 0);
+        open[k] = free_count(static_cast<ChildKind>(k));
+    }
+    auto available = [&](size_t k) { return open[k] - std::min(open[k], any_held[k]); };
     for (auto it = items_.begin(); it != items_.end();) {
-        if (chips_open == 0 && subs_reserved >= subs_free) break;
-        bool can_go = it->sub_workers_needed + subs_reserved <= subs_free;
-        for (const MemberTarget& m : it->members)
-            if (m.chip != ANY_SUB_WORKER)
-                can_go &= chip_state_[static_cast<size_t>(m.chip)] == FREE && !reserved_[static_cast<size_t>(m.chip)];
+        uint32_t spare = 0;
+        for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) spare += available(k);
+        if (spare == 0) break;
+        bool can_go = true;
+        for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) can_go &= it->any_needed[k] <= available(k);
+        for (const MemberTarget& m : it->members) {
+            if (!m.named()) continue;
+            const Pool& p = pool(m.kind);
+            can_go &= p.state[*m.index] == FREE && !p.reserved[*m.index];
+        }
         if (!can_go) {
             for (const MemberTarget& m : it->members) {
-                if (m.chip == ANY_SUB_WORKER) continue;
-                const auto c = static_cast<size_t>(m.chip);
-                if (chip_state_[c] == FREE && !reserved_[c]) --chips_open;
-                reserved_[c] = 1;
+                if (!m.named()) continue;
+                Pool& p = pool(m.kind);
+                if (p.state[*m.index] == FREE && !p.reserved[*m.index]) --open[static_cast<size_t>(m.kind)];
+                p.reserved[*m.index] = 1;
             }
-            subs_reserved += it->sub_workers_needed;
+            for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) any_held[k] += it->any_needed[k];
             ++it;
             continue;
         }
-        size_t next_sub = 0;
         for (uint32_t m = 0; m < it->members.size(); ++m) {
-            const int32_t chip = it->members[m].chip;
-            if (chip != ANY_SUB_WORKER) {
-                chip_state_[static_cast<size_t>(chip)] = BUSY;
-                --chips_open;
-                out.push_back({it->task, m, true, static_cast<uint32_t>(chip)});
-                continue;
+            const MemberTarget& t = it->members[m];
+            Pool& p = pool(t.kind);
+            uint32_t index = 0;
+            if (t.named()) {
+                index = *t.index;
+            } else {
+                while (p.state[index] != FREE || p.reserved[index]) ++index;
             }
-            while (sub_state_[next_sub] != FREE) ++next_sub;
-            sub_state_[next_sub] = BUSY;
-            out.push_back({it->task, m, false, static_cast<uint32_t>(next_sub)});
+            p.state[index] = BUSY;
+            --open[static_cast<size_t>(t.kind)];
+            out.push_back({it->task, m, ChildRef{t.kind, index}});
         }
-        subs_free -= it->sub_workers_needed;
         it = items_.erase(it);
     }
 }

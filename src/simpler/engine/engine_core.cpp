@@ -19,8 +19,9 @@ EngineConfig with_edge_recording(EngineConfig c) {
 EngineCore::EngineCore(EngineConfig config)
     : config_(with_edge_recording(std::move(config))),
       tracker_(config_.tracker),
-      queue_(config_.num_chips, config_.num_sub_workers),
-      lost_chips_(config_.num_chips) {}
+      queue_(config_.children) {
+    for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) lost_[k].resize(config_.children[k]);
+}
 
 namespace {
 
@@ -31,28 +32,38 @@ std::string where(TaskId task, uint32_t member, size_t arg) {
 
 }  // namespace
 
+MemberTarget EngineCore::target_of(TaskKind kind, const MemberSubmit& m) const noexcept {
+    if (kind == TaskKind::SUB) return MemberTarget::any(ChildKind::SUB_WORKER);
+    return {config_.next_level, m.worker};
+}
+
 void EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t member, const MemberSubmit& m) const {
-    if (kind == TaskKind::SUB && m.worker != ANY_SUB_WORKER)
-        throw std::invalid_argument("submit of task " + std::to_string(task) +
-                                    " refused: a sub task runs on any idle sub-worker and names no worker");
-    if (kind == TaskKind::NEXT_LEVEL && (m.worker < 0 || static_cast<uint32_t>(m.worker) >= config_.num_chips))
-        throw std::invalid_argument("submit of task " + std::to_string(task) + " refused: member " +
-                                    std::to_string(member) + " names worker=" + std::to_string(m.worker) +
-                                    ", this Worker has " + std::to_string(config_.num_chips) + " next-level workers");
-    if (kind == TaskKind::NEXT_LEVEL && !lost_chips_[static_cast<size_t>(m.worker)].empty())
-        throw std::invalid_argument("submit of task " + std::to_string(task) + " refused: worker=" +
-                                    std::to_string(m.worker) + " is lost (" +
-                                    lost_chips_[static_cast<size_t>(m.worker)] + ")");
-    if (kind == TaskKind::SUB && queue_.live_sub_workers() == 0)
-        throw std::invalid_argument("submit of task " + std::to_string(task) +
-                                    " refused: no sub-worker is alive (" + sub_workers_lost_ + ")");
-    if (kind == TaskKind::NEXT_LEVEL &&
+    const std::string refused = "submit of task " + std::to_string(task) + " refused: ";
+    if (kind == TaskKind::SUB && m.worker)
+        throw std::invalid_argument(refused + "a sub task runs on any idle sub-worker and names no worker");
+    if (kind == TaskKind::NEXT_LEVEL && !m.worker)
+        throw std::invalid_argument(refused + "member " + std::to_string(member) + " names no next-level worker");
+    const MemberTarget target = target_of(kind, m);
+    const auto k = static_cast<size_t>(target.kind);
+    if (target.named()) {
+        if (*target.index >= config_.children[k])
+            throw std::invalid_argument(refused + "member " + std::to_string(member) + " names worker=" +
+                                        std::to_string(*target.index) + ", this Worker has " +
+                                        std::to_string(config_.children[k]) + " next-level workers");
+        if (const std::string& why = lost_[k][*target.index]; !why.empty())
+            throw std::invalid_argument(refused + "worker=" + std::to_string(*target.index) + " is lost (" + why + ")");
+    } else if (queue_.live_count(target.kind) == 0) {
+        throw std::invalid_argument(refused + "no " + child_kind_name(target.kind) + " is alive" +
+                                    (config_.children[k] == 0 ? std::string(" (this Worker has none)")
+                                                              : " (" + last_lost_[k] + ")"));
+    }
+    if (target.kind == ChildKind::CHIP &&
         (m.args->tensor_count() > size_t{CHIP_MAX_TENSOR_ARGS} || m.args->scalar_count() > size_t{CHIP_MAX_SCALAR_ARGS}))
-        throw std::invalid_argument("submit of task " + std::to_string(task) + " refused: member " +
-                                    std::to_string(member) + " has " + std::to_string(m.args->tensor_count()) +
-                                    " tensors and " + std::to_string(m.args->scalar_count()) +
-                                    " scalars; a chip takes at most " + std::to_string(CHIP_MAX_TENSOR_ARGS) +
-                                    " and " + std::to_string(CHIP_MAX_SCALAR_ARGS));
+        throw std::invalid_argument(refused + "member " + std::to_string(member) + " has " +
+                                    std::to_string(m.args->tensor_count()) + " tensors and " +
+                                    std::to_string(m.args->scalar_count()) + " scalars; a chip takes at most " +
+                                    std::to_string(CHIP_MAX_TENSOR_ARGS) + " and " +
+                                    std::to_string(CHIP_MAX_SCALAR_ARGS));
     m.args->check_access();
     for (size_t i = 0; i < m.args->tensor_count(); ++i) {
         const Tensor& t = m.args->tensor(i);
@@ -62,22 +73,22 @@ void EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t member,
                 throw std::invalid_argument(where(task, member, i) + ", buffer " + id.to_string() + ": " + why);
         }
         if (t.buffer.address_space != static_cast<uint8_t>(AddressSpace::DEVICE)) continue;
-        if (kind == TaskKind::SUB)
+        if (target.kind == ChildKind::SUB_WORKER)
             throw std::invalid_argument(where(task, member, i) + ", buffer " + id.to_string() +
                                         ": a Python sub-worker takes HOST tensors only (this one is DEVICE memory)");
         std::optional<uint32_t> owner = config_.device_owner ? config_.device_owner(id) : std::nullopt;
         if (!owner)
             throw std::invalid_argument(where(task, member, i) + ", buffer " + id.to_string() +
                                         ": DEVICE buffer unknown to this Worker");
-        if (*owner != static_cast<uint32_t>(m.worker))
+        if (target.kind != ChildKind::CHIP || *owner != *target.index)
             throw std::invalid_argument(where(task, member, i) + ", buffer " + id.to_string() +
-                                        ": DEVICE memory of chip " + std::to_string(*owner) +
+                                        ": DEVICE memory of " + ChildRef{ChildKind::CHIP, *owner}.name() +
                                         " may only be dispatched to that chip, not to worker=" +
-                                        std::to_string(m.worker));
+                                        std::to_string(*target.index));
     }
 }
 
-TaskId EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
+TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
                           const TaskConfig& config) {
     const TaskId task = next_task_;
     if (members.empty())
@@ -88,13 +99,16 @@ TaskId EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const Memb
     for (uint32_t m = 0; m < members.size(); ++m) {
         if (members[m].args == nullptr) throw std::invalid_argument("submit: member " + std::to_string(m) + " has no TaskArgs");
         check_engine_rules(task, kind, m, members[m]);
-        tracked.push_back({members[m].args->tensors(), members[m].args->tags(),
-                           kind == TaskKind::NEXT_LEVEL ? members[m].worker : HOST_SCOPE});
-        targets.push_back({kind == TaskKind::NEXT_LEVEL ? members[m].worker : ANY_SUB_WORKER});
+        const MemberTarget target = target_of(kind, members[m]);
+        // A DEVICE tensor is keyed under the chip that owns it (check_engine_rules
+        // admits DEVICE tensors on chip members only).
+        const int32_t scope = target.kind == ChildKind::CHIP ? static_cast<int32_t>(*target.index) : HOST_SCOPE;
+        tracked.push_back({members[m].args->tensors(), members[m].args->tags(), scope});
+        targets.push_back(target);
     }
     queue_.check(task, targets);  // impossible targets are refused before anything is recorded
 
-    Record record{kind, callable, {}, {}, targets, 0, static_cast<uint32_t>(members.size()), false};
+    Record record{kind, run_, callable, {}, {}, targets, 0, static_cast<uint32_t>(members.size()), false};
     record.blobs.reserve(members.size());
     record.configs.reserve(members.size());
     for (const MemberSubmit& m : members) {
@@ -118,7 +132,7 @@ TaskId EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const Memb
         ++poisoned_count_;
         finish_task(task);
     }
-    return task;
+    return TaskHandle{task, run_};
 }
 
 void EngineCore::take(std::vector<Dispatch>& out) {
@@ -129,32 +143,31 @@ void EngineCore::take(std::vector<Dispatch>& out) {
         if (graph_.state(a.task) == TaskState::READY) graph_.start(a.task);
         --r.undispatched;
         ++r.outstanding;
-        out.push_back({a.task, a.member, a.to_chip, a.child, r.callable, r.blobs[a.member], &r.configs[a.member]});
+        out.push_back({TaskHandle{a.task, r.run}, r.kind, a.member, a.child, r.callable, r.blobs[a.member],
+                       &r.configs[a.member]});
     }
 }
 
 void EngineCore::member_finished(const Dispatch& d, const std::string& error) {
-    if (d.to_chip)
-        queue_.release_chip(d.child);
-    else
-        queue_.release_sub_worker(d.child);
-    Record& r = records_.at(d.task);
+    queue_.release(d.child);
+    const TaskId task = d.task.id;
+    Record& r = records_.at(task);
     --r.outstanding;
     if (!error.empty() && !r.failed) {
         r.failed = true;
         if (!first_failure_)
-            first_failure_ = RunFailure{d.task, r.kind, r.callable, d.member, d.to_chip, d.child, error};
+            first_failure_ = RunFailure{d.task, r.kind, r.callable, d.member, MemberTarget::child(d.child), error};
         scratch_.clear();
-        graph_.fail(d.task, error, scratch_);
+        graph_.fail(task, error, scratch_);
         on_poisoned(scratch_);
     }
     if (r.outstanding > 0 || r.undispatched > 0) return;
     if (!r.failed) {
         scratch_.clear();
-        graph_.complete(d.task, scratch_);
+        graph_.complete(task, scratch_);
         on_ready(scratch_);
     }
-    finish_task(d.task);
+    finish_task(task);
 }
 
 void EngineCore::on_ready(std::span<const TaskId> ready) {
@@ -199,34 +212,31 @@ void EngineCore::run_due_releases() {
     }
 }
 
-void EngineCore::child_lost(bool chip, uint32_t child, const std::string& why) {
-    if (chip) {
-        queue_.retire_chip(child);
-        lost_chips_.at(child) = why.empty() ? "lost" : why;
-    } else {
-        queue_.retire_sub_worker(child);
-        sub_workers_lost_ = why.empty() ? "lost" : why;
-    }
-    // Unstarted tasks that can never run now: any naming the lost chip, or
-    // needing more sub-workers than remain alive.
-    const uint32_t subs_alive = queue_.live_sub_workers();
+void EngineCore::child_lost(ChildRef child, const std::string& why) {
+    const auto k = static_cast<size_t>(child.kind);
+    queue_.retire(child);
+    lost_[k].at(child.index) = last_lost_[k] = why.empty() ? "lost" : why;
+    // Unstarted tasks that can never run now: any naming the lost child, or
+    // needing more children of its kind at once than remain alive.
+    const uint32_t alive = queue_.live_count(child.kind);
     std::vector<TaskId> doomed;
     for (const auto& [id, r] : records_) {
         const TaskState s = graph_.state(id);
         if (s != TaskState::READY && s != TaskState::PENDING) continue;
-        uint32_t subs = 0;
-        bool needs_lost_chip = false;
+        uint32_t any = 0;
+        bool needs_lost = false;
         for (const MemberTarget& t : r.targets) {
-            subs += t.chip == ANY_SUB_WORKER;
-            needs_lost_chip |= chip && t.chip == static_cast<int32_t>(child);
+            any += !t.named() && t.kind == child.kind;
+            needs_lost |= t == MemberTarget::child(child);
         }
-        if (needs_lost_chip || subs > subs_alive) doomed.push_back(id);
+        if (needs_lost || any > alive) doomed.push_back(id);
     }
     for (TaskId id : doomed) {
         auto it = records_.find(id);
         if (it == records_.end()) continue;  // poisoned through an earlier one
         if (!first_failure_)  // a run that loses work must fail, even if no task failed
-            first_failure_ = RunFailure{id, it->second.kind, it->second.callable, 0, chip, child, "not run: " + why};
+            first_failure_ = RunFailure{TaskHandle{id, it->second.run}, it->second.kind, it->second.callable, 0,
+                                        MemberTarget::child(child), "not run: " + why};
         scratch_.clear();
         graph_.poison(id, TaskFailure{id, why}, scratch_);
         on_poisoned(scratch_);
@@ -238,9 +248,7 @@ void EngineCore::abandon(const std::string& why) {
     graph_.poison_unstarted(TaskFailure{0, why}, scratch_);
     if (!scratch_.empty() && !first_failure_) {
         const Record& r = records_.at(scratch_.front());
-        first_failure_ = RunFailure{scratch_.front(), r.kind, r.callable, 0, r.kind == TaskKind::NEXT_LEVEL,
-                                    r.targets.front().chip == ANY_SUB_WORKER ? 0u
-                                                                             : static_cast<uint32_t>(r.targets.front().chip),
+        first_failure_ = RunFailure{TaskHandle{scratch_.front(), r.run}, r.kind, r.callable, 0, r.targets.front(),
                                     "not run: " + why};
     }
     on_poisoned(scratch_);

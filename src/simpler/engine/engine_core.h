@@ -16,6 +16,7 @@
 // taken as live.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -28,26 +29,28 @@
 #include <vector>
 
 #include "simpler/deps/dependency_tracker.h"
+#include "simpler/engine/child_ref.h"
 #include "simpler/engine/dispatch_queue.h"
 #include "simpler/engine/task_config.h"
 #include "simpler/engine/task_graph.h"
+#include "simpler/engine/task_handle.h"
 #include "simpler/task_interface/task_args_wire.h"
 
 namespace simpler {
 
 enum class TaskKind : uint8_t {
-    NEXT_LEVEL = 0,  // runs on a chip (or a next-level Worker) named by its member's worker index
+    NEXT_LEVEL = 0,  // runs on the next-level child (EngineConfig::next_level) named by its member's worker index
     SUB = 1,         // runs on any idle Python sub-worker
 };
 
 struct MemberSubmit {
     const TaskArgs* args = nullptr;
-    int32_t worker = ANY_SUB_WORKER;  // NEXT_LEVEL: the chip index; SUB: ANY_SUB_WORKER
+    std::optional<uint32_t> worker;  // NEXT_LEVEL: the next-level child's index; SUB: none (any idle sub-worker)
 };
 
 struct EngineConfig {
-    uint32_t num_chips = 0;
-    uint32_t num_sub_workers = 0;
+    ChildCounts children{};                  // per ChildKind
+    ChildKind next_level = ChildKind::CHIP;  // the kind of child NEXT_LEVEL members run on
     TrackerConfig tracker{};
     // The chip that owns a DEVICE backing, or nullopt when unknown.
     std::function<std::optional<uint32_t>(const CanonicalIdentity&)> device_owner;
@@ -60,10 +63,10 @@ struct EngineConfig {
 
 // One member ready to be written to one child's mailbox.
 struct Dispatch {
-    TaskId task;
+    TaskHandle task;
+    TaskKind kind;
     uint32_t member;
-    bool to_chip;
-    uint32_t child;  // chip or sub-worker index
+    ChildRef child;
     uint64_t callable;
     std::span<const std::byte> blob;  // valid until the member is reported finished
     const TaskConfig* config;
@@ -71,12 +74,11 @@ struct Dispatch {
 
 // Why run() fails: the first task that failed, where, and what it poisoned.
 struct RunFailure {
-    TaskId task;
+    TaskHandle task;
     TaskKind kind;
     uint64_t callable;
     uint32_t member;
-    bool on_chip;
-    uint32_t child;
+    MemberTarget where;  // the child it ran on, or would have run on
     std::string message;
 };
 
@@ -85,8 +87,8 @@ public:
     explicit EngineCore(EngineConfig config);
 
     // Checks, infers edges, records the node and queues it if ready; returns its
-    // id. Throws std::invalid_argument (nothing recorded) on refusal.
-    TaskId submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members, const TaskConfig& config);
+    // handle. Throws std::invalid_argument (nothing recorded) on refusal.
+    TaskHandle submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members, const TaskConfig& config);
 
     // Appends every member that can be dispatched now; their children are busy
     // until member_finished().
@@ -100,7 +102,7 @@ public:
     // A child is gone for good: nothing is dispatched to it again, every
     // unstarted task that needs it is poisoned with `why`, and a later submit
     // that needs it is refused.
-    void child_lost(bool chip, uint32_t child, const std::string& why);
+    void child_lost(ChildRef child, const std::string& why);
 
     // Poisons every task not yet dispatched (the Worker is closing or failing).
     void abandon(const std::string& why);
@@ -117,12 +119,16 @@ public:
     // Tasks submitted and not finished: a task is finished when every member
     // dispatched has come back (a failed group's other members included).
     [[nodiscard]] size_t unfinished() const noexcept { return live_.size(); }
+    // Ends the current run: tasks submitted from now on carry the next run number.
+    void end_run() noexcept { ++run_; }
+    [[nodiscard]] uint64_t run() const noexcept { return run_; }
     [[nodiscard]] const std::optional<RunFailure>& first_failure() const noexcept { return first_failure_; }
     [[nodiscard]] size_t poisoned_count() const noexcept { return poisoned_count_; }
     // Forgets the failure, and retires the failed and poisoned tasks, which
     // until now kept poisoning every later task that needed their bytes.
     void clear_failure() noexcept;
     [[nodiscard]] const DependencyTracker& tracker() const noexcept { return tracker_; }
+    [[nodiscard]] const ChildCounts& children() const noexcept { return config_.children; }
     // Every edge inferred since the last clear, in submit order (record_edges).
     [[nodiscard]] const std::vector<EdgeExplanation>& edge_log() const noexcept { return edge_log_; }
     void clear_edge_log() noexcept { edge_log_.clear(); }
@@ -130,6 +136,7 @@ public:
 private:
     struct Record {
         TaskKind kind;
+        uint64_t run;
         uint64_t callable;
         std::vector<TaskConfig> configs;            // one per member
         std::vector<std::vector<std::byte>> blobs;  // one per member
@@ -139,6 +146,7 @@ private:
         bool failed = false;
     };
 
+    [[nodiscard]] MemberTarget target_of(TaskKind kind, const MemberSubmit& m) const noexcept;
     void check_engine_rules(TaskId task, TaskKind kind, uint32_t member, const MemberSubmit& m) const;
     void on_ready(std::span<const TaskId> ready);
     void on_poisoned(std::span<const TaskId> poisoned);
@@ -156,15 +164,17 @@ private:
     DispatchQueue queue_;
     std::unordered_map<TaskId, Record> records_;
     TaskId next_task_ = 1;
+    uint64_t run_ = 0;
     std::optional<RunFailure> first_failure_;
     size_t poisoned_count_ = 0;
     std::vector<TaskId> scratch_;
     std::set<TaskId> live_;                // submitted and not finished, in id order
-    std::deque<PendingRelease> releases_;
+    std::deque<PendingRelease> releases_;  // in request order, so `before` never decreases
     std::vector<EdgeExplanation> edge_log_;
-    std::vector<TaskId> failed_kept_;      // finished FAILED / POISONED, retired at clear_failure()  // in request order, so `before` never decreases
-    std::vector<std::string> lost_chips_;  // per chip: why it is gone, empty while it lives
-    std::string sub_workers_lost_;         // why the last sub-worker went, when one did
+    std::vector<TaskId> failed_kept_;      // finished FAILED / POISONED, retired at clear_failure()
+    // Per kind, per child: why it is gone, empty while it lives.
+    std::array<std::vector<std::string>, CHILD_KIND_COUNT> lost_;
+    std::array<std::string, CHILD_KIND_COUNT> last_lost_;  // per kind: why the last one went, when one did
 };
 
 }  // namespace simpler

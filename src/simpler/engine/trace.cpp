@@ -22,7 +22,7 @@ void TraceRecorder::store(TraceEvent&& e) noexcept {
     }
 }
 
-void TraceRecorder::submitted(TaskId task, TaskKind kind, uint64_t callable, uint32_t members,
+void TraceRecorder::submitted(TaskHandle task, TaskKind kind, uint64_t callable, uint32_t members,
                               int64_t now_ns) noexcept {
     TraceEvent e;
     e.phase = TracePhase::SUBMIT;
@@ -46,9 +46,8 @@ void TraceRecorder::published(size_t lane, const Dispatch& d, int64_t now_ns) no
     }
     TraceEvent& e = open_[lane];
     e.phase = TracePhase::RUN;
-    e.kind = d.to_chip ? TaskKind::NEXT_LEVEL : TaskKind::SUB;
+    e.kind = d.kind;
     e.ok = true;
-    e.on_chip = d.to_chip;
     e.member = d.member;
     e.child = d.child;
     e.members = 0;
@@ -81,9 +80,8 @@ void TraceRecorder::lane_lost(size_t lane, std::string_view why, int64_t now_ns)
 void TraceRecorder::not_published(const Dispatch& d, std::string_view why, int64_t now_ns) noexcept {
     TraceEvent e;
     e.phase = TracePhase::RUN;
-    e.kind = d.to_chip ? TaskKind::NEXT_LEVEL : TaskKind::SUB;
+    e.kind = d.kind;
     e.ok = false;
-    e.on_chip = d.to_chip;
     e.member = d.member;
     e.child = d.child;
     e.task = d.task;

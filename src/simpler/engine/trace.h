@@ -44,13 +44,12 @@ enum class TracePhase : uint8_t {
 
 struct TraceEvent {
     TracePhase phase = TracePhase::RUN;
-    TaskKind kind = TaskKind::SUB;  // RUN: NEXT_LEVEL on a chip lane, SUB on a sub-worker lane
+    TaskKind kind = TaskKind::SUB;  // the task's kind (which callable table `callable` indexes)
     bool ok = true;        // RUN: the child reported success; SUBMIT: true
-    bool on_chip = false;  // RUN: the lane is a chip, else a sub-worker
     uint32_t member = 0;   // RUN: the member's index in its task
-    uint32_t child = 0;    // RUN: the chip or sub-worker index
+    ChildRef child{};      // RUN: the child the member ran on (its lane)
     uint32_t members = 0;  // SUBMIT: how many members the task has
-    TaskId task = 0;
+    TaskHandle task{};
     uint64_t callable = 0;
     int64_t start_ns = 0;  // see the header comment
     int64_t end_ns = 0;
@@ -65,7 +64,7 @@ public:
     explicit TraceRecorder(size_t capacity = DEFAULT_TRACE_CAPACITY) : capacity_(capacity) {}
 
     // The engine accepted task `task` of `members` members.
-    void submitted(TaskId task, TaskKind kind, uint64_t callable, uint32_t members,
+    void submitted(TaskHandle task, TaskKind kind, uint64_t callable, uint32_t members,
                    int64_t now_ns = trace_now_ns()) noexcept;
     // Member `d` was published to lane `lane`; the lane's event stays open until
     // collected() or lane_lost(). A lane has at most one open event.

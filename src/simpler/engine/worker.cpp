@@ -45,8 +45,8 @@ Worker::~Worker() { close(); }
 
 EngineConfig Worker::engine_config() {
     EngineConfig e;
-    e.num_chips = config_.num_chips;
-    e.num_sub_workers = config_.num_sub_workers;
+    e.children[static_cast<size_t>(ChildKind::CHIP)] = config_.num_chips;
+    e.children[static_cast<size_t>(ChildKind::SUB_WORKER)] = config_.num_sub_workers;
     e.record_edges = config_.record_edges;
     e.device_owner = [this](const CanonicalIdentity& id) -> std::optional<uint32_t> {
         if (std::optional<uint32_t> chip = device_->owner_of(id)) return chip;
@@ -63,32 +63,36 @@ EngineConfig Worker::engine_config() {
     return e;
 }
 
-ipc::TaskHandler Worker::make_child_handler(bool chip, uint32_t index) {
-    if (!chip) return config_.sub_handler(index);
-    device_->enter_chip(index);
-    if (config_.chip_handler) return config_.chip_handler(index);
-    ChipLaneConfig lane = config_.chip_lane;
-    lane.device_memory = device_.get();
-    return make_chip_lane_handler(index, lane);
-}
-
-std::string Worker::lane_name(size_t lane) const {
-    return lane_is_chip(lane) ? "chip " + std::to_string(lane)
-                              : "sub-worker " + std::to_string(lane - config_.num_chips);
+ipc::TaskHandler Worker::make_child_handler(ChildRef child) {
+    switch (child.kind) {
+        case ChildKind::SUB_WORKER: return config_.sub_handler(child.index);
+        case ChildKind::CHIP: {
+            device_->enter_chip(child.index);
+            if (config_.chip_handler) return config_.chip_handler(child.index);
+            ChipLaneConfig lane = config_.chip_lane;
+            lane.device_memory = device_.get();
+            return make_chip_lane_handler(child.index, lane);
+        }
+        case ChildKind::WORKER: break;
+    }
+    throw std::logic_error("Worker: no handler for " + child.name());
 }
 
 void Worker::init() {
     if (initialized_ || closed_) throw std::logic_error("Worker.init: already initialized or closed");
-    const size_t n = size_t{config_.num_chips} + config_.num_sub_workers;
-    lanes_.resize(n);
-    for (size_t i = 0; i < n; ++i)
-        lanes_[i].mailbox = std::make_unique<ipc::Mailbox>(ipc::MailboxConfig{config_.blob_capacity}, bell_);
+    const ChildCounts children = core_.children();
+    for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) {
+        lane_base_[k] = lanes_.size();
+        for (uint32_t i = 0; i < children[k]; ++i) {
+            Lane& l = lanes_.emplace_back();
+            l.ref = ChildRef{static_cast<ChildKind>(k), i};
+            l.mailbox = std::make_unique<ipc::Mailbox>(ipc::MailboxConfig{config_.blob_capacity}, bell_);
+        }
+    }
     try {
-        for (size_t i = 0; i < n; ++i) {
-            const bool chip = lane_is_chip(i);
-            const uint32_t index = chip ? static_cast<uint32_t>(i) : static_cast<uint32_t>(i - config_.num_chips);
-            lanes_[i].child = ipc::ChildProcess::spawn([this, i, chip, index] {
-                ipc::TaskHandler handler = make_child_handler(chip, index);
+        for (size_t i = 0; i < lanes_.size(); ++i) {
+            lanes_[i].child = ipc::ChildProcess::spawn([this, i] {
+                ipc::TaskHandler handler = make_child_handler(lanes_[i].ref);
                 return ipc::serve_tasks(*lanes_[i].mailbox, handler, config_.spin);
             });
         }
@@ -115,7 +119,7 @@ void Worker::init() {
     initialized_ = true;
 }
 
-TaskId Worker::submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
+TaskHandle Worker::submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
                       const TaskConfig& config) {
     if (!initialized_ || closed_) throw std::logic_error("Worker.submit: the Worker is not running (call init())");
     for (size_t m = 0; m < members.size(); ++m) {
@@ -126,7 +130,7 @@ TaskId Worker::submit(TaskKind kind, uint64_t callable, std::span<const MemberSu
                                         std::to_string(need) + " bytes, the mailbox holds " +
                                         std::to_string(config_.blob_capacity));
     }
-    TaskId id;
+    TaskHandle id;
     {
         std::lock_guard lock(mu_);
         id = core_.submit(kind, callable, members, config);
@@ -161,6 +165,7 @@ void Worker::wait() {
             std::lock_guard lock(mu_);
             if (!stopping_) deadline = progress_locked();
             if (core_.unfinished() == 0 || stopping_) {
+                core_.end_run();
                 if (const std::optional<RunFailure>& f = core_.first_failure()) {
                     std::string message = describe_failure_locked(*f);
                     core_.clear_failure();
@@ -183,13 +188,11 @@ ipc::Deadline Worker::progress_locked() {
 }
 
 std::string Worker::describe_failure_locked(const RunFailure& f) const {
-    std::string where = f.on_chip ? "chip " + std::to_string(f.child) : "sub-worker " + std::to_string(f.child);
     const std::vector<std::string>& names =
         f.kind == TaskKind::SUB ? config_.sub_callable_names : config_.chip_lane.chip.orchestrations;
     const std::string callable = f.callable < names.size() ? "'" + names[f.callable] + "'" : std::to_string(f.callable);
-    std::string out = std::string(f.kind == TaskKind::SUB ? "sub task " : "task ") + std::to_string(f.task) +
-                      " (callable " + callable + ", member " + std::to_string(f.member) + ") on " + where +
-                      " failed: " + f.message;
+    std::string out = std::string(f.kind == TaskKind::SUB ? "sub " : "") + f.task.name() + " (callable " + callable +
+                      ", member " + std::to_string(f.member) + ") on " + f.where.name() + " failed: " + f.message;
     const size_t poisoned = core_.poisoned_count();
     if (poisoned > 0) out += "; " + std::to_string(poisoned) + " dependent task(s) were not run";
     return out;
@@ -241,7 +244,7 @@ void Worker::dispatch_locked() {
     batch_.clear();
     core_.take(batch_);
     for (const Dispatch& d : batch_) {
-        const size_t i = lane_of(d);
+        const size_t i = lane_of(d.child);
         Lane& l = lanes_[i];
         ipc::CallConfig call{};
         std::memcpy(call.bytes, d.config->data(), TASK_CONFIG_BYTES);
@@ -256,7 +259,7 @@ void Worker::dispatch_locked() {
             continue;
         }
         if (trace_) trace_->not_published(d, publish_status_text(st));
-        core_.member_finished(d, std::string("not dispatched to ") + lane_name(i) + ": " + publish_status_text(st));
+        core_.member_finished(d, "not dispatched to " + d.child.name() + ": " + publish_status_text(st));
         if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, l.mailbox->poison_reason());
     }
 }
@@ -266,9 +269,7 @@ void Worker::lose_lane_locked(size_t lane, const std::string& why) {
     l.lost = true;
     l.lost_why = why.empty() ? "lost" : why;
     if (trace_) trace_->lane_lost(lane, l.lost_why);
-    const bool chip = lane_is_chip(lane);
-    const uint32_t index = chip ? static_cast<uint32_t>(lane) : static_cast<uint32_t>(lane - config_.num_chips);
-    core_.child_lost(chip, index, lane_name(lane) + " " + l.lost_why);
+    core_.child_lost(l.ref, l.ref.name() + " " + l.lost_why);
     if (!l.child.reaped()) l.child.signal(SIGKILL);  // a timed-out child may still run its task
 }
 
@@ -318,8 +319,7 @@ std::vector<EdgeExplanation> Worker::take_edge_log() {
 std::vector<std::string> Worker::child_status() const {
     std::lock_guard lock(mu_);
     std::vector<std::string> out;
-    for (size_t i = 0; i < lanes_.size(); ++i)
-        out.push_back(lane_name(i) + (lanes_[i].lost ? ": lost (" + lanes_[i].lost_why + ")" : ": usable"));
+    for (const Lane& l : lanes_) out.push_back(l.ref.name() + (l.lost ? ": lost (" + l.lost_why + ")" : ": usable"));
     return out;
 }
 

@@ -35,6 +35,7 @@
 // doorbell, or, while a wait() drives, parks (re-checking every 1-16 ms).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -104,10 +105,11 @@ public:
 
     // Publishes a task (see EngineCore::submit); std::invalid_argument on
     // refusal (nothing recorded), std::logic_error before init() or after close().
-    TaskId submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members, const TaskConfig& config);
+    TaskHandle submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members, const TaskConfig& config);
 
     // Waits (spin, then futex) until every submitted task has finished or been poisoned; throws
-    // RunError for the first failure since the last wait() (and clears it).
+    // RunError for the first failure since the last wait() (and clears it). Returning or
+    // throwing ends the run: later submits carry the next run number (TaskHandle::run).
     void wait();
 
     // Stops every child and thread; idempotent. Unstarted tasks are poisoned.
@@ -140,6 +142,7 @@ public:
 
 private:
     struct Lane {
+        ChildRef ref;
         std::unique_ptr<ipc::Mailbox> mailbox;
         ipc::ChildProcess child;
         std::optional<Dispatch> in_flight;
@@ -147,10 +150,10 @@ private:
         std::string lost_why;
     };
 
-    [[nodiscard]] bool lane_is_chip(size_t lane) const noexcept { return lane < config_.num_chips; }
-    [[nodiscard]] std::string lane_name(size_t lane) const;
-    [[nodiscard]] size_t lane_of(const Dispatch& d) const noexcept {
-        return d.to_chip ? d.child : config_.num_chips + d.child;
+    // Lanes are laid out kind by kind in ChildKind order; a child's lane is its
+    // kind's first lane plus its index.
+    [[nodiscard]] size_t lane_of(ChildRef c) const noexcept {
+        return lane_base_[static_cast<size_t>(c.kind)] + c.index;
     }
     void scheduler_loop() noexcept;
     // Collects results, dispatches what is ready, returns the nearest task deadline.
@@ -160,12 +163,13 @@ private:
     void lose_lane_locked(size_t lane, const std::string& why);
     [[nodiscard]] std::string describe_failure_locked(const RunFailure& f) const;
     EngineConfig engine_config();
-    ipc::TaskHandler make_child_handler(bool chip, uint32_t index);
+    ipc::TaskHandler make_child_handler(ChildRef child);
 
     WorkerConfig config_;
     std::unique_ptr<DeviceMemory> device_;  // before core_: the engine's hooks read it
     ipc::Doorbell bell_;
     std::vector<Lane> lanes_;
+    std::array<size_t, CHILD_KIND_COUNT> lane_base_{};
     std::unique_ptr<ipc::ChildWatcher> watcher_;
     std::thread scheduler_;
 

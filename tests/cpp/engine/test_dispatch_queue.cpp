@@ -8,8 +8,10 @@
 
 #include "simpler/engine/dispatch_queue.h"
 
-using simpler::ANY_SUB_WORKER;
 using simpler::Assignment;
+using simpler::ChildCounts;
+using simpler::ChildKind;
+using simpler::ChildRef;
 using simpler::DispatchQueue;
 using simpler::MemberTarget;
 
@@ -21,16 +23,25 @@ std::vector<Assignment> take(DispatchQueue& q) {
     return out;
 }
 
-const MemberTarget chip0[] = {{0}};
-const MemberTarget chip1[] = {{1}};
-const MemberTarget both_chips[] = {{0}, {1}};
-const MemberTarget sub[] = {{ANY_SUB_WORKER}};
-const MemberTarget two_subs[] = {{ANY_SUB_WORKER}, {ANY_SUB_WORKER}};
+ChildCounts counts(uint32_t chips, uint32_t sub_workers) {
+    ChildCounts c{};
+    c[static_cast<size_t>(ChildKind::CHIP)] = chips;
+    c[static_cast<size_t>(ChildKind::SUB_WORKER)] = sub_workers;
+    return c;
+}
+ChildRef chip(uint32_t i) { return {ChildKind::CHIP, i}; }
+ChildRef sub_worker(uint32_t i) { return {ChildKind::SUB_WORKER, i}; }
+
+const MemberTarget chip0[] = {MemberTarget::child(chip(0))};
+const MemberTarget chip1[] = {MemberTarget::child(chip(1))};
+const MemberTarget both_chips[] = {MemberTarget::child(chip(0)), MemberTarget::child(chip(1))};
+const MemberTarget sub[] = {MemberTarget::any(ChildKind::SUB_WORKER)};
+const MemberTarget two_subs[] = {MemberTarget::any(ChildKind::SUB_WORKER), MemberTarget::any(ChildKind::SUB_WORKER)};
 
 }  // namespace
 
 TEST(DispatchQueue, PlainTasksGoToTheirChipInReadyOrder) {
-    DispatchQueue q(2, 0);
+    DispatchQueue q(counts(2, 0));
     q.push(1, chip0);
     q.push(2, chip0);
     q.push(3, chip1);
@@ -39,47 +50,47 @@ TEST(DispatchQueue, PlainTasksGoToTheirChipInReadyOrder) {
     EXPECT_EQ(a[0].task, 1u);
     EXPECT_EQ(a[1].task, 3u);
     EXPECT_TRUE(take(q).empty());  // chip 0 is busy with task 1
-    q.release_chip(0);
+    q.release(chip(0));
     a = take(q);
     ASSERT_EQ(a.size(), 1u);
     EXPECT_EQ(a[0].task, 2u);
 }
 
 TEST(DispatchQueue, AGroupLeavesOnlyWhenEveryTargetIsFreeAndAllAtOnce) {
-    DispatchQueue q(2, 0);
+    DispatchQueue q(counts(2, 0));
     q.push(1, chip0);
     ASSERT_EQ(take(q).size(), 1u);
     q.push(2, both_chips);
     EXPECT_TRUE(take(q).empty());
-    q.release_chip(0);
+    q.release(chip(0));
     auto a = take(q);
     ASSERT_EQ(a.size(), 2u);
     EXPECT_EQ(a[0].task, 2u);
     EXPECT_EQ(a[1].task, 2u);
-    EXPECT_EQ(a[0].child, 0u);
-    EXPECT_EQ(a[1].child, 1u);
+    EXPECT_EQ(a[0].child.index, 0u);
+    EXPECT_EQ(a[1].child.index, 1u);
 }
 
 TEST(DispatchQueue, AWaitingGroupIsNotStarvedByLaterTasks) {
-    DispatchQueue q(2, 0);
+    DispatchQueue q(counts(2, 0));
     q.push(1, chip0);
     take(q);              // chip 0 busy
     q.push(2, both_chips);  // waits for chip 0, reserves chip 1
     q.push(3, chip1);       // would fit on chip 1 now, but the group reserved it
     EXPECT_TRUE(take(q).empty());
-    q.release_chip(0);
+    q.release(chip(0));
     auto a = take(q);
     ASSERT_EQ(a.size(), 2u);
     EXPECT_EQ(a[0].task, 2u);
-    q.release_chip(0);
-    q.release_chip(1);
+    q.release(chip(0));
+    q.release(chip(1));
     a = take(q);
     ASSERT_EQ(a.size(), 1u);
     EXPECT_EQ(a[0].task, 3u);
 }
 
 TEST(DispatchQueue, LaterTasksOnOtherTargetsPassAWaitingItem) {
-    DispatchQueue q(2, 1);
+    DispatchQueue q(counts(2, 1));
     q.push(1, chip0);
     take(q);
     q.push(2, chip0);  // waits
@@ -89,29 +100,29 @@ TEST(DispatchQueue, LaterTasksOnOtherTargetsPassAWaitingItem) {
     ASSERT_EQ(a.size(), 2u);
     EXPECT_EQ(a[0].task, 3u);
     EXPECT_EQ(a[1].task, 4u);
-    EXPECT_FALSE(a[1].to_chip);
+    EXPECT_EQ(a[1].child.kind, ChildKind::SUB_WORKER);
 }
 
 TEST(DispatchQueue, ASubGroupTakesDistinctSubWorkersAtOnce) {
-    DispatchQueue q(0, 2);
+    DispatchQueue q(counts(0, 2));
     q.push(1, sub);
     take(q);
     q.push(2, two_subs);
     EXPECT_TRUE(take(q).empty());
     q.push(3, sub);  // one sub-worker is free, but the group reserved it
     EXPECT_TRUE(take(q).empty());
-    q.release_sub_worker(0);
+    q.release(sub_worker(0));
     auto a = take(q);
     ASSERT_EQ(a.size(), 2u);
     EXPECT_EQ(a[0].task, 2u);
     EXPECT_NE(a[0].child, a[1].child);
-    EXPECT_EQ(q.free_sub_workers(), 0u);
+    EXPECT_EQ(q.free_count(ChildKind::SUB_WORKER), 0u);
 }
 
 TEST(DispatchQueue, TargetsThatCanNeverBeMetAreRefused) {
-    DispatchQueue q(2, 1);
-    const MemberTarget bad_chip[] = {{2}};
-    const MemberTarget twice[] = {{1}, {1}};
+    DispatchQueue q(counts(2, 1));
+    const MemberTarget bad_chip[] = {MemberTarget::child(chip(2))};
+    const MemberTarget twice[] = {MemberTarget::child(chip(1)), MemberTarget::child(chip(1))};
     EXPECT_THROW(q.push(1, bad_chip), std::invalid_argument);
     EXPECT_THROW(q.push(2, twice), std::invalid_argument);
     EXPECT_THROW(q.push(3, two_subs), std::invalid_argument);
@@ -120,15 +131,15 @@ TEST(DispatchQueue, TargetsThatCanNeverBeMetAreRefused) {
 }
 
 TEST(DispatchQueue, ADeadChipIsNeverFreeAgainAndDropRemovesItsWork) {
-    DispatchQueue q(2, 0);
-    q.retire_chip(0);
+    DispatchQueue q(counts(2, 0));
+    q.retire(chip(0));
     q.push(1, chip0);
     q.push(2, chip1);
     auto a = take(q);
     ASSERT_EQ(a.size(), 1u);
     EXPECT_EQ(a[0].task, 2u);
-    q.release_chip(0);  // no effect on a dead chip
-    EXPECT_FALSE(q.chip_free(0));
+    q.release(chip(0));  // no effect on a dead chip
+    EXPECT_FALSE(q.free(chip(0)));
     EXPECT_TRUE(take(q).empty());
     EXPECT_TRUE(q.drop(1));
     EXPECT_FALSE(q.drop(1));
@@ -136,7 +147,7 @@ TEST(DispatchQueue, ADeadChipIsNeverFreeAgainAndDropRemovesItsWork) {
 }
 
 TEST(DispatchQueue, ItemsForFreeChildrenLeaveFromBehindALongQueueForABusyChip) {
-    DispatchQueue q(2, 1);
+    DispatchQueue q(counts(2, 1));
     q.push(1, chip0);
     ASSERT_EQ(take(q).size(), 1u);  // chip 0 busy from here on
     for (simpler::TaskId t = 2; t < 1002; ++t) q.push(t, chip0);
@@ -148,8 +159,8 @@ TEST(DispatchQueue, ItemsForFreeChildrenLeaveFromBehindALongQueueForABusyChip) {
     EXPECT_EQ(a[0].task, 1002u);
     EXPECT_EQ(a[1].task, 1003u);
     EXPECT_TRUE(take(q).empty());  // every child busy: nothing behind them can leave
-    q.release_chip(0);
-    q.release_chip(1);
+    q.release(chip(0));
+    q.release(chip(1));
     a = take(q);
     ASSERT_EQ(a.size(), 2u);
     EXPECT_EQ(a[0].task, 2u);
@@ -157,7 +168,7 @@ TEST(DispatchQueue, ItemsForFreeChildrenLeaveFromBehindALongQueueForABusyChip) {
 }
 
 TEST(DispatchQueue, ASubTaskBehindAThousandWaitingChipTasksStillLeaves) {
-    DispatchQueue q(2, 1);
+    DispatchQueue q(counts(2, 1));
     q.push(1, chip0);
     q.push(2, chip1);
     ASSERT_EQ(take(q).size(), 2u);  // both chips busy now
@@ -166,8 +177,8 @@ TEST(DispatchQueue, ASubTaskBehindAThousandWaitingChipTasksStillLeaves) {
     const auto out = take(q);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].task, 1003u);
-    EXPECT_FALSE(out[0].to_chip);
-    q.release_chip(1);
+    EXPECT_EQ(out[0].child.kind, ChildKind::SUB_WORKER);
+    q.release(chip(1));
     const auto next = take(q);
     ASSERT_EQ(next.size(), 1u);
     EXPECT_EQ(next[0].task, 3u);  // ready order within chip 1 holds

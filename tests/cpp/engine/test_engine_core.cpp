@@ -59,13 +59,13 @@ struct Harness {
     EngineCore core;
     TaskConfig config{};
 
-    TaskId on_chip(const TaskArgs& a, int32_t chip, uint64_t callable = 7) {
+    TaskId chip_task(const TaskArgs& a, uint32_t chip, uint64_t callable = 7) {
         MemberSubmit m{&a, chip};
-        return core.submit(TaskKind::NEXT_LEVEL, callable, {&m, 1}, config);
+        return core.submit(TaskKind::NEXT_LEVEL, callable, {&m, 1}, config).id;
     }
-    TaskId on_sub(const TaskArgs& a) {
-        MemberSubmit m{&a, ANY_SUB_WORKER};
-        return core.submit(TaskKind::SUB, 9, {&m, 1}, config);
+    TaskId sub_task(const TaskArgs& a) {
+        MemberSubmit m{&a, std::nullopt};
+        return core.submit(TaskKind::SUB, 9, {&m, 1}, config).id;
     }
     std::vector<Dispatch> take() {
         std::vector<Dispatch> out;
@@ -76,14 +76,14 @@ struct Harness {
 
 EngineConfig chips(uint32_t n, uint32_t subs = 0) {
     EngineConfig c;
-    c.num_chips = n;
-    c.num_sub_workers = subs;
+    c.children[static_cast<size_t>(ChildKind::CHIP)] = n;
+    c.children[static_cast<size_t>(ChildKind::SUB_WORKER)] = subs;
     return c;
 }
 
 std::vector<TaskId> tasks_of(const std::vector<Dispatch>& d) {
     std::vector<TaskId> out;
-    for (const Dispatch& x : d) out.push_back(x.task);
+    for (const Dispatch& x : d) out.push_back(x.task.id);
     return out;
 }
 
@@ -94,14 +94,14 @@ TEST(EngineCore, AChainOnOneBufferRunsInSubmitOrder) {
     const BufferDescriptor b = host_buffer(1);
     TaskArgs w = args_of({{matrix(b), TensorArgType::OUTPUT_EXISTING}});
     TaskArgs r = args_of({{matrix(b), TensorArgType::INPUT}});
-    const TaskId t1 = h.on_chip(w, 0);
-    const TaskId t2 = h.on_chip(r, 0);
-    const TaskId t3 = h.on_chip(w, 0);
+    const TaskId t1 = h.chip_task(w, 0);
+    const TaskId t2 = h.chip_task(r, 0);
+    const TaskId t3 = h.chip_task(w, 0);
     EXPECT_EQ(h.core.unfinished(), 3u);
     for (TaskId expected : {t1, t2, t3}) {
         auto d = h.take();
         ASSERT_EQ(d.size(), 1u);
-        EXPECT_EQ(d[0].task, expected);
+        EXPECT_EQ(d[0].task.id, expected);
         EXPECT_TRUE(h.take().empty());
         h.core.member_finished(d[0], "");
     }
@@ -114,8 +114,8 @@ TEST(EngineCore, DisjointColumnBlocksOnTwoChipsDispatchTogether) {
     const BufferDescriptor b = host_buffer(1);
     TaskArgs left = args_of({{column_block(b, 0), TensorArgType::OUTPUT_EXISTING}});
     TaskArgs right = args_of({{column_block(b, 8), TensorArgType::OUTPUT_EXISTING}});
-    h.on_chip(left, 0);
-    h.on_chip(right, 1);
+    h.chip_task(left, 0);
+    h.chip_task(right, 1);
     EXPECT_EQ(h.take().size(), 2u);  // no edge: a rendezvous between them cannot deadlock
 }
 
@@ -124,7 +124,7 @@ TEST(EngineCore, TheBlobIsASnapshotAtSubmit) {
     const BufferDescriptor b = host_buffer(1);
     TaskArgs a = args_of({{matrix(b), TensorArgType::INPUT}});
     a.add_scalar(5);
-    h.on_chip(a, 0);
+    h.chip_task(a, 0);
     a.add_scalar(6);  // after submit: not part of the task
     auto d = h.take();
     ASSERT_EQ(d.size(), 1u);
@@ -140,15 +140,15 @@ TEST(EngineCore, AFailurePoisonsSuccessorsAndIsReportedOnce) {
     TaskArgs w = args_of({{matrix(b), TensorArgType::OUTPUT_EXISTING}});
     TaskArgs r = args_of({{matrix(b), TensorArgType::INPUT}});
     TaskArgs independent = args_of({{matrix(other), TensorArgType::OUTPUT_EXISTING}});
-    const TaskId t1 = h.on_chip(w, 0);
-    h.on_chip(r, 0);
-    h.on_chip(r, 1);
-    h.on_chip(independent, 1);
+    const TaskId t1 = h.chip_task(w, 0);
+    h.chip_task(r, 0);
+    h.chip_task(r, 1);
+    h.chip_task(independent, 1);
     auto d = h.take();
     ASSERT_EQ(tasks_of(d), (std::vector<TaskId>{t1, 4}));
     h.core.member_finished(d[0], "kernel vadd: index out of range");
     ASSERT_TRUE(h.core.first_failure());
-    EXPECT_EQ(h.core.first_failure()->task, t1);
+    EXPECT_EQ(h.core.first_failure()->task.id, t1);
     EXPECT_EQ(h.core.first_failure()->message, "kernel vadd: index out of range");
     EXPECT_EQ(h.core.poisoned_count(), 2u);
     EXPECT_TRUE(h.take().empty());  // the poisoned never run
@@ -157,13 +157,13 @@ TEST(EngineCore, AFailurePoisonsSuccessorsAndIsReportedOnce) {
     // Until the failure is reported, a later reader of the bytes the failed task
     // never produced is poisoned at submit, not run on them.
     TaskArgs late = args_of({{matrix(b), TensorArgType::INPUT}});
-    h.on_chip(late, 0);
+    h.chip_task(late, 0);
     EXPECT_TRUE(h.take().empty());
     EXPECT_EQ(h.core.poisoned_count(), 3u);
     EXPECT_EQ(h.core.unfinished(), 0u);
     // Once reported (wait() clears it), the failed task retires and a new run starts clean.
     h.core.clear_failure();
-    h.on_chip(late, 0);
+    h.chip_task(late, 0);
     EXPECT_EQ(h.take().size(), 1u);
 }
 
@@ -172,7 +172,7 @@ TEST(EngineCore, ARefusedSubmitRecordsNothing) {
     const BufferDescriptor b = host_buffer(1);
     TaskArgs overlapping = args_of({{matrix(b), TensorArgType::OUTPUT_EXISTING}, {column_block(b, 4), TensorArgType::INPUT}});
     try {
-        h.on_chip(overlapping, 0);
+        h.chip_task(overlapping, 0);
         FAIL() << "overlapping writes within one task must be refused";
     } catch (const std::invalid_argument& e) {
         const std::string msg = e.what();
@@ -182,8 +182,8 @@ TEST(EngineCore, ARefusedSubmitRecordsNothing) {
     EXPECT_EQ(h.core.unfinished(), 0u);
     EXPECT_EQ(h.core.tracker().live_tasks(), 0u);
     TaskArgs fine = args_of({{matrix(b), TensorArgType::INPUT}});
-    EXPECT_EQ(h.on_chip(fine, 0), 1u);  // the refused submit consumed no id
-    EXPECT_THROW(h.on_chip(fine, 1), std::invalid_argument);  // no chip 1
+    EXPECT_EQ(h.chip_task(fine, 0), 1u);  // the refused submit consumed no id
+    EXPECT_THROW(h.chip_task(fine, 1), std::invalid_argument);  // no chip 1
 }
 
 TEST(EngineCore, DeviceTensorsGoOnlyToTheirOwnerChip) {
@@ -196,21 +196,21 @@ TEST(EngineCore, DeviceTensorsGoOnlyToTheirOwnerChip) {
     TaskArgs dev = args_of({{matrix(device_buffer(10)), TensorArgType::INOUT}});
     TaskArgs unknown = args_of({{matrix(device_buffer(11)), TensorArgType::INPUT}});
     try {
-        h.on_chip(dev, 0);
+        h.chip_task(dev, 0);
         FAIL();
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("DEVICE memory of chip 1 may only be dispatched to that chip"),
                   std::string::npos)
             << e.what();
     }
-    EXPECT_THROW(h.on_sub(dev), std::invalid_argument);
+    EXPECT_THROW(h.sub_task(dev), std::invalid_argument);
     try {
-        h.on_sub(dev);
+        h.sub_task(dev);
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("sub-worker takes HOST tensors only"), std::string::npos);
     }
-    EXPECT_THROW(h.on_chip(unknown, 1), std::invalid_argument);
-    h.on_chip(dev, 1);
+    EXPECT_THROW(h.chip_task(unknown, 1), std::invalid_argument);
+    h.chip_task(dev, 1);
     EXPECT_EQ(h.take().size(), 1u);
 }
 
@@ -222,7 +222,7 @@ TEST(EngineCore, AStaleIdentityIsRefused) {
     Harness h(std::move(c));
     TaskArgs a = args_of({{matrix(host_buffer(1)), TensorArgType::INPUT}});
     try {
-        h.on_chip(a, 0);
+        h.chip_task(a, 0);
         FAIL();
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("generation 1 is stale"), std::string::npos) << e.what();
@@ -235,9 +235,9 @@ TEST(EngineCore, AGroupDispatchesAllMembersAndFinishesWhenTheLastDoes) {
     TaskArgs m0 = args_of({{matrix(b), TensorArgType::OUTPUT_EXISTING}});
     TaskArgs m1 = args_of({{matrix(b), TensorArgType::OUTPUT_EXISTING}});  // members are not compared
     MemberSubmit members[] = {{&m0, 0}, {&m1, 1}};
-    const TaskId g = h.core.submit(TaskKind::NEXT_LEVEL, 3, members, h.config);
+    const TaskId g = h.core.submit(TaskKind::NEXT_LEVEL, 3, members, h.config).id;
     TaskArgs after = args_of({{matrix(b), TensorArgType::INPUT}});
-    h.on_chip(after, 0);
+    h.chip_task(after, 0);
     auto d = h.take();
     ASSERT_EQ(tasks_of(d), (std::vector<TaskId>{g, g}));
     h.core.member_finished(d[0], "");
@@ -252,27 +252,27 @@ TEST(EngineCore, ALostChipPoisonsTheWorkThatNeedsIt) {
     TaskArgs on_b = args_of({{matrix(b), TensorArgType::OUTPUT_EXISTING}});
     TaskArgs on_c = args_of({{matrix(c), TensorArgType::OUTPUT_EXISTING}});
     TaskArgs on_d = args_of({{matrix(host_buffer(3)), TensorArgType::OUTPUT_EXISTING}});
-    h.on_chip(on_b, 0);
-    h.on_chip(on_c, 0);  // independent of the first, queued behind it on chip 0
-    h.on_chip(on_d, 1);
+    h.chip_task(on_b, 0);
+    h.chip_task(on_c, 0);  // independent of the first, queued behind it on chip 0
+    h.chip_task(on_d, 1);
     auto d = h.take();
     ASSERT_EQ(d.size(), 2u);
-    h.core.child_lost(true, 0, "chip 0 died (SIGKILL)");
+    h.core.child_lost(ChildRef{ChildKind::CHIP, 0}, "chip 0 died (SIGKILL)");
     h.core.member_finished(d[0], "chip 0 died (SIGKILL) with the task in flight");
     h.core.member_finished(d[1], "");
     EXPECT_EQ(h.core.unfinished(), 0u);  // the queued task on chip 0 was poisoned, not left waiting
     EXPECT_EQ(h.core.poisoned_count(), 1u);
     try {
-        h.on_chip(on_c, 0);
+        h.chip_task(on_c, 0);
         FAIL() << "a submit to a lost chip must be refused, not queued forever";
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("worker=0 is lost (chip 0 died (SIGKILL))"), std::string::npos)
             << e.what();
     }
-    h.on_chip(on_c, 1);  // c was never written: the poisoned writer still stands until reported
+    h.chip_task(on_c, 1);  // c was never written: the poisoned writer still stands until reported
     EXPECT_TRUE(h.take().empty());
     h.core.clear_failure();
-    h.on_chip(on_c, 1);
+    h.chip_task(on_c, 1);
     EXPECT_EQ(h.take().size(), 1u);
 }
 
@@ -302,7 +302,7 @@ TEST(EngineCore, AChipMemberWithMoreTensorsThanAChipTakesIsRefused) {
     for (int i = 0; i < CHIP_MAX_TENSOR_ARGS + 1; ++i)
         big.add_tensor(matrix(host_buffer(static_cast<uint64_t>(i) + 1)), TensorArgType::INPUT);
     try {
-        h.on_chip(big, 0);
+        h.chip_task(big, 0);
         FAIL() << "expected a refusal";
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("a chip takes at most 256"), std::string::npos) << e.what();
@@ -316,9 +316,9 @@ TEST(EngineCore, AReleaseWaitsForEveryEarlierTaskWhateverItsOutcome) {
     TaskArgs writer = args_of({{matrix(b), TensorArgType::OUTPUT_EXISTING}});
     TaskArgs reader = args_of({{matrix(b), TensorArgType::INPUT}, {matrix(c), TensorArgType::OUTPUT_EXISTING}});
     TaskArgs other = args_of({{matrix(host_buffer(3)), TensorArgType::OUTPUT_EXISTING}});
-    h.on_chip(writer, 0);
-    h.on_chip(reader, 0);  // waits for the writer
-    h.on_chip(other, 1);
+    h.chip_task(writer, 0);
+    h.chip_task(reader, 0);  // waits for the writer
+    h.chip_task(other, 1);
     int released = 0;
     h.core.release_after([&] { ++released; });
     EXPECT_EQ(h.core.pending_releases(), 1u);
@@ -338,10 +338,10 @@ TEST(EngineCore, AReleaseDoesNotWaitForTasksSubmittedAfterIt) {
     Harness h(chips(1));
     TaskArgs first = args_of({{matrix(host_buffer(1)), TensorArgType::OUTPUT_EXISTING}});
     TaskArgs later = args_of({{matrix(host_buffer(2)), TensorArgType::OUTPUT_EXISTING}});
-    h.on_chip(first, 0);
+    h.chip_task(first, 0);
     int released = 0;
     h.core.release_after([&] { ++released; });
-    h.on_chip(later, 0);
+    h.chip_task(later, 0);
     auto d = h.take();
     ASSERT_EQ(d.size(), 1u);
     h.core.member_finished(d[0], "");

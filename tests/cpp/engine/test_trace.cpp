@@ -20,8 +20,12 @@ using namespace std::chrono_literals;
 
 namespace {
 
-Dispatch dispatch(TaskId task, uint32_t member, bool to_chip, uint32_t child, uint64_t callable) {
-    return Dispatch{task, member, to_chip, child, callable, {}, nullptr};
+ChildRef chip_ref(uint32_t i) { return {ChildKind::CHIP, i}; }
+ChildRef sub_worker(uint32_t i) { return {ChildKind::SUB_WORKER, i}; }
+
+Dispatch dispatch(TaskId task, uint32_t member, ChildRef child, uint64_t callable) {
+    const TaskKind kind = child.kind == ChildKind::SUB_WORKER ? TaskKind::SUB : TaskKind::NEXT_LEVEL;
+    return Dispatch{TaskHandle{task, 0}, kind, member, child, callable, {}, nullptr};
 }
 
 // scalars: [milliseconds to sleep]
@@ -61,19 +65,19 @@ WorkerConfig traced_subs(uint32_t subs, bool trace = true) {
 }
 
 TaskId submit_sub(Worker& w, const TaskArgs& a, uint64_t callable = 7) {
-    MemberSubmit m{&a, ANY_SUB_WORKER};
-    return w.submit(TaskKind::SUB, callable, {&m, 1}, TaskConfig{});
+    MemberSubmit m{&a, std::nullopt};
+    return w.submit(TaskKind::SUB, callable, {&m, 1}, TaskConfig{}).id;
 }
 
 const TraceEvent* run_of(const std::vector<TraceEvent>& events, TaskId task) {
     for (const TraceEvent& e : events)
-        if (e.phase == TracePhase::RUN && e.task == task) return &e;
+        if (e.phase == TracePhase::RUN && e.task.id == task) return &e;
     return nullptr;
 }
 
 const TraceEvent* submit_of(const std::vector<TraceEvent>& events, TaskId task) {
     for (const TraceEvent& e : events)
-        if (e.phase == TracePhase::SUBMIT && e.task == task) return &e;
+        if (e.phase == TracePhase::SUBMIT && e.task.id == task) return &e;
     return nullptr;
 }
 
@@ -83,14 +87,14 @@ bool overlap(const TraceEvent& a, const TraceEvent& b) { return a.start_ns < b.e
 
 TEST(TraceRecorder, RecordsASubmitAndAPublishToCollectInterval) {
     TraceRecorder r;
-    r.submitted(5, TaskKind::NEXT_LEVEL, 9, 2, 100);
-    r.published(1, dispatch(5, 1, true, 1, 9), 150);
+    r.submitted(TaskHandle{5, 0}, TaskKind::NEXT_LEVEL, 9, 2, 100);
+    r.published(1, dispatch(5, 1, chip_ref(1), 9), 150);
     EXPECT_EQ(r.events().size(), 1u) << "a member in flight is not an event yet";
     r.collected(1, "", 400);
     ASSERT_EQ(r.events().size(), 2u);
     const TraceEvent& s = r.events()[0];
     EXPECT_EQ(s.phase, TracePhase::SUBMIT);
-    EXPECT_EQ(s.task, 5u);
+    EXPECT_EQ(s.task.id, 5u);
     EXPECT_EQ(s.members, 2u);
     EXPECT_EQ(s.callable, 9u);
     EXPECT_EQ(s.start_ns, 100);
@@ -98,10 +102,9 @@ TEST(TraceRecorder, RecordsASubmitAndAPublishToCollectInterval) {
     const TraceEvent& e = r.events()[1];
     EXPECT_EQ(e.phase, TracePhase::RUN);
     EXPECT_EQ(e.kind, TaskKind::NEXT_LEVEL);
-    EXPECT_TRUE(e.on_chip);
-    EXPECT_EQ(e.task, 5u);
+    EXPECT_EQ(e.task.id, 5u);
     EXPECT_EQ(e.member, 1u);
-    EXPECT_EQ(e.child, 1u);
+    EXPECT_EQ(e.child, chip_ref(1));
     EXPECT_EQ(e.callable, 9u);
     EXPECT_EQ(e.start_ns, 150);
     EXPECT_EQ(e.end_ns, 400);
@@ -111,11 +114,11 @@ TEST(TraceRecorder, RecordsASubmitAndAPublishToCollectInterval) {
 
 TEST(TraceRecorder, AFailedResultKeepsItsText) {
     TraceRecorder r;
-    r.published(3, dispatch(2, 0, false, 1, 4), 10);
+    r.published(3, dispatch(2, 0, sub_worker(1), 4), 10);
     r.collected(3, "TASK_FAILED: boom", 20);
     ASSERT_EQ(r.events().size(), 1u);
     EXPECT_EQ(r.events()[0].kind, TaskKind::SUB);
-    EXPECT_FALSE(r.events()[0].on_chip);
+    EXPECT_EQ(r.events()[0].child, sub_worker(1));
     EXPECT_FALSE(r.events()[0].ok);
     EXPECT_EQ(r.events()[0].error, "TASK_FAILED: boom");
 }
@@ -123,32 +126,32 @@ TEST(TraceRecorder, AFailedResultKeepsItsText) {
 TEST(TraceRecorder, LanesAreIndependentAndACollectWithoutPublishIsIgnored) {
     TraceRecorder r;
     r.collected(0, "", 5);
-    r.published(0, dispatch(1, 0, false, 0, 1), 10);
-    r.published(1, dispatch(2, 0, false, 1, 1), 11);
+    r.published(0, dispatch(1, 0, sub_worker(0), 1), 10);
+    r.published(1, dispatch(2, 0, sub_worker(1), 1), 11);
     r.collected(1, "", 30);
     r.collected(0, "", 40);
     r.collected(0, "", 50);  // nothing open on lane 0 any more
     ASSERT_EQ(r.events().size(), 2u);
-    EXPECT_EQ(r.events()[0].task, 2u);
+    EXPECT_EQ(r.events()[0].task.id, 2u);
     EXPECT_EQ(r.events()[0].start_ns, 11);
-    EXPECT_EQ(r.events()[1].task, 1u);
+    EXPECT_EQ(r.events()[1].task.id, 1u);
     EXPECT_EQ(r.events()[1].end_ns, 40);
 }
 
 TEST(TraceRecorder, KeepsAtMostItsCapacityAndCountsTheRestAsDropped) {
     TraceRecorder r(3);
-    for (TaskId t = 1; t <= 5; ++t) r.submitted(t, TaskKind::SUB, 0, 1, static_cast<int64_t>(t));
-    r.published(0, dispatch(1, 0, false, 0, 0), 10);
+    for (TaskId t = 1; t <= 5; ++t) r.submitted(TaskHandle{t, 0}, TaskKind::SUB, 0, 1, static_cast<int64_t>(t));
+    r.published(0, dispatch(1, 0, sub_worker(0), 0), 10);
     r.collected(0, "", 11);
     EXPECT_EQ(r.capacity(), 3u);
     ASSERT_EQ(r.events().size(), 3u);
-    EXPECT_EQ(r.events()[2].task, 3u) << "the first events are the ones kept";
+    EXPECT_EQ(r.events()[2].task.id, 3u) << "the first events are the ones kept";
     EXPECT_EQ(r.dropped(), 3u);
 }
 
 TEST(TraceRecorder, ALostLaneEndsItsOpenMemberFailed) {
     TraceRecorder r;
-    r.published(2, dispatch(8, 0, true, 2, 1), 10);
+    r.published(2, dispatch(8, 0, chip_ref(2), 1), 10);
     r.lane_lost(2, "child killed by signal 9", 25);
     r.lane_lost(2, "again", 30);  // nothing open
     ASSERT_EQ(r.events().size(), 1u);
@@ -159,7 +162,7 @@ TEST(TraceRecorder, ALostLaneEndsItsOpenMemberFailed) {
 
 TEST(TraceRecorder, AMemberNeverPublishedIsAZeroLengthFailure) {
     TraceRecorder r;
-    r.not_published(dispatch(4, 0, true, 0, 2), "the child is gone", 70);
+    r.not_published(dispatch(4, 0, chip_ref(0), 2), "the child is gone", 70);
     ASSERT_EQ(r.events().size(), 1u);
     EXPECT_EQ(r.events()[0].phase, TracePhase::RUN);
     EXPECT_EQ(r.events()[0].start_ns, 70);
@@ -170,9 +173,9 @@ TEST(TraceRecorder, AMemberNeverPublishedIsAZeroLengthFailure) {
 
 TEST(TraceRecorder, ClearForgetsEventsAndDroppedButNotOpenMembers) {
     TraceRecorder r(1);
-    r.submitted(1, TaskKind::SUB, 0, 1, 1);
-    r.submitted(2, TaskKind::SUB, 0, 1, 2);
-    r.published(0, dispatch(1, 0, false, 0, 0), 3);
+    r.submitted(TaskHandle{1, 0}, TaskKind::SUB, 0, 1, 1);
+    r.submitted(TaskHandle{2, 0}, TaskKind::SUB, 0, 1, 2);
+    r.published(0, dispatch(1, 0, sub_worker(0), 0), 3);
     r.clear();
     EXPECT_TRUE(r.events().empty());
     EXPECT_EQ(r.dropped(), 0u);
@@ -184,7 +187,7 @@ TEST(TraceRecorder, ClearForgetsEventsAndDroppedButNotOpenMembers) {
 TEST(TraceRecorder, StampsNowOnTheSteadyClockByDefault) {
     TraceRecorder r;
     const int64_t before = trace_now_ns();
-    r.submitted(1, TaskKind::SUB, 0, 1);
+    r.submitted(TaskHandle{1, 0}, TaskKind::SUB, 0, 1);
     const int64_t after = trace_now_ns();
     ASSERT_EQ(r.events().size(), 1u);
     EXPECT_GE(r.events()[0].start_ns, before);
@@ -266,24 +269,24 @@ TEST(TraceWorker, ChipAndSubWorkerLanesAreToldApart) {
     Worker w(std::move(c));
     w.init();
     const BufferDescriptor x = buffer(1);
-    TaskArgs on_chip1 = sleep_on(x, 0, TensorArgType::OUTPUT_EXISTING, 1);
-    TaskArgs on_sub = sleep_on(x, 16, TensorArgType::OUTPUT_EXISTING, 1);
-    const MemberSubmit m{&on_chip1, 1};
-    const TaskId chip_task = w.submit(TaskKind::NEXT_LEVEL, 3, {&m, 1}, TaskConfig{});
-    const TaskId sub_task = submit_sub(w, on_sub);
+    TaskArgs chip1_args = sleep_on(x, 0, TensorArgType::OUTPUT_EXISTING, 1);
+    TaskArgs sub_args = sleep_on(x, 16, TensorArgType::OUTPUT_EXISTING, 1);
+    const MemberSubmit m{&chip1_args, 1};
+    const TaskId chip_task = w.submit(TaskKind::NEXT_LEVEL, 3, {&m, 1}, TaskConfig{}).id;
+    const TaskId sub_task = submit_sub(w, sub_args);
     w.wait();
     const std::vector<TraceEvent> events = w.trace_events();
     const TraceEvent* rc = run_of(events, chip_task);
     const TraceEvent* rs = run_of(events, sub_task);
     ASSERT_NE(rc, nullptr);
     ASSERT_NE(rs, nullptr);
-    EXPECT_TRUE(rc->on_chip);
     EXPECT_EQ(rc->kind, TaskKind::NEXT_LEVEL);
-    EXPECT_EQ(rc->child, 1u);
+    EXPECT_EQ(rc->child, chip_ref(1));
+    EXPECT_EQ(rc->child.name(), "chip 1");
     EXPECT_EQ(rc->callable, 3u);
-    EXPECT_FALSE(rs->on_chip);
     EXPECT_EQ(rs->kind, TaskKind::SUB);
-    EXPECT_EQ(rs->child, 0u);
+    EXPECT_EQ(rs->child, sub_worker(0));
+    EXPECT_EQ(rs->child.name(), "sub-worker 0");
     w.close();
 }
 

@@ -100,9 +100,9 @@ protected:
         c.close_grace = 500ms;
         return c;
     }
-    TaskId on_chip(Worker& w, const TaskArgs& a, int32_t chip) {
+    TaskId chip_task(Worker& w, const TaskArgs& a, uint32_t chip) {
         MemberSubmit m{&a, chip};
-        return w.submit(TaskKind::NEXT_LEVEL, 1, {&m, 1}, TaskConfig{});
+        return w.submit(TaskKind::NEXT_LEVEL, 1, {&m, 1}, TaskConfig{}).id;
     }
     static bool alive(pid_t pid) { return kill(pid, 0) == 0; }
 
@@ -118,9 +118,9 @@ TEST_F(WorkerTest, DisjointSlicesOnTwoChipsRunConcurrentlyAndAReaderWaitsForBoth
     TaskArgs left = task({{cols(x, 0), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 300, 0);
     TaskArgs right = task({{cols(x, 8), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 300, 1);
     TaskArgs reader = task({{cols(x, 0, 16), TensorArgType::INPUT}}, SLEEP, 1, 2);
-    on_chip(w, left, 0);
-    on_chip(w, right, 1);
-    on_chip(w, reader, 0);
+    chip_task(w, left, 0);
+    chip_task(w, right, 1);
+    chip_task(w, reader, 0);
     w.wait();
     EXPECT_LT(tl_->start_us[1].load(), tl_->end_us[0].load()) << "disjoint column blocks must overlap in time";
     EXPECT_LT(tl_->start_us[0].load(), tl_->end_us[1].load());
@@ -135,8 +135,8 @@ TEST_F(WorkerTest, AFailingTaskFailsWaitAndItsSuccessorsNeverRun) {
     const BufferDescriptor x = buffer(1);
     TaskArgs bad = task({{cols(x, 0), TensorArgType::OUTPUT_EXISTING}}, FAIL, 0, 3);
     TaskArgs after = task({{cols(x, 0), TensorArgType::INPUT}}, SLEEP, 1, 4);
-    on_chip(w, bad, 0);
-    on_chip(w, after, 0);
+    chip_task(w, bad, 0);
+    chip_task(w, after, 0);
     try {
         w.wait();
         FAIL() << "wait() must raise the failure";
@@ -150,7 +150,7 @@ TEST_F(WorkerTest, AFailingTaskFailsWaitAndItsSuccessorsNeverRun) {
     EXPECT_EQ(tl_->start_us[4].load(), 0) << "a poisoned successor ran";
     // The Worker is still usable.
     TaskArgs again = task({{cols(x, 0), TensorArgType::INPUT}}, SLEEP, 1, 5);
-    on_chip(w, again, 0);
+    chip_task(w, again, 0);
     w.wait();
     EXPECT_GT(tl_->end_us[5].load(), 0);
 }
@@ -161,7 +161,7 @@ TEST_F(WorkerTest, AChildKilledMidTaskIsAnErrorAndTheRestStaysUsable) {
     const std::vector<pid_t> pids = w.child_pids();
     const BufferDescriptor x = buffer(1), y = buffer(2);
     TaskArgs doomed = task({{cols(x, 0), TensorArgType::OUTPUT_EXISTING}}, KILL_SELF, 0, 6);
-    on_chip(w, doomed, 0);
+    chip_task(w, doomed, 0);
     const auto t0 = std::chrono::steady_clock::now();
     try {
         w.wait();
@@ -173,9 +173,9 @@ TEST_F(WorkerTest, AChildKilledMidTaskIsAnErrorAndTheRestStaysUsable) {
     }
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
     EXPECT_NE(w.child_status()[0].find("lost"), std::string::npos);
-    EXPECT_THROW(on_chip(w, doomed, 0), std::invalid_argument);
+    EXPECT_THROW(chip_task(w, doomed, 0), std::invalid_argument);
     TaskArgs fine = task({{cols(y, 0), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 1, 7);
-    on_chip(w, fine, 1);
+    chip_task(w, fine, 1);
     w.wait();
     EXPECT_GT(tl_->end_us[7].load(), 0);
     w.close();
@@ -188,7 +188,7 @@ TEST_F(WorkerTest, AHungTaskTimesOutInsteadOfHanging) {
     Worker w(std::move(c));
     w.init();
     TaskArgs hang = task({{cols(buffer(1), 0), TensorArgType::OUTPUT_EXISTING}}, HANG, 0, 8);
-    on_chip(w, hang, 0);
+    chip_task(w, hang, 0);
     const auto t0 = std::chrono::steady_clock::now();
     try {
         w.wait();
@@ -207,7 +207,7 @@ TEST_F(WorkerTest, SubWorkersTakeTasksAndCloseLeavesNoChild) {
     const BufferDescriptor x = buffer(1);
     TaskArgs a = task({{cols(x, 0), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 200, 9);
     TaskArgs b = task({{cols(x, 8), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 200, 10);
-    MemberSubmit ma{&a, ANY_SUB_WORKER}, mb{&b, ANY_SUB_WORKER};
+    MemberSubmit ma{&a, std::nullopt}, mb{&b, std::nullopt};
     w.submit(TaskKind::SUB, 2, {&ma, 1}, TaskConfig{});
     w.submit(TaskKind::SUB, 2, {&mb, 1}, TaskConfig{});
     w.wait();
@@ -222,7 +222,7 @@ TEST_F(WorkerTest, AnIdleWorkerSleeps) {
     Worker w(config(2, 2));
     w.init();
     TaskArgs warm = task({{cols(buffer(1), 0), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 1, 11);
-    on_chip(w, warm, 0);
+    chip_task(w, warm, 0);
     w.wait();
     const ipc::TreeCpuUsage use = ipc::measure_tree_cpu(getpid(), 2000ms);
     EXPECT_GE(use.processes, 5u);

@@ -42,9 +42,9 @@ WorkerConfig chips(uint32_t n) {
     return c;
 }
 
-TaskId on_chip(Worker& w, uint64_t callable, const TaskArgs& a, int32_t chip) {
+TaskId chip_task(Worker& w, uint64_t callable, const TaskArgs& a, uint32_t chip) {
     MemberSubmit m{&a, chip};
-    return w.submit(TaskKind::NEXT_LEVEL, callable, {&m, 1}, TaskConfig{});
+    return w.submit(TaskKind::NEXT_LEVEL, callable, {&m, 1}, TaskConfig{}).id;
 }
 
 }  // namespace
@@ -59,10 +59,10 @@ TEST(WorkerChips, HostAndDeviceArgumentsRoundTripThroughTheirChip) {
     w.init();
     const DeviceBacking d = w.alloc_device(1, N * 4);
     const DeviceBacking e = w.alloc_device(1, N * 4);
-    on_chip(w, 0, args_of({{vec(a->descriptor()), TensorArgType::INPUT}, {vec(d.descriptor), TensorArgType::OUTPUT_EXISTING}}), 1);
-    on_chip(w, 1, args_of({{vec(d.descriptor), TensorArgType::INPUT}, {vec(b->descriptor()), TensorArgType::INPUT},
+    chip_task(w, 0, args_of({{vec(a->descriptor()), TensorArgType::INPUT}, {vec(d.descriptor), TensorArgType::OUTPUT_EXISTING}}), 1);
+    chip_task(w, 1, args_of({{vec(d.descriptor), TensorArgType::INPUT}, {vec(b->descriptor()), TensorArgType::INPUT},
                            {vec(e.descriptor), TensorArgType::OUTPUT_EXISTING}}), 1);
-    on_chip(w, 0, args_of({{vec(e.descriptor), TensorArgType::INPUT}, {vec(out->descriptor()), TensorArgType::OUTPUT_EXISTING}}), 1);
+    chip_task(w, 0, args_of({{vec(e.descriptor), TensorArgType::INPUT}, {vec(out->descriptor()), TensorArgType::OUTPUT_EXISTING}}), 1);
     w.release_device(d.descriptor.identity);
     w.release_device(e.descriptor.identity);
     w.wait();
@@ -71,7 +71,7 @@ TEST(WorkerChips, HostAndDeviceArgumentsRoundTripThroughTheirChip) {
     // A released block is refused at submit, naming why.
     TaskArgs stale = args_of({{vec(a->descriptor()), TensorArgType::INPUT}, {vec(d.descriptor), TensorArgType::OUTPUT_EXISTING}});
     try {
-        on_chip(w, 0, stale, 1);
+        chip_task(w, 0, stale, 1);
         FAIL() << "a released device block must be refused";
     } catch (const std::invalid_argument& ex) {
         EXPECT_NE(std::string(ex.what()).find("buffer"), std::string::npos) << ex.what();
@@ -79,7 +79,7 @@ TEST(WorkerChips, HostAndDeviceArgumentsRoundTripThroughTheirChip) {
     // Device memory of chip 1 does not go to chip 0.
     const DeviceBacking f = w.alloc_device(1, N * 4);
     TaskArgs wrong = args_of({{vec(a->descriptor()), TensorArgType::INPUT}, {vec(f.descriptor), TensorArgType::OUTPUT_EXISTING}});
-    EXPECT_THROW(on_chip(w, 0, wrong, 0), std::invalid_argument);
+    EXPECT_THROW(chip_task(w, 0, wrong, 0), std::invalid_argument);
     const auto pids = w.child_pids();
     w.close();
     for (pid_t p : pids) EXPECT_NE(kill(p, 0), 0) << "chip child " << p << " outlived close()";
