@@ -2,8 +2,8 @@
 // children whose handlers decode the argument blob and return.
 //
 // Round trip: submit one empty task to a sub-worker lane and wait() for it,
-// per iteration, in three regimes of WorkerConfig.spin (used by the scheduler
-// thread, every child and wait()): hot (a fixed 1 ms spin: every hand-off lands
+// per iteration, in three regimes of WorkerConfig.spin (used by every child and
+// wait(); the scheduler thread never spins): hot (a fixed 1 ms spin: every hand-off lands
 // while the peer spins), cold (never spins: every hand-off wakes a sleeping
 // thread or process) and adaptive (the default policy). Next to it, in the same
 // binary, the raw spin and futex ping-pong baselines and the decode alone.

@@ -152,7 +152,8 @@ void bind_engine(nb::module_& m) {
         });
 
     nb::class_<Worker>(m, "EngineWorker",
-                       "The C++ Worker: forked children fed through mailboxes by one scheduler thread.")
+                       "The C++ Worker: forked children fed through mailboxes by whichever thread drives them "
+                       "(submit(), wait(), or a background thread between them).")
         .def("__init__",
              [](Worker* self, uint32_t num_chips, uint32_t num_sub_workers, nb::object chip_dispatch,
                 nb::object sub_dispatch, double task_timeout_s, size_t blob_capacity,
@@ -197,8 +198,8 @@ void bind_engine(nb::module_& m) {
              "sub_callable_names"_a = std::vector<std::string>{}, nb::kw_only(), "trace"_a = false,
              "trace_capacity"_a = simpler::DEFAULT_TRACE_CAPACITY, "spin_s"_a = nb::none(),
              "chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose "
-             "callable ids index chip_orchestrations. spin_s: the spin budget of every waiter (scheduler, "
-             "children, wait()) in seconds; None: adaptive (up to 25 us), 0: never spin.")
+             "callable ids index chip_orchestrations. spin_s: the spin budget of every waiter (the children "
+             "and wait(); the background thread never spins) in seconds; None: adaptive (up to 25 us), 0: never spin.")
         .def(
             "init",
             [](Worker& w) {

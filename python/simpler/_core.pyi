@@ -733,12 +733,12 @@ class TraceEvent:
 
 class EngineWorker:
     """
-    The C++ Worker: forked children fed through mailboxes by one scheduler thread.
+    The C++ Worker: forked children fed through mailboxes by whichever thread drives them (submit(), wait(), or a background thread between them).
     """
 
     def __init__(self, num_chips: int, num_sub_workers: int, chip_dispatch: object | None, sub_dispatch: object | None, task_timeout_s: float = 0.0, blob_capacity: int = 1048576, chip_orchestrations: Sequence[str] = [], chip_libraries: Sequence[str] = [], chip_core_threads: int = 2, chip_arena_bytes: int = 1073741824, chip_zero_copy: bool = False, device_memory_bytes: int = 268435456, record_edges: bool = False, sub_callable_names: Sequence[str] = [], *, trace: bool = False, trace_capacity: int = 1000000, spin_s: float | None = None) -> None:
         """
-        chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index chip_orchestrations. spin_s: the spin budget of every waiter (scheduler, children, wait()) in seconds; None: adaptive (up to 25 us), 0: never spin.
+        chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index chip_orchestrations. spin_s: the spin budget of every waiter (the children and wait(); the background thread never spins) in seconds; None: adaptive (up to 25 us), 0: never spin.
         """
 
     def init(self) -> None:

@@ -11,7 +11,7 @@ Every timestamp is parent-side, in time.monotonic_ns() nanoseconds (the engine
 stamps them on steady_clock, the same clock): a task's SUBMIT is when the
 engine accepted it; a member's RUN interval runs from publishing it to its
 child's mailbox to collecting its result, so it contains the child's own run
-plus the scheduler's wake-up latency (microseconds on an idle machine). Two
+plus the wake-up latency of the thread driving the lanes (microseconds on an idle machine). Two
 RUN intervals that do not overlap ran one after the other.
 
 This module only reshapes events; the recording is src/simpler/engine/trace.h.

@@ -10,9 +10,9 @@
 // ahead of it only when it needs none of what it reserved. Running tasks never
 // wait on queued ones, so every reservation is released.
 //
-// Does not own: the children, the task graph. Not thread-safe: its owner (the
-// EngineCore, under the Worker's engine mutex) calls it from one thread at a
-// time. Targets are checked on push (std::invalid_argument).
+// Does not own: the children, the task graph. Not thread-safe: its owner
+// (EngineCore) is driven under the Worker's engine mutex by whichever thread
+// makes progress. Targets are checked on push (std::invalid_argument).
 #pragma once
 
 #include <array>

@@ -1,8 +1,9 @@
 // EngineCore: one Worker's graph state — the submit path (checks, dependency
 // inference, publication) and the completion path (release, failure poisoning)
 // over the DependencyTracker, the TaskGraph and the DispatchQueue. No processes
-// and no threads: the Worker drives it from its orchestration thread (submit)
-// and its scheduler thread (take, member_finished) under one lock.
+// and no threads: the Worker calls every member (submit, take,
+// member_finished) under its one engine mutex, from whichever thread makes
+// progress: submit(), wait(), or the scheduler thread while no wait() runs.
 //
 // Submit snapshots each member's arguments as an argument blob, so a TaskArgs
 // changed after submit changes nothing, and gives each NEXT_LEVEL member its own

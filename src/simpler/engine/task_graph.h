@@ -7,8 +7,9 @@
 // failed; it never runs). A poisoned node carries its root cause: the failed
 // task and its message, shared by every node it poisoned.
 //
-// Does not own: edge inference (deps/), dispatch (the scheduler), the tasks'
-// arguments. Not thread-safe: one thread (the scheduler's) owns it. Misuse
+// Does not own: edge inference (deps/), dispatch (the DispatchQueue), the
+// tasks' arguments. Not thread-safe: its owner (EngineCore) is driven under
+// the Worker's engine mutex by one thread at a time. Misuse
 // (an unknown id, a state transition out of order) throws std::logic_error;
 // it is a bug in the engine, not a user error.
 #pragma once

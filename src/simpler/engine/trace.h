@@ -6,11 +6,12 @@
 // CLOCK_MONOTONIC, the clock of Python's time.monotonic_ns()):
 //   SUBMIT start_ns: the engine accepted the task (Worker::submit, after the
 //                    dependency checks, under the Worker's lock); end_ns == start_ns.
-//   RUN    start_ns: the scheduler thread published the member to the lane's
+//   RUN    start_ns: the thread driving the lanes (submit(), wait() or the
+//                    scheduler thread) published the member to the lane's
 //                    mailbox (the child can start from here on);
-//          end_ns:   the scheduler thread collected the member's result (the
-//                    child finished before this; the gap is the wake-up latency
-//                    of the scheduler, microseconds on an idle machine).
+//          end_ns:   the thread driving the lanes collected the member's result
+//                    (the child finished before this; the gap is that thread's
+//                    wake-up latency, microseconds on an idle machine).
 // Both RUN stamps are parent-side, so a RUN interval contains the child's own
 // run; two RUN intervals that do not overlap ran one after the other for sure,
 // and two that overlap by more than the wake-up latency ran concurrently.
@@ -20,7 +21,8 @@
 // events() until their result is collected.
 //
 // Not thread-safe: the Worker calls every method under its own mutex (the
-// scheduler already holds it where it publishes and collects). Recording is
+// engine mutex, already held wherever a lane is published to or collected
+// from). Recording is
 // noexcept: an event that cannot be stored (out of memory) counts as dropped.
 // Does not own: the lanes, the engine's tasks; it copies what it records.
 #pragma once

@@ -1,6 +1,6 @@
 // Worker: one level of the hierarchy as running processes — N next-level
 // children (chips) and M sub-workers, forked before any thread exists, each fed
-// through its own mailbox by one scheduler thread.
+// through its own mailbox by whichever thread drives the lanes (see Threads).
 //
 // Life: construct (nothing runs) -> init() forks every child in a fixed order
 // (chips, then sub-workers), then starts the child watcher and the scheduler
@@ -12,7 +12,7 @@
 // naming the task, the worker and the cause, after every other task has
 // finished or been poisoned. A child that dies makes its in-flight task fail,
 // poisons the work that needed it, and is never used again; the Worker stays
-// usable for everything else (usable_children() says what is left). close()
+// usable for everything else (child_status() says what is left). close()
 // stops every child (shutdown word, grace period, SIGKILL) and reaps it; the
 // destructor closes. A child whose parent dies is killed by the kernel.
 //
@@ -174,7 +174,6 @@ private:
     std::thread scheduler_;
 
     mutable std::mutex mu_;
-    // Bumped by the scheduler when no task is unfinished, and by close().
     ipc::SharedWord drive_word_{0, 0};       // bumped on close() to unpark the scheduler thread
     std::atomic<bool> driving_{false};       // a wait() drives the lanes; the scheduler thread stands down
     ipc::SpinWaiter wait_waiter_;  // wait()'s: the orchestration thread's

@@ -1,15 +1,15 @@
 // ChildWatcher: one parent thread that sleeps in poll() on the children's
 // pidfds and reports each child's exit once, so a child that dies is noticed
-// while the scheduler sleeps on the doorbell.
+// while the parent sleeps on the doorbell.
 //
 // For each exit the watcher reads the wait status without reaping
 // (waitid(WNOWAIT): the ChildProcess owner still reaps exactly once) and calls
 // on_exit(index, wait_status) on the watcher thread. The engine's on_exit marks
 // the child's mailbox (Mailbox::mark_child_exited) and rings the doorbell; the
-// scheduler then wakes and poll_result() turns the in-flight task into
-// CHILD_DIED. Nothing spins: the thread is blocked in poll() until an exit or
-// stop(). The watcher duplicates the pidfds it is given, so it never touches a
-// descriptor its caller closes. Start it after the last fork (it is a thread).
+// thread driving the lanes then wakes and poll_result() turns the in-flight
+// task into CHILD_DIED. Nothing spins: the thread is blocked in poll() until an
+// exit or stop(). The watcher duplicates the pidfds it is given, so it never
+// touches a descriptor its caller closes. Start it after the last fork (it is a thread).
 #pragma once
 
 #include <sys/types.h>

@@ -1,8 +1,8 @@
 // Doorbell: the one shared word per parent that its children ring after
-// publishing a result, so the parent's scheduler thread sleeps on one address
-// instead of polling N mailboxes.
+// publishing a result, so the parent thread driving the lanes sleeps on one
+// address instead of polling N mailboxes.
 //
-// The word is a sequence counter (an event count), not a flag: the scheduler
+// The word is a sequence counter (an event count), not a flag: the waiter
 // reads sequence(), scans its mailboxes, and only then waits for the sequence
 // to move past what it read. A ring that lands between the read and the wait
 // moves the sequence, so the wait returns at once; no wake-up is lost and none

@@ -1,7 +1,8 @@
 // Mailbox: one child's task lane, a MailboxFrame plus a blob area in a shared
 // region created before fork. After fork the parent and the child each hold a
 // copy of this handle; each side calls only its own half of the API (the
-// parent's from the scheduler thread, mark_child_exited from the reaper).
+// parent's from one thread at a time — the Worker calls it under its engine
+// mutex — and mark_child_exited from the reaper).
 //
 // Parent: publish() writes the task frame and the blob, release-stores
 // TASK_READY, bumps the request word; poll_result() turns DONE/FAILED into a
@@ -103,7 +104,7 @@ public:
     // Sets the sticky shutdown word and wakes the child.
     void request_shutdown() noexcept;
     // Reaper thread: records that the child exited with `wait_status`. The
-    // caller rings the doorbell afterwards so the scheduler looks.
+    // caller rings the doorbell afterwards so whoever drives the lanes looks.
     void mark_child_exited(int wait_status) noexcept;
 
     [[nodiscard]] bool in_flight() const noexcept { return in_flight_; }

@@ -1,4 +1,4 @@
-// validate_tensor: every rule of ABI.md "Validation" for Tensor, in order, with
+// validate_tensor: every rule of docs/abi.md "Validation" for Tensor, in order, with
 // the three extent test vectors; and make_tensor's row-major default.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The worked examples of DEPENDENCIES.md ("The overlap question"), each a test,
+// The worked examples of docs/dependencies.md ("Worked examples"), each a test,
 // and the different-stride extension beyond them.
 #include <gtest/gtest.h>
 

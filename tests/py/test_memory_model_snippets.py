@@ -1,8 +1,8 @@
-"""The seed document's snippets, run as written except for set-up lines:
-"Allocating buffers", "Naming a view", "Submitting a task" (on a simulated chip
-running std.copy, staged and zero-copy) and "Reading and writing data — torch
-only at the boundaries" (with the compute in a Python sub-worker), plus the
-frombuffer/close() rule. Each one's results are checked."""
+"""The snippets of docs/memory-model.md, run as written except for set-up lines:
+"Backings and buffers", "Views", "Tags and grants" (on a simulated chip running
+std.copy, staged and zero-copy) and "Data in and out" (with the compute in a
+Python sub-worker), plus the frombuffer/close() rule. Each one's results are
+checked."""
 
 import numpy as np
 import pytest
