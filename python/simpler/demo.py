@@ -21,7 +21,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from simpler._core import EdgeKind, TensorOverlap, overlap
+from simpler._core import EdgeKind, TensorOverlap, TracePhase, overlap
 from simpler.call_config import CallConfig
 from simpler.chip_callable import ChipCallable
 from simpler.sub_worker import MappedArgs
@@ -64,7 +64,7 @@ def run(out: Callable[[str], None] = print, trace: Optional[str] = None) -> int:
         c_h.array((M, N), DataType.FLOAT32)[...] = np.nan
 
         width = N // TILES
-        tiles, placements = {}, {}
+        tiles, placements, readers = {}, {}, []
 
         def orch(o, args, cfg):
             for t in range(TILES):
@@ -83,13 +83,16 @@ def run(out: Callable[[str], None] = print, trace: Optional[str] = None) -> int:
                 ta.add_tensor(c_h.tensor((rows, N), DataType.FLOAT32, None, r * rows * N * 4), TensorArgType.INPUT)
                 ta.add_tensor(sums_h.tensor((1,), DataType.FLOAT32, None, r * 4), TensorArgType.OUTPUT_EXISTING)
                 task = o.submit_sub(reduce, ta)
+                readers.append(task)
                 placements[task] = f"row_block_sum  C[{r * rows}:{(r + 1) * rows}, :]"
 
         t0 = time.perf_counter()
         w.run(orch)
         elapsed = time.perf_counter() - t0
         edges = w.take_edge_log()
-        ran = {i.task: i for i in intervals(w.trace_events())}
+        events = w.trace_events()
+        ran = {i.task: i for i in intervals(events)}
+        submitted_ns = {e.task: e.start_ns for e in events if e.phase == TracePhase.SUBMIT}
 
         C = c_h.array((M, N), DataType.FLOAT32).copy()  # copies: no view outlives the Worker's buffers
         sums = sums_h.array((ROW_BLOCKS,), DataType.FLOAT32).copy()
@@ -120,6 +123,13 @@ def run(out: Callable[[str], None] = print, trace: Optional[str] = None) -> int:
             out(f"  task {e.predecessor} -> task {e.successor}: {e.kind.name} ({kind}; overlap "
                 f"{e.overlap.name}, {e.reason.name})")
         edge_pairs = {(e.predecessor, e.successor) for e in edges}
+        # Every row block reads every tile: each pair is ordered by an edge, or the
+        # tile had already finished (and left the tracker) when the reader was submitted.
+        done_before = [(t, s) for s in readers for t in tiles
+                       if (t.id, s.id) not in edge_pairs and ran[t].end_ns <= submitted_ns[s]]
+        out(f"tile -> row-block pairs needing no edge, the tile having finished before the reader was "
+            f"submitted ({len(done_before)}){': ' if done_before else ''}"
+            f"{', '.join(f'task {t.id} -> task {s.id}' for t, s in done_before)}")
         avoided = []
         for (t1, v1), (t2, v2) in itertools.combinations(sorted(tiles.items()), 2):
             if _ranges_meet(v1, v2) and (t1.id, t2.id) not in edge_pairs:

@@ -3,6 +3,7 @@ reduction, matches NumPy, and reports the edges it inferred and the ones precise
 overlap avoided; `python -m simpler wire` round-trips its blob and shows each
 refusal with the message that names the field and the rule."""
 
+import re
 import subprocess
 import sys
 
@@ -16,8 +17,12 @@ def test_demo_computes_the_right_answer_and_explains_its_graph():
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
     assert "C matches NumPy: True; row-block sums match NumPy: True" in out
-    assert "edges inferred (8):" in out  # each of 2 row blocks reads all 4 tiles
-    assert out.count("READ_AFTER_WRITE") == 8
+    # Each of 2 row blocks reads all 4 tiles: every pair has an edge, unless the
+    # tile had already finished when its reader was submitted (a busy machine).
+    edges = int(re.search(r"edges inferred \((\d+)\):", out).group(1))
+    done_before = int(re.search(r"submitted \((\d+)\)", out).group(1))
+    assert edges + done_before == 8, out
+    assert out.count("READ_AFTER_WRITE") == edges
     assert "WRITE_AFTER_WRITE" not in out  # the 4 tiles write disjoint columns of C
     assert "edges avoided by precise overlap (6)" in out
     assert "on chip 0" in out and "on chip 1" in out
