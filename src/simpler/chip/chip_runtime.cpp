@@ -168,7 +168,7 @@ int32_t Runtime::check_submit(uint32_t kernel_id, const Tensor* tensors, const i
                 fail(msg);
                 return CHIP_ERR_INVALID_ARGUMENT;
             }
-            const ValidationError e = validate_chip_tensor(to_chip_tensor(tensors[i]));
+            const ValidationError e = validate_chip_tensor(chip_tensor_of(tensors[i]));
             if (!e.ok()) {
                 std::snprintf(msg, sizeof msg, "submit of kernel '%s': tensor[%u]: %s", kname, i,
                               e.message().c_str());

@@ -115,7 +115,7 @@ inline ValidationError adopt_chip_tensor(const ChipTensor& c, Tensor& out) noexc
 }
 
 // The ChipTensor a working tensor was adopted from (geometry only).
-inline ChipTensor to_chip_tensor(const Tensor& t) noexcept {
+inline ChipTensor chip_tensor_of(const Tensor& t) noexcept {
     ChipTensor c{};
     c.buffer.addr = t.addr;
     c.buffer.size = t.size;

@@ -60,7 +60,7 @@ TEST(AdoptChipTensor, CopiesGeometryAndComputesTheCaches) {
     EXPECT_EQ(t.overlap_version, 0);
     EXPECT_EQ(t.extent_elem_cache, 1u + 3u * 12u + 4u * 2u);
     EXPECT_EQ(t.is_contiguous, 0u);
-    const ChipTensor back = simpler::chip::to_chip_tensor(t);
+    const ChipTensor back = simpler::chip::chip_tensor_of(t);
     EXPECT_EQ(std::memcmp(&back, &c, sizeof c), 0);
 }
 
