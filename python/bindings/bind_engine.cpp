@@ -33,7 +33,9 @@
 
 namespace nb = nanobind;
 using namespace nb::literals;
+using simpler::AccessMode;
 using simpler::MemberSubmit;
+using simpler::TaskArgs;
 using simpler::TaskConfig;
 using simpler::TaskKind;
 using simpler::TraceEvent;
