@@ -9,6 +9,8 @@
 
 #include "simpler/task_interface/task_args_wire.h"
 
+using namespace simpler;
+
 namespace {
 
 TaskArgs make_args(int n) {

@@ -9,6 +9,8 @@
 #include "simpler/chip/chip.h"
 #include "simpler/chip/orchestration_api.h"
 
+using namespace simpler;
+
 using namespace simpler::chip;
 
 namespace {

@@ -10,6 +10,8 @@
 #include "simpler/deps/dependency_tracker.h"
 #include "simpler/view/overlap.h"
 
+using namespace simpler;
+
 using simpler::DependencyTracker;
 using simpler::TaskId;
 using TT = TensorArgType;

@@ -13,6 +13,8 @@
 #include "simpler/backing/import_registry.h"
 #include "simpler/backing/posix_shm_owner.h"
 
+using namespace simpler;
+
 namespace {
 
 using simpler::ImportRegistry;

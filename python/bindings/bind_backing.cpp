@@ -25,8 +25,15 @@
 
 namespace nb = nanobind;
 using namespace nb::literals;
+using simpler::AccessMode;
 using simpler::BackingOwner;
+using simpler::BufferDescriptor;
+using simpler::CanonicalIdentity;
+using simpler::ChipStorageTaskArgs;
+using simpler::DataType;
 using simpler::ImportRegistry;
+using simpler::MAX_TENSOR_DIMS;
+using simpler::Tensor;
 
 namespace {
 

@@ -18,6 +18,8 @@ using namespace nb::literals;
 using simpler::DependencyTracker;
 using simpler::EdgeExplanation;
 using simpler::TaskId;
+using simpler::Tensor;
+using simpler::TensorArgType;
 
 namespace {
 

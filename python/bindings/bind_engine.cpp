@@ -33,9 +33,11 @@
 
 namespace nb = nanobind;
 using namespace nb::literals;
+using simpler::AccessMode;
 using simpler::ChildKind;
 using simpler::ChildRef;
 using simpler::MemberSubmit;
+using simpler::TaskArgs;
 using simpler::TaskHandle;
 using simpler::TaskConfig;
 using simpler::TaskKind;

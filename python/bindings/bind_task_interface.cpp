@@ -24,6 +24,37 @@
 
 namespace nb = nanobind;
 using namespace nb::literals;
+using simpler::AccessMode;
+using simpler::AddressSpace;
+using simpler::BACKEND_ADDRESS_BODY_BYTES;
+using simpler::BackendKind;
+using simpler::BufferDescriptor;
+using simpler::CanonicalIdentity;
+using simpler::ChipStorageTaskArgs;
+using simpler::ChipTensor;
+using simpler::DataType;
+using simpler::DecodedTaskArgs;
+using simpler::MAX_TENSOR_DIMS;
+using simpler::OWNER_INSTANCE_ID_BYTES;
+using simpler::TaskArgs;
+using simpler::Tensor;
+using simpler::TensorArgType;
+using simpler::access_mode_name;
+using simpler::address_space_name;
+using simpler::backend_kind_name;
+using simpler::blob_size;
+using simpler::data_type_name;
+using simpler::descriptor_address;
+using simpler::element_size;
+using simpler::encode_blob;
+using simpler::make_address_descriptor;
+using simpler::make_buffer_descriptor;
+using simpler::make_tensor;
+using simpler::read_blob;
+using simpler::row_major_strides;
+using simpler::throw_if_invalid;
+using simpler::validate_chip_tensor;
+using simpler::write_blob;
 
 namespace {
 

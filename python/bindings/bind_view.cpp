@@ -10,6 +10,9 @@
 
 namespace nb = nanobind;
 using namespace nb::literals;
+using simpler::OverlapReason;
+using simpler::Tensor;
+using simpler::TensorOverlap;
 
 void bind_view(nb::module_& m) {
     nb::enum_<TensorOverlap>(m, "TensorOverlap", "Do two views of one backing share bytes? Only NONE drops an edge")

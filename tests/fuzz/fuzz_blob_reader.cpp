@@ -15,6 +15,8 @@
 
 #include "simpler/task_interface/task_args_wire.h"
 
+using namespace simpler;
+
 #define FUZZ_CHECK(cond)             \
     do {                             \
         if (!(cond)) __builtin_trap(); \

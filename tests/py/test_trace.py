@@ -18,7 +18,7 @@ from simpler import ChipCallable, DataType, TaskArgs, TensorArgType, Worker, vie
 from simpler._core import ChildKind, ChildRef, TaskHandle, TaskKind, TracePhase
 from simpler.trace import chrome_trace, intervals
 
-from worker_helpers import args, close_and_check
+from worker_helpers import args, close_and_check, kernel_callable
 
 N = 8
 
@@ -36,27 +36,52 @@ def fill_slowly(a):
     a.array(0)[...] = a.scalars[0]
 
 
+def fill_together(a):
+    """Meets its partner (scalar 1 is this task's id 0 or 1; tensor 1 holds a
+    directory path), sleeps 0.2 s, then fills its view with scalar[0]: two such
+    tasks finish only when both run at once, and fail after 10 s otherwise."""
+    me = a.scalars[1]
+    where = bytes(a.array(1)).split(b"\0")[0].decode()
+    open(os.path.join(where, str(me)), "w").close()
+    deadline = time.monotonic() + 10
+    while not os.path.exists(os.path.join(where, str(1 - me))):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"sub task {me} waited in vain for its partner")
+        time.sleep(0.001)
+    time.sleep(0.2)
+    a.array(0)[...] = a.scalars[0]
+
+
+def _rendezvous_dir(w, tmp_path):
+    path = str(tmp_path).encode() + b"\0"
+    b = w.create_buffer(len(path))
+    b.shm.buf[: len(path)] = path
+    return b.tensor((len(path),), DataType.UINT8)
+
+
 def copy_plus_one(a):
     a.array(1)[...] = a.array(0) + 1
 
 
-def _two_disjoint_fills(w):
-    h = w.register(fill_slowly)
+def _two_disjoint_fills(w, tmp_path):
+    """Two sub tasks that must run at once (a rendezvous) fill the two halves of one buffer."""
+    h = w.register(fill_together)
     w.init()
     buf = w.create_buffer(2 * N * 4)
     left = buf.tensor((N,), DataType.INT32)
     right = buf.tensor((N,), DataType.INT32, byte_offset=N * 4)
+    where = _rendezvous_dir(w, tmp_path)
 
     def orch(o, _a, _c):
-        o.submit_sub(h, args((left, TensorArgType.OUTPUT_EXISTING), scalars=(11,)))
-        o.submit_sub(h, args((right, TensorArgType.OUTPUT_EXISTING), scalars=(22,)))
+        o.submit_sub(h, args((left, TensorArgType.OUTPUT_EXISTING), (where, TensorArgType.INPUT), scalars=(11, 0)))
+        o.submit_sub(h, args((right, TensorArgType.OUTPUT_EXISTING), (where, TensorArgType.INPUT), scalars=(22, 1)))
 
     w.run(orch)
     return buf
 
 
-def test_disjoint_slices_on_two_sub_workers_overlap_in_the_trace_and_write_the_right_bytes(traced):
-    buf = _two_disjoint_fills(traced)
+def test_disjoint_slices_on_two_sub_workers_overlap_in_the_trace_and_write_the_right_bytes(traced, tmp_path):
+    buf = _two_disjoint_fills(traced, tmp_path)
     whole = view_array(buf.tensor((2 * N,), DataType.INT32))
     np.testing.assert_array_equal(whole, np.array([11] * N + [22] * N, dtype=np.int32))
     runs = intervals(traced.trace_events())
@@ -87,39 +112,38 @@ def test_a_dependent_pair_does_not_overlap(traced):
     assert first.end_ns <= second.start_ns
 
 
-def test_disjoint_tiles_of_one_buffer_on_two_chips_overlap_in_the_trace():
-    m, k, n = 512, 256, 256
-    rng = np.random.default_rng(3)
-    a_np, b_np = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)
+def test_disjoint_tiles_of_one_buffer_on_two_chips_overlap_in_the_trace(tmp_path):
+    """Interleaved column tiles of one buffer on chips 0 and 1, each a
+    test.rendezvous that finishes only when both run at once: the trace shows
+    the two RUN intervals overlapping, and each tile holds its chip's bytes."""
+    m, n = 8, 16
     with Worker(level=3, num_chips=2, trace=True) as w:
-        matmul = w.register(ChipCallable("std.matmul"))
+        rdv = w.register(kernel_callable("test.rendezvous"))
         w.init()
-        a_h, b_h, c_h = w.create_buffer(m * k * 4), w.create_buffer(k * n * 4), w.create_buffer(m * n * 4)
-        a_h.array((m, k), DataType.FLOAT32)[...] = a_np
-        b_h.array((k, n), DataType.FLOAT32)[...] = b_np
-        half = n // 2
+        x = w.create_buffer(m * n * 4)
+        x.array((m, n), DataType.INT32)[...] = 0
+        where = _rendezvous_dir(w, tmp_path)
 
         def orch(o, _a, _c):
-            for chip in (0, 1):
-                ta = TaskArgs()
-                ta.add_tensor(a_h.tensor((m, k), DataType.FLOAT32), TensorArgType.INPUT)
-                ta.add_tensor(b_h.tensor((k, half), DataType.FLOAT32, (n, 1), chip * half * 4), TensorArgType.INPUT)
-                ta.add_tensor(c_h.tensor((m, half), DataType.FLOAT32, (n, 1), chip * half * 4),
-                              TensorArgType.OUTPUT_EXISTING)
-                o.submit_next_level(matmul, ta, worker=chip)
+            for chip, col in ((0, 0), (1, 8)):
+                tile = x.tensor((m, 4), DataType.INT32, (n, 1), col * 4)
+                o.submit_next_level(rdv, args((where, TensorArgType.INPUT), (tile, TensorArgType.OUTPUT_EXISTING),
+                                              scalars=(chip, 10_000)), worker=chip)
 
         w.run(orch)
-        np.testing.assert_allclose(c_h.array((m, n), DataType.FLOAT32), a_np @ b_np, rtol=1e-4, atol=1e-3)
+        want = np.zeros((m, n), np.int32)
+        want[:, 0:4], want[:, 8:12] = 1, 2
+        np.testing.assert_array_equal(x.array((m, n), DataType.INT32), want)
         runs = intervals(w.trace_events())
-        path_names = chrome_trace(w.trace_events(), {(matmul.kind, matmul.id): matmul.name})
-    assert [r.lane for r in runs] == ["chip 0", "chip 1"]
+        path_names = chrome_trace(w.trace_events(), {(rdv.kind, rdv.id): rdv.name})
+    assert sorted(r.lane for r in runs) == ["chip 0", "chip 1"]
     assert all(r.kind == TaskKind.NEXT_LEVEL and r.ok for r in runs)
-    assert runs[0].overlaps(runs[1]), f"disjoint column tiles on two chips must overlap in time: {runs}"
-    assert {e["name"] for e in path_names["traceEvents"] if e["ph"] == "X"} == {"std.matmul"}
+    assert runs[0].overlaps(runs[1]), f"tiles that met in a rendezvous must overlap in the trace: {runs}"
+    assert {e["name"] for e in path_names["traceEvents"] if e["ph"] == "X"} == {"test.rendezvous"}
 
 
 def test_write_trace_writes_chrome_trace_json_perfetto_can_load(traced, tmp_path):
-    _two_disjoint_fills(traced)
+    _two_disjoint_fills(traced, tmp_path)
     path = tmp_path / "run.json"
     traced.write_trace(path)
     trace = json.loads(path.read_text())
@@ -134,7 +158,7 @@ def test_write_trace_writes_chrome_trace_json_perfetto_can_load(traced, tmp_path
     for e in slices:
         assert isinstance(e["ts"], float) and isinstance(e["dur"], float)
         assert e["dur"] >= 200_000, "microseconds: the child slept 0.2 s"
-        assert e["name"] == "fill_slowly" and e["args"]["callable"] == "fill_slowly"
+        assert e["name"] == "fill_together" and e["args"]["callable"] == "fill_together"
         assert e["args"]["ok"] is True and e["args"]["member"] == 0
         assert threads[e["tid"]].startswith("sub-worker")
     x, y = slices
@@ -186,8 +210,8 @@ def test_chip_lanes_come_first_and_chip_callables_are_named_by_kind_and_id():
     assert (a.lane, b.lane) == ("chip 1", "sub-worker 0") and a.overlaps(b)
 
 
-def test_trace_clear_starts_the_next_trace_empty(traced):
-    _two_disjoint_fills(traced)
+def test_trace_clear_starts_the_next_trace_empty(traced, tmp_path):
+    _two_disjoint_fills(traced, tmp_path)
     assert traced.trace_events()
     traced.trace_clear()
     assert traced.trace_events() == []

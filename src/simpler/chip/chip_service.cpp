@@ -2,33 +2,35 @@
 
 #include <stdexcept>
 
-#include "simpler/chip/chip.h"
-
 namespace simpler::chip {
+namespace {
 
-ChipService::ChipService(const ChipServiceConfig& config) : staging_(config.staging) {
+ChipConfig chip_config(const ChipServiceConfig& config) {
     ChipConfig c;
     c.arena_bytes = config.arena_bytes;
     c.runtime.core_threads = config.core_threads;
     c.runtime.ring_slots = config.ring_slots;
     c.staging = config.staging;
-    chip_ = std::make_unique<Chip>(c);
-    for (const std::string& path : config.libraries) chip_->registry().load_library(path);
+    return c;
+}
+
+}  // namespace
+
+ChipService::ChipService(const ChipServiceConfig& config) : chip_(chip_config(config)), staging_(config.staging) {
+    for (const std::string& path : config.libraries) chip_.registry().load_library(path);
     for (const std::string& name : config.orchestrations) {
-        OrchestrationFn fn = chip_->registry().orchestration(name);
+        OrchestrationFn fn = chip_.registry().orchestration(name);
         if (fn == nullptr) throw std::invalid_argument("no chip orchestration named '" + name + "' is registered");
         orchestrations_.push_back(fn);
     }
 }
-
-ChipService::~ChipService() = default;
 
 ChipServiceResult ChipService::run(uint64_t id, const ChipStorageTaskArgs& args, std::span<const TensorArgType> tags,
                                    bool zero_copy, uint32_t block_dim) noexcept {
     if (id >= orchestrations_.size())
         return {false, "no chip callable " + std::to_string(id) + " (this chip has " +
                            std::to_string(orchestrations_.size()) + ")"};
-    RunResult r = chip_->run(orchestrations_[id], args, tags, zero_copy ? StagingMode::ZERO_COPY : staging_, block_dim);
+    RunResult r = chip_.run(orchestrations_[id], args, tags, zero_copy ? StagingMode::ZERO_COPY : staging_, block_dim);
     return {r.ok, std::move(r.error)};
 }
 

@@ -1,30 +1,24 @@
-// ChipService: a Chip behind a narrow door, for code that also sees the L3+
-// wire types. The kernel-facing headers (tensor.h) name the chip runtime's
-// tensor `Tensor` globally, as kernels expect, so they cannot share a
-// translation unit with buffer.h's wire `Tensor`; this header reaches neither
-// and keeps the Chip behind a pointer to implementation.
+// ChipService: a Chip as a chip child's lane drives it — built from one small
+// config, with the given shared libraries loaded and the given chip
+// orchestration names resolved to dense ids once, then run by id.
 //
-// It builds a Chip, loads the given shared libraries, resolves the given chip
-// orchestration names to dense ids once, and runs by id. Owns the Chip. Host
-// layer: the constructor throws what Chip / KernelRegistry throw, and
-// std::invalid_argument for an orchestration name nothing registered; run() is
-// noexcept and reports every failure (an id out of range included) as data.
+// Owns the Chip. Host layer: the constructor throws what Chip / KernelRegistry
+// throw, and std::invalid_argument for an orchestration name nothing
+// registered; run() is noexcept and reports every failure (an id out of range
+// included) as data.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "simpler/chip/chip.h"
 #include "simpler/chip/staging.h"
 #include "simpler/task_interface/task_args.h"
 #include "simpler/task_interface/tensor_arg_type.h"
 
 namespace simpler::chip {
-
-class Chip;
-struct OrchestrationContext;
 
 struct ChipServiceConfig {
     uint64_t arena_bytes = uint64_t{1} << 30;  // staging copies and run temporaries
@@ -43,7 +37,6 @@ struct ChipServiceResult {
 class ChipService {
 public:
     explicit ChipService(const ChipServiceConfig& config);
-    ~ChipService();
     ChipService(const ChipService&) = delete;
     ChipService& operator=(const ChipService&) = delete;
 
@@ -54,11 +47,11 @@ public:
                           bool zero_copy, uint32_t block_dim) noexcept;
 
     [[nodiscard]] size_t orchestration_count() const noexcept { return orchestrations_.size(); }
-    [[nodiscard]] Chip& chip() noexcept { return *chip_; }
+    [[nodiscard]] Chip& chip() noexcept { return chip_; }
 
 private:
-    std::unique_ptr<Chip> chip_;
-    std::vector<int32_t (*)(const OrchestrationContext*)> orchestrations_;
+    Chip chip_;
+    std::vector<OrchestrationFn> orchestrations_;
     StagingMode staging_;
 };
 

@@ -7,7 +7,7 @@
 // template (task_args.h), which a kernel does not. Owns nothing it points at.
 #pragma once
 
-#include "simpler/chip/runtime_tensor.h"
+#include "simpler/chip/tensor.h"
 #include "simpler/task_interface/task_args.h"
 
 namespace simpler::chip {

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "simpler/chip/runtime_tensor.h"
+#include "simpler/chip/tensor.h"
 #include "simpler/task_interface/task_args.h"
 
 namespace simpler::chip {

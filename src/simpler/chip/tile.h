@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "simpler/chip/runtime_tensor.h"
+#include "simpler/chip/tensor.h"
 
 namespace simpler::chip {
 

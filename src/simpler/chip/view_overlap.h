@@ -12,7 +12,7 @@
 // on it stays within the backing's size, so nothing overflows.
 #pragma once
 
-#include "simpler/chip/runtime_tensor.h"
+#include "simpler/chip/tensor.h"
 
 namespace simpler::chip {
 

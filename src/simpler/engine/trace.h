@@ -6,9 +6,9 @@
 // CLOCK_MONOTONIC, the clock of Python's time.monotonic_ns()):
 //   SUBMIT start_ns: the engine accepted the task (Worker::submit, after the
 //                    dependency checks, under the Worker's lock); end_ns == start_ns.
-//   RUN    start_ns: the thread driving the lanes (submit(), wait() or the
-//                    scheduler thread) published the member to the lane's
-//                    mailbox (the child can start from here on);
+//   RUN    start_ns: just before the thread driving the lanes (submit(), wait()
+//                    or the scheduler thread) published the member to the
+//                    lane's mailbox (the child can start from there on);
 //          end_ns:   the thread driving the lanes collected the member's result
 //                    (the child finished before this; the gap is that thread's
 //                    wake-up latency, microseconds on an idle machine).

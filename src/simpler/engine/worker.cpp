@@ -252,10 +252,13 @@ void Worker::dispatch_locked() {
                                            ? ipc::Clock::now() + config_.task_timeout
                                            : ipc::NO_DEADLINE;
         uint64_t seq = 0;
+        // Stamped before the publish: the child may start at once, and the RUN
+        // interval must contain its whole run.
+        const int64_t published_ns = trace_ ? trace_now_ns() : 0;
         const ipc::PublishStatus st = l.mailbox->publish(d.callable, call, d.blob, seq, deadline);
         if (st == ipc::PublishStatus::OK) {
             l.in_flight = d;
-            if (trace_) trace_->published(i, d);
+            if (trace_) trace_->published(i, d, published_ns);
             continue;
         }
         if (trace_) trace_->not_published(d, publish_status_text(st));

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+namespace simpler {
+
 bool operator==(const BufferDescriptor& a, const BufferDescriptor& b) noexcept {
     return a.magic == b.magic && a.address_space == b.address_space && a.access == b.access &&
            a.backend_kind == b.backend_kind && a.identity == b.identity && a.nbytes == b.nbytes &&
@@ -257,3 +259,5 @@ Tensor make_tensor(const BufferDescriptor& buffer, std::span<const uint32_t> sha
     throw_if_invalid(validate_tensor(t));
     return t;
 }
+
+}  // namespace simpler

@@ -9,9 +9,8 @@
 // outside the struct. This header does not own backings, identity minting, or
 // address resolution: those live in simpler/backing/.
 //
-// Kernel and chip-orchestration translation units must not include this header
-// (tests/lint/check_kernel_wire_isolation.py): it declares the global Tensor,
-// which a chip runtime's tensor.h spells as its own working tensor.
+// This Tensor is simpler::Tensor; the chip runtime's working tensor is the
+// different type simpler::chip::Tensor (chip/tensor.h).
 #pragma once
 
 #include <cstddef>
@@ -25,6 +24,8 @@
 #include "simpler/task_interface/identity.h"
 #include "simpler/task_interface/validation_error.h"
 #include "simpler/task_interface/view_geometry.h"
+
+namespace simpler {
 
 inline constexpr uint16_t BUFFER_DESCRIPTOR_MAGIC = 0x5342;
 inline constexpr size_t DESC_MAX_BYTES = 32;
@@ -132,3 +133,5 @@ uint64_t descriptor_address(const BufferDescriptor& d) noexcept;
 // when the result does not validate.
 Tensor make_tensor(const BufferDescriptor& buffer, std::span<const uint32_t> shapes, DataType dtype,
                    std::span<const uint32_t> strides = {}, uint64_t byte_offset = 0);
+
+}  // namespace simpler

@@ -1,5 +1,7 @@
 #include "simpler/task_interface/buffer_enums.h"
 
+namespace simpler {
+
 const char* address_space_name(uint8_t raw) noexcept {
     switch (raw) {
         case 0: return "HOST";
@@ -22,3 +24,5 @@ const char* backend_kind_name(uint8_t raw) noexcept {
         "FORK_SHM", "POSIX_SHM", "VMM_WINDOW", "REMOTE_SIDECAR", "DEVICE_MALLOC", "FORK_COW"};
     return raw < BACKEND_KIND_COUNT ? names[raw] : "UNKNOWN";
 }
+
+}  // namespace simpler

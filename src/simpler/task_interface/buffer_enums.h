@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+namespace simpler {
+
 enum class AddressSpace : uint8_t { HOST = 0, DEVICE = 1 };
 enum class AccessMode : uint8_t { READ = 0, WRITE = 1, READWRITE = 2 };
 enum class BackendKind : uint8_t {
@@ -37,3 +39,4 @@ static_assert(static_cast<uint8_t>(BackendKind::FORK_SHM) == 0 && static_cast<ui
               static_cast<uint8_t>(BackendKind::DEVICE_MALLOC) == 4 &&
               static_cast<uint8_t>(BackendKind::FORK_COW) == 5);
 
+}  // namespace simpler

@@ -1,5 +1,7 @@
 #include "simpler/task_interface/data_type.h"
 
+namespace simpler {
+
 const char* data_type_name(uint8_t raw) noexcept {
     static constexpr const char* names[DATA_TYPE_COUNT] = {
         "FLOAT32", "FLOAT16", "INT32",  "INT16", "INT8",      "UINT8",   "BFLOAT16", "INT64",
@@ -7,3 +9,5 @@ const char* data_type_name(uint8_t raw) noexcept {
     };
     return raw < DATA_TYPE_COUNT ? names[raw] : "UNKNOWN";
 }
+
+}  // namespace simpler

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+namespace simpler {
+
 enum class DataType : uint8_t {
     FLOAT32 = 0,
     FLOAT16 = 1,
@@ -60,3 +62,5 @@ static_assert(static_cast<uint8_t>(DataType::FP4E2M1) == 14);
 static_assert(element_size(DataType::FLOAT32) == 4 && element_size(DataType::FLOAT16) == 2);
 static_assert(element_size(DataType::INT64) == 8 && element_size(DataType::FP4E2M1) == 1);
 static_assert(data_type_element_size(DATA_TYPE_COUNT) == 0 && data_type_element_size(255) == 0);
+
+}  // namespace simpler

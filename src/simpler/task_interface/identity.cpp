@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+namespace simpler {
+
 std::string CanonicalIdentity::to_string() const {
     char buf[64];
     int n = 0;
@@ -11,3 +13,5 @@ std::string CanonicalIdentity::to_string() const {
                   static_cast<unsigned long long>(buffer_id), generation);
     return buf;
 }
+
+}  // namespace simpler

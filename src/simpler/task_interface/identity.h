@@ -15,6 +15,8 @@
 #include <string>
 #include <type_traits>
 
+namespace simpler {
+
 inline constexpr size_t OWNER_INSTANCE_ID_BYTES = 8;
 
 struct CanonicalIdentity {
@@ -57,7 +59,9 @@ static_assert(offsetof(CanonicalIdentity, buffer_id) == 8);
 static_assert(offsetof(CanonicalIdentity, generation) == 16);
 static_assert(offsetof(CanonicalIdentity, _pad) == 20);
 
+}  // namespace simpler
+
 template <>
-struct std::hash<CanonicalIdentity> {
-    size_t operator()(const CanonicalIdentity& id) const noexcept { return static_cast<size_t>(id.hash()); }
+struct std::hash<simpler::CanonicalIdentity> {
+    size_t operator()(const simpler::CanonicalIdentity& id) const noexcept { return static_cast<size_t>(id.hash()); }
 };

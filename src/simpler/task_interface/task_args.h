@@ -15,6 +15,8 @@
 
 #include "simpler/task_interface/tensor.h"
 
+namespace simpler {
+
 inline constexpr int32_t CORE_MAX_TENSOR_ARGS = 32;
 inline constexpr int32_t CORE_MAX_SCALAR_ARGS = 16;
 inline constexpr int32_t CHIP_MAX_TENSOR_ARGS = 256;
@@ -76,3 +78,5 @@ static_assert(offsetof(ChipStorageTaskArgs, scalars) == 72 * 256);
 static_assert(offsetof(ChipStorageTaskArgs, tensor_count) == 72 * 256 + 8 * 128);
 static_assert(offsetof(ChipStorageTaskArgs, scalar_count) == 72 * 256 + 8 * 128 + 4);
 static_assert(sizeof(ChipStorageTaskArgs) == 72 * 256 + 8 * 128 + 8);
+
+}  // namespace simpler

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+namespace simpler {
+
 namespace {
 
 std::string describe_buffer(const BufferDescriptor& b) {
@@ -169,3 +171,5 @@ DecodedTaskArgs read_blob(const void* data, size_t capacity) {
     for (int32_t i = 0; i < view.scalar_count(); ++i) out.scalars[static_cast<size_t>(i)] = view.scalar(i);
     return out;
 }
+
+}  // namespace simpler

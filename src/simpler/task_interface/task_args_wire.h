@@ -22,6 +22,8 @@
 #include "simpler/task_interface/buffer.h"
 #include "simpler/task_interface/tensor_arg_type.h"
 
+namespace simpler {
+
 inline constexpr size_t BLOB_HEADER_BYTES = 8;
 
 class TaskArgs {
@@ -98,3 +100,5 @@ struct DecodedTaskArgs {
 // All or nothing: opens the blob and validates every tensor, then returns them;
 // throws std::invalid_argument with the first refusal and decodes nothing.
 DecodedTaskArgs read_blob(const void* data, size_t capacity);
+
+}  // namespace simpler

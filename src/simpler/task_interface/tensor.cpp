@@ -1,5 +1,7 @@
 #include "simpler/task_interface/tensor.h"
 
+namespace simpler {
+
 ValidationError validate_chip_tensor(const ChipTensor& t) noexcept {
     constexpr const char* kType = "ChipTensor";
     if (t.buffer.addr == 0) return ValidationError::fail(kType, "buffer.addr", "must be non-zero");
@@ -13,3 +15,5 @@ ValidationError validate_chip_tensor(const ChipTensor& t) noexcept {
         return ValidationError::fail(kType, "start_offset", "view must end within buffer.size", end);
     return {};
 }
+
+}  // namespace simpler

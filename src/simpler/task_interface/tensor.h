@@ -3,8 +3,8 @@
 // Built only by materialization at the L2 boundary; never crosses a process.
 //
 // This header is what kernels and chip orchestrations see (with the runtime's
-// own working tensor); it deliberately does not include buffer.h, so the wire
-// Tensor never reaches a kernel translation unit.
+// own working tensor, simpler::chip::Tensor); it does not include buffer.h,
+// which a kernel has no use for.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +14,8 @@
 #include "simpler/task_interface/data_type.h"
 #include "simpler/task_interface/validation_error.h"
 #include "simpler/task_interface/view_geometry.h"
+
+namespace simpler {
 
 struct ChipBuffer {
     uint64_t addr;  // resolved base address of the backing in the chip's address space
@@ -61,3 +63,5 @@ static_assert(offsetof(ChipTensor, _pad) == 70);
 // view_geometry.h; the view ends within buffer.size
 // ((start_offset * elem + extent) <= size, saturating).
 ValidationError validate_chip_tensor(const ChipTensor& t) noexcept;
+
+}  // namespace simpler

@@ -1,5 +1,7 @@
 #include "simpler/task_interface/tensor_arg_type.h"
 
+namespace simpler {
+
 const char* tensor_arg_type_name(TensorArgType t) noexcept {
     switch (t) {
         case TensorArgType::INPUT: return "INPUT";
@@ -10,3 +12,5 @@ const char* tensor_arg_type_name(TensorArgType t) noexcept {
     }
     return "UNKNOWN";
 }
+
+}  // namespace simpler

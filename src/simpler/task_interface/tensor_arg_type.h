@@ -7,6 +7,8 @@
 
 #include "simpler/task_interface/buffer_enums.h"
 
+namespace simpler {
+
 enum class TensorArgType : int32_t {
     INPUT = 0,
     OUTPUT = 1,
@@ -47,3 +49,5 @@ constexpr bool tag_allowed(AccessMode granted, TensorArgType t) noexcept {
     }
     return false;
 }
+
+}  // namespace simpler

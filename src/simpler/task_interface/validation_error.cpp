@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+namespace simpler {
+
 std::string ValidationError::message() const {
     if (ok()) return {};
     std::string out;
@@ -39,3 +41,5 @@ std::string ValidationError::message() const {
 void throw_if_invalid(const ValidationError& e) {
     if (!e.ok()) throw std::invalid_argument(e.message());
 }
+
+}  // namespace simpler

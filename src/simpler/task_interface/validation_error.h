@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <string>
 
+namespace simpler {
+
 struct ValidationError {
     const char* type = nullptr;   // "BufferDescriptor", "Tensor", "argument blob"; null when ok
     const char* field = nullptr;  // "magic", "shapes", "tensor_count"
@@ -67,3 +69,5 @@ struct ValidationError {
 
 // Throws std::invalid_argument(e.message()) unless e.ok().
 void throw_if_invalid(const ValidationError& e);
+
+}  // namespace simpler

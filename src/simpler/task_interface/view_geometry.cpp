@@ -2,6 +2,8 @@
 
 #include "simpler/task_interface/data_type.h"
 
+namespace simpler {
+
 ValidationError check_view_shape(const char* type, uint32_t ndims, const uint32_t* shapes,
                                  const uint32_t* strides, uint8_t dtype) noexcept {
     if (ndims >= 1 && ndims <= MAX_TENSOR_DIMS && data_type_element_size(dtype) != 0 &&
@@ -29,3 +31,5 @@ ValidationError check_view_shape(const char* type, uint32_t ndims, const uint32_
     }
     return {};
 }
+
+}  // namespace simpler

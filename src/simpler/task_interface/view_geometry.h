@@ -14,6 +14,8 @@
 
 #include "simpler/task_interface/validation_error.h"
 
+namespace simpler {
+
 inline constexpr uint32_t MAX_TENSOR_DIMS = 5;
 inline constexpr uint64_t TENSOR_EXTENT_UNREPRESENTABLE = UINT64_MAX;
 
@@ -76,3 +78,5 @@ constexpr int32_t row_major_strides(std::span<const uint32_t> shapes, uint32_t* 
 // struct in the error.
 ValidationError check_view_shape(const char* type, uint32_t ndims, const uint32_t* shapes,
                                  const uint32_t* strides, uint8_t dtype) noexcept;
+
+}  // namespace simpler

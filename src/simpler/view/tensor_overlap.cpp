@@ -1,5 +1,7 @@
 #include "simpler/view/tensor_overlap.h"
 
+namespace simpler {
+
 const char* tensor_overlap_name(TensorOverlap o) noexcept {
     switch (o) {
         case TensorOverlap::NONE: return "NONE";
@@ -23,3 +25,5 @@ const char* overlap_reason_name(OverlapReason r) noexcept {
     }
     return "UNKNOWN";
 }
+
+}  // namespace simpler

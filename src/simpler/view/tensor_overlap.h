@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+namespace simpler {
+
 enum class TensorOverlap : uint8_t {
     NONE = 0,     // proven disjoint
     PARTIAL = 1,  // share a byte, or cannot be compared exactly
@@ -31,3 +33,5 @@ static_assert(static_cast<uint8_t>(TensorOverlap::NONE) == 0 && static_cast<uint
 
 const char* tensor_overlap_name(TensorOverlap o) noexcept;
 const char* overlap_reason_name(OverlapReason r) noexcept;
+
+}  // namespace simpler

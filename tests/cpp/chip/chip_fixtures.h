@@ -9,10 +9,12 @@
 #include <stdexcept>
 #include <vector>
 
-#include "simpler/chip/runtime_tensor.h"
+#include "simpler/chip/tensor.h"
 #include "simpler/task_interface/task_args.h"
 
 namespace chip_test {
+
+using namespace simpler::chip;
 
 inline ChipTensor view(const void* base, uint64_t nbytes, uint64_t start_elems, std::initializer_list<uint32_t> shapes,
                        std::initializer_list<uint32_t> strides, DataType dtype = DataType::FLOAT32,

@@ -12,6 +12,9 @@
 #include "simpler/chip/tensor.h"
 #include "simpler/chip/tile.h"
 
+using namespace simpler;
+using namespace simpler::chip;
+
 using simpler::chip::TaskPayload;
 
 TEST(RuntimeTensorLayout, IsTwoCacheLinesWithPinnedOffsets) {

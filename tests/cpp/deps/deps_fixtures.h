@@ -11,6 +11,8 @@
 
 namespace deps_test {
 
+using namespace simpler;
+
 inline CanonicalIdentity identity(uint64_t buffer_id, uint32_t generation = 1) {
     CanonicalIdentity id{};
     const uint8_t owner[8] = {0xd0, 0xe1, 0xf2, 0x03, 0x14, 0x25, 0x36, 0x47};

@@ -5,6 +5,8 @@
 
 #include "deps_fixtures.h"
 
+using namespace simpler;
+
 using namespace deps_test;
 using simpler::DependencyTracker;
 using simpler::EdgeKind;

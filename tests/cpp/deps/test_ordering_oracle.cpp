@@ -16,6 +16,8 @@
 
 #include "deps_fixtures.h"
 
+using namespace simpler;
+
 using simpler::DependencyTracker;
 using simpler::TaskId;
 using simpler::TrackerConfig;

@@ -8,6 +8,8 @@
 
 #include "simpler/deps/region_index.h"
 
+using namespace simpler;
+
 using simpler::RegionIndex;
 
 TEST(RegionIndex, ReportsExactlyTheRangesThatMeetTheQuery) {

@@ -7,6 +7,8 @@
 
 #include "deps_fixtures.h"
 
+using namespace simpler;
+
 using namespace deps_test;
 using simpler::DependencyTracker;
 using TT = TensorArgType;

@@ -6,6 +6,8 @@
 
 #include "simpler/task_interface/buffer.h"
 
+using namespace simpler;
+
 inline CanonicalIdentity test_identity(uint64_t buffer_id = 7, uint32_t generation = 1) {
     CanonicalIdentity id{};
     const uint8_t owner[8] = {0xa1, 0xb2, 0xc3, 0xd4, 0xe5, 0xf6, 0x07, 0x18};

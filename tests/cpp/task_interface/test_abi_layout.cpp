@@ -11,6 +11,8 @@
 #include "simpler/task_interface/tensor.h"
 #include "simpler/task_interface/tensor_arg_type.h"
 
+using namespace simpler;
+
 TEST(AbiLayout, ConstantsMatchTheAbi) {
     EXPECT_EQ(BUFFER_DESCRIPTOR_MAGIC, 0x5342);
     EXPECT_EQ(OWNER_INSTANCE_ID_BYTES, 8u);

@@ -9,6 +9,8 @@
 #include "fixtures.h"
 #include "simpler/task_interface/task_args_wire.h"
 
+using namespace simpler;
+
 namespace {
 
 TaskArgs sample_args(int tensors, int scalars) {

@@ -8,6 +8,8 @@
 
 #include "fixtures.h"
 
+using namespace simpler;
+
 namespace {
 
 BufferDescriptor address_descriptor(BackendKind kind, AccessMode access = AccessMode::READWRITE) {

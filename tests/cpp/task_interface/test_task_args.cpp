@@ -9,6 +9,8 @@
 #include "simpler/task_interface/task_args.h"
 #include "simpler/task_interface/task_args_wire.h"
 
+using namespace simpler;
+
 TEST(TensorArgType, TagAccessTable) {
     using enum TensorArgType;
     EXPECT_TRUE(tag_allowed(AccessMode::READ, INPUT));

@@ -7,6 +7,8 @@
 
 #include "fixtures.h"
 
+using namespace simpler;
+
 namespace {
 
 void expect_refused(const Tensor& t, const char* field, const std::string& rule_part, int32_t slot = -1) {

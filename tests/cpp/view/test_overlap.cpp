@@ -5,6 +5,8 @@
 #include "simpler/view/overlap.h"
 #include "view_fixtures.h"
 
+using namespace simpler;
+
 using simpler::overlap;
 using simpler::OverlapAnswer;
 using simpler::OverlapOptions;

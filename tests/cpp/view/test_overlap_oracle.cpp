@@ -12,6 +12,8 @@
 #include "simpler/view/overlap.h"
 #include "view_fixtures.h"
 
+using namespace simpler;
+
 using simpler::make_view_box;
 using simpler::overlap;
 using simpler::OverlapAnswer;

@@ -9,6 +9,8 @@
 
 namespace view_test {
 
+using namespace simpler;
+
 inline BufferDescriptor backing(uint64_t nbytes, uint64_t buffer_id = 7) {
     CanonicalIdentity id{};
     const uint8_t owner[8] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};
