@@ -6,11 +6,15 @@
 
 namespace simpler::chip {
 
+void ChipServiceConfig::validate() const {
+    validate_arena_capacity(arena_bytes);
+    validate_runtime_config(runtime);
+}
+
 ChipService::ChipService(const ChipServiceConfig& config) : staging_(config.staging) {
     ChipConfig c;
     c.arena_bytes = config.arena_bytes;
-    c.runtime.core_threads = config.core_threads;
-    c.runtime.ring_slots = config.ring_slots;
+    c.runtime = config.runtime;
     c.staging = config.staging;
     chip_ = std::make_unique<Chip>(c);
     for (const std::string& path : config.libraries) chip_->registry().load_library(path);
