@@ -3,6 +3,9 @@
 // libraries provides, so Worker.register() refuses an unknown name in the
 // parent, before any chip child exists. The chips themselves run inside the
 // Worker's chip children (engine/chip_lane.h); nothing here runs a kernel.
+// Also binds the chip's options (ChipServiceConfig, RuntimeConfig,
+// StagingMode), which a WorkerConfig holds: read/write fields, defaults and
+// validate() from C++.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -14,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "simpler/chip/chip_service.h"
 #include "simpler/chip/kernel_registry.h"
 #include "simpler/chip/library_builder.h"
 
@@ -21,6 +25,35 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 void bind_chip(nb::module_& m) {
+    using simpler::chip::ChipServiceConfig;
+    using simpler::chip::RuntimeConfig;
+    using simpler::chip::StagingMode;
+    nb::enum_<StagingMode>(m, "StagingMode", "How a chip reaches host arguments: STAGE copies them into device "
+                                             "memory and back; ZERO_COPY runs on them in place.")
+        .value("STAGE", StagingMode::STAGE)
+        .value("ZERO_COPY", StagingMode::ZERO_COPY);
+    nb::class_<RuntimeConfig>(m, "RuntimeConfig", "A chip's task runtime: core_threads in [1, 256], ring_slots in "
+                                                  "[2, 1048576].")
+        .def(nb::init<>())
+        .def_rw("core_threads", &RuntimeConfig::core_threads)
+        .def_rw("ring_slots", &RuntimeConfig::ring_slots)
+        .def("__eq__", [](const RuntimeConfig& a, const RuntimeConfig& b) { return a == b; }, nb::is_operator())
+        .def("__repr__", [](const RuntimeConfig& c) {
+            return "RuntimeConfig(core_threads=" + std::to_string(c.core_threads) +
+                   ", ring_slots=" + std::to_string(c.ring_slots) + ")";
+        });
+    nb::class_<ChipServiceConfig>(m, "ChipServiceConfig",
+                                  "A simulated chip's options: arena_bytes of device memory for staged copies and "
+                                  "run temporaries, its runtime, its staging mode, the libraries it loads and the "
+                                  "chip orchestration each callable id names.")
+        .def(nb::init<>())
+        .def_rw("arena_bytes", &ChipServiceConfig::arena_bytes)
+        .def_rw("runtime", &ChipServiceConfig::runtime)
+        .def_rw("staging", &ChipServiceConfig::staging)
+        .def_rw("libraries", &ChipServiceConfig::libraries)
+        .def_rw("orchestrations", &ChipServiceConfig::orchestrations)
+        .def("validate", &ChipServiceConfig::validate, "ValueError naming the field and the rule it breaks.")
+        .def("__eq__", [](const ChipServiceConfig& a, const ChipServiceConfig& b) { return a == b; }, nb::is_operator());
     m.def(
         "build_chip_library",
         [](const std::string& source_path, std::optional<std::vector<std::string>> flags, const std::string& compiler,

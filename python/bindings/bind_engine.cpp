@@ -11,7 +11,13 @@
 // Python threads (a pending GIL-drop request among it) and can wait forever
 // for a thread that does not exist in the child.
 //
-// Tracing: EngineWorker(..., trace=True) records a TraceEvent timeline
+// Options: WorkerConfig (and the ChipLaneConfig it holds) is bound with
+// read/write fields; spin and task_timeout read and write seconds. Defaults and
+// validation are the C++ struct's (WorkerConfig::validate; ValueError).
+// EngineWorker(config, chip_dispatch, sub_dispatch) copies the config and adds
+// the Python handlers.
+//
+// Tracing: EngineWorker(WorkerConfig with trace=True) records a TraceEvent timeline
 // (src/simpler/engine/trace.h); trace_events() copies it out as read-only
 // TraceEvent objects, and python/simpler/trace.py turns them into a Chrome trace.
 #include <nanobind/nanobind.h>
@@ -64,15 +70,33 @@ simpler::ipc::TaskHandler python_handler(nb::object dispatch) {
     };
 }
 
+// Seconds as a whole count of `Duration`, rounded away from zero (a positive
+// time never becomes 0: none). ValueError for a value no int64 count holds.
+template <class Duration>
+Duration duration_of(const char* field, double seconds) {
+    const double ticks = seconds * static_cast<double>(Duration::period::den) / static_cast<double>(Duration::period::num);
+    if (!std::isfinite(ticks) || std::fabs(ticks) > 9e18)
+        throw std::invalid_argument(std::string("WorkerConfig.") + field + ": not a representable number of seconds (got " +
+                                    std::to_string(seconds) + ")");
+    return Duration(static_cast<int64_t>(ticks > 0 ? std::ceil(ticks) : std::floor(ticks)));
+}
+
+template <class Duration>
+double seconds_of(Duration d) {
+    return std::chrono::duration<double>(d).count();
+}
+
 // None: the adaptive default policy; 0: never spin (every hand-off sleeps on a
-// futex); s > 0: spin a fixed s seconds before sleeping. ValueError outside [0, 1].
+// futex); s > 0: spin a fixed s seconds before sleeping (validate() bounds it).
 simpler::ipc::SpinPolicy spin_policy_of(std::optional<double> spin_s) {
     if (!spin_s) return simpler::ipc::SpinPolicy{};
-    if (!std::isfinite(*spin_s) || *spin_s < 0 || *spin_s > 1)
-        throw std::invalid_argument("spin: a spin budget in seconds, 0 <= spin <= 1 (got " + std::to_string(*spin_s) +
-                                    ")");
     if (*spin_s == 0) return simpler::ipc::never_spin_policy();
-    return simpler::ipc::fixed_spin_policy(std::chrono::nanoseconds(static_cast<int64_t>(std::llround(*spin_s * 1e9))));
+    return simpler::ipc::fixed_spin_policy(duration_of<std::chrono::nanoseconds>("spin", *spin_s));
+}
+
+std::optional<double> spin_seconds(const simpler::ipc::SpinPolicy& p) {
+    if (p.adaptive) return std::nullopt;
+    return seconds_of(p.max_spin);
 }
 
 // A member as Python names it: worker None (a sub task: any idle sub-worker)
@@ -87,10 +111,10 @@ MemberSubmit member_of(const TaskArgs* args, std::optional<int64_t> worker) {
 }
 
 TaskConfig config_of(nb::bytes b) {
-    if (b.size() > simpler::TASK_CONFIG_BYTES)
+    if (b.size() > sizeof(TaskConfig))
         throw std::invalid_argument("call config: at most 64 bytes (got " + std::to_string(b.size()) + ")");
     TaskConfig c{};
-    std::memcpy(c.data(), b.c_str(), b.size());
+    std::memcpy(&c, b.c_str(), b.size());
     return c;
 }
 
@@ -124,8 +148,43 @@ void bind_engine(nb::module_& m) {
              "Submit order (ids count up across runs).")
         .def("__hash__", [](const TaskHandle& t) { return std::hash<uint64_t>{}(t.id); })
         .def("__repr__", [](const TaskHandle& t) { return "TaskHandle(" + t.name() + ")"; });
-    m.attr("DEFAULT_DEVICE_MEMORY_BYTES") = simpler::DEFAULT_DEVICE_HEAP_BYTES;
-    m.attr("DEFAULT_TRACE_CAPACITY") = simpler::DEFAULT_TRACE_CAPACITY;
+    nb::class_<simpler::ChipLaneConfig>(m, "ChipLaneConfig", "The Worker's simulated chips: the chip each child builds.")
+        .def(nb::init<>())
+        .def_rw("chip", &simpler::ChipLaneConfig::chip)
+        .def("__eq__", [](const simpler::ChipLaneConfig& a, const simpler::ChipLaneConfig& b) { return a == b; },
+             nb::is_operator());
+    nb::class_<WorkerConfig>(m, "WorkerConfig",
+                             "A Worker's options, each default the C++ initializer's. spin and task_timeout are "
+                             "seconds; validate() raises ValueError naming the field and the rule.")
+        .def(nb::init<>())
+        .def_rw("num_chips", &WorkerConfig::num_chips)
+        .def_rw("num_sub_workers", &WorkerConfig::num_sub_workers)
+        .def_rw("blob_capacity", &WorkerConfig::blob_capacity, "Bytes of each mailbox's argument blob.")
+        .def_prop_rw(
+            "spin", [](const WorkerConfig& c) { return spin_seconds(c.spin); },
+            [](WorkerConfig& c, std::optional<double> s) { c.spin = spin_policy_of(s); }, nb::arg("spin").none(),
+            "Every waiter's spin budget in seconds: None adapts (up to 25 us), 0 never spins, 0 < s <= 1 spins "
+            "s seconds.")
+        .def_prop_rw(
+            "task_timeout", [](const WorkerConfig& c) { return seconds_of(c.task_timeout); },
+            [](WorkerConfig& c, std::optional<double> s) {
+                c.task_timeout = s ? duration_of<std::chrono::milliseconds>("task_timeout", *s)
+                                   : std::chrono::milliseconds{0};
+            },
+            nb::arg("task_timeout").none(), "Seconds a task may run (whole milliseconds); 0 or None: no limit.")
+        .def_prop_rw(
+            "close_grace", [](const WorkerConfig& c) { return seconds_of(c.close_grace); },
+            [](WorkerConfig& c, double s) { c.close_grace = duration_of<std::chrono::milliseconds>("close_grace", s); },
+            "Seconds close() waits for a child before it kills it.")
+        .def_rw("chip_lane", &WorkerConfig::chip_lane)
+        .def_rw("device_memory_bytes", &WorkerConfig::device_memory_bytes, "Per chip, for alloc_child_tensor.")
+        .def_rw("record_edges", &WorkerConfig::record_edges)
+        .def_rw("sub_callable_names", &WorkerConfig::sub_callable_names)
+        .def_rw("trace", &WorkerConfig::trace)
+        .def_rw("trace_capacity", &WorkerConfig::trace_capacity)
+        .def("validate", &WorkerConfig::validate, "ValueError naming the field and the rule it breaks.")
+        .def("__eq__", [](const WorkerConfig& a, const WorkerConfig& b) { return a.same_options(b); },
+             nb::is_operator(), "Every option equal (the C++ handlers and hooks are not options).");
 
     nb::enum_<TracePhase>(m, "TracePhase").value("SUBMIT", TracePhase::SUBMIT).value("RUN", TracePhase::RUN);
     nb::class_<TraceEvent>(m, "TraceEvent",
@@ -157,18 +216,8 @@ void bind_engine(nb::module_& m) {
                        "The C++ Worker: forked children fed through mailboxes by whichever thread drives them "
                        "(submit(), wait(), or a background thread between them).")
         .def("__init__",
-             [](Worker* self, uint32_t num_chips, uint32_t num_sub_workers, nb::object chip_dispatch,
-                nb::object sub_dispatch, double task_timeout_s, size_t blob_capacity,
-                std::vector<std::string> chip_orchestrations, std::vector<std::string> chip_libraries,
-                uint32_t chip_core_threads, uint64_t chip_arena_bytes, bool chip_zero_copy,
-                uint64_t device_memory_bytes, bool record_edges, std::vector<std::string> sub_callable_names,
-                bool trace, size_t trace_capacity, std::optional<double> spin_s) {
-                 WorkerConfig c;
-                 c.spin = spin_policy_of(spin_s);
-                 c.num_chips = num_chips;
-                 c.num_sub_workers = num_sub_workers;
-                 c.blob_capacity = blob_capacity;
-                 c.task_timeout = std::chrono::milliseconds(static_cast<int64_t>(task_timeout_s * 1000));
+             [](Worker* self, const WorkerConfig& config, nb::object chip_dispatch, nb::object sub_dispatch) {
+                 WorkerConfig c = config;
                  if (!chip_dispatch.is_none())
                      c.chip_handler = [chip_dispatch](uint32_t) {
                          PyOS_AfterFork_Child();
@@ -179,29 +228,12 @@ void bind_engine(nb::module_& m) {
                          PyOS_AfterFork_Child();
                          return python_handler(sub_dispatch);
                      };
-                 c.chip_lane.chip.orchestrations = std::move(chip_orchestrations);
-                 c.chip_lane.chip.libraries = std::move(chip_libraries);
-                 c.chip_lane.chip.core_threads = chip_core_threads;
-                 c.chip_lane.chip.arena_bytes = chip_arena_bytes;
-                 c.chip_lane.chip.staging =
-                     chip_zero_copy ? simpler::chip::StagingMode::ZERO_COPY : simpler::chip::StagingMode::STAGE;
-                 c.device_memory_bytes = device_memory_bytes;
-                 c.record_edges = record_edges;
-                 c.sub_callable_names = std::move(sub_callable_names);
-                 c.trace = trace;
-                 c.trace_capacity = trace_capacity;
                  new (self) Worker(std::move(c));
              },
-             "num_chips"_a, "num_sub_workers"_a, "chip_dispatch"_a.none(), "sub_dispatch"_a.none(),
-             "task_timeout_s"_a = 0.0, "blob_capacity"_a = simpler::ipc::DEFAULT_BLOB_CAPACITY,
-             "chip_orchestrations"_a = std::vector<std::string>{}, "chip_libraries"_a = std::vector<std::string>{},
-             "chip_core_threads"_a = 2, "chip_arena_bytes"_a = uint64_t{1} << 30, "chip_zero_copy"_a = false,
-             "device_memory_bytes"_a = simpler::DEFAULT_DEVICE_HEAP_BYTES, "record_edges"_a = false,
-             "sub_callable_names"_a = std::vector<std::string>{}, nb::kw_only(), "trace"_a = false,
-             "trace_capacity"_a = simpler::DEFAULT_TRACE_CAPACITY, "spin_s"_a = nb::none(),
-             "chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose "
-             "callable ids index chip_orchestrations. spin_s: the spin budget of every waiter (the children "
-             "and wait(); the background thread never spins) in seconds; None: adaptive (up to 25 us), 0: never spin.")
+             "config"_a, "chip_dispatch"_a.none() = nb::none(), "sub_dispatch"_a.none() = nb::none(),
+             "Validates config (ValueError) and builds the Worker; nothing runs before init(). chip_dispatch: a "
+             "Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index "
+             "config.chip_lane.chip.orchestrations. sub_dispatch: the handler each sub-worker child calls.")
         .def(
             "init",
             [](Worker& w) {

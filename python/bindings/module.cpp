@@ -5,6 +5,7 @@
 namespace nb = nanobind;
 
 void bind_task_interface(nb::module_& m);
+void bind_call_config(nb::module_& m);
 void bind_view(nb::module_& m);
 void bind_deps(nb::module_& m);
 void bind_backing(nb::module_& m);
@@ -14,9 +15,10 @@ void bind_chip(nb::module_& m);
 NB_MODULE(_core, m) {
     m.doc() = "simpler's C++ core: wire types, argument blobs and the runtime engine";
     bind_task_interface(m);
+    bind_call_config(m);
     bind_view(m);
     bind_deps(m);
     bind_backing(m);
-    bind_engine(m);
     bind_chip(m);
+    bind_engine(m);
 }

@@ -7,9 +7,8 @@ DeviceBuffer, MappedArgs, and the handles a run speaks of: TaskHandle (what a
 submit returns), ChildRef and ChildKind (which child a task ran on)."""
 
 from simpler import buffer, deps, task_interface
-from simpler._core import ChildKind, ChildRef, TaskHandle
+from simpler._core import CallConfig, ChildKind, ChildRef, TaskHandle
 from simpler.buffer import *  # noqa: F403
-from simpler.call_config import CallConfig
 from simpler.chip_callable import ChipCallable
 from simpler.deps import *  # noqa: F403
 from simpler.device_buffer import DeviceBuffer

@@ -314,6 +314,34 @@ def read_blob(blob: bytes) -> DecodedTaskArgs:
 
 def blob_size(tensor_count: int, scalar_count: int) -> int: ...
 
+class CallConfig:
+    """
+    The 64 bytes of call configuration a task member carries to its child (docs/abi.md): block_dim, the most core threads a chip orchestration tiles for (0: all); zero_copy, run on host arguments in place instead of staging them.
+    """
+
+    def __init__(self, block_dim: int = 0, zero_copy: bool = False) -> None: ...
+
+    @property
+    def block_dim(self) -> int: ...
+
+    @block_dim.setter
+    def block_dim(self, arg: int, /) -> None: ...
+
+    @property
+    def zero_copy(self) -> bool: ...
+
+    @zero_copy.setter
+    def zero_copy(self, arg: bool, /) -> None: ...
+
+    def to_bytes(self) -> bytes: ...
+
+    @staticmethod
+    def from_bytes(data: bytes) -> CallConfig: ...
+
+    def __eq__(self, arg: CallConfig, /) -> bool: ...
+
+    def __repr__(self) -> str: ...
+
 class TensorOverlap(enum.Enum):
     """Do two views of one backing share bytes? Only NONE drops an edge"""
 
@@ -623,6 +651,90 @@ class ImportRegistry:
     @property
     def stats(self) -> dict: ...
 
+class StagingMode(enum.Enum):
+    """
+    How a chip reaches host arguments: STAGE copies them into device memory and back; ZERO_COPY runs on them in place.
+    """
+
+    STAGE = 0
+
+    ZERO_COPY = 1
+
+class RuntimeConfig:
+    """
+    A chip's task runtime: core_threads in [1, 256], ring_slots in [2, 1048576].
+    """
+
+    def __init__(self) -> None: ...
+
+    @property
+    def core_threads(self) -> int: ...
+
+    @core_threads.setter
+    def core_threads(self, arg: int, /) -> None: ...
+
+    @property
+    def ring_slots(self) -> int: ...
+
+    @ring_slots.setter
+    def ring_slots(self, arg: int, /) -> None: ...
+
+    def __eq__(self, arg: RuntimeConfig, /) -> bool: ...
+
+    def __repr__(self) -> str: ...
+
+class ChipServiceConfig:
+    """
+    A simulated chip's options: arena_bytes of device memory for staged copies and run temporaries, its runtime, its staging mode, the libraries it loads and the chip orchestration each callable id names.
+    """
+
+    def __init__(self) -> None: ...
+
+    @property
+    def arena_bytes(self) -> int: ...
+
+    @arena_bytes.setter
+    def arena_bytes(self, arg: int, /) -> None: ...
+
+    @property
+    def runtime(self) -> RuntimeConfig: ...
+
+    @runtime.setter
+    def runtime(self, arg: RuntimeConfig, /) -> None: ...
+
+    @property
+    def staging(self) -> StagingMode: ...
+
+    @staging.setter
+    def staging(self, arg: StagingMode, /) -> None: ...
+
+    @property
+    def libraries(self) -> list[str]: ...
+
+    @libraries.setter
+    def libraries(self, arg: Sequence[str], /) -> None: ...
+
+    @property
+    def orchestrations(self) -> list[str]: ...
+
+    @orchestrations.setter
+    def orchestrations(self, arg: Sequence[str], /) -> None: ...
+
+    def validate(self) -> None:
+        """ValueError naming the field and the rule it breaks."""
+
+    def __eq__(self, arg: ChipServiceConfig, /) -> bool: ...
+
+def build_chip_library(source_path: str, flags: Sequence[str] | None = None, compiler: str = '', cache_dir: str = '') -> tuple[str, str, bool]:
+    """
+    Compiles one C++ file of chip kernels / orchestrations into a shared library, cached by content hash; returns (path, key, cache_hit). RuntimeError carries the compiler's diagnostics.
+    """
+
+def chip_orchestration_names(libraries: Sequence[str]) -> list[str]:
+    """
+    The chip orchestrations a chip offers with the standard set plus these libraries loaded in order (ValueError / RuntimeError as loading them on a chip would raise).
+    """
+
 class TaskKind(enum.Enum):
     NEXT_LEVEL = 0
 
@@ -682,9 +794,110 @@ class TaskHandle:
 
     def __repr__(self) -> str: ...
 
-DEFAULT_DEVICE_MEMORY_BYTES: int = 268435456
+class ChipLaneConfig:
+    """The Worker's simulated chips: the chip each child builds."""
 
-DEFAULT_TRACE_CAPACITY: int = 1000000
+    def __init__(self) -> None: ...
+
+    @property
+    def chip(self) -> ChipServiceConfig: ...
+
+    @chip.setter
+    def chip(self, arg: ChipServiceConfig, /) -> None: ...
+
+    def __eq__(self, arg: ChipLaneConfig, /) -> bool: ...
+
+class WorkerConfig:
+    """
+    A Worker's options, each default the C++ initializer's. spin and task_timeout are seconds; validate() raises ValueError naming the field and the rule.
+    """
+
+    def __init__(self) -> None: ...
+
+    @property
+    def num_chips(self) -> int: ...
+
+    @num_chips.setter
+    def num_chips(self, arg: int, /) -> None: ...
+
+    @property
+    def num_sub_workers(self) -> int: ...
+
+    @num_sub_workers.setter
+    def num_sub_workers(self, arg: int, /) -> None: ...
+
+    @property
+    def blob_capacity(self) -> int:
+        """Bytes of each mailbox's argument blob."""
+
+    @blob_capacity.setter
+    def blob_capacity(self, arg: int, /) -> None: ...
+
+    @property
+    def spin(self) -> float | None:
+        """
+        Every waiter's spin budget in seconds: None adapts (up to 25 us), 0 never spins, 0 < s <= 1 spins s seconds.
+        """
+
+    @spin.setter
+    def spin(self, spin: float | None) -> None: ...
+
+    @property
+    def task_timeout(self) -> float:
+        """Seconds a task may run (whole milliseconds); 0 or None: no limit."""
+
+    @task_timeout.setter
+    def task_timeout(self, task_timeout: float | None) -> None: ...
+
+    @property
+    def close_grace(self) -> float:
+        """Seconds close() waits for a child before it kills it."""
+
+    @close_grace.setter
+    def close_grace(self, arg: float, /) -> None: ...
+
+    @property
+    def chip_lane(self) -> ChipLaneConfig: ...
+
+    @chip_lane.setter
+    def chip_lane(self, arg: ChipLaneConfig, /) -> None: ...
+
+    @property
+    def device_memory_bytes(self) -> int:
+        """Per chip, for alloc_child_tensor."""
+
+    @device_memory_bytes.setter
+    def device_memory_bytes(self, arg: int, /) -> None: ...
+
+    @property
+    def record_edges(self) -> bool: ...
+
+    @record_edges.setter
+    def record_edges(self, arg: bool, /) -> None: ...
+
+    @property
+    def sub_callable_names(self) -> list[str]: ...
+
+    @sub_callable_names.setter
+    def sub_callable_names(self, arg: Sequence[str], /) -> None: ...
+
+    @property
+    def trace(self) -> bool: ...
+
+    @trace.setter
+    def trace(self, arg: bool, /) -> None: ...
+
+    @property
+    def trace_capacity(self) -> int: ...
+
+    @trace_capacity.setter
+    def trace_capacity(self, arg: int, /) -> None: ...
+
+    def validate(self) -> None:
+        """ValueError naming the field and the rule it breaks."""
+
+    def __eq__(self, arg: WorkerConfig, /) -> bool:
+        """Every option equal (the C++ handlers and hooks are not options)."""
 
 class TracePhase(enum.Enum):
     SUBMIT = 0
@@ -736,9 +949,9 @@ class EngineWorker:
     The C++ Worker: forked children fed through mailboxes by whichever thread drives them (submit(), wait(), or a background thread between them).
     """
 
-    def __init__(self, num_chips: int, num_sub_workers: int, chip_dispatch: object | None, sub_dispatch: object | None, task_timeout_s: float = 0.0, blob_capacity: int = 1048576, chip_orchestrations: Sequence[str] = [], chip_libraries: Sequence[str] = [], chip_core_threads: int = 2, chip_arena_bytes: int = 1073741824, chip_zero_copy: bool = False, device_memory_bytes: int = 268435456, record_edges: bool = False, sub_callable_names: Sequence[str] = [], *, trace: bool = False, trace_capacity: int = 1000000, spin_s: float | None = None) -> None:
+    def __init__(self, config: WorkerConfig, chip_dispatch: object | None = None, sub_dispatch: object | None = None) -> None:
         """
-        chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index chip_orchestrations. spin_s: the spin budget of every waiter (the children and wait(); the background thread never spins) in seconds; None: adaptive (up to 25 us), 0: never spin.
+        Validates config (ValueError) and builds the Worker; nothing runs before init(). chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index config.chip_lane.chip.orchestrations. sub_dispatch: the handler each sub-worker child calls.
         """
 
     def init(self) -> None:
@@ -804,13 +1017,3 @@ class EngineWorker:
         """Forgets the stored events and the dropped count."""
 
     def child_pids(self) -> list[int]: ...
-
-def build_chip_library(source_path: str, flags: Sequence[str] | None = None, compiler: str = '', cache_dir: str = '') -> tuple[str, str, bool]:
-    """
-    Compiles one C++ file of chip kernels / orchestrations into a shared library, cached by content hash; returns (path, key, cache_hit). RuntimeError carries the compiler's diagnostics.
-    """
-
-def chip_orchestration_names(libraries: Sequence[str]) -> list[str]:
-    """
-    The chip orchestrations a chip offers with the standard set plus these libraries loaded in order (ValueError / RuntimeError as loading them on a chip would raise).
-    """

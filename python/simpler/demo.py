@@ -21,8 +21,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from simpler._core import EdgeKind, TensorOverlap, TracePhase, overlap
-from simpler.call_config import CallConfig
+from simpler._core import CallConfig, EdgeKind, TensorOverlap, TracePhase, overlap
 from simpler.chip_callable import ChipCallable
 from simpler.sub_worker import MappedArgs
 from simpler.task_interface import DataType, TaskArgs, Tensor, TensorArgType

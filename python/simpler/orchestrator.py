@@ -19,8 +19,7 @@ import math
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, Optional, Sequence
 
-from simpler._core import CanonicalIdentity, DataType, TaskHandle, TaskKind, element_size
-from simpler.call_config import CallConfig
+from simpler._core import CallConfig, CanonicalIdentity, DataType, TaskHandle, TaskKind, element_size
 from simpler.callable_handle import CallableHandle
 from simpler.device_buffer import DeviceBuffer
 from simpler.task_interface import TaskArgs, Tensor, TensorArgType

@@ -26,6 +26,11 @@ kernel threads, `chip_arena_bytes` of device memory for staged copies,
 `device_memory_bytes` per chip for `alloc_child_tensor`, and `zero_copy` to run
 on host arguments in place instead of staging them (a task's CallConfig can ask
 for zero-copy too).
+
+Every option lands in a WorkerConfig (the C++ struct, bound): a keyword left
+None keeps the struct's default, and the struct validates (ValueError naming
+the field). A keyword sets the WorkerConfig field of its name, or the field
+_RENAMED names; Worker.config is the result.
 """
 
 from __future__ import annotations
@@ -35,12 +40,12 @@ import os
 from typing import Callable, List, Optional
 
 from simpler._core import (
-    DEFAULT_DEVICE_MEMORY_BYTES,
-    DEFAULT_TRACE_CAPACITY,
     DataType,
     EngineWorker,
+    StagingMode,
     TaskKind,
     TraceEvent,
+    WorkerConfig,
     create_fork_shm,
     create_posix_shm,
     element_size,
@@ -53,36 +58,56 @@ from simpler.sub_worker import make_dispatcher
 from simpler.trace import chrome_trace, write_chrome_trace
 
 
+# Worker keywords named otherwise than their WorkerConfig field: the field's
+# dotted path and how the keyword's value becomes the field's.
+_RENAMED = {
+    "chip_core_threads": ("chip_lane.chip.runtime.core_threads", int),
+    "chip_arena_bytes": ("chip_lane.chip.arena_bytes", int),
+    "zero_copy": ("chip_lane.chip.staging", lambda z: StagingMode.ZERO_COPY if z else StagingMode.STAGE),
+}
+
+
+def worker_config(**options) -> WorkerConfig:
+    """A validated WorkerConfig with each option that is not None set (ValueError
+    naming the field for a value its field refuses or cannot hold)."""
+    config = WorkerConfig()
+    for name, value in options.items():
+        if value is None:
+            continue
+        path, convert = _RENAMED.get(name, (name, lambda v: v))
+        *parents, field = path.split(".")
+        target = config
+        for p in parents:
+            target = getattr(target, p)
+        if not hasattr(target, field):
+            raise TypeError(f"Worker: no option {name!r}")
+        try:
+            setattr(target, field, convert(value))
+        except TypeError as e:
+            if isinstance(value, int):  # out of the field's integer range
+                raise ValueError(f"WorkerConfig.{path}: {value} does not fit the field ({name}={value})") from e
+            raise
+    config.validate()
+    return config
+
+
 class Worker:
-    def __init__(self, level: int = 3, num_chips: int = 0, num_sub_workers: int = 0, *,
-                 task_timeout: Optional[float] = None, blob_capacity: int = 1 << 20,
-                 chip_core_threads: int = 2, chip_arena_bytes: int = 1 << 30,
-                 device_memory_bytes: int = DEFAULT_DEVICE_MEMORY_BYTES, zero_copy: bool = False,
-                 record_edges: bool = False, trace: bool = False,
-                 trace_capacity: int = DEFAULT_TRACE_CAPACITY, spin: Optional[float] = None):
+    def __init__(self, level: int = 3, num_chips: Optional[int] = None, num_sub_workers: Optional[int] = None, *,
+                 task_timeout: Optional[float] = None, blob_capacity: Optional[int] = None,
+                 chip_core_threads: Optional[int] = None, chip_arena_bytes: Optional[int] = None,
+                 device_memory_bytes: Optional[int] = None, zero_copy: Optional[bool] = None,
+                 record_edges: Optional[bool] = None, trace: Optional[bool] = None,
+                 trace_capacity: Optional[int] = None, spin: Optional[float] = None):
         if level < 3:
             raise ValueError(f"Worker(level={level}): a Worker is level 3 (a host) or above; level 2 is a chip")
-        if num_chips < 0 or num_sub_workers < 0:
-            raise ValueError("Worker: num_chips and num_sub_workers must be >= 0")
-        if task_timeout is not None and task_timeout <= 0:
-            raise ValueError(f"Worker: task_timeout must be > 0 seconds (got {task_timeout})")
-        if trace_capacity < 0:
-            raise ValueError(f"Worker: trace_capacity must be >= 0 (got {trace_capacity})")
-        if spin is not None and not 0 <= spin <= 1:
-            raise ValueError(f"Worker: spin must be a budget in seconds, 0 <= spin <= 1 (got {spin})")
+        self._config = worker_config(
+            num_chips=num_chips, num_sub_workers=num_sub_workers, task_timeout=task_timeout,
+            blob_capacity=blob_capacity, chip_core_threads=chip_core_threads, chip_arena_bytes=chip_arena_bytes,
+            device_memory_bytes=device_memory_bytes, zero_copy=zero_copy, record_edges=record_edges, trace=trace,
+            trace_capacity=trace_capacity, spin=spin)
         self.level = level
-        self.num_chips = num_chips
-        self.num_sub_workers = num_sub_workers
-        self._task_timeout = task_timeout or 0.0
-        self._blob_capacity = blob_capacity
-        self._spin = spin
-        if chip_core_threads < 1:
-            raise ValueError(f"Worker: chip_core_threads must be >= 1 (got {chip_core_threads})")
-        self._chip_options = dict(chip_core_threads=chip_core_threads, chip_arena_bytes=chip_arena_bytes,
-                                  chip_zero_copy=zero_copy, device_memory_bytes=device_memory_bytes,
-                                  record_edges=record_edges)
-        self._trace = bool(trace)
-        self._trace_capacity = trace_capacity
+        self.num_chips = self._config.num_chips
+        self.num_sub_workers = self._config.num_sub_workers
         self._sub_callables: List[Callable] = []
         # Chip callable 0 is the runtime's own: std.copy, behind orch.copy_to / copy_from.
         self._chip_callables: List[ChipCallable] = [ChipCallable("std.copy")]
@@ -92,6 +117,12 @@ class Worker:
         self._pid = os.getpid()
 
     # -- set-up ---------------------------------------------------------------
+    @property
+    def config(self) -> WorkerConfig:
+        """The WorkerConfig this Worker runs with (at init(), the registered
+        callables' names are added to it)."""
+        return self._config
+
     def register(self, fn) -> CallableHandle:
         """Registers a chip orchestration (a ChipCallable, run by submit_next_level)
         or a sub-worker callable `fn(args: MappedArgs)` (run by submit_sub); returns
@@ -114,13 +145,11 @@ class Worker:
             raise RuntimeError("Worker.init: already initialized")
         libraries = check_orchestrations(self._chip_callables)
         dispatch = make_dispatcher(self._sub_callables) if self.num_sub_workers else None
-        core = EngineWorker(self.num_chips, self.num_sub_workers, None, dispatch, self._task_timeout,
-                            self._blob_capacity, chip_orchestrations=[c.orchestration for c in self._chip_callables],
-                            chip_libraries=libraries,
-                            sub_callable_names=[self.callable_name(TaskKind.SUB, i)
-                                                for i in range(len(self._sub_callables))],
-                            **self._chip_options, trace=self._trace, trace_capacity=self._trace_capacity,
-                            spin_s=self._spin)
+        config = self._config
+        config.chip_lane.chip.orchestrations = [c.orchestration for c in self._chip_callables]
+        config.chip_lane.chip.libraries = libraries
+        config.sub_callable_names = [self.callable_name(TaskKind.SUB, i) for i in range(len(self._sub_callables))]
+        core = EngineWorker(config, None, dispatch)
         core.init()
         self._core = core
         return self
@@ -201,7 +230,7 @@ class Worker:
 
     # -- tracing --------------------------------------------------------------
     def _traced(self, what: str) -> Optional[EngineWorker]:
-        if not self._trace:
+        if not self._config.trace:
             raise RuntimeError(f"Worker.{what}: this Worker records no trace — create it with "
                                f"Worker(..., trace=True)")
         return self._core

@@ -63,8 +63,9 @@ def test_allocating_buffers():
         np.testing.assert_array_equal(out.array(), h.array())
 
 
-@pytest.mark.parametrize("run_cfg", [None, CallConfig(zero_copy=True)], ids=["staged", "zero_copy"])
-def test_submitting_a_task(run_cfg):
+@pytest.mark.parametrize("zero_copy", [False, True], ids=["staged", "zero_copy"])
+def test_submitting_a_task(zero_copy):
+    run_cfg = CallConfig(zero_copy=True) if zero_copy else None
     SIZE = 1000
     with Worker(level=3, num_chips=1) as worker:
         chip_handle = worker.register(ChipCallable("std.copy"))  # (src INPUT, dst OUTPUT_EXISTING)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from simpler import DataType, TaskArgs, TensorArgType, Worker, view_array
-from simpler._core import EngineWorker
+from simpler._core import EngineWorker, WorkerConfig
 
 
 def add_one(a):
@@ -43,4 +43,6 @@ def test_a_spin_budget_outside_zero_to_one_second_is_refused(spin):
 @pytest.mark.parametrize("spin", [math.nan, math.inf, -1.0])
 def test_the_engine_binding_refuses_a_bad_spin_budget(spin):
     with pytest.raises(ValueError, match="spin"):
-        EngineWorker(0, 0, None, None, spin_s=spin)
+        config = WorkerConfig()
+        config.spin = spin
+        EngineWorker(config)

@@ -36,12 +36,7 @@ constexpr OrchestrationOps OPS{CHIP_ABI_VERSION, 0, op_kernel_id, op_submit, op_
 
 Runtime::Runtime(const KernelRegistry& registry, DeviceArena& arena, RuntimeConfig config)
     : registry_(registry), arena_(arena), config_(config), entry_(std::make_unique<EntryArgs>()) {
-    if (config_.core_threads < 1 || config_.core_threads > 256)
-        throw std::invalid_argument("RuntimeConfig.core_threads: must be in [1, 256] (got " +
-                                    std::to_string(config_.core_threads) + ")");
-    if (config_.ring_slots < 2 || config_.ring_slots > (1u << 20))
-        throw std::invalid_argument("RuntimeConfig.ring_slots: must be in [2, 1048576] (got " +
-                                    std::to_string(config_.ring_slots) + ")");
+    validate_runtime_config(config_);
     entry_->clear();
     ring_.resize(config_.ring_slots);
     for (uint32_t i = 0; i < config_.ring_slots; ++i) {

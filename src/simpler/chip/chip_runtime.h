@@ -29,14 +29,10 @@
 #include "simpler/chip/device_arena.h"
 #include "simpler/chip/entry_args.h"
 #include "simpler/chip/kernel_registry.h"
+#include "simpler/chip/runtime_config.h"
 #include "simpler/chip/task_payload.h"
 
 namespace simpler::chip {
-
-struct RuntimeConfig {
-    uint32_t core_threads = 2;   // kernels run concurrently on this many threads (>= 1)
-    uint32_t ring_slots = 256;   // task payload slots; a submit waits while the ring is full (>= 2)
-};
 
 struct RunResult {
     bool ok = true;

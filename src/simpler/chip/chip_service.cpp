@@ -8,13 +8,17 @@ namespace {
 ChipConfig chip_config(const ChipServiceConfig& config) {
     ChipConfig c;
     c.arena_bytes = config.arena_bytes;
-    c.runtime.core_threads = config.core_threads;
-    c.runtime.ring_slots = config.ring_slots;
+    c.runtime = config.runtime;
     c.staging = config.staging;
     return c;
 }
 
 }  // namespace
+
+void ChipServiceConfig::validate() const {
+    validate_arena_capacity(arena_bytes);
+    validate_runtime_config(runtime);
+}
 
 ChipService::ChipService(const ChipServiceConfig& config) : chip_(chip_config(config)), staging_(config.staging) {
     for (const std::string& path : config.libraries) chip_.registry().load_library(path);

@@ -14,19 +14,28 @@
 #include <vector>
 
 #include "simpler/chip/chip.h"
+#include "simpler/chip/device_arena.h"
+#include "simpler/chip/runtime_config.h"
 #include "simpler/chip/staging.h"
 #include "simpler/task_interface/task_args.h"
 #include "simpler/task_interface/tensor_arg_type.h"
 
 namespace simpler::chip {
 
+// The chip's options; every default is here, and validate() checks what can
+// be checked before a child builds the chip (the libraries and names are
+// checked when the ChipService loads them).
 struct ChipServiceConfig {
-    uint64_t arena_bytes = uint64_t{1} << 30;  // staging copies and run temporaries
-    uint32_t core_threads = 2;
-    uint32_t ring_slots = 256;
-    StagingMode staging = StagingMode::STAGE;  // a run may still ask for ZERO_COPY
-    std::vector<std::string> libraries;        // loaded in order
-    std::vector<std::string> orchestrations;   // id -> name
+    uint64_t arena_bytes = DEVICE_ARENA_DEFAULT_BYTES;  // staging copies and run temporaries
+    RuntimeConfig runtime;                               // core threads, ring slots
+    StagingMode staging = StagingMode::STAGE;            // a run may still ask for ZERO_COPY
+    std::vector<std::string> libraries;                  // loaded in order
+    std::vector<std::string> orchestrations;             // id -> name
+
+    bool operator==(const ChipServiceConfig&) const = default;
+    // Throws std::invalid_argument naming the field (validate_arena_capacity,
+    // validate_runtime_config).
+    void validate() const;
 };
 
 struct ChipServiceResult {

@@ -25,10 +25,14 @@ std::string hex(uint64_t v) {
 
 }  // namespace
 
-DeviceArena::DeviceArena(uint64_t capacity_bytes) {
+void validate_arena_capacity(uint64_t capacity_bytes) {
     if (capacity_bytes == 0) throw std::invalid_argument("DeviceArena.capacity: must be > 0 (got 0)");
+    if (capacity_bytes > DEVICE_ARENA_MAX_BYTES) throw std::invalid_argument("DeviceArena.capacity: larger than 64 TiB");
+}
+
+DeviceArena::DeviceArena(uint64_t capacity_bytes) {
+    validate_arena_capacity(capacity_bytes);
     const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-    if (capacity_bytes > (uint64_t{1} << 46)) throw std::invalid_argument("DeviceArena.capacity: larger than 64 TiB");
     capacity_ = round_up(capacity_bytes, page);
     void* p = mmap(nullptr, capacity_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)

@@ -19,6 +19,10 @@ namespace simpler::chip {
 
 inline constexpr uint64_t DEVICE_ARENA_MIN_ALIGN = 64;   // every block starts on a cache line
 inline constexpr uint64_t DEVICE_ARENA_DEFAULT_BYTES = uint64_t{1} << 30;
+inline constexpr uint64_t DEVICE_ARENA_MAX_BYTES = uint64_t{1} << 46;  // 64 TiB
+
+// Throws std::invalid_argument unless 0 < capacity_bytes <= DEVICE_ARENA_MAX_BYTES.
+void validate_arena_capacity(uint64_t capacity_bytes);
 
 struct ArenaStats {
     uint64_t capacity_bytes;

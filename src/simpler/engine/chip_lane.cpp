@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "simpler/engine/device_memory.h"
-#include "simpler/engine/task_config.h"
+#include "simpler/task_interface/call_config.h"
 #include "simpler/task_interface/task_args_wire.h"
 
 namespace simpler {
@@ -28,6 +28,7 @@ ipc::TaskOutcome ChipLane::materialize(const ipc::TaskView& task) noexcept {
     ChipStorageTaskArgs& out = *args_;
     out.clear();
     tags_.clear();
+    const CallConfig config = call_config_from_bytes(task.config.bytes);
     try {
         Tensor t;
         for (int32_t i = 0; i < view.tensor_count(); ++i) {
@@ -41,8 +42,8 @@ ipc::TaskOutcome ChipLane::materialize(const ipc::TaskView& task) noexcept {
                     device_owners_.record(t.buffer.identity, *owner);
             }
             out.add_tensor(registry_.materialize(t));
-            tags_.push_back(config_writes_tensor(task.config.bytes, static_cast<size_t>(i)) ? TensorArgType::INOUT
-                                                                                          : TensorArgType::INPUT);
+            tags_.push_back(writes_tensor(config, static_cast<size_t>(i)) ? TensorArgType::INOUT
+                                                                          : TensorArgType::INPUT);
         }
         for (int32_t i = 0; i < view.scalar_count(); ++i) out.add_scalar(view.scalar(i));
     } catch (const std::exception& e) {
@@ -57,8 +58,8 @@ ipc::TaskOutcome ChipLane::run(const ipc::TaskView& task) noexcept {
         return {ipc::TaskError::UNKNOWN_CALLABLE, "chip " + std::to_string(index_) + " has no callable " +
                                                       std::to_string(task.callable_id)};
     if (ipc::TaskOutcome refused = materialize(task); refused.error != ipc::TaskError::NONE) return refused;
-    chip::ChipServiceResult r = chip_.run(task.callable_id, *args_, tags_, config_zero_copy(task.config.bytes),
-                                          config_block_dim(task.config.bytes));
+    const CallConfig config = call_config_from_bytes(task.config.bytes);
+    chip::ChipServiceResult r = chip_.run(task.callable_id, *args_, tags_, config.zero_copy != 0, config.block_dim);
     if (!r.ok) return {ipc::TaskError::TASK_FAILED, r.error};
     return {};
 }

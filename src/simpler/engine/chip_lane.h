@@ -34,6 +34,8 @@ class DeviceMemory;
 struct ChipLaneConfig {
     chip::ChipServiceConfig chip;  // arena, core threads, staging, libraries, callable id -> orchestration name
     const DeviceMemory* device_memory = nullptr;  // the Worker's pre-fork heaps (ranges only)
+
+    bool operator==(const ChipLaneConfig&) const = default;
 };
 
 class ChipLane {

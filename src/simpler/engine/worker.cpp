@@ -3,13 +3,14 @@
 #include <signal.h>
 
 #include <cstring>
+#include <sstream>
 #include <utility>
 
 #include "simpler/backing/identity_minter.h"
 
 namespace simpler {
 
-static_assert(sizeof(ipc::CallConfig) == TASK_CONFIG_BYTES);
+static_assert(sizeof(ipc::CallConfig) == sizeof(CallConfig));
 
 namespace {
 
@@ -29,10 +30,51 @@ const char* publish_status_text(ipc::PublishStatus s) noexcept {
     return "unknown publish status";
 }
 
+std::string seconds_text(std::chrono::nanoseconds t) {
+    std::ostringstream out;
+    out << std::chrono::duration<double>(t).count();
+    return out.str();
+}
+
+WorkerConfig validated(WorkerConfig config) {
+    config.validate();
+    return config;
+}
+
 }  // namespace
 
+void WorkerConfig::validate() const {
+    if (spin.min_spin.count() < 0 || spin.max_spin > MAX_SPIN)
+        throw std::invalid_argument("WorkerConfig.spin: a spin budget in seconds, 0 <= spin <= 1 (got " +
+                                    seconds_text(spin.min_spin.count() < 0 ? spin.min_spin : spin.max_spin) + ")");
+    try {
+        ipc::validate_spin_policy(spin);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string("WorkerConfig.spin: ") + e.what());
+    }
+    if (task_timeout.count() < 0)
+        throw std::invalid_argument("WorkerConfig.task_timeout: must be >= 0 seconds, 0: none (got " +
+                                    seconds_text(task_timeout) + ")");
+    if (close_grace.count() < 0)
+        throw std::invalid_argument("WorkerConfig.close_grace: must be >= 0 seconds (got " +
+                                    seconds_text(close_grace) + ")");
+    try {
+        chip_lane.chip.validate();
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string("WorkerConfig.chip_lane.chip: ") + e.what());
+    }
+}
+
+bool WorkerConfig::same_options(const WorkerConfig& o) const {
+    return num_chips == o.num_chips && num_sub_workers == o.num_sub_workers && blob_capacity == o.blob_capacity &&
+           spin == o.spin && task_timeout == o.task_timeout && close_grace == o.close_grace &&
+           chip_lane == o.chip_lane && device_memory_bytes == o.device_memory_bytes &&
+           record_edges == o.record_edges && sub_callable_names == o.sub_callable_names && trace == o.trace &&
+           trace_capacity == o.trace_capacity;
+}
+
 Worker::Worker(WorkerConfig config)
-    : config_(std::move(config)),
+    : config_(validated(std::move(config))),
       device_(std::make_unique<DeviceMemory>(config_.num_chips, config_.device_memory_bytes)),
       wait_waiter_(config_.spin),
       core_(engine_config()) {
@@ -247,7 +289,7 @@ void Worker::dispatch_locked() {
         const size_t i = lane_of(d.child);
         Lane& l = lanes_[i];
         ipc::CallConfig call{};
-        std::memcpy(call.bytes, d.config->data(), TASK_CONFIG_BYTES);
+        std::memcpy(call.bytes, d.config, sizeof *d.config);
         const ipc::Deadline deadline = config_.task_timeout.count() > 0
                                            ? ipc::Clock::now() + config_.task_timeout
                                            : ipc::NO_DEADLINE;

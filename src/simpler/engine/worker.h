@@ -65,11 +65,14 @@ namespace simpler {
 // Makes, inside child `index` right after fork, the handler that runs its tasks.
 using ChildHandlerFactory = std::function<ipc::TaskHandler(uint32_t index)>;
 
+// Everything a Worker is built from: its options (each default is the
+// initializer here and nowhere else) and its collaborators (handlers, hooks).
+// The Python Worker fills one from its keywords (python/simpler/worker.py).
 struct WorkerConfig {
     uint32_t num_chips = 0;
     uint32_t num_sub_workers = 0;
     size_t blob_capacity = ipc::DEFAULT_BLOB_CAPACITY;
-    ipc::SpinPolicy spin{};
+    ipc::SpinPolicy spin{};                         // every waiter's; a fixed budget is at most MAX_SPIN
     std::chrono::milliseconds task_timeout{0};      // per task; 0: none
     std::chrono::milliseconds close_grace{2000};    // before close() SIGKILLs a child
     ChildHandlerFactory chip_handler;               // empty: each chip child serves a ChipLane built from chip_lane
@@ -83,6 +86,17 @@ struct WorkerConfig {
     std::function<std::string(const CanonicalIdentity&)> identity_problem;
     bool trace = false;                              // record a TraceRecorder timeline (see trace.h)
     size_t trace_capacity = DEFAULT_TRACE_CAPACITY;  // events kept; later ones are counted as dropped
+
+    static constexpr std::chrono::seconds MAX_SPIN{1};
+
+    // Throws std::invalid_argument naming the field and the rule for an option
+    // out of range: spin (0 <= budget <= MAX_SPIN, a valid SpinPolicy),
+    // task_timeout and close_grace (>= 0), chip_lane.chip (ChipServiceConfig::
+    // validate). The Worker constructor calls it first.
+    void validate() const;
+    // Whether every option equals other's; the collaborators (handlers and
+    // hooks, which have no equality) are not compared.
+    [[nodiscard]] bool same_options(const WorkerConfig& other) const;
 };
 
 // The first failure of a run (Python: RuntimeError).

@@ -54,6 +54,8 @@ struct SpinPolicy {
     // rounds (about every half microsecond), so a spin cannot starve a peer
     // that needs this core. nanoseconds::max() never yields.
     std::chrono::nanoseconds yield_after{2'000};
+
+    bool operator==(const SpinPolicy&) const = default;
 };
 
 // A waiter that never spins: every wait goes straight to the futex.

@@ -33,13 +33,13 @@ struct Lane {
         lane = std::make_unique<ChipLane>(index, c);
     }
     ipc::TaskOutcome run(uint64_t callable, const TaskArgs& args, bool zero_copy = false) {
-        TaskConfig config{};
-        config[CALL_CONFIG_ZERO_COPY_OFFSET] = std::byte{zero_copy ? uint8_t{1} : uint8_t{0}};
+        CallConfig config{};
+        config.zero_copy = zero_copy ? 1 : 0;
         set_write_mask(config, args.tags());
         blob = encode_blob(args);
         ipc::TaskView task;
         task.callable_id = callable;
-        std::memcpy(task.config.bytes, config.data(), TASK_CONFIG_BYTES);
+        std::memcpy(task.config.bytes, &config, sizeof config);
         task.blob = blob;
         return lane->run(task);
     }

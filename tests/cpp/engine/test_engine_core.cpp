@@ -278,7 +278,7 @@ TEST(EngineCore, ALostChipPoisonsTheWorkThatNeedsIt) {
 
 TEST(EngineCore, EachChipMemberCarriesItsOwnWriteMaskAndTheCallersBytes) {
     Harness h(chips(2));
-    h.config[0] = std::byte{5};  // block_dim
+    h.config.block_dim = 5;
     const BufferDescriptor b = host_buffer(1), c = host_buffer(2);
     TaskArgs m0 = args_of({{matrix(b), TensorArgType::INPUT}, {matrix(c), TensorArgType::OUTPUT_EXISTING}});
     TaskArgs m1 = args_of({{matrix(c), TensorArgType::INOUT}, {matrix(b), TensorArgType::INPUT}});
@@ -286,14 +286,14 @@ TEST(EngineCore, EachChipMemberCarriesItsOwnWriteMaskAndTheCallersBytes) {
     h.core.submit(TaskKind::NEXT_LEVEL, 7, ms, h.config);
     auto d = h.take();
     ASSERT_EQ(d.size(), 2u);
-    const auto* c0 = reinterpret_cast<const uint8_t*>(d[0].config->data());
-    const auto* c1 = reinterpret_cast<const uint8_t*>(d[1].config->data());
-    EXPECT_EQ(config_block_dim(c0), 5u);
-    EXPECT_EQ(config_block_dim(c1), 5u);
-    EXPECT_FALSE(config_writes_tensor(c0, 0));
-    EXPECT_TRUE(config_writes_tensor(c0, 1));
-    EXPECT_TRUE(config_writes_tensor(c1, 0));
-    EXPECT_FALSE(config_writes_tensor(c1, 1));
+    const CallConfig& c0 = *d[0].config;
+    const CallConfig& c1 = *d[1].config;
+    EXPECT_EQ(c0.block_dim, 5u);
+    EXPECT_EQ(c1.block_dim, 5u);
+    EXPECT_FALSE(writes_tensor(c0, 0));
+    EXPECT_TRUE(writes_tensor(c0, 1));
+    EXPECT_TRUE(writes_tensor(c1, 0));
+    EXPECT_FALSE(writes_tensor(c1, 1));
 }
 
 TEST(EngineCore, AChipMemberWithMoreTensorsThanAChipTakesIsRefused) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 
 #include "simpler/task_interface/buffer.h"
+#include "simpler/task_interface/call_config.h"
 #include "simpler/task_interface/task_args.h"
 #include "simpler/task_interface/task_args_wire.h"
 #include "simpler/task_interface/tensor.h"
@@ -128,4 +129,14 @@ TEST(AbiLayout, TensorOverlapValuesAreFrozen) {
     EXPECT_EQ(static_cast<int>(TensorOverlap::PARTIAL), 1);
     EXPECT_EQ(static_cast<int>(TensorOverlap::COVERED), 2);
     EXPECT_STREQ(tensor_overlap_name(TensorOverlap::COVERED), "COVERED");
+}
+
+TEST(AbiLayout, CallConfigIs64BytesWithFixedOffsets) {
+    EXPECT_EQ(sizeof(simpler::CallConfig), 64u);
+    EXPECT_EQ(alignof(simpler::CallConfig), 4u);
+    EXPECT_EQ(offsetof(simpler::CallConfig, block_dim), 0u);
+    EXPECT_EQ(offsetof(simpler::CallConfig, zero_copy), 4u);
+    EXPECT_EQ(offsetof(simpler::CallConfig, _pad0), 5u);
+    EXPECT_EQ(offsetof(simpler::CallConfig, write_mask), 32u);
+    EXPECT_EQ(sizeof(simpler::CallConfig::write_mask), 32u);
 }

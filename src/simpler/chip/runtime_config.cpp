@@ -1,0 +1,17 @@
+#include "simpler/chip/runtime_config.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace simpler::chip {
+
+void validate_runtime_config(const RuntimeConfig& config) {
+    if (config.core_threads < 1 || config.core_threads > 256)
+        throw std::invalid_argument("RuntimeConfig.core_threads: must be in [1, 256] (got " +
+                                    std::to_string(config.core_threads) + ")");
+    if (config.ring_slots < 2 || config.ring_slots > (1u << 20))
+        throw std::invalid_argument("RuntimeConfig.ring_slots: must be in [2, 1048576] (got " +
+                                    std::to_string(config.ring_slots) + ")");
+}
+
+}  // namespace simpler::chip

@@ -1,0 +1,23 @@
+// RuntimeConfig: how a simulated chip's task runtime (chip_runtime.h) is sized
+// — its core threads and its ring of task payload slots — with its defaults
+// and the rule each field obeys. Owns no runtime; reaches no tensor type, so
+// chip_service.h can hold one. Trusts nothing: validate_runtime_config checks
+// every field.
+#pragma once
+
+#include <cstdint>
+
+namespace simpler::chip {
+
+struct RuntimeConfig {
+    uint32_t core_threads = 2;   // kernels run concurrently on this many threads, in [1, 256]
+    uint32_t ring_slots = 256;   // task payload slots, in [2, 1048576]; a submit waits while the ring is full
+
+    bool operator==(const RuntimeConfig&) const = default;
+};
+
+// Throws std::invalid_argument naming the field and its range when a field is
+// out of range.
+void validate_runtime_config(const RuntimeConfig& config);
+
+}  // namespace simpler::chip

@@ -1,0 +1,73 @@
+// CallConfig: the 64 bytes of call configuration that travel with every task
+// member to its child (docs/abi.md), and who owns which of them.
+//
+//   bytes  0..31  the caller's: u32 block_dim at 0, u8 zero_copy at 4, the
+//                 rest (_pad0) zero
+//   bytes 32..63  the engine's write_mask: for a NEXT_LEVEL member, bit i (byte
+//                 i/8, bit i%8) is set when tensor i's tag writes it (OUTPUT,
+//                 OUTPUT_EXISTING, INOUT). Tags never cross a boundary; this
+//                 mask is what a chip needs of them to stage: which views come
+//                 back. The engine overwrites it at submit.
+//
+// A plain POD pinned below (and by tests/cpp/task_interface/test_abi_layout.cpp);
+// the ipc mailbox carries it as 64 opaque bytes. A chip takes at most
+// CHIP_MAX_TENSOR_ARGS (256) tensors, so 32 bytes hold every bit. Readers trust
+// nothing: an index past the mask reads as "not written", any nonzero
+// zero_copy byte as true. No allocation; noexcept throughout.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <type_traits>
+
+#include "simpler/task_interface/tensor_arg_type.h"
+
+namespace simpler {
+
+inline constexpr size_t CALL_CONFIG_SIZE = 64;
+inline constexpr size_t CALL_CONFIG_WRITE_MASK_BYTES = 32;
+inline constexpr size_t CALL_CONFIG_WRITE_MASK_BITS = CALL_CONFIG_WRITE_MASK_BYTES * 8;
+
+struct CallConfig {
+    uint32_t block_dim = 0;   // at most this many core threads to tile for (0: all)
+    uint8_t zero_copy = 0;    // nonzero: run on host arguments in place instead of staging them
+    uint8_t _pad0[27] = {};   // zero
+    uint8_t write_mask[CALL_CONFIG_WRITE_MASK_BYTES] = {};  // the engine's; see above
+
+    bool operator==(const CallConfig&) const = default;
+};
+
+static_assert(std::is_trivially_copyable_v<CallConfig>);
+static_assert(std::is_standard_layout_v<CallConfig>);
+static_assert(sizeof(CallConfig) == CALL_CONFIG_SIZE);
+static_assert(alignof(CallConfig) == 4);
+static_assert(offsetof(CallConfig, block_dim) == 0);
+static_assert(offsetof(CallConfig, zero_copy) == 4);
+static_assert(offsetof(CallConfig, _pad0) == 5);
+static_assert(offsetof(CallConfig, write_mask) == 32);
+
+// The config whose bytes `bytes` (CALL_CONFIG_SIZE of them) hold.
+inline CallConfig call_config_from_bytes(const void* bytes) noexcept {
+    CallConfig c;
+    std::memcpy(&c, bytes, sizeof c);
+    return c;
+}
+
+// Sets the engine's half of `config` from one member's tags (clears it first).
+// Tags past CALL_CONFIG_WRITE_MASK_BITS are ignored (the engine refuses such a
+// chip member before it gets here).
+inline void set_write_mask(CallConfig& config, std::span<const TensorArgType> tags) noexcept {
+    std::memset(config.write_mask, 0, sizeof config.write_mask);
+    for (size_t i = 0; i < tags.size() && i < CALL_CONFIG_WRITE_MASK_BITS; ++i)
+        if (tag_writes(tags[i])) config.write_mask[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
+}
+
+// Whether tensor i is written (its bit in the write mask).
+inline bool writes_tensor(const CallConfig& config, size_t i) noexcept {
+    if (i >= CALL_CONFIG_WRITE_MASK_BITS) return false;
+    return (config.write_mask[i / 8] >> (i % 8)) & 1u;
+}
+
+}  // namespace simpler

@@ -1,0 +1,58 @@
+"""simpler.CallConfig is the C++ POD (64 bytes, docs/abi.md) bound to Python:
+block_dim and zero_copy read and write at their ABI offsets, to_bytes() /
+from_bytes() round-trip all 64 bytes, a wrong length or an out-of-range
+block_dim is a ValueError naming it, and == compares the bytes."""
+
+import struct
+
+import pytest
+
+import simpler
+from simpler import CallConfig
+from simpler import _core
+
+
+def test_the_public_call_config_is_the_bound_struct():
+    assert simpler.CallConfig is _core.CallConfig
+
+
+def test_fields_sit_at_their_abi_offsets():
+    b = CallConfig(block_dim=0x108, zero_copy=True).to_bytes()
+    assert len(b) == 64
+    assert struct.unpack_from("<I", b, 0)[0] == 0x108
+    assert b[4] == 1
+    assert b[5:] == bytes(59)
+    assert CallConfig().to_bytes() == bytes(64)
+
+
+def test_bytes_round_trip_and_equality():
+    c = CallConfig(block_dim=7)
+    c.zero_copy = True
+    assert CallConfig.from_bytes(c.to_bytes()) == c
+    assert CallConfig.from_bytes(c.to_bytes()).block_dim == 7
+    assert CallConfig.from_bytes(c.to_bytes()).zero_copy is True
+    assert c != CallConfig()
+    assert repr(c) == "CallConfig(block_dim=7, zero_copy=True)"
+
+
+@pytest.mark.parametrize("n", [0, 63, 65])
+def test_from_bytes_of_a_wrong_length_names_it(n):
+    with pytest.raises(ValueError, match=rf"must be 64 bytes \(got {n}\)"):
+        CallConfig.from_bytes(bytes(n))
+
+
+@pytest.mark.parametrize("v", [-1, 1 << 32])
+def test_block_dim_outside_u32_is_refused(v):
+    with pytest.raises(ValueError, match="CallConfig.block_dim: must fit u32"):
+        CallConfig(block_dim=v)
+    c = CallConfig()
+    with pytest.raises(ValueError, match="CallConfig.block_dim"):
+        c.block_dim = v
+    assert c.block_dim == 0
+
+
+def test_call_config_py_holds_no_layout():
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2] / "python" / "simpler"
+    assert not (root / "call_config.py").exists()
+    assert not any("struct.Struct" in p.read_text() and "CallConfig" in p.read_text() for p in root.glob("*.py"))
