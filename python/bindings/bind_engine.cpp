@@ -166,12 +166,20 @@ void bind_engine(nb::module_& m) {
             "Every waiter's spin budget in seconds: None adapts (up to 25 us), 0 never spins, 0 < s <= 1 spins "
             "s seconds.")
         .def_prop_rw(
-            "task_timeout", [](const WorkerConfig& c) { return seconds_of(c.task_timeout); },
+            "task_timeout",
+            [](const WorkerConfig& c) -> std::optional<double> {
+                if (c.task_timeout.count() == 0) return std::nullopt;
+                return seconds_of(c.task_timeout);
+            },
             [](WorkerConfig& c, std::optional<double> s) {
+                if (s && *s == 0)
+                    throw std::invalid_argument("WorkerConfig.task_timeout: must be > 0 seconds (None: no limit)");
                 c.task_timeout = s ? duration_of<std::chrono::milliseconds>("task_timeout", *s)
                                    : std::chrono::milliseconds{0};
             },
-            nb::arg("task_timeout").none(), "Seconds a task may run (whole milliseconds); 0 or None: no limit.")
+            nb::arg("task_timeout").none(),
+            "Seconds a task may run (rounded up to whole milliseconds); None: no limit. 0, NaN and infinity are "
+            "refused.")
         .def_prop_rw(
             "close_grace", [](const WorkerConfig& c) { return seconds_of(c.close_grace); },
             [](WorkerConfig& c, double s) { c.close_grace = duration_of<std::chrono::milliseconds>("close_grace", s); },

@@ -843,8 +843,10 @@ class WorkerConfig:
     def spin(self, spin: float | None) -> None: ...
 
     @property
-    def task_timeout(self) -> float:
-        """Seconds a task may run (whole milliseconds); 0 or None: no limit."""
+    def task_timeout(self) -> float | None:
+        """
+        Seconds a task may run (rounded up to whole milliseconds); None: no limit. 0, NaN and infinity are refused.
+        """
 
     @task_timeout.setter
     def task_timeout(self, task_timeout: float | None) -> None: ...

@@ -74,6 +74,9 @@ def test_spin_reads_back_in_seconds(spin):
     (dict(spin=1.5), "WorkerConfig.spin"),
     (dict(spin=math.nan), "WorkerConfig.spin"),
     (dict(task_timeout=-1), "WorkerConfig.task_timeout"),
+    (dict(task_timeout=0), "WorkerConfig.task_timeout: must be > 0 seconds"),
+    (dict(task_timeout=math.nan), "WorkerConfig.task_timeout"),
+    (dict(task_timeout=math.inf), "WorkerConfig.task_timeout"),
     (dict(chip_core_threads=0), "core_threads"),
     (dict(chip_arena_bytes=0), "DeviceArena.capacity"),
     (dict(num_chips=-1), "WorkerConfig.num_chips"),
@@ -89,4 +92,4 @@ def test_a_positive_task_timeout_never_rounds_to_none():
     c.task_timeout = 1e-6
     assert c.task_timeout == 0.001
     c.task_timeout = None
-    assert c.task_timeout == 0.0
+    assert c.task_timeout is None
