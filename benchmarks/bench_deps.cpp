@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "simpler/deps/dependency_tracker.h"
-#include "simpler/view/overlap.h"
+#include "simpler/view/wire_overlap.h"
 
 using namespace simpler;
 

@@ -6,7 +6,7 @@
 
 #include <utility>
 
-#include "simpler/view/overlap.h"
+#include "simpler/view/wire_overlap.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;

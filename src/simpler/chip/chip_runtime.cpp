@@ -5,7 +5,7 @@
 #include <exception>
 #include <stdexcept>
 
-#include "simpler/chip/view_overlap.h"
+#include "simpler/chip/working_overlap.h"
 
 namespace simpler::chip {
 namespace {
@@ -228,7 +228,8 @@ uint64_t Runtime::scan_locked(std::vector<OverlapEntry>& list, TaskPayload& p, c
         const bool own = e.task_id == h.task_id;
         if (!own && !task_live_locked(e.task_id, e.slot)) continue;  // retired: drop
         list[kept++] = e;
-        if (own || probe == nullptr || !views_may_overlap(*probe, ring_[e.slot].tensors[e.tensor_index])) continue;
+        if (own || probe == nullptr) continue;
+        if (overlap(*probe, ring_[e.slot].tensors[e.tensor_index]).overlap == TensorOverlap::NONE) continue;
         if (latest == NO_PRODUCER || e.task_id > latest) latest = e.task_id;
         if (link_mark_[e.slot] != h.task_id) {
             link_mark_[e.slot] = h.task_id;

@@ -3,7 +3,7 @@
 // orchestration on the caller's thread, which submits kernel tasks; each task
 // takes a slot of a ring of TaskPayloads, is ordered against earlier tasks by an
 // overlap map keyed on the backing's resolved address (RAW / WAW / WAR on
-// overlapping views, views_may_overlap), and runs on one of a few core threads
+// overlapping views, working_overlap.h), and runs on one of a few core threads
 // once its predecessors completed. run() returns when every submitted task has
 // finished, or with the first error (a kernel's failure names the kernel, the
 // task and the kernel's message; tasks not yet started are then skipped).

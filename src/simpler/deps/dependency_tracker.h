@@ -33,7 +33,7 @@
 #include "simpler/deps/edge_explanation.h"
 #include "simpler/deps/region_index.h"
 #include "simpler/deps/task_member.h"
-#include "simpler/view/overlap.h"
+#include "simpler/view/wire_overlap.h"
 #include "simpler/view/view_box.h"
 
 namespace simpler {

@@ -13,7 +13,7 @@
 
 #include "simpler/task_interface/identity.h"
 #include "simpler/task_interface/tensor_arg_type.h"
-#include "simpler/view/overlap.h"
+#include "simpler/view/wire_overlap.h"
 
 namespace simpler {
 

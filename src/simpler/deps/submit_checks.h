@@ -20,7 +20,7 @@
 #include <string>
 
 #include "simpler/deps/task_member.h"
-#include "simpler/view/overlap.h"
+#include "simpler/view/wire_overlap.h"
 #include "simpler/view/view_box.h"
 
 namespace simpler {

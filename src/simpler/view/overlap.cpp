@@ -48,9 +48,4 @@ OverlapAnswer overlap(const ViewBox& probe, const ViewBox& entry, const OverlapO
     return {TensorOverlap::PARTIAL, reason};
 }
 
-OverlapAnswer overlap(const Tensor& probe, const Tensor& entry, const OverlapOptions& options) noexcept {
-    if (!(probe.buffer.identity == entry.buffer.identity)) return {TensorOverlap::NONE, OverlapReason::NONE};
-    return overlap(make_view_box(probe), make_view_box(entry), options);
-}
-
 }  // namespace simpler

@@ -19,14 +19,14 @@
 // otherwise the fallback (DIFFERENT_DTYPE, DIFFERENT_RANK, DIFFERENT_STRIDES,
 // NOT_ROW_MAJOR, OFF_LATTICE, WRAPS_ROW, WORK_CAP).
 //
-// Does not check that both views name one backing when given ViewBoxes; the
-// Tensor overload answers NONE for two different identities. Total over any
-// field values (nothing assumes validate_tensor ran), noexcept, no allocation.
+// Does not check that both views name one backing: the caller establishes it
+// (wire_overlap.h's Tensor overload answers NONE for two different identities;
+// the chip runtime compares resolved addresses). Total over any field values
+// (nothing assumes validate_tensor ran), noexcept, no allocation.
 #pragma once
 
 #include <cstdint>
 
-#include "simpler/task_interface/buffer.h"
 #include "simpler/view/tensor_overlap.h"
 #include "simpler/view/view_box.h"
 
@@ -49,7 +49,6 @@ struct OverlapOptions {
 };
 
 OverlapAnswer overlap(const ViewBox& probe, const ViewBox& entry, const OverlapOptions& options = {}) noexcept;
-OverlapAnswer overlap(const Tensor& probe, const Tensor& entry, const OverlapOptions& options = {}) noexcept;
 
 // True when a PARTIAL answer is a fallback rather than a proven shared byte.
 constexpr bool is_fallback(const OverlapAnswer& a) noexcept {

@@ -8,12 +8,12 @@ namespace {
 
 // Fills origin[] and answers NONE when the view fits the row-major model.
 // Divisions by 1 and by the (power-of-two) element size are avoided.
-OverlapReason row_major_fit(const Tensor& t, uint32_t elem, uint64_t* origin) noexcept {
-    const uint32_t n = t.ndims;
-    if (t.strides[n - 1] != 1) return OverlapReason::NOT_ROW_MAJOR;
+OverlapReason row_major_fit(uint64_t byte_offset, uint64_t backing_bytes, const uint32_t* shapes,
+                            const uint32_t* strides, uint32_t n, uint32_t elem, uint64_t* origin) noexcept {
+    if (strides[n - 1] != 1) return OverlapReason::NOT_ROW_MAJOR;
     uint64_t ref[MAX_TENSOR_DIMS];  // reference shape A[i] for i >= 1
     for (uint32_t i = 1; i < n; ++i) {
-        const uint32_t outer = t.strides[i - 1], inner = t.strides[i];
+        const uint32_t outer = strides[i - 1], inner = strides[i];
         if (inner == 1) {
             ref[i] = outer;
             continue;
@@ -22,10 +22,10 @@ OverlapReason row_major_fit(const Tensor& t, uint32_t elem, uint64_t* origin) no
         if (outer - ref[i] * inner != 0) return OverlapReason::NOT_ROW_MAJOR;
     }
     const unsigned shift = static_cast<unsigned>(std::countr_zero(elem));
-    if ((t.byte_offset & (elem - 1)) != 0) return OverlapReason::OFF_LATTICE;
-    uint64_t rem = t.byte_offset >> shift;
+    if ((byte_offset & (elem - 1)) != 0) return OverlapReason::OFF_LATTICE;
+    uint64_t rem = byte_offset >> shift;
     for (uint32_t i = 0; i < n; ++i) {
-        const uint32_t s = t.strides[i];
+        const uint32_t s = strides[i];
         if (s == 1) {
             origin[i] = rem;
             rem = 0;
@@ -33,9 +33,9 @@ OverlapReason row_major_fit(const Tensor& t, uint32_t elem, uint64_t* origin) no
             origin[i] = rem / s;
             rem -= origin[i] * s;
         }
-        const uint64_t reach = origin[i] + t.shapes[i];
+        const uint64_t reach = origin[i] + shapes[i];
         // Axis 0: reach <= A[0] = floor(floor(nbytes / elem) / strides[0]), checked by multiplying.
-        const bool fits = i == 0 ? saturating_mul(reach, s) <= (t.buffer.nbytes >> shift) : reach <= ref[i];
+        const bool fits = i == 0 ? saturating_mul(reach, s) <= (backing_bytes >> shift) : reach <= ref[i];
         if (!fits) return OverlapReason::WRAPS_ROW;
     }
     return OverlapReason::NONE;
@@ -43,19 +43,20 @@ OverlapReason row_major_fit(const Tensor& t, uint32_t elem, uint64_t* origin) no
 
 }  // namespace
 
-ViewBox make_view_box(const Tensor& t) noexcept {
+ViewBox make_view_box(uint64_t byte_offset, uint64_t backing_bytes, uint8_t dtype, const uint32_t* shapes,
+                      const uint32_t* strides, uint32_t ndims) noexcept {
     ViewBox b;
-    b.begin = t.byte_offset;
+    b.begin = byte_offset;
     b.end = UINT64_MAX;
-    b.dtype = t.dtype;
-    b.elem = data_type_element_size(t.dtype);
-    if (b.elem == 0 || t.ndims < 1 || t.ndims > MAX_TENSOR_DIMS) return b;  // reaches everything, fits nothing
-    b.ndims = static_cast<uint8_t>(t.ndims);
+    b.dtype = dtype;
+    b.elem = data_type_element_size(dtype);
+    if (b.elem == 0 || ndims < 1 || ndims > MAX_TENSOR_DIMS) return b;  // reaches everything, fits nothing
+    b.ndims = static_cast<uint8_t>(ndims);
     uint64_t next_dense_stride = 1;
     bool dense = true;
     uint64_t span = 0;  // elements, saturating
-    for (uint32_t i = t.ndims; i-- > 0;) {
-        const uint32_t shape = t.shapes[i], stride = t.strides[i];
+    for (uint32_t i = ndims; i-- > 0;) {
+        const uint32_t shape = shapes[i], stride = strides[i];
         if (shape == 0 || stride == 0) return b;
         b.shapes[i] = shape;
         b.strides[i] = stride;
@@ -65,9 +66,9 @@ ViewBox make_view_box(const Tensor& t) noexcept {
         next_dense_stride = saturating_mul(next_dense_stride, shape);
     }
     b.valid = true;
-    b.end = saturating_add(t.byte_offset, saturating_mul(saturating_add(span, 1), b.elem));
+    b.end = saturating_add(byte_offset, saturating_mul(saturating_add(span, 1), b.elem));
     b.dense = dense && b.end != UINT64_MAX;
-    b.layout_reason = row_major_fit(t, b.elem, b.origin);
+    b.layout_reason = row_major_fit(byte_offset, backing_bytes, shapes, strides, ndims, b.elem, b.origin);
     return b;
 }
 

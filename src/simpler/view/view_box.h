@@ -11,7 +11,10 @@
 //
 // Does not own the tensor or its backing, and does not say which backing it is
 // over: comparing two boxes is only meaningful for views of one backing, which
-// the caller establishes (the dependency tracker keys on the identity).
+// the caller establishes (the dependency tracker keys on the identity). Takes
+// the geometry alone (byte offset, backing size, dtype, shapes, strides), so a
+// runtime with its own tensor type (the chip's working tensor) builds boxes
+// without a wire descriptor; wire_overlap.h builds one from a wire Tensor.
 // Trust: built from any field values; nothing here assumes validate_tensor ran.
 // An unknown dtype or an out-of-range ndims yields a box that reaches to the end
 // of the address space and fits no exact model, so every answer about it is a
@@ -20,7 +23,8 @@
 
 #include <cstdint>
 
-#include "simpler/task_interface/buffer.h"
+#include "simpler/task_interface/data_type.h"
+#include "simpler/task_interface/view_geometry.h"
 #include "simpler/view/nested_view.h"
 #include "simpler/view/tensor_overlap.h"
 
@@ -44,7 +48,11 @@ struct ViewBox {
     bool valid = false;                      // dtype known, 1 <= ndims <= 5, shapes and strides > 0
 };
 
-ViewBox make_view_box(const Tensor& t) noexcept;
+// The box of the view at `byte_offset` bytes into a backing of `backing_bytes`
+// bytes, with ndims shapes and strides (elements) of raw dtype `dtype`. Reads
+// shapes[i] and strides[i] only for i < ndims <= MAX_TENSOR_DIMS.
+ViewBox make_view_box(uint64_t byte_offset, uint64_t backing_bytes, uint8_t dtype, const uint32_t* shapes,
+                      const uint32_t* strides, uint32_t ndims) noexcept;
 
 // The canonical byte set of a valid box (not nested when the box is invalid).
 NestedView nested_view_of(const ViewBox& b) noexcept;

@@ -2,7 +2,7 @@
 // and the different-stride extension beyond them.
 #include <gtest/gtest.h>
 
-#include "simpler/view/overlap.h"
+#include "simpler/view/wire_overlap.h"
 #include "view_fixtures.h"
 
 using namespace simpler;

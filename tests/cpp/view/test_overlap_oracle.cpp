@@ -3,13 +3,17 @@
 // question"): random pairs over one backing of at most 4 KiB, ranks 1..5,
 // shared row-major layouts, transposed and stepped slices, arbitrary strides,
 // offsets and dtypes. Deterministically seeded; prints the false-edge rates.
+// The chip runtime's decision (chip/working_overlap.h, on the same pairs as
+// working tensors) is checked against the same oracle and must equal the
+// host's answer.
 #include <gtest/gtest.h>
 
 #include <bitset>
 #include <cstdio>
 #include <random>
 
-#include "simpler/view/overlap.h"
+#include "simpler/chip/working_overlap.h"
+#include "simpler/view/wire_overlap.h"
 #include "view_fixtures.h"
 
 using namespace simpler;
@@ -148,6 +152,25 @@ Tensor to_tensor(const BufferDescriptor& b, const View& v) {
     return t;
 }
 
+// The same view as the chip runtime's working tensor over a backing at `addr`.
+simpler::chip::Tensor to_working(uint64_t addr, uint64_t nbytes, const View& v) {
+    ChipTensor c{};
+    c.buffer.addr = addr;
+    c.buffer.size = nbytes;
+    c.start_offset = v.offset / element_size(v.dtype);
+    c.ndims = v.ndims;
+    c.dtype = static_cast<uint8_t>(v.dtype);
+    c.address_space = static_cast<uint8_t>(AddressSpace::HOST);
+    for (uint32_t i = 0; i < v.ndims; ++i) {
+        c.shapes[i] = v.shapes[i];
+        c.strides[i] = v.strides[i];
+    }
+    simpler::chip::Tensor t{};
+    const ValidationError e = simpler::chip::adopt_chip_tensor(c, t);
+    if (!e.ok()) ADD_FAILURE() << "adopt_chip_tensor: " << e.message();
+    return t;
+}
+
 uint64_t element_count(const View& v) {
     uint64_t n = 1;
     for (uint32_t i = 0; i < v.ndims; ++i) n *= v.shapes[i];
@@ -185,6 +208,7 @@ TEST(OverlapOracle, NeverNoneWhenBytesAreSharedNeverCoveredWhenNotContained) {
     Generator gen(0x5eed'0003);
     Tally same_layout, other_base, other_exact;
     uint64_t sound_failures = 0, precision_failures = 0, proven_failures = 0;
+    uint64_t chip_unsound = 0, chip_differs = 0;
     uint64_t false_by_reason[16] = {};  // false edges with the extension, by reason
     const OverlapOptions base_model{.exact_strides = false};
     for (uint64_t n = 0; n < pairs; ++n) {
@@ -212,6 +236,15 @@ TEST(OverlapOracle, NeverNoneWhenBytesAreSharedNeverCoveredWhenNotContained) {
         const ViewBox pbox = make_view_box(probe), ebox = make_view_box(entry);
         const OverlapAnswer base = overlap(pbox, ebox, base_model);
         const OverlapAnswer exact = overlap(pbox, ebox);
+        constexpr uint64_t CHIP_BACKING_ADDR = 0x10000;
+        const OverlapAnswer chip = simpler::chip::overlap(to_working(CHIP_BACKING_ADDR, p.nbytes, v[0]),
+                                                          to_working(CHIP_BACKING_ADDR, p.nbytes, v[1]));
+        if (((chip.overlap == TensorOverlap::NONE && shares) || (chip.overlap == TensorOverlap::COVERED && !contains)) &&
+            ++chip_unsound <= 5)
+            ADD_FAILURE() << "chip: unsound " << tensor_overlap_name(chip.overlap) << " for pair " << n;
+        if (!(chip == exact) && ++chip_differs <= 5)
+            ADD_FAILURE() << "chip: " << tensor_overlap_name(chip.overlap) << " where the host answers "
+                          << tensor_overlap_name(exact.overlap) << " for pair " << n;
         for (const OverlapAnswer& a : {base, exact}) {
             const bool wrong = (a.overlap == TensorOverlap::NONE && shares) ||
                                (a.overlap == TensorOverlap::COVERED && !contains);
@@ -248,6 +281,8 @@ TEST(OverlapOracle, NeverNoneWhenBytesAreSharedNeverCoveredWhenNotContained) {
     EXPECT_EQ(sound_failures, 0u);
     EXPECT_EQ(proven_failures, 0u);
     EXPECT_EQ(precision_failures, 0u);
+    EXPECT_EQ(chip_unsound, 0u);
+    EXPECT_EQ(chip_differs, 0u);
     EXPECT_GT(same_layout.pairs, pairs / 5);
     EXPECT_GT(other_base.disjoint, pairs / 20);
     std::printf("[oracle] %llu pairs; one row-major layout: %llu pairs, %llu disjoint, false-edge rate %.4f%%\n",
