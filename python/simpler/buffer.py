@@ -50,13 +50,13 @@ __all__ = [
     "BackingOwner",
     "Buffer",
     "BufferDescriptor",
-    "SharedTensor",
     "CanonicalIdentity",
     "DataType",
     "ImportRefusal",
     "ImportRefused",
     "ImportRegistry",
     "MappedArg",
+    "SharedTensor",
     "Tensor",
     "check_identity_live",
     "create_buffer",
@@ -100,7 +100,7 @@ def _array_over(exporter, shapes, strides, dtype, offset: int, readonly: bool) -
     Buffer's refusal to close) lasts exactly as long as the array."""
     np_dtype = numpy_dtype(dtype)
     itemsize = np_dtype.itemsize
-    extent = (1 + sum((n - 1) * s for n, s in zip(shapes, strides))) * itemsize
+    extent = (1 + sum((n - 1) * s for n, s in zip(shapes, strides, strict=True))) * itemsize
     src = memoryview(exporter)
     if readonly and not src.readonly:
         src = src.toreadonly()
@@ -210,7 +210,8 @@ class Buffer:
     ) -> Tensor:
         """A view over this backing: row-major element strides by default;
         strides > 0; byte_offset in bytes, a multiple of the element size."""
-        return Tensor(self._owner.descriptor, tuple(shapes), dtype, None if strides is None else tuple(strides), byte_offset)
+        return Tensor(self._owner.descriptor, tuple(shapes), dtype, None if strides is None else tuple(strides),
+                      byte_offset)
 
     def array(self, shapes, dtype, strides=None, byte_offset=0) -> np.ndarray:
         """`view_array(self.tensor(...))`."""

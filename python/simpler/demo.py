@@ -41,7 +41,7 @@ def row_block_sum(args: MappedArgs) -> None:
 
 def _bounds(t: Tensor) -> tuple:
     itemsize = 4
-    extent = (1 + sum((n - 1) * s for n, s in zip(t.shapes, t.strides))) * itemsize
+    extent = (1 + sum((n - 1) * s for n, s in zip(t.shapes, t.strides, strict=True))) * itemsize
     return t.byte_offset, t.byte_offset + extent
 
 
@@ -123,7 +123,7 @@ def run(out: Callable[[str], None] = print, trace: Optional[str] = None) -> int:
         avoided = []
         for (t1, v1), (t2, v2) in itertools.combinations(sorted(tiles.items()), 2):
             if _ranges_meet(v1, v2) and (t1.id, t2.id) not in edge_pairs:
-                answer, reason = overlap(v2, v1)
+                answer, _reason = overlap(v2, v1)
                 assert answer == TensorOverlap.NONE, "an edge was dropped between overlapping views"
                 avoided.append((t1.id, t2.id))
         out("")
