@@ -9,7 +9,7 @@ exception comes back to the parent as text: its type, message and traceback.
 from __future__ import annotations
 
 import traceback
-from typing import Callable, List, Sequence
+from typing import Callable, List, Optional, Sequence
 
 import numpy as np
 
