@@ -233,11 +233,11 @@ def main(argv=None):
         who = "a sub-worker" if target == "sub" else "a chip"
         for regime, spin in (("hot", HOT), ("cold", COLD), ("adaptive", None)):
             row(f"round trip, one empty task to {who}, {regime}",
-                lambda: round_trip_us(target, spin, k, a.repeats), fmt_us)
+                lambda target=target, spin=spin: round_trip_us(target, spin, k, a.repeats), fmt_us)
     for target, who in (("chip", "2 chips"), ("sub", "2 sub-workers")):
         for regime, spin in (("hot", HOT), ("adaptive", None)):
             row(f"{n:,} independent empty tasks across {who}, {regime}",
-                lambda: throughput(target, "independent", n, a.repeats, spin), fmt_rate)
+                lambda target=target, spin=spin: throughput(target, "independent", n, a.repeats, spin), fmt_rate)
     row(f"chain of {n:,} std.copy tasks (16 floats, x -> y -> x ...) on a chip, adaptive",
         lambda: throughput("chip", "chain", n, a.repeats), fmt_rate)
     row(f"chain of {n:,} empty tasks (INOUT on one view) on a sub-worker, adaptive",

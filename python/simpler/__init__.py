@@ -6,7 +6,6 @@ re-exported here, with the runtime: Worker, Orchestrator, CallConfig, ChipCallab
 DeviceBuffer, MappedArgs, and the handles a run speaks of: TaskHandle (what a
 submit returns), ChildRef and ChildKind (which child a task ran on)."""
 
-from simpler import buffer, deps, task_interface
 from simpler._core import CallConfig, ChildKind, ChildRef, TaskHandle
 from simpler.buffer import *  # noqa: F403
 from simpler.chip_callable import ChipCallable
@@ -17,10 +16,54 @@ from simpler.sub_worker import MappedArgs
 from simpler.task_interface import *  # noqa: F403
 from simpler.worker import CallableHandle, Worker
 
-__all__ = sorted(
-    set(buffer.__all__)
-    | set(deps.__all__)
-    | set(task_interface.__all__)
-    | {"CallConfig", "CallableHandle", "ChildKind", "ChildRef", "ChipCallable", "DeviceBuffer", "MappedArgs",
-       "Orchestrator", "TaskHandle", "Worker"}
-)
+# Every name of simpler.buffer, simpler.deps and simpler.task_interface's __all__, and the runtime's
+# (tests/py/test_public_api.py checks that none is missing).
+__all__ = [
+    "HOST_SCOPE",
+    "OVERLAP_DEFAULT_WORK_CAP",
+    "AccessMode",
+    "AddressSpace",
+    "BackendKind",
+    "BackingOwner",
+    "Buffer",
+    "BufferDescriptor",
+    "CallConfig",
+    "CallableHandle",
+    "CanonicalIdentity",
+    "ChildKind",
+    "ChildRef",
+    "ChipCallable",
+    "ChipStorageTaskArgs",
+    "ChipTensor",
+    "DataType",
+    "DecodedTaskArgs",
+    "DependencyTracker",
+    "DeviceBuffer",
+    "EdgeExplanation",
+    "EdgeKind",
+    "ImportRefusal",
+    "ImportRefused",
+    "ImportRegistry",
+    "MappedArg",
+    "MappedArgs",
+    "Orchestrator",
+    "OverlapReason",
+    "SharedTensor",
+    "TaskArgs",
+    "TaskHandle",
+    "Tensor",
+    "TensorArgType",
+    "TensorOverlap",
+    "Worker",
+    "blob_size",
+    "check_identity_live",
+    "create_buffer",
+    "default_registry",
+    "element_size",
+    "mapped_array",
+    "numpy_dtype",
+    "overlap",
+    "read_blob",
+    "view_array",
+    "write_blob",
+]

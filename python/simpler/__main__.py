@@ -2,9 +2,10 @@
 
 import argparse
 import sys
+from typing import Optional, Sequence
 
 
-def main(argv=None) -> int:
+def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m simpler")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="a tiled matmul on 2 simulated chips and a reduction on 2 sub-workers, "
@@ -17,9 +18,9 @@ def main(argv=None) -> int:
 
         return run(trace=args.trace)
     if args.command == "wire":
-        from simpler.wire_demo import run
+        from simpler import wire_demo
 
-        return run()
+        return wire_demo.run()
     return 2
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import sys
 import weakref
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -50,13 +50,13 @@ __all__ = [
     "BackingOwner",
     "Buffer",
     "BufferDescriptor",
-    "SharedTensor",
     "CanonicalIdentity",
     "DataType",
     "ImportRefusal",
     "ImportRefused",
     "ImportRegistry",
     "MappedArg",
+    "SharedTensor",
     "Tensor",
     "check_identity_live",
     "create_buffer",
@@ -70,7 +70,7 @@ __all__ = [
 # The NumPy element type a view is exposed as. Types NumPy lacks are exposed as
 # their raw bits: BFLOAT16 as uint16, the FP8 and FP4 types as uint8 (one byte an
 # element, as the ABI addresses them).
-_NUMPY_DTYPES = {
+_NUMPY_DTYPES: dict[DataType, np.dtype] = {
     DataType.FLOAT32: np.dtype(np.float32),
     DataType.FLOAT16: np.dtype(np.float16),
     DataType.INT32: np.dtype(np.int32),
@@ -94,14 +94,21 @@ def numpy_dtype(dtype: DataType) -> np.dtype:
     return _NUMPY_DTYPES[dtype]
 
 
-def _array_over(exporter, shapes, strides, dtype, offset: int, readonly: bool) -> np.ndarray:
+def _export(exporter: Any) -> memoryview:
+    """A memoryview of a bound object that exports the buffer protocol (BackingOwner,
+    MappedArg); the generated stub cannot declare that protocol."""
+    return memoryview(exporter)
+
+
+def _array_over(exporter: Any, shapes: Sequence[int], strides: Sequence[int], dtype: DataType, offset: int,
+                readonly: bool) -> np.ndarray:
     """A strided array over `exporter`'s bytes from `offset`. np.frombuffer holds
     a memoryview of the exporter for the array's lifetime, so the export (and a
     Buffer's refusal to close) lasts exactly as long as the array."""
     np_dtype = numpy_dtype(dtype)
     itemsize = np_dtype.itemsize
-    extent = (1 + sum((n - 1) * s for n, s in zip(shapes, strides))) * itemsize
-    src = memoryview(exporter)
+    extent = (1 + sum((n - 1) * s for n, s in zip(shapes, strides, strict=True))) * itemsize
+    src = _export(exporter)
     if readonly and not src.readonly:
         src = src.toreadonly()
     flat = np.frombuffer(src, dtype=np.uint8, count=extent, offset=offset).view(np_dtype)
@@ -125,7 +132,9 @@ class SharedMemoryView:
 
     @property
     def name(self) -> str:
-        return self._owner.shm_name
+        name = self._owner.shm_name
+        assert name is not None, "a SharedMemoryView exists only over a POSIX_SHM backing"
+        return name
 
     @property
     def size(self) -> int:
@@ -134,7 +143,7 @@ class SharedMemoryView:
     @property
     def buf(self) -> memoryview:
         if self._buf is None:
-            self._buf = memoryview(self._owner)
+            self._buf = _export(self._owner)
         return self._buf
 
     def _release(self) -> None:
@@ -210,9 +219,11 @@ class Buffer:
     ) -> Tensor:
         """A view over this backing: row-major element strides by default;
         strides > 0; byte_offset in bytes, a multiple of the element size."""
-        return Tensor(self._owner.descriptor, tuple(shapes), dtype, None if strides is None else tuple(strides), byte_offset)
+        return Tensor(self._owner.descriptor, tuple(shapes), dtype, None if strides is None else tuple(strides),
+                      byte_offset)
 
-    def array(self, shapes, dtype, strides=None, byte_offset=0) -> np.ndarray:
+    def array(self, shapes: Sequence[int], dtype: DataType, strides: Optional[Sequence[int]] = None,
+              byte_offset: int = 0) -> np.ndarray:
         """`view_array(self.tensor(...))`."""
         return view_array(self.tensor(shapes, dtype, strides, byte_offset))
 
@@ -228,7 +239,7 @@ class Buffer:
     def __enter__(self) -> "Buffer":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -245,11 +256,13 @@ class SharedTensor(Buffer):
         self.shape = tuple(shape)
         self.dtype = dtype
 
-    def tensor(self, shapes=None, dtype=None, strides=None, byte_offset: int = 0) -> Tensor:
+    def tensor(self, shapes: Optional[Sequence[int]] = None, dtype: Optional[DataType] = None,
+               strides: Optional[Sequence[int]] = None, byte_offset: int = 0) -> Tensor:
         return super().tensor(self.shape if shapes is None else shapes, self.dtype if dtype is None else dtype,
                               strides, byte_offset)
 
-    def array(self, shapes=None, dtype=None, strides=None, byte_offset: int = 0) -> np.ndarray:
+    def array(self, shapes: Optional[Sequence[int]] = None, dtype: Optional[DataType] = None,
+              strides: Optional[Sequence[int]] = None, byte_offset: int = 0) -> np.ndarray:
         return view_array(self.tensor(shapes, dtype, strides, byte_offset))
 
 
@@ -281,7 +294,8 @@ def default_registry() -> ImportRegistry:
     if _default_registry[0] is None or _default_registry[1] != os.getpid():
         _default_registry[0] = ImportRegistry()
         _default_registry[1] = os.getpid()
-    return _default_registry[0]
+    registry: ImportRegistry = _default_registry[0]
+    return registry
 
 
 def mapped_array(arg: MappedArg) -> np.ndarray:

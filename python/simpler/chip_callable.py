@@ -27,7 +27,7 @@ class ChipCallable:
     orchestration: str
     library: Optional[str] = None  # a shared library's path; None: the standard set
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not isinstance(self.orchestration, str) or not self.orchestration:
             raise ValueError("ChipCallable: the orchestration name must be a non-empty string")
         if self.library is not None and not os.path.isfile(self.library):

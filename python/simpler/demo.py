@@ -23,6 +23,7 @@ import numpy as np
 
 from simpler._core import CallConfig, EdgeKind, TensorOverlap, TracePhase, overlap
 from simpler.chip_callable import ChipCallable
+from simpler.orchestrator import Orchestrator
 from simpler.sub_worker import MappedArgs
 from simpler.task_interface import DataType, TaskArgs, Tensor, TensorArgType
 from simpler.trace import intervals
@@ -38,9 +39,9 @@ def row_block_sum(args: MappedArgs) -> None:
     args.array(1)[0] = float(args.array(0).sum(dtype=np.float64))
 
 
-def _bounds(t: Tensor) -> tuple:
+def _bounds(t: Tensor) -> tuple[int, int]:
     itemsize = 4
-    extent = (1 + sum((n - 1) * s for n, s in zip(t.shapes, t.strides))) * itemsize
+    extent = (1 + sum((n - 1) * s for n, s in zip(t.shapes, t.strides, strict=True))) * itemsize
     return t.byte_offset, t.byte_offset + extent
 
 
@@ -65,7 +66,7 @@ def run(out: Callable[[str], None] = print, trace: Optional[str] = None) -> int:
         width = N // TILES
         tiles, placements, readers = {}, {}, []
 
-        def orch(o, args, cfg):
+        def orch(o: Orchestrator, args: object, cfg: object) -> None:
             for t in range(TILES):
                 j0 = t * width
                 ta = TaskArgs()
@@ -132,13 +133,13 @@ def run(out: Callable[[str], None] = print, trace: Optional[str] = None) -> int:
         avoided = []
         for (t1, v1), (t2, v2) in itertools.combinations(sorted(tiles.items()), 2):
             if _ranges_meet(v1, v2) and (t1.id, t2.id) not in edge_pairs:
-                answer, reason = overlap(v2, v1)
+                answer, _reason = overlap(v2, v1)
                 assert answer == TensorOverlap.NONE, "an edge was dropped between overlapping views"
                 avoided.append((t1.id, t2.id))
         out("")
         out(f"edges avoided by precise overlap ({len(avoided)}): pairs whose byte ranges interleave but share no byte")
-        for t1, t2 in avoided:
-            out(f"  task {t1} / task {t2}: both write C, bounding ranges meet, per-axis test: disjoint columns")
+        for first, second in avoided:
+            out(f"  task {first} / task {second}: both write C, bounding ranges meet, per-axis test: disjoint columns")
         out("")
         out(f"ran in {elapsed * 1e3:.1f} ms; C matches NumPy: {c_ok}; row-block sums match NumPy: {sums_ok}")
         if trace:

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from typing import Optional, Sequence, Tuple
 
-from simpler._core import BufferDescriptor, CanonicalIdentity, DataType, Tensor
+from simpler._core import BufferDescriptor, CanonicalIdentity, DataType, EngineWorker, Tensor
 
 
 class DeviceBuffer:
-    def __init__(self, core, descriptor: BufferDescriptor, chip: int, shape: Tuple[int, ...], dtype: DataType):
+    def __init__(self, core: EngineWorker, descriptor: BufferDescriptor, chip: int, shape: Tuple[int, ...],
+                 dtype: DataType) -> None:
         self._core = core
         self.descriptor = descriptor
         self.chip = chip
@@ -37,7 +38,9 @@ class DeviceBuffer:
     @property
     def base(self) -> int:
         """The device pointer (valid in the owning chip's process only)."""
-        return self.descriptor.address
+        address = self.descriptor.address
+        assert address is not None, "a DEVICE_MALLOC descriptor always bears an address"
+        return address
 
     @property
     def released(self) -> bool:

@@ -9,7 +9,7 @@ exception comes back to the parent as text: its type, message and traceback.
 from __future__ import annotations
 
 import traceback
-from typing import Callable, List, Sequence
+from typing import Callable, List, Optional, Sequence
 
 import numpy as np
 
@@ -44,7 +44,7 @@ def make_dispatcher(callables: Sequence[Callable]) -> Callable[[int, bytes, byte
     """The function each sub-worker child calls per task: returns None on
     success, or the failure as text."""
 
-    def dispatch(callable_id: int, blob: bytes, config: bytes):
+    def dispatch(callable_id: int, blob: bytes, config: bytes) -> Optional[str]:
         try:
             fn = callables[callable_id]
         except IndexError:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import os
 import struct
+from typing import Callable
 
 from simpler.buffer import AccessMode, BackendKind, BufferDescriptor, CanonicalIdentity, DataType, Tensor
 from simpler.task_interface import TaskArgs, TensorArgType, read_blob, write_blob
 
 
-def _refusal(action) -> str:
+def _refusal(action: Callable[[], object]) -> str:
     try:
         action()
     except ValueError as e:
@@ -23,7 +24,7 @@ def _refusal(action) -> str:
     raise AssertionError("expected a refusal")
 
 
-def run(out=print) -> int:
+def run(out: Callable[[str], None] = print) -> int:
     M, N, K = 8, 16, 4
     owner = os.urandom(8)
     a = BufferDescriptor(CanonicalIdentity(owner, 1, 1), BackendKind.POSIX_SHM, AccessMode.READWRITE,
@@ -51,7 +52,7 @@ def run(out=print) -> int:
 
     cow = BufferDescriptor.for_address(CanonicalIdentity(owner, 2, 1), BackendKind.FORK_COW, AccessMode.READ,
                                        64, 0x7F0000000000)
-    refusals = {
+    refusals: dict[str, Callable[[], object]] = {
         "copy-on-write granting WRITE": lambda: BufferDescriptor.for_address(
             CanonicalIdentity(owner, 3, 1), BackendKind.FORK_COW, AccessMode.WRITE, 64, 0x7F0000000000),
         "COW tensor named as output": lambda: TaskArgs().add_tensor(

@@ -14,7 +14,7 @@ def run_in_child(fn) -> int:
         try:
             rc = fn()
             code = 0 if rc is None else int(rc)
-        except BaseException:
+        except BaseException:  # noqa: BLE001 - any failure in the child becomes exit code 99
             traceback.print_exc()
         finally:
             os._exit(code)

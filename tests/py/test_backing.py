@@ -182,14 +182,14 @@ def test_different_descriptor_under_a_known_identity_is_refused():
     with create_buffer(4096) as h:
         reg = ImportRegistry()
         reg.import_backing(h.descriptor)
-        with pytest.raises(ImportRefused, match="^DESCRIPTOR_MISMATCH"):
+        with pytest.raises(ImportRefused, match=r"^DESCRIPTOR_MISMATCH"):
             reg.import_backing(_descriptor_like(h.descriptor, 1024))
         reg.close()
 
 
 def test_shm_smaller_than_nbytes_is_refused():
     with create_buffer(4096) as h:
-        with pytest.raises(ImportRefused, match="^SHM_TOO_SMALL"):
+        with pytest.raises(ImportRefused, match=r"^SHM_TOO_SMALL"):
             ImportRegistry().import_backing(_descriptor_like(h.descriptor, 8192))
 
 
@@ -211,15 +211,15 @@ def test_device_backing_is_refused_on_a_host_endpoint_and_without_an_owner_recor
     d = BufferDescriptor.for_address(
         CanonicalIdentity(b"\x01" * 8, 5, 1), BackendKind.DEVICE_MALLOC, AccessMode.READWRITE, 64, 0x1000
     )
-    with pytest.raises(ImportRefused, match="^DEVICE_ON_HOST"):
+    with pytest.raises(ImportRefused, match=r"^DEVICE_ON_HOST"):
         ImportRegistry().import_backing(d)
-    with pytest.raises(ImportRefused, match="^DEVICE_OWNER_UNKNOWN"):
+    with pytest.raises(ImportRefused, match=r"^DEVICE_OWNER_UNKNOWN"):
         ImportRegistry(chip_index=0).import_backing(d)
 
 
 def test_remote_sidecar_is_not_supported_here():
     d = BufferDescriptor(CanonicalIdentity(b"\x02" * 8, 5, 1), BackendKind.REMOTE_SIDECAR, AccessMode.READ, 64)
-    with pytest.raises(ImportRefused, match="^REMOTE_UNSUPPORTED.*not supported here"):
+    with pytest.raises(ImportRefused, match=r"^REMOTE_UNSUPPORTED.*not supported here"):
         ImportRegistry().import_backing(d)
 
 
@@ -227,7 +227,7 @@ def test_fork_address_outside_a_pre_fork_region_is_refused():
     d = BufferDescriptor.for_address(
         CanonicalIdentity(b"\x03" * 8, 5, 1), BackendKind.FORK_SHM, AccessMode.READWRITE, 64, 0x4000
     )
-    with pytest.raises(ImportRefused, match="^NOT_A_FORK_REGION"):
+    with pytest.raises(ImportRefused, match=r"^NOT_A_FORK_REGION"):
         ImportRegistry().import_backing(d)
 
 
@@ -236,7 +236,7 @@ def test_closed_registry_refuses():
         reg = ImportRegistry()
         reg.close()
         reg.close()
-        with pytest.raises(ImportRefused, match="^REGISTRY_CLOSED"):
+        with pytest.raises(ImportRefused, match=r"^REGISTRY_CLOSED"):
             reg.import_backing(h.descriptor)
 
 

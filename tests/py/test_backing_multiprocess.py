@@ -9,8 +9,8 @@ import os
 
 import numpy as np
 import pytest
-from backing_helpers import assert_no_child_left, run_in_child
 
+from backing_helpers import assert_no_child_left, run_in_child
 from simpler.buffer import (
     AccessMode,
     BackendKind,

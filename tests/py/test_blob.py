@@ -59,7 +59,7 @@ def test_empty_blob_round_trips():
 
 @pytest.mark.parametrize("size", [0, 1, 7])
 def test_capacity_below_header_is_refused(size):
-    with pytest.raises(ValueError, match="argument blob.capacity: must hold the 8-byte header"):
+    with pytest.raises(ValueError, match=r"argument blob.capacity: must hold the 8-byte header"):
         read_blob(b"\x00" * size)
 
 

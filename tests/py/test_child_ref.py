@@ -6,7 +6,6 @@ import pytest
 
 from simpler import ChildKind, ChildRef, ChipCallable, DataType, TaskHandle, TensorArgType, Worker, view_array
 from simpler.trace import chrome_trace, intervals
-
 from worker_helpers import args, close_and_check
 
 

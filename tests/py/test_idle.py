@@ -11,7 +11,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
 
-import idle_worker  # noqa: E402
+import idle_worker
 
 
 def test_an_idle_worker_with_two_sub_workers_and_its_chips_does_not_spin():

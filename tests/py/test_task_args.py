@@ -31,7 +31,7 @@ def test_access_must_cover_the_tag(grant, allowed):
 def test_cow_tensor_cannot_be_named_as_an_output():
     d = BufferDescriptor.for_address(make_identity(), BackendKind.FORK_COW, AccessMode.READ, 64, 0x7000)
     args = TaskArgs()
-    with pytest.raises(ValueError, match="OUTPUT_EXISTING needs access the buffer does not grant.*FORK_COW"):
+    with pytest.raises(ValueError, match=r"OUTPUT_EXISTING needs access the buffer does not grant.*FORK_COW"):
         args.add_tensor(Tensor(d, (16,), DataType.FLOAT32), TensorArgType.OUTPUT_EXISTING)
 
 

@@ -108,11 +108,16 @@ def test_address_descriptor_stores_base_little_endian():
         (dict(backend_kind=BackendKind.FORK_SHM, body=b"\x01" * 7), "exactly 8"),
         (dict(backend_kind=BackendKind.FORK_SHM, body=b"\x00" * 8), "address base must be non-zero"),
         (dict(backend_kind=BackendKind.REMOTE_SIDECAR, body=b"x"), "must be 0 for REMOTE_SIDECAR"),
-        (dict(backend_kind=BackendKind.FORK_COW, body=b"\x01" * 8, access=AccessMode.WRITE), "FORK_COW must grant READ only"),
-        (dict(backend_kind=BackendKind.FORK_COW, body=b"\x01" * 8, access=AccessMode.READWRITE), "FORK_COW must grant READ only"),
-        (dict(backend_kind=BackendKind.POSIX_SHM, body=b"n", address_space=AddressSpace.DEVICE), "must be HOST"),
-        (dict(backend_kind=BackendKind.DEVICE_MALLOC, body=b"\x01" * 8, address_space=AddressSpace.HOST), "must be DEVICE"),
-        (dict(backend_kind=BackendKind.VMM_WINDOW, body=b"\x01" * 8, address_space=AddressSpace.HOST), "must be DEVICE"),
+        (dict(backend_kind=BackendKind.FORK_COW, body=b"\x01" * 8, access=AccessMode.WRITE),
+         "FORK_COW must grant READ only"),
+        (dict(backend_kind=BackendKind.FORK_COW, body=b"\x01" * 8, access=AccessMode.READWRITE),
+         "FORK_COW must grant READ only"),
+        (dict(backend_kind=BackendKind.POSIX_SHM, body=b"n", address_space=AddressSpace.DEVICE),
+         "must be HOST"),
+        (dict(backend_kind=BackendKind.DEVICE_MALLOC, body=b"\x01" * 8, address_space=AddressSpace.HOST),
+         "must be DEVICE"),
+        (dict(backend_kind=BackendKind.VMM_WINDOW, body=b"\x01" * 8, address_space=AddressSpace.HOST),
+         "must be DEVICE"),
     ],
 )
 def test_descriptor_constructor_refuses_each_rule(kwargs, match):
@@ -209,9 +214,9 @@ def test_tensor_equality_and_hash():
 def test_chip_tensor_and_storage():
     t = ChipTensor(0x1000, 64, (4, 4), DataType.FLOAT32)
     assert t.strides == (4, 1) and t.start_offset == 0 and t.address_space == AddressSpace.HOST
-    with pytest.raises(ValueError, match="ChipTensor.start_offset: view must end within buffer.size"):
+    with pytest.raises(ValueError, match=r"ChipTensor.start_offset: view must end within buffer.size"):
         ChipTensor(0x1000, 64, (4, 4), DataType.FLOAT32, start_offset=1)
-    with pytest.raises(ValueError, match="ChipTensor.buffer.addr"):
+    with pytest.raises(ValueError, match=r"ChipTensor.buffer.addr"):
         ChipTensor(0, 64, (4,), DataType.FLOAT32)
     args = ChipStorageTaskArgs()
     for _ in range(256):

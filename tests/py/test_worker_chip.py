@@ -147,7 +147,8 @@ def test_a_transposed_view_of_device_memory(mode, closing):
 
     def orch(o, _a, _c):
         d = o.alloc_child_tensor(0, (M, N), F32)
-        o.copy_to(d.tensor((N, M), strides=(1, N)), src.tensor(), cfg_for(mode))  # d = S.T, written through a transposed view
+        # d = S.T, written through a transposed view
+        o.copy_to(d.tensor((N, M), strides=(1, N)), src.tensor(), cfg_for(mode))
         o.copy_from(back.tensor(), d.tensor(), cfg_for(mode))
 
     w.run(orch)

@@ -197,7 +197,7 @@ def test_run_returns_only_after_every_member_of_a_failed_group_has_finished(clos
                                           args((wrong.tensor((4,), DataType.INT32), OUT), scalars=(0,))],
                                   workers=[0, 1])
 
-    with pytest.raises(RuntimeError, match="member 1\\) on chip 1 failed.*INT64"):
+    with pytest.raises(RuntimeError, match=r"member 1\) on chip 1 failed.*INT64"):
         w.run(orch)
     start, end = view_array(slot.tensor((2,), I64))
     assert start != 0 and end != 0, "run() returned while member 0 was still running"

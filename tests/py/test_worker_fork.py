@@ -33,7 +33,7 @@ def test_sub_workers_run_while_another_python_thread_wants_the_gil():
             with Worker(level=3, num_sub_workers=4, task_timeout=10) as w:
                 h = w.register(noop)
                 w.init()
-                w.run(lambda o, _a, _c: [o.submit_sub(h, TaskArgs()) for _ in range(20)])
+                w.run(lambda o, _a, _c, h=h: [o.submit_sub(h, TaskArgs()) for _ in range(20)])
     finally:
         stop.set()
         t.join()

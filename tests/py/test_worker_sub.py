@@ -24,7 +24,6 @@ from simpler import (
     Worker,
     view_array,
 )
-
 from worker_helpers import args, close_and_check
 
 N = 16
@@ -137,7 +136,7 @@ def test_a_sub_worker_killed_mid_task_is_an_error_not_a_hang(worker):
     worker.init()
     buf = worker.create_buffer(64)
     t0 = time.monotonic()
-    with pytest.raises(RuntimeError, match="CHILD_DIED.*signal 9"):
+    with pytest.raises(RuntimeError, match=r"CHILD_DIED.*signal 9"):
         worker.run(lambda o, a, c: o.submit_sub(h, args((buf.tensor((16,), DataType.FLOAT32), TensorArgType.INOUT))))
     assert time.monotonic() - t0 < 10
     assert any("lost" in s for s in worker.child_status())
@@ -159,5 +158,5 @@ def test_callables_are_registered_before_init_and_checked_at_submit(worker):
         worker.register(scale)
     with pytest.raises(TypeError, match="expected a handle"):
         worker.run(lambda o, a, c: o.submit_sub(scale, TaskArgs()))
-    with pytest.raises(ValueError, match="next-level workers|NEXT_LEVEL"):
+    with pytest.raises(ValueError, match=r"next-level workers|NEXT_LEVEL"):
         worker.run(lambda o, a, c: o.submit_next_level(h, TaskArgs(), worker=0))

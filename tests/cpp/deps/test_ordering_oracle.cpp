@@ -264,7 +264,7 @@ TEST(OrderingOracle, EveryScheduleOfTheInferredGraphGivesTheSequentialBytes) {
     }
     EXPECT_GT(exact.edges, 1000u);
     std::printf("[ordering] %llu schedules; base model %llu edges, %llu false; with extension %llu edges, %llu false\n",
-                static_cast<unsigned long long>(base.schedules + exact.schedules),
+                static_cast<unsigned long long>(base.schedules) + exact.schedules,
                 static_cast<unsigned long long>(base.edges), static_cast<unsigned long long>(base.false_edges),
                 static_cast<unsigned long long>(exact.edges), static_cast<unsigned long long>(exact.false_edges));
 }

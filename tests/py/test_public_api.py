@@ -1,0 +1,16 @@
+"""The package's public names: `simpler.__all__` re-exports every public name of
+simpler.buffer, simpler.deps and simpler.task_interface, and each name resolves."""
+
+import simpler
+from simpler import buffer, deps, task_interface
+
+
+def test_all_covers_every_submodule_export():
+    missing = (set(buffer.__all__) | set(deps.__all__) | set(task_interface.__all__)) - set(simpler.__all__)
+    assert not missing, f"simpler.__all__ lacks {sorted(missing)}"
+
+
+def test_every_exported_name_resolves():
+    assert len(set(simpler.__all__)) == len(simpler.__all__)
+    for name in simpler.__all__:
+        assert getattr(simpler, name) is not None, name
