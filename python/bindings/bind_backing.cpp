@@ -235,7 +235,7 @@ void bind_backing(nb::module_& m) {
                 const simpler::MappedArg a = r.map_arg(t);
                 return nb::cast(new BoundMappedArg(a, nb::borrow(self), &r), nb::rv_policy::take_ownership);
             },
-            "tensor"_a)
+            "tensor"_a, nb::sig("def map_arg(self, tensor: Tensor) -> MappedArg"))
         .def(
             "map_args",
             [](nb::handle self, const std::vector<Tensor>& tensors, const std::vector<uint64_t>& scalars) {

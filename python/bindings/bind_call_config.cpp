@@ -11,6 +11,7 @@
 #include <string>
 
 #include "simpler/task_interface/call_config.h"
+#include "value_eq.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -56,7 +57,7 @@ void bind_call_config(nb::module_& m) {
                 return simpler::call_config_from_bytes(data.c_str());
             },
             "data"_a)
-        .def("__eq__", [](const CallConfig& a, const CallConfig& b) { return a == b; }, nb::is_operator())
+        .def("__eq__", [](const CallConfig& a, const CallConfig& b) { return a == b; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
         .def("__repr__", [](const CallConfig& c) {
             return "CallConfig(block_dim=" + std::to_string(c.block_dim) +
                    ", zero_copy=" + (c.zero_copy != 0 ? "True" : "False") + ")";

@@ -20,6 +20,7 @@
 #include "simpler/chip/chip_service.h"
 #include "simpler/chip/kernel_registry.h"
 #include "simpler/chip/library_builder.h"
+#include "value_eq.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -37,7 +38,7 @@ void bind_chip(nb::module_& m) {
         .def(nb::init<>())
         .def_rw("core_threads", &RuntimeConfig::core_threads)
         .def_rw("ring_slots", &RuntimeConfig::ring_slots)
-        .def("__eq__", [](const RuntimeConfig& a, const RuntimeConfig& b) { return a == b; }, nb::is_operator())
+        .def("__eq__", [](const RuntimeConfig& a, const RuntimeConfig& b) { return a == b; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
         .def("__repr__", [](const RuntimeConfig& c) {
             return "RuntimeConfig(core_threads=" + std::to_string(c.core_threads) +
                    ", ring_slots=" + std::to_string(c.ring_slots) + ")";
@@ -53,7 +54,7 @@ void bind_chip(nb::module_& m) {
         .def_rw("libraries", &ChipServiceConfig::libraries)
         .def_rw("orchestrations", &ChipServiceConfig::orchestrations)
         .def("validate", &ChipServiceConfig::validate, "ValueError naming the field and the rule it breaks.")
-        .def("__eq__", [](const ChipServiceConfig& a, const ChipServiceConfig& b) { return a == b; }, nb::is_operator());
+        .def("__eq__", [](const ChipServiceConfig& a, const ChipServiceConfig& b) { return a == b; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE));
     m.def(
         "build_chip_library",
         [](const std::string& source_path, std::optional<std::vector<std::string>> flags, const std::string& compiler,

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "simpler/engine/worker.h"
+#include "value_eq.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -133,7 +134,7 @@ void bind_engine(nb::module_& m) {
         .def_ro("kind", &ChildRef::kind)
         .def_ro("index", &ChildRef::index)
         .def("name", &ChildRef::name, "'chip 0', 'sub-worker 1', 'worker 2'.")
-        .def("__eq__", [](const ChildRef& a, const ChildRef& b) { return a == b; })
+        .def("__eq__", [](const ChildRef& a, const ChildRef& b) { return a == b; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
         .def("__hash__", [](const ChildRef& c) { return static_cast<size_t>(c.kind) << 32 | c.index; })
         .def("__repr__", [](const ChildRef& c) { return "ChildRef(" + c.name() + ")"; });
     nb::class_<TaskHandle>(m, "TaskHandle",
@@ -143,7 +144,7 @@ void bind_engine(nb::module_& m) {
         .def_ro("id", &TaskHandle::id)
         .def_ro("run", &TaskHandle::run)
         .def("name", &TaskHandle::name, "'task 3 of run 1'.")
-        .def("__eq__", [](const TaskHandle& a, const TaskHandle& b) { return a == b; })
+        .def("__eq__", [](const TaskHandle& a, const TaskHandle& b) { return a == b; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
         .def("__lt__", [](const TaskHandle& a, const TaskHandle& b) { return a.id < b.id; },
              "Submit order (ids count up across runs).")
         .def("__hash__", [](const TaskHandle& t) { return std::hash<uint64_t>{}(t.id); })
@@ -151,8 +152,7 @@ void bind_engine(nb::module_& m) {
     nb::class_<simpler::ChipLaneConfig>(m, "ChipLaneConfig", "The Worker's simulated chips: the chip each child builds.")
         .def(nb::init<>())
         .def_rw("chip", &simpler::ChipLaneConfig::chip)
-        .def("__eq__", [](const simpler::ChipLaneConfig& a, const simpler::ChipLaneConfig& b) { return a == b; },
-             nb::is_operator());
+        .def("__eq__", [](const simpler::ChipLaneConfig& a, const simpler::ChipLaneConfig& b) { return a == b; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE));
     nb::class_<WorkerConfig>(m, "WorkerConfig",
                              "A Worker's options, each default the C++ initializer's. spin and task_timeout are "
                              "seconds; validate() raises ValueError naming the field and the rule.")
@@ -191,8 +191,7 @@ void bind_engine(nb::module_& m) {
         .def_rw("trace", &WorkerConfig::trace)
         .def_rw("trace_capacity", &WorkerConfig::trace_capacity)
         .def("validate", &WorkerConfig::validate, "ValueError naming the field and the rule it breaks.")
-        .def("__eq__", [](const WorkerConfig& a, const WorkerConfig& b) { return a.same_options(b); },
-             nb::is_operator(), "Every option equal (the C++ handlers and hooks are not options).");
+        .def("__eq__", [](const WorkerConfig& a, const WorkerConfig& b) { return a.same_options(b); }, "Every option equal (the C++ handlers and hooks are not options).", nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE));
 
     nb::enum_<TracePhase>(m, "TracePhase").value("SUBMIT", TracePhase::SUBMIT).value("RUN", TracePhase::RUN);
     nb::class_<TraceEvent>(m, "TraceEvent",

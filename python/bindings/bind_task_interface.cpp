@@ -21,6 +21,7 @@
 #include "simpler/task_interface/task_args_wire.h"
 #include "simpler/task_interface/tensor.h"
 #include "simpler/task_interface/tensor_arg_type.h"
+#include "value_eq.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -187,7 +188,7 @@ void bind_task_interface(nb::module_& m) {
                      })
         .def_prop_ro("buffer_id", [](const CanonicalIdentity& id) { return id.buffer_id; })
         .def_prop_ro("generation", [](const CanonicalIdentity& id) { return id.generation; })
-        .def("__eq__", [](const CanonicalIdentity& a, const CanonicalIdentity& b) { return a == b; })
+        .def("__eq__", [](const CanonicalIdentity& a, const CanonicalIdentity& b) { return a == b; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
         .def("__hash__", [](const CanonicalIdentity& id) { return static_cast<Py_hash_t>(id.hash()); })
         .def("__repr__", &identity_repr)
         .def("__str__", &CanonicalIdentity::to_string);
@@ -240,7 +241,7 @@ void bind_task_interface(nb::module_& m) {
                 return descriptor_address(d);
             },
             "The base of an address-bearing backend; None for POSIX_SHM and REMOTE_SIDECAR.")
-        .def("__eq__", [](const BufferDescriptor& a, const BufferDescriptor& b) { return a == b; })
+        .def("__eq__", [](const BufferDescriptor& a, const BufferDescriptor& b) { return a == b; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
         .def("__hash__", [](const BufferDescriptor& d) { return static_cast<Py_hash_t>(d.identity.hash()); })
         .def("__repr__", &descriptor_repr);
 
@@ -264,7 +265,7 @@ void bind_task_interface(nb::module_& m) {
         .def_prop_ro("dtype", [](const Tensor& t) { return static_cast<DataType>(t.dtype); })
         .def_prop_ro("extent_bytes", &Tensor::extent_bytes,
                      "Bytes from the view's first element to one past its last.")
-        .def("__eq__", [](const Tensor& a, const Tensor& b) { return a == b; })
+        .def("__eq__", [](const Tensor& a, const Tensor& b) { return a == b; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
         .def("__hash__", [](const Tensor& t) { return static_cast<Py_hash_t>(tensor_hash(t)); })
         .def("__repr__", [](const Tensor& t) {
             return std::string("Tensor(") + descriptor_repr(t.buffer) + ", shapes=" + dims_repr(t.shapes, t.ndims) +
@@ -308,7 +309,7 @@ void bind_task_interface(nb::module_& m) {
         .def_prop_ro("strides", [](const ChipTensor& t) { return dims_tuple(t.strides, t.ndims); })
         .def_prop_ro("dtype", [](const ChipTensor& t) { return static_cast<DataType>(t.dtype); })
         .def_prop_ro("address_space", [](const ChipTensor& t) { return static_cast<AddressSpace>(t.address_space); })
-        .def("__eq__", [](const ChipTensor& a, const ChipTensor& b) { return std::memcmp(&a, &b, 70) == 0; })
+        .def("__eq__", [](const ChipTensor& a, const ChipTensor& b) { return std::memcmp(&a, &b, 70) == 0; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
         .def("__hash__", [](const ChipTensor& t) {
             return static_cast<Py_hash_t>((t.buffer.addr * 0x9e3779b97f4a7c15ULL) ^ t.start_offset ^
                                           (uint64_t{t.shapes[0]} << 32));

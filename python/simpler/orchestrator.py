@@ -17,19 +17,21 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
-from typing import Dict, Iterator, List, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from simpler._core import CallConfig, CanonicalIdentity, DataType, TaskHandle, TaskKind, element_size
 from simpler.callable_handle import CallableHandle
 from simpler.device_buffer import DeviceBuffer
 from simpler.task_interface import TaskArgs, Tensor, TensorArgType
 
+if TYPE_CHECKING:
+    from simpler.worker import Worker
 
 _DEFAULT_CONFIG = CallConfig().to_bytes()
 
 
 class Orchestrator:
-    def __init__(self, worker):
+    def __init__(self, worker: Worker) -> None:
         self._worker = worker
         self._core = worker._running()
         self.submitted: List[TaskHandle] = []
@@ -38,51 +40,57 @@ class Orchestrator:
         # longer knows it, and a refusal naming it says it was released from this.
         self._allocated: Dict[CanonicalIdentity, DeviceBuffer] = {}
 
-    def _submit(self, kind, callable, members, cfg: Optional[CallConfig]) -> TaskHandle:
+    def _submit(self, kind: TaskKind, callable: CallableHandle, members: Sequence[Tuple[TaskArgs, Optional[int]]],
+                cfg: Optional[CallConfig]) -> TaskHandle:
         handle = self._worker._check_callable(callable, kind)
         config = _DEFAULT_CONFIG if cfg is None else cfg.to_bytes()
         try:
-            task = self._core.submit(kind, handle.id, members, config)
+            task: TaskHandle = self._core.submit(kind, handle.id, members, config)
         except ValueError as e:
             raise self._explain(e, [a for a, _ in members]) from None
         self.submitted.append(task)
         return task
 
-    def _submit_one(self, kind, callable, args: TaskArgs, worker: Optional[int], cfg: Optional[CallConfig]) -> TaskHandle:
+    def _submit_one(self, kind: TaskKind, callable: CallableHandle, args: TaskArgs, worker: Optional[int],
+                    cfg: Optional[CallConfig]) -> TaskHandle:
         # The hot path: one member, no list, the default config prebuilt.
         if type(callable) is not CallableHandle or callable.kind != kind or self._core.closed:
             self._worker._check_callable(callable, kind)
         config = _DEFAULT_CONFIG if cfg is None else cfg.to_bytes()
         try:
-            task = self._core.submit_one(kind, callable.id, args, worker, config)
+            task: TaskHandle = self._core.submit_one(kind, callable.id, args, worker, config)
         except ValueError as e:
             raise self._explain(e, [args]) from None
         self.submitted.append(task)
         return task
 
-    def submit_next_level(self, callable, args: TaskArgs, cfg: Optional[CallConfig] = None, worker: int = 0) -> TaskHandle:
+    def submit_next_level(self, callable: CallableHandle, args: TaskArgs, cfg: Optional[CallConfig] = None,
+                          worker: int = 0) -> TaskHandle:
         """Runs chip orchestration `callable` on next-level worker `worker` (a chip) with `args`."""
         return self._submit_one(TaskKind.NEXT_LEVEL, callable, args, worker, cfg)
 
-    def submit_next_level_group(self, callable, args_list: Sequence[TaskArgs], cfg: Optional[CallConfig] = None,
+    def submit_next_level_group(self, callable: CallableHandle, args_list: Sequence[TaskArgs],
+                                cfg: Optional[CallConfig] = None,
                                 workers: Optional[Sequence[int]] = None) -> TaskHandle:
         """One node of N members, member i on `workers[i]` (default: worker i), all
         dispatched together. Members are not ordered against each other."""
         workers = list(range(len(args_list))) if workers is None else list(workers)
         if len(workers) != len(args_list):
             raise ValueError(f"submit_next_level_group: {len(args_list)} argument lists but {len(workers)} workers")
-        return self._submit(TaskKind.NEXT_LEVEL, callable, list(zip(args_list, workers)), cfg)
+        return self._submit(TaskKind.NEXT_LEVEL, callable, list(zip(args_list, workers, strict=True)), cfg)
 
-    def submit_sub(self, callable, args: TaskArgs, cfg: Optional[CallConfig] = None) -> TaskHandle:
+    def submit_sub(self, callable: CallableHandle, args: TaskArgs, cfg: Optional[CallConfig] = None) -> TaskHandle:
         """Runs Python `callable(MappedArgs)` on any idle sub-worker."""
         return self._submit_one(TaskKind.SUB, callable, args, None, cfg)
 
-    def submit_sub_group(self, callable, args_list: Sequence[TaskArgs], cfg: Optional[CallConfig] = None) -> TaskHandle:
+    def submit_sub_group(self, callable: CallableHandle, args_list: Sequence[TaskArgs],
+                         cfg: Optional[CallConfig] = None) -> TaskHandle:
         """One node of N sub tasks, dispatched together to N distinct sub-workers."""
         return self._submit(TaskKind.SUB, callable, [(a, None) for a in args_list], cfg)
 
     # -- device memory ----------------------------------------------------------
-    def alloc_child_tensor(self, worker: int, shape, dtype: DataType, scoped: bool = True) -> DeviceBuffer:
+    def alloc_child_tensor(self, worker: int, shape: Sequence[int], dtype: DataType,
+                           scoped: bool = True) -> DeviceBuffer:
         """DEVICE_MALLOC memory for one (shape, dtype) on chip `worker`. With
         scoped=False it outlives the run, until `release()` or Worker.close()."""
         core = self._worker._running()
@@ -104,7 +112,7 @@ class Orchestrator:
         return (f"device memory {identity} of chip {buf.chip} was released (its scope ended or it was freed); "
                 "a task may not name it any more")
 
-    def _explain(self, error: ValueError, args_list) -> ValueError:
+    def _explain(self, error: ValueError, args_list: Sequence[TaskArgs]) -> ValueError:
         """The engine's refusal, plus the release when it names a block this run freed."""
         for args in args_list:
             for i in range(args.tensor_count):

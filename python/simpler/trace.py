@@ -130,7 +130,7 @@ def chrome_trace(events: Iterable[TraceEvent], callable_names: Optional[Mapping[
             "otherData": {"origin_monotonic_ns": origin, "dropped_events": dropped}}
 
 
-def write_chrome_trace(path, trace: dict) -> None:
+def write_chrome_trace(path: str | os.PathLike[str], trace: dict) -> None:
     """Writes a chrome_trace() object as JSON to `path`."""
     with open(path, "w", encoding="utf-8") as f:
         json.dump(trace, f)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Callable, List, Optional
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from simpler._core import (
     DataType,
@@ -54,27 +54,30 @@ from simpler.buffer import AccessMode, Buffer, SharedTensor, create_buffer
 from simpler.callable_handle import CallableHandle
 from simpler.chip_callable import ChipCallable, check_orchestrations
 from simpler.orchestrator import Orchestrator
-from simpler.sub_worker import make_dispatcher
+from simpler.sub_worker import MappedArgs, make_dispatcher
 from simpler.trace import chrome_trace, write_chrome_trace
-
 
 # Worker keywords named otherwise than their WorkerConfig field: the field's
 # dotted path and how the keyword's value becomes the field's.
-_RENAMED = {
+_RENAMED: dict[str, Tuple[str, Callable[[Any], Any]]] = {
     "chip_core_threads": ("chip_lane.chip.runtime.core_threads", int),
     "chip_arena_bytes": ("chip_lane.chip.arena_bytes", int),
     "zero_copy": ("chip_lane.chip.staging", lambda z: StagingMode.ZERO_COPY if z else StagingMode.STAGE),
 }
 
 
-def worker_config(**options) -> WorkerConfig:
+def _as_is(value: Any) -> Any:
+    return value
+
+
+def worker_config(**options: Any) -> WorkerConfig:
     """A validated WorkerConfig with each option that is not None set (ValueError
     naming the field for a value its field refuses or cannot hold)."""
     config = WorkerConfig()
     for name, value in options.items():
         if value is None:
             continue
-        path, convert = _RENAMED.get(name, (name, lambda v: v))
+        path, convert = _RENAMED.get(name, (name, _as_is))
         *parents, field = path.split(".")
         target = config
         for p in parents:
@@ -123,7 +126,7 @@ class Worker:
         callables' names are added to it)."""
         return self._config
 
-    def register(self, fn) -> CallableHandle:
+    def register(self, fn: Union[ChipCallable, Callable[[MappedArgs], None]]) -> CallableHandle:
         """Registers a chip orchestration (a ChipCallable, run by submit_next_level)
         or a sub-worker callable `fn(args: MappedArgs)` (run by submit_sub); returns
         the handle a task names it by."""
@@ -131,7 +134,7 @@ class Worker:
             raise RuntimeError("Worker.register: register before init() — the children are forked at init() "
                                "and know only what was registered then")
         if isinstance(fn, ChipCallable):
-            check_orchestrations(self._chip_callables + [fn])
+            check_orchestrations([*self._chip_callables, fn])
             self._chip_callables.append(fn)
             return CallableHandle(len(self._chip_callables) - 1, TaskKind.NEXT_LEVEL, fn.orchestration)
         if not callable(fn):
@@ -160,7 +163,8 @@ class Worker:
         self._buffers.append(b)
         return b
 
-    def alloc_shared_tensor(self, shape, dtype: DataType, access: AccessMode = AccessMode.READWRITE) -> SharedTensor:
+    def alloc_shared_tensor(self, shape: Sequence[int], dtype: DataType,
+                            access: AccessMode = AccessMode.READWRITE) -> SharedTensor:
         """Host memory for one (shape, dtype), shared with every child and closed
         with this Worker. Before init() it is a FORK_SHM region (the children
         inherit it at the same address: nothing to map); after init() a POSIX shm
@@ -175,7 +179,8 @@ class Worker:
         return t
 
     # -- running --------------------------------------------------------------
-    def run(self, orch_fn, args=None, cfg=None) -> Orchestrator:
+    def run(self, orch_fn: Callable[[Orchestrator, Any, Any], None], args: Any = None,
+            cfg: Any = None) -> Orchestrator:
         """Calls orch_fn(orch, args, cfg) to build the graph, then waits for every
         task. If orch_fn raises, the tasks it already submitted still finish first.
         Device memory the run allocated in no inner scope is released at its end."""
@@ -207,7 +212,7 @@ class Worker:
         fn = self._sub_callables[callable_id]
         return getattr(fn, "__qualname__", repr(fn))
 
-    def _check_callable(self, handle, kind: TaskKind) -> CallableHandle:
+    def _check_callable(self, handle: object, kind: TaskKind) -> CallableHandle:
         if not isinstance(handle, CallableHandle):
             raise TypeError(f"expected a handle from Worker.register, got {handle!r}")
         if handle.kind != kind:
@@ -246,7 +251,7 @@ class Worker:
         if core:
             core.trace_clear()
 
-    def write_trace(self, path) -> None:
+    def write_trace(self, path: str | os.PathLike[str]) -> None:
         """Writes the timeline so far to `path` as Chrome Trace Event Format JSON
         (open it in https://ui.perfetto.dev); RuntimeError unless trace=True."""
         core = self._traced("write_trace")
@@ -279,9 +284,10 @@ class Worker:
     def __enter__(self) -> "Worker":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
         state = "closed" if self._core and self._core.closed else ("running" if self._core else "not initialized")
-        return f"Worker(level={self.level}, num_chips={self.num_chips}, num_sub_workers={self.num_sub_workers}, {state})"
+        return (f"Worker(level={self.level}, num_chips={self.num_chips}, "
+                f"num_sub_workers={self.num_sub_workers}, {state})")

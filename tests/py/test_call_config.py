@@ -8,8 +8,7 @@ import struct
 import pytest
 
 import simpler
-from simpler import CallConfig
-from simpler import _core
+from simpler import CallConfig, _core
 
 
 def test_the_public_call_config_is_the_bound_struct():
@@ -43,10 +42,10 @@ def test_from_bytes_of_a_wrong_length_names_it(n):
 
 @pytest.mark.parametrize("v", [-1, 1 << 32])
 def test_block_dim_outside_u32_is_refused(v):
-    with pytest.raises(ValueError, match="CallConfig.block_dim: must fit u32"):
+    with pytest.raises(ValueError, match=r"CallConfig\.block_dim: must fit u32"):
         CallConfig(block_dim=v)
     c = CallConfig()
-    with pytest.raises(ValueError, match="CallConfig.block_dim"):
+    with pytest.raises(ValueError, match=r"CallConfig\.block_dim"):
         c.block_dim = v
     assert c.block_dim == 0
 

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from simpler import ChipCallable, DataType, TaskArgs, TensorArgType, Worker, view_array
+from simpler import DataType, TensorArgType, Worker, view_array
 from simpler._core import ChildKind, ChildRef, TaskHandle, TaskKind, TracePhase
 from simpler.trace import chrome_trace, intervals
 from worker_helpers import args, close_and_check, kernel_callable
