@@ -19,9 +19,9 @@ TaskArgs make_args(int n) {
     id.buffer_id = 1;
     id.generation = 1;
     const char name[] = "sp5a5a5a5a5a5a5a5a-1g1";
-    BufferDescriptor d = make_buffer_descriptor(id, BackendKind::POSIX_SHM, AddressSpace::HOST,
-                                                AccessMode::READWRITE, uint64_t{1} << 30,
-                                                {reinterpret_cast<const uint8_t*>(name), sizeof name - 1});
+    BufferDescriptor d =
+        make_buffer_descriptor(id, BackendKind::POSIX_SHM, AddressSpace::HOST, AccessMode::READWRITE, uint64_t{1} << 30,
+                               {reinterpret_cast<const uint8_t*>(name), sizeof name - 1});
     TaskArgs args;
     for (int i = 0; i < n; ++i) {
         const uint32_t shapes[] = {64, 64};
@@ -41,9 +41,9 @@ void BM_BlobEncode(benchmark::State& state) {
         benchmark::ClobberMemory();
     }
     state.SetItemsProcessed(state.iterations() * n);
-    state.counters["ns_per_tensor"] = benchmark::Counter(
-        static_cast<double>(n) * static_cast<double>(state.iterations()),
-        benchmark::Counter::kIsRate | benchmark::Counter::kInvert, benchmark::Counter::kIs1000);
+    state.counters["ns_per_tensor"] =
+        benchmark::Counter(static_cast<double>(n) * static_cast<double>(state.iterations()),
+                           benchmark::Counter::kIsRate | benchmark::Counter::kInvert, benchmark::Counter::kIs1000);
 }
 
 void BM_BlobDecodeValidate(benchmark::State& state) {
@@ -58,9 +58,9 @@ void BM_BlobDecodeValidate(benchmark::State& state) {
         benchmark::DoNotOptimize(t);
     }
     state.SetItemsProcessed(state.iterations() * n);
-    state.counters["ns_per_tensor"] = benchmark::Counter(
-        static_cast<double>(n) * static_cast<double>(state.iterations()),
-        benchmark::Counter::kIsRate | benchmark::Counter::kInvert, benchmark::Counter::kIs1000);
+    state.counters["ns_per_tensor"] =
+        benchmark::Counter(static_cast<double>(n) * static_cast<double>(state.iterations()),
+                           benchmark::Counter::kIsRate | benchmark::Counter::kInvert, benchmark::Counter::kIs1000);
 }
 
 // Baseline for the same run: the element copies alone, no validation.
@@ -74,9 +74,9 @@ void BM_BlobDecodeCopyOnly(benchmark::State& state) {
             benchmark::DoNotOptimize(t);
         }
     }
-    state.counters["ns_per_tensor"] = benchmark::Counter(
-        static_cast<double>(n) * static_cast<double>(state.iterations()),
-        benchmark::Counter::kIsRate | benchmark::Counter::kInvert, benchmark::Counter::kIs1000);
+    state.counters["ns_per_tensor"] =
+        benchmark::Counter(static_cast<double>(n) * static_cast<double>(state.iterations()),
+                           benchmark::Counter::kIsRate | benchmark::Counter::kInvert, benchmark::Counter::kIs1000);
 }
 
 }  // namespace

@@ -36,8 +36,8 @@ Tensor tile(const BufferDescriptor& b, uint32_t n, uint32_t r0, uint32_t c0, uin
 }
 
 void per_task(benchmark::State& state, uint64_t tasks) {
-    state.counters["ns_per_task"] =
-        benchmark::Counter(static_cast<double>(tasks) * 1e-9, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    state.counters["ns_per_task"] = benchmark::Counter(static_cast<double>(tasks) * 1e-9,
+                                                       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 // Tasks with `args` arguments over 16 matrices (256x256 FLOAT32, 8x8 grid of
@@ -130,7 +130,8 @@ void BM_CandidateLookup(benchmark::State& state) {
     const auto b = backing(uint64_t{live} * 64, 1);
     std::vector<Tensor> slices;
     const uint32_t shapes[1] = {16};
-    for (uint32_t i = 0; i < live; ++i) slices.push_back(make_tensor(b, shapes, DataType::FLOAT32, {}, uint64_t{i} * 64));
+    for (uint32_t i = 0; i < live; ++i)
+        slices.push_back(make_tensor(b, shapes, DataType::FLOAT32, {}, uint64_t{i} * 64));
     const TT out[1] = {TT::OUTPUT}, in[1] = {TT::INPUT};
     DependencyTracker tracker;
     for (uint32_t i = 0; i < live; ++i) tracker.submit(i, {&slices[i], 1}, out);

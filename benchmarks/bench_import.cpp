@@ -64,7 +64,7 @@ void BM_RawShmOpenFstatMmap(benchmark::State& state) {
     for (auto _ : state) {
         const auto t0 = std::chrono::steady_clock::now();
         const int fd = shm_open(path.c_str(), O_RDWR, 0);
-        struct stat st {};
+        struct stat st{};
         fstat(fd, &st);
         void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         close(fd);

@@ -192,9 +192,9 @@ inline std::vector<std::byte> one_tensor_blob() {
     id.buffer_id = 7;
     id.generation = 1;
     const char name[] = "simpler-bench";
-    const BufferDescriptor d = make_buffer_descriptor(id, BackendKind::POSIX_SHM, AddressSpace::HOST,
-                                                      AccessMode::READWRITE, 1 << 20,
-                                                      {reinterpret_cast<const uint8_t*>(name), sizeof name - 1});
+    const BufferDescriptor d =
+        make_buffer_descriptor(id, BackendKind::POSIX_SHM, AddressSpace::HOST, AccessMode::READWRITE, 1 << 20,
+                               {reinterpret_cast<const uint8_t*>(name), sizeof name - 1});
     const uint32_t shapes[2] = {256, 256};
     TaskArgs args;
     args.add_tensor(make_tensor(d, shapes, DataType::FLOAT32), TensorArgType::INPUT);

@@ -154,8 +154,9 @@ void bind_backing(nb::module_& m) {
                 return std::nullopt;
             },
             "The POSIX shm name (no leading '/'); None for other backends.")
-        .def_prop_ro("address", [](const BackingOwner& o) { return reinterpret_cast<uint64_t>(o.data()); },
-                     "Owner-side address of byte 0 (0 once closed).")
+        .def_prop_ro(
+            "address", [](const BackingOwner& o) { return reinterpret_cast<uint64_t>(o.data()); },
+            "Owner-side address of byte 0 (0 once closed).")
         .def("close", &BackingOwner::close,
              "Releases the backing: idempotent; BufferError while exports are alive (nothing changes, retry "
              "later). Only the creating process unlinks.");
@@ -169,14 +170,12 @@ void bind_backing(nb::module_& m) {
         "A POSIX shm backing (O_CREAT|O_EXCL, mode 0600, named from its identity).");
     m.def(
         "create_fork_shm",
-        [](uint64_t nbytes, AccessMode access) {
-            return as_owner(simpler::ForkOwner::create_shared(nbytes, access));
-        },
+        [](uint64_t nbytes, AccessMode access) { return as_owner(simpler::ForkOwner::create_shared(nbytes, access)); },
         "nbytes"_a, "access"_a = AccessMode::READWRITE,
         "A pre-fork MAP_SHARED backing: children forked afterwards see and write it at the same address.");
     m.def(
-        "create_fork_cow", [](uint64_t nbytes) { return as_owner(simpler::ForkOwner::create_cow(nbytes)); },
-        "nbytes"_a, "A pre-fork private (copy-on-write) backing; grants READ only.");
+        "create_fork_cow", [](uint64_t nbytes) { return as_owner(simpler::ForkOwner::create_cow(nbytes)); }, "nbytes"_a,
+        "A pre-fork private (copy-on-write) backing; grants READ only.");
     m.def(
         "check_identity_live",
         [](const CanonicalIdentity& id) {
@@ -202,8 +201,7 @@ void bind_backing(nb::module_& m) {
             "buffer", [](nb::handle self) { return nb::steal(PyMemoryView_FromObject(self.ptr())); },
             "A memoryview of exactly the view's bytes (for torch.frombuffer / numpy.frombuffer).")
         .def(
-            "numpy",
-            [](nb::handle self) { return nb::module_::import_("simpler.buffer").attr("mapped_array")(self); },
+            "numpy", [](nb::handle self) { return nb::module_::import_("simpler.buffer").attr("mapped_array")(self); },
             "A zero-copy NumPy array of the view with its strides (simpler.buffer.mapped_array).");
 
     nb::class_<ImportRegistry>(m, "ImportRegistry",

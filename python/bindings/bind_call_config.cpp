@@ -46,8 +46,7 @@ void bind_call_config(nb::module_& m) {
         .def_prop_rw(
             "zero_copy", [](const CallConfig& c) { return c.zero_copy != 0; },
             [](CallConfig& c, bool v) { c.zero_copy = v ? 1 : 0; })
-        .def("to_bytes",
-             [](const CallConfig& c) { return nb::bytes(reinterpret_cast<const char*>(&c), sizeof c); })
+        .def("to_bytes", [](const CallConfig& c) { return nb::bytes(reinterpret_cast<const char*>(&c), sizeof c); })
         .def_static(
             "from_bytes",
             [](nb::bytes data) {
@@ -57,7 +56,9 @@ void bind_call_config(nb::module_& m) {
                 return simpler::call_config_from_bytes(data.c_str());
             },
             "data"_a)
-        .def("__eq__", [](const CallConfig& a, const CallConfig& b) { return a == b; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
+        .def(
+            "__eq__", [](const CallConfig& a, const CallConfig& b) { return a == b; }, nb::is_operator(),
+            nb::sig(simpler::bindings::EQ_SIGNATURE))
         .def("__repr__", [](const CallConfig& c) {
             return "CallConfig(block_dim=" + std::to_string(c.block_dim) +
                    ", zero_copy=" + (c.zero_copy != 0 ? "True" : "False") + ")";

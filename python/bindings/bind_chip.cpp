@@ -29,16 +29,20 @@ void bind_chip(nb::module_& m) {
     using simpler::chip::ChipServiceConfig;
     using simpler::chip::RuntimeConfig;
     using simpler::chip::StagingMode;
-    nb::enum_<StagingMode>(m, "StagingMode", "How a chip reaches host arguments: STAGE copies them into device "
-                                             "memory and back; ZERO_COPY runs on them in place.")
+    nb::enum_<StagingMode>(m, "StagingMode",
+                           "How a chip reaches host arguments: STAGE copies them into device "
+                           "memory and back; ZERO_COPY runs on them in place.")
         .value("STAGE", StagingMode::STAGE)
         .value("ZERO_COPY", StagingMode::ZERO_COPY);
-    nb::class_<RuntimeConfig>(m, "RuntimeConfig", "A chip's task runtime: core_threads in [1, 256], ring_slots in "
-                                                  "[2, 1048576].")
+    nb::class_<RuntimeConfig>(m, "RuntimeConfig",
+                              "A chip's task runtime: core_threads in [1, 256], ring_slots in "
+                              "[2, 1048576].")
         .def(nb::init<>())
         .def_rw("core_threads", &RuntimeConfig::core_threads)
         .def_rw("ring_slots", &RuntimeConfig::ring_slots)
-        .def("__eq__", [](const RuntimeConfig& a, const RuntimeConfig& b) { return a == b; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
+        .def(
+            "__eq__", [](const RuntimeConfig& a, const RuntimeConfig& b) { return a == b; }, nb::is_operator(),
+            nb::sig(simpler::bindings::EQ_SIGNATURE))
         .def("__repr__", [](const RuntimeConfig& c) {
             return "RuntimeConfig(core_threads=" + std::to_string(c.core_threads) +
                    ", ring_slots=" + std::to_string(c.ring_slots) + ")";
@@ -54,7 +58,9 @@ void bind_chip(nb::module_& m) {
         .def_rw("libraries", &ChipServiceConfig::libraries)
         .def_rw("orchestrations", &ChipServiceConfig::orchestrations)
         .def("validate", &ChipServiceConfig::validate, "ValueError naming the field and the rule it breaks.")
-        .def("__eq__", [](const ChipServiceConfig& a, const ChipServiceConfig& b) { return a == b; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE));
+        .def(
+            "__eq__", [](const ChipServiceConfig& a, const ChipServiceConfig& b) { return a == b; }, nb::is_operator(),
+            nb::sig(simpler::bindings::EQ_SIGNATURE));
     m.def(
         "build_chip_library",
         [](const std::string& source_path, std::optional<std::vector<std::string>> flags, const std::string& compiler,

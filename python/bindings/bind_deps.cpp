@@ -65,11 +65,10 @@ void bind_deps(nb::module_& m) {
         .def(
             "__init__",
             [](DependencyTracker* self, bool exact_strides, uint64_t work_cap, bool record_explanations) {
-                new (self) DependencyTracker(simpler::TrackerConfig{
-                    simpler::OverlapOptions{exact_strides, work_cap}, record_explanations});
+                new (self) DependencyTracker(
+                    simpler::TrackerConfig{simpler::OverlapOptions{exact_strides, work_cap}, record_explanations});
             },
-            "exact_strides"_a = true, "work_cap"_a = simpler::OVERLAP_DEFAULT_WORK_CAP,
-            "record_explanations"_a = true)
+            "exact_strides"_a = true, "work_cap"_a = simpler::OVERLAP_DEFAULT_WORK_CAP, "record_explanations"_a = true)
         .def(
             "submit",
             [](DependencyTracker& t, TaskId task, const std::vector<Tensor>& tensors,

@@ -45,8 +45,8 @@ using simpler::ChildKind;
 using simpler::ChildRef;
 using simpler::MemberSubmit;
 using simpler::TaskArgs;
-using simpler::TaskHandle;
 using simpler::TaskConfig;
+using simpler::TaskHandle;
 using simpler::TaskKind;
 using simpler::TraceEvent;
 using simpler::TracePhase;
@@ -75,10 +75,11 @@ simpler::ipc::TaskHandler python_handler(nb::object dispatch) {
 // time never becomes 0: none). ValueError for a value no int64 count holds.
 template <class Duration>
 Duration duration_of(const char* field, double seconds) {
-    const double ticks = seconds * static_cast<double>(Duration::period::den) / static_cast<double>(Duration::period::num);
+    const double ticks =
+        seconds * static_cast<double>(Duration::period::den) / static_cast<double>(Duration::period::num);
     if (!std::isfinite(ticks) || std::fabs(ticks) > 9e18)
-        throw std::invalid_argument(std::string("WorkerConfig.") + field + ": not a representable number of seconds (got " +
-                                    std::to_string(seconds) + ")");
+        throw std::invalid_argument(std::string("WorkerConfig.") + field +
+                                    ": not a representable number of seconds (got " + std::to_string(seconds) + ")");
     return Duration(static_cast<int64_t>(ticks > 0 ? std::ceil(ticks) : std::floor(ticks)));
 }
 
@@ -134,7 +135,9 @@ void bind_engine(nb::module_& m) {
         .def_ro("kind", &ChildRef::kind)
         .def_ro("index", &ChildRef::index)
         .def("name", &ChildRef::name, "'chip 0', 'sub-worker 1', 'worker 2'.")
-        .def("__eq__", [](const ChildRef& a, const ChildRef& b) { return a == b; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
+        .def(
+            "__eq__", [](const ChildRef& a, const ChildRef& b) { return a == b; }, nb::is_operator(),
+            nb::sig(simpler::bindings::EQ_SIGNATURE))
         .def("__hash__", [](const ChildRef& c) { return static_cast<size_t>(c.kind) << 32 | c.index; })
         .def("__repr__", [](const ChildRef& c) { return "ChildRef(" + c.name() + ")"; });
     nb::class_<TaskHandle>(m, "TaskHandle",
@@ -144,15 +147,21 @@ void bind_engine(nb::module_& m) {
         .def_ro("id", &TaskHandle::id)
         .def_ro("run", &TaskHandle::run)
         .def("name", &TaskHandle::name, "'task 3 of run 1'.")
-        .def("__eq__", [](const TaskHandle& a, const TaskHandle& b) { return a == b; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
-        .def("__lt__", [](const TaskHandle& a, const TaskHandle& b) { return a.id < b.id; },
-             "Submit order (ids count up across runs).")
+        .def(
+            "__eq__", [](const TaskHandle& a, const TaskHandle& b) { return a == b; }, nb::is_operator(),
+            nb::sig(simpler::bindings::EQ_SIGNATURE))
+        .def(
+            "__lt__", [](const TaskHandle& a, const TaskHandle& b) { return a.id < b.id; },
+            "Submit order (ids count up across runs).")
         .def("__hash__", [](const TaskHandle& t) { return std::hash<uint64_t>{}(t.id); })
         .def("__repr__", [](const TaskHandle& t) { return "TaskHandle(" + t.name() + ")"; });
-    nb::class_<simpler::ChipLaneConfig>(m, "ChipLaneConfig", "The Worker's simulated chips: the chip each child builds.")
+    nb::class_<simpler::ChipLaneConfig>(m, "ChipLaneConfig",
+                                        "The Worker's simulated chips: the chip each child builds.")
         .def(nb::init<>())
         .def_rw("chip", &simpler::ChipLaneConfig::chip)
-        .def("__eq__", [](const simpler::ChipLaneConfig& a, const simpler::ChipLaneConfig& b) { return a == b; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE));
+        .def(
+            "__eq__", [](const simpler::ChipLaneConfig& a, const simpler::ChipLaneConfig& b) { return a == b; },
+            nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE));
     nb::class_<WorkerConfig>(m, "WorkerConfig",
                              "A Worker's options, each default the C++ initializer's. spin and task_timeout are "
                              "seconds; validate() raises ValueError naming the field and the rule.")
@@ -174,8 +183,8 @@ void bind_engine(nb::module_& m) {
             [](WorkerConfig& c, std::optional<double> s) {
                 if (s && *s == 0)
                     throw std::invalid_argument("WorkerConfig.task_timeout: must be > 0 seconds (None: no limit)");
-                c.task_timeout = s ? duration_of<std::chrono::milliseconds>("task_timeout", *s)
-                                   : std::chrono::milliseconds{0};
+                c.task_timeout =
+                    s ? duration_of<std::chrono::milliseconds>("task_timeout", *s) : std::chrono::milliseconds{0};
             },
             nb::arg("task_timeout").none(),
             "Seconds a task may run (rounded up to whole milliseconds); None: no limit. 0, NaN and infinity are "
@@ -191,7 +200,10 @@ void bind_engine(nb::module_& m) {
         .def_rw("trace", &WorkerConfig::trace)
         .def_rw("trace_capacity", &WorkerConfig::trace_capacity)
         .def("validate", &WorkerConfig::validate, "ValueError naming the field and the rule it breaks.")
-        .def("__eq__", [](const WorkerConfig& a, const WorkerConfig& b) { return a.same_options(b); }, "Every option equal (the C++ handlers and hooks are not options).", nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE));
+        .def(
+            "__eq__", [](const WorkerConfig& a, const WorkerConfig& b) { return a.same_options(b); },
+            "Every option equal (the C++ handlers and hooks are not options).", nb::is_operator(),
+            nb::sig(simpler::bindings::EQ_SIGNATURE));
 
     nb::enum_<TracePhase>(m, "TracePhase").value("SUBMIT", TracePhase::SUBMIT).value("RUN", TracePhase::RUN);
     nb::class_<TraceEvent>(m, "TraceEvent",
@@ -222,25 +234,26 @@ void bind_engine(nb::module_& m) {
     nb::class_<Worker>(m, "EngineWorker",
                        "The C++ Worker: forked children fed through mailboxes by whichever thread drives them "
                        "(submit(), wait(), or a background thread between them).")
-        .def("__init__",
-             [](Worker* self, const WorkerConfig& config, nb::object chip_dispatch, nb::object sub_dispatch) {
-                 WorkerConfig c = config;
-                 if (!chip_dispatch.is_none())
-                     c.chip_handler = [chip_dispatch](uint32_t) {
-                         PyOS_AfterFork_Child();
-                         return python_handler(chip_dispatch);
-                     };
-                 if (!sub_dispatch.is_none())
-                     c.sub_handler = [sub_dispatch](uint32_t) {
-                         PyOS_AfterFork_Child();
-                         return python_handler(sub_dispatch);
-                     };
-                 new (self) Worker(std::move(c));
-             },
-             "config"_a, "chip_dispatch"_a.none() = nb::none(), "sub_dispatch"_a.none() = nb::none(),
-             "Validates config (ValueError) and builds the Worker; nothing runs before init(). chip_dispatch: a "
-             "Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index "
-             "config.chip_lane.chip.orchestrations. sub_dispatch: the handler each sub-worker child calls.")
+        .def(
+            "__init__",
+            [](Worker* self, const WorkerConfig& config, nb::object chip_dispatch, nb::object sub_dispatch) {
+                WorkerConfig c = config;
+                if (!chip_dispatch.is_none())
+                    c.chip_handler = [chip_dispatch](uint32_t) {
+                        PyOS_AfterFork_Child();
+                        return python_handler(chip_dispatch);
+                    };
+                if (!sub_dispatch.is_none())
+                    c.sub_handler = [sub_dispatch](uint32_t) {
+                        PyOS_AfterFork_Child();
+                        return python_handler(sub_dispatch);
+                    };
+                new (self) Worker(std::move(c));
+            },
+            "config"_a, "chip_dispatch"_a.none() = nb::none(), "sub_dispatch"_a.none() = nb::none(),
+            "Validates config (ValueError) and builds the Worker; nothing runs before init(). chip_dispatch: a "
+            "Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index "
+            "config.chip_lane.chip.orchestrations. sub_dispatch: the handler each sub-worker child calls.")
         .def(
             "init",
             [](Worker& w) {

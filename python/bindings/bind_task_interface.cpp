@@ -25,34 +25,34 @@
 
 namespace nb = nanobind;
 using namespace nb::literals;
+using simpler::access_mode_name;
 using simpler::AccessMode;
+using simpler::address_space_name;
 using simpler::AddressSpace;
 using simpler::BACKEND_ADDRESS_BODY_BYTES;
+using simpler::backend_kind_name;
 using simpler::BackendKind;
+using simpler::blob_size;
 using simpler::BufferDescriptor;
 using simpler::CanonicalIdentity;
 using simpler::ChipStorageTaskArgs;
 using simpler::ChipTensor;
+using simpler::data_type_name;
 using simpler::DataType;
 using simpler::DecodedTaskArgs;
-using simpler::MAX_TENSOR_DIMS;
-using simpler::OWNER_INSTANCE_ID_BYTES;
-using simpler::TaskArgs;
-using simpler::Tensor;
-using simpler::TensorArgType;
-using simpler::access_mode_name;
-using simpler::address_space_name;
-using simpler::backend_kind_name;
-using simpler::blob_size;
-using simpler::data_type_name;
 using simpler::descriptor_address;
 using simpler::element_size;
 using simpler::encode_blob;
 using simpler::make_address_descriptor;
 using simpler::make_buffer_descriptor;
 using simpler::make_tensor;
+using simpler::MAX_TENSOR_DIMS;
+using simpler::OWNER_INSTANCE_ID_BYTES;
 using simpler::read_blob;
 using simpler::row_major_strides;
+using simpler::TaskArgs;
+using simpler::Tensor;
+using simpler::TensorArgType;
 using simpler::throw_if_invalid;
 using simpler::validate_chip_tensor;
 using simpler::write_blob;
@@ -102,8 +102,8 @@ std::string body_repr(const BufferDescriptor& d) {
 }
 
 std::string descriptor_repr(const BufferDescriptor& d) {
-    return std::string("BufferDescriptor(") + backend_kind_name(d.backend_kind) + ", " + d.identity.to_string() +
-           ", " + address_space_name(d.address_space) + ", " + access_mode_name(d.access) +
+    return std::string("BufferDescriptor(") + backend_kind_name(d.backend_kind) + ", " + d.identity.to_string() + ", " +
+           address_space_name(d.address_space) + ", " + access_mode_name(d.access) +
            ", nbytes=" + std::to_string(d.nbytes) + ", " + body_repr(d) + ", path#" +
            std::to_string(d.owner_worker_path_id) + ")";
 }
@@ -151,8 +151,8 @@ void bind_task_interface(nb::module_& m) {
         .value("FP8E4M3FN", DataType::FP8E4M3FN)
         .value("FP8E8M0", DataType::FP8E8M0)
         .value("FP4E2M1", DataType::FP4E2M1);
-    m.def("element_size", [](DataType t) { return element_size(t); }, "dtype"_a,
-          "Element size in bytes of a DataType.");
+    m.def(
+        "element_size", [](DataType t) { return element_size(t); }, "dtype"_a, "Element size in bytes of a DataType.");
 
     nb::enum_<AddressSpace>(m, "AddressSpace").value("HOST", AddressSpace::HOST).value("DEVICE", AddressSpace::DEVICE);
     nb::enum_<AccessMode>(m, "AccessMode", "What a backing grants")
@@ -176,62 +176,63 @@ void bind_task_interface(nb::module_& m) {
     nb::class_<CanonicalIdentity>(m, "CanonicalIdentity",
                                   "The 32-byte identity of one backing; == and hash read owner_instance_id, "
                                   "buffer_id and generation only.")
-        .def("__init__",
-             [](CanonicalIdentity* self, nb::bytes owner, uint64_t buffer_id, uint32_t generation) {
-                 new (self) CanonicalIdentity(make_identity(owner, buffer_id, generation));
-             },
-             "owner_instance_id"_a, "buffer_id"_a, "generation"_a)
+        .def(
+            "__init__",
+            [](CanonicalIdentity* self, nb::bytes owner, uint64_t buffer_id, uint32_t generation) {
+                new (self) CanonicalIdentity(make_identity(owner, buffer_id, generation));
+            },
+            "owner_instance_id"_a, "buffer_id"_a, "generation"_a)
         .def_prop_ro("owner_instance_id",
                      [](const CanonicalIdentity& id) {
-                         return nb::bytes(reinterpret_cast<const char*>(id.owner_instance_id),
-                                          OWNER_INSTANCE_ID_BYTES);
+                         return nb::bytes(reinterpret_cast<const char*>(id.owner_instance_id), OWNER_INSTANCE_ID_BYTES);
                      })
         .def_prop_ro("buffer_id", [](const CanonicalIdentity& id) { return id.buffer_id; })
         .def_prop_ro("generation", [](const CanonicalIdentity& id) { return id.generation; })
-        .def("__eq__", [](const CanonicalIdentity& a, const CanonicalIdentity& b) { return a == b; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
+        .def(
+            "__eq__", [](const CanonicalIdentity& a, const CanonicalIdentity& b) { return a == b; }, nb::is_operator(),
+            nb::sig(simpler::bindings::EQ_SIGNATURE))
         .def("__hash__", [](const CanonicalIdentity& id) { return static_cast<Py_hash_t>(id.hash()); })
         .def("__repr__", &identity_repr)
         .def("__str__", &CanonicalIdentity::to_string);
 
     nb::class_<BufferDescriptor>(m, "BufferDescriptor",
                                  "How to find a backing: identity, backend and its body, size and grant.")
-        .def("__init__",
-             [](BufferDescriptor* self, const CanonicalIdentity& identity, BackendKind backend, AccessMode access,
-                uint64_t nbytes, nb::bytes body, std::optional<AddressSpace> address_space,
-                uint32_t owner_worker_path_id) {
-                 AddressSpace space = address_space.value_or(
-                     backend == BackendKind::VMM_WINDOW || backend == BackendKind::DEVICE_MALLOC
-                         ? AddressSpace::DEVICE
-                         : AddressSpace::HOST);
-                 new (self) BufferDescriptor(make_buffer_descriptor(
-                     identity, backend, space, access, nbytes,
-                     {reinterpret_cast<const uint8_t*>(body.c_str()), body.size()}, owner_worker_path_id));
-             },
-             "identity"_a, "backend_kind"_a, "access"_a, "nbytes"_a, "body"_a = nb::bytes(""),
-             "address_space"_a = nb::none(), "owner_worker_path_id"_a = 0u,
-             "Fills the fields, zeroes the rest and validates (ValueError names the field and rule). "
-             "address_space defaults to the backend's (DEVICE for VMM_WINDOW / DEVICE_MALLOC).")
+        .def(
+            "__init__",
+            [](BufferDescriptor* self, const CanonicalIdentity& identity, BackendKind backend, AccessMode access,
+               uint64_t nbytes, nb::bytes body, std::optional<AddressSpace> address_space,
+               uint32_t owner_worker_path_id) {
+                AddressSpace space = address_space.value_or(
+                    backend == BackendKind::VMM_WINDOW || backend == BackendKind::DEVICE_MALLOC ? AddressSpace::DEVICE
+                                                                                                : AddressSpace::HOST);
+                new (self) BufferDescriptor(make_buffer_descriptor(
+                    identity, backend, space, access, nbytes,
+                    {reinterpret_cast<const uint8_t*>(body.c_str()), body.size()}, owner_worker_path_id));
+            },
+            "identity"_a, "backend_kind"_a, "access"_a, "nbytes"_a, "body"_a = nb::bytes(""),
+            "address_space"_a = nb::none(), "owner_worker_path_id"_a = 0u,
+            "Fills the fields, zeroes the rest and validates (ValueError names the field and rule). "
+            "address_space defaults to the backend's (DEVICE for VMM_WINDOW / DEVICE_MALLOC).")
         .def_static(
             "for_address",
             [](const CanonicalIdentity& identity, BackendKind backend, AccessMode access, uint64_t nbytes,
-               uint64_t base, uint32_t path_id) {
-                return make_address_descriptor(identity, backend, access, nbytes, base, path_id);
-            },
+               uint64_t base,
+               uint32_t path_id) { return make_address_descriptor(identity, backend, access, nbytes, base, path_id); },
             "identity"_a, "backend_kind"_a, "access"_a, "nbytes"_a, "base"_a, "owner_worker_path_id"_a = 0u,
             "A descriptor for an address-bearing backend (FORK_SHM, FORK_COW, VMM_WINDOW, DEVICE_MALLOC): "
             "base stored as 8 bytes little-endian.")
         .def_prop_ro("magic", [](const BufferDescriptor& d) { return d.magic; })
-        .def_prop_ro("address_space", [](const BufferDescriptor& d) { return static_cast<AddressSpace>(d.address_space); })
+        .def_prop_ro("address_space",
+                     [](const BufferDescriptor& d) { return static_cast<AddressSpace>(d.address_space); })
         .def_prop_ro("access", [](const BufferDescriptor& d) { return static_cast<AccessMode>(d.access); })
         .def_prop_ro("backend_kind", [](const BufferDescriptor& d) { return static_cast<BackendKind>(d.backend_kind); })
         .def_prop_ro("identity", [](const BufferDescriptor& d) { return d.identity; })
         .def_prop_ro("nbytes", [](const BufferDescriptor& d) { return d.nbytes; })
         .def_prop_ro("owner_worker_path_id", [](const BufferDescriptor& d) { return d.owner_worker_path_id; })
         .def_prop_ro("body_len", [](const BufferDescriptor& d) { return d.body_len; })
-        .def_prop_ro("body",
-                     [](const BufferDescriptor& d) {
-                         return nb::bytes(reinterpret_cast<const char*>(d.body), d.body_len);
-                     })
+        .def_prop_ro(
+            "body",
+            [](const BufferDescriptor& d) { return nb::bytes(reinterpret_cast<const char*>(d.body), d.body_len); })
         .def_prop_ro(
             "address",
             [](const BufferDescriptor& d) -> std::optional<uint64_t> {
@@ -241,31 +242,35 @@ void bind_task_interface(nb::module_& m) {
                 return descriptor_address(d);
             },
             "The base of an address-bearing backend; None for POSIX_SHM and REMOTE_SIDECAR.")
-        .def("__eq__", [](const BufferDescriptor& a, const BufferDescriptor& b) { return a == b; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
+        .def(
+            "__eq__", [](const BufferDescriptor& a, const BufferDescriptor& b) { return a == b; }, nb::is_operator(),
+            nb::sig(simpler::bindings::EQ_SIGNATURE))
         .def("__hash__", [](const BufferDescriptor& d) { return static_cast<Py_hash_t>(d.identity.hash()); })
         .def("__repr__", &descriptor_repr);
 
     nb::class_<Tensor>(m, "Tensor",
                        "The L3+ task argument: a buffer descriptor plus a strided view; carries no address.")
-        .def("__init__",
-             [](Tensor* self, const BufferDescriptor& buffer, const std::vector<uint64_t>& shapes, DataType dtype,
-                std::optional<std::vector<uint64_t>> strides, uint64_t byte_offset) {
-                 std::vector<uint32_t> s = checked_dims(shapes, "shapes");
-                 std::vector<uint32_t> st = strides ? checked_dims(*strides, "strides") : std::vector<uint32_t>{};
-                 new (self) Tensor(make_tensor(buffer, s, dtype, st, byte_offset));
-             },
-             "buffer"_a, "shapes"_a, "dtype"_a, "strides"_a = nb::none(), "byte_offset"_a = 0u,
-             "strides are element strides (row-major when None); byte_offset is in bytes. Validates: "
-             "ValueError names the field and rule.")
+        .def(
+            "__init__",
+            [](Tensor* self, const BufferDescriptor& buffer, const std::vector<uint64_t>& shapes, DataType dtype,
+               std::optional<std::vector<uint64_t>> strides, uint64_t byte_offset) {
+                std::vector<uint32_t> s = checked_dims(shapes, "shapes");
+                std::vector<uint32_t> st = strides ? checked_dims(*strides, "strides") : std::vector<uint32_t>{};
+                new (self) Tensor(make_tensor(buffer, s, dtype, st, byte_offset));
+            },
+            "buffer"_a, "shapes"_a, "dtype"_a, "strides"_a = nb::none(), "byte_offset"_a = 0u,
+            "strides are element strides (row-major when None); byte_offset is in bytes. Validates: "
+            "ValueError names the field and rule.")
         .def_prop_ro("buffer", [](const Tensor& t) { return t.buffer; })
         .def_prop_ro("byte_offset", [](const Tensor& t) { return t.byte_offset; })
         .def_prop_ro("ndims", [](const Tensor& t) { return t.ndims; })
         .def_prop_ro("shapes", [](const Tensor& t) { return dims_tuple(t.shapes, t.ndims); })
         .def_prop_ro("strides", [](const Tensor& t) { return dims_tuple(t.strides, t.ndims); })
         .def_prop_ro("dtype", [](const Tensor& t) { return static_cast<DataType>(t.dtype); })
-        .def_prop_ro("extent_bytes", &Tensor::extent_bytes,
-                     "Bytes from the view's first element to one past its last.")
-        .def("__eq__", [](const Tensor& a, const Tensor& b) { return a == b; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
+        .def_prop_ro("extent_bytes", &Tensor::extent_bytes, "Bytes from the view's first element to one past its last.")
+        .def(
+            "__eq__", [](const Tensor& a, const Tensor& b) { return a == b; }, nb::is_operator(),
+            nb::sig(simpler::bindings::EQ_SIGNATURE))
         .def("__hash__", [](const Tensor& t) { return static_cast<Py_hash_t>(tensor_hash(t)); })
         .def("__repr__", [](const Tensor& t) {
             return std::string("Tensor(") + descriptor_repr(t.buffer) + ", shapes=" + dims_repr(t.shapes, t.ndims) +
@@ -273,34 +278,34 @@ void bind_task_interface(nb::module_& m) {
                    ", byte_offset=" + std::to_string(t.byte_offset) + ")";
         });
 
-    nb::class_<ChipTensor>(m, "ChipTensor",
-                           "A task argument as the chip runtime receives it: resolved address + view.")
-        .def("__init__",
-             [](ChipTensor* self, uint64_t addr, uint64_t size, const std::vector<uint64_t>& shapes, DataType dtype,
-                std::optional<std::vector<uint64_t>> strides, uint64_t start_offset, AddressSpace space) {
-                 std::vector<uint32_t> s = checked_dims(shapes, "shapes");
-                 if (s.empty() || s.size() > MAX_TENSOR_DIMS)
-                     throw std::invalid_argument("ChipTensor.ndims: must be in 1..5 (got " +
-                                                 std::to_string(s.size()) + ")");
-                 std::vector<uint32_t> st = strides ? checked_dims(*strides, "strides") : std::vector<uint32_t>{};
-                 if (!st.empty() && st.size() != s.size())
-                     throw std::invalid_argument("ChipTensor.strides: must have one stride per dimension");
-                 ChipTensor t{};
-                 t.buffer = {addr, size};
-                 t.start_offset = start_offset;
-                 t.ndims = static_cast<uint32_t>(s.size());
-                 t.dtype = static_cast<uint8_t>(dtype);
-                 t.address_space = static_cast<uint8_t>(space);
-                 std::copy(s.begin(), s.end(), t.shapes);
-                 if (!st.empty())
-                     std::copy(st.begin(), st.end(), t.strides);
-                 else if (row_major_strides(s, t.strides) >= 0)
-                     throw std::invalid_argument("ChipTensor.strides: row-major stride does not fit u32");
-                 throw_if_invalid(validate_chip_tensor(t));
-                 new (self) ChipTensor(t);
-             },
-             "addr"_a, "size"_a, "shapes"_a, "dtype"_a, "strides"_a = nb::none(), "start_offset"_a = 0u,
-             "address_space"_a = AddressSpace::HOST, "start_offset is in elements.")
+    nb::class_<ChipTensor>(m, "ChipTensor", "A task argument as the chip runtime receives it: resolved address + view.")
+        .def(
+            "__init__",
+            [](ChipTensor* self, uint64_t addr, uint64_t size, const std::vector<uint64_t>& shapes, DataType dtype,
+               std::optional<std::vector<uint64_t>> strides, uint64_t start_offset, AddressSpace space) {
+                std::vector<uint32_t> s = checked_dims(shapes, "shapes");
+                if (s.empty() || s.size() > MAX_TENSOR_DIMS)
+                    throw std::invalid_argument("ChipTensor.ndims: must be in 1..5 (got " + std::to_string(s.size()) +
+                                                ")");
+                std::vector<uint32_t> st = strides ? checked_dims(*strides, "strides") : std::vector<uint32_t>{};
+                if (!st.empty() && st.size() != s.size())
+                    throw std::invalid_argument("ChipTensor.strides: must have one stride per dimension");
+                ChipTensor t{};
+                t.buffer = {addr, size};
+                t.start_offset = start_offset;
+                t.ndims = static_cast<uint32_t>(s.size());
+                t.dtype = static_cast<uint8_t>(dtype);
+                t.address_space = static_cast<uint8_t>(space);
+                std::copy(s.begin(), s.end(), t.shapes);
+                if (!st.empty())
+                    std::copy(st.begin(), st.end(), t.strides);
+                else if (row_major_strides(s, t.strides) >= 0)
+                    throw std::invalid_argument("ChipTensor.strides: row-major stride does not fit u32");
+                throw_if_invalid(validate_chip_tensor(t));
+                new (self) ChipTensor(t);
+            },
+            "addr"_a, "size"_a, "shapes"_a, "dtype"_a, "strides"_a = nb::none(), "start_offset"_a = 0u,
+            "address_space"_a = AddressSpace::HOST, "start_offset is in elements.")
         .def_prop_ro("addr", [](const ChipTensor& t) { return t.buffer.addr; })
         .def_prop_ro("size", [](const ChipTensor& t) { return t.buffer.size; })
         .def_prop_ro("start_offset", [](const ChipTensor& t) { return t.start_offset; })
@@ -309,11 +314,14 @@ void bind_task_interface(nb::module_& m) {
         .def_prop_ro("strides", [](const ChipTensor& t) { return dims_tuple(t.strides, t.ndims); })
         .def_prop_ro("dtype", [](const ChipTensor& t) { return static_cast<DataType>(t.dtype); })
         .def_prop_ro("address_space", [](const ChipTensor& t) { return static_cast<AddressSpace>(t.address_space); })
-        .def("__eq__", [](const ChipTensor& a, const ChipTensor& b) { return std::memcmp(&a, &b, 70) == 0; }, nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
-        .def("__hash__", [](const ChipTensor& t) {
-            return static_cast<Py_hash_t>((t.buffer.addr * 0x9e3779b97f4a7c15ULL) ^ t.start_offset ^
-                                          (uint64_t{t.shapes[0]} << 32));
-        })
+        .def(
+            "__eq__", [](const ChipTensor& a, const ChipTensor& b) { return std::memcmp(&a, &b, 70) == 0; },
+            nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
+        .def("__hash__",
+             [](const ChipTensor& t) {
+                 return static_cast<Py_hash_t>((t.buffer.addr * 0x9e3779b97f4a7c15ULL) ^ t.start_offset ^
+                                               (uint64_t{t.shapes[0]} << 32));
+             })
         .def("__repr__", [](const ChipTensor& t) {
             char addr[32];
             std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(t.buffer.addr));
@@ -330,22 +338,24 @@ void bind_task_interface(nb::module_& m) {
         .def("add_scalar", &ChipStorageTaskArgs::add_scalar, "value"_a)
         .def_prop_ro("tensor_count", [](const ChipStorageTaskArgs& a) { return a.tensor_count; })
         .def_prop_ro("scalar_count", [](const ChipStorageTaskArgs& a) { return a.scalar_count; })
-        .def("tensor",
-             [](const ChipStorageTaskArgs& a, int32_t i) {
-                 if (i < 0 || i >= a.tensor_count)
-                     throw std::out_of_range("ChipStorageTaskArgs.tensor index " + std::to_string(i) +
-                                             " out of range (count " + std::to_string(a.tensor_count) + ")");
-                 return a.tensors[i];
-             },
-             "index"_a)
-        .def("scalar",
-             [](const ChipStorageTaskArgs& a, int32_t i) {
-                 if (i < 0 || i >= a.scalar_count)
-                     throw std::out_of_range("ChipStorageTaskArgs.scalar index " + std::to_string(i) +
-                                             " out of range (count " + std::to_string(a.scalar_count) + ")");
-                 return a.scalars[i];
-             },
-             "index"_a);
+        .def(
+            "tensor",
+            [](const ChipStorageTaskArgs& a, int32_t i) {
+                if (i < 0 || i >= a.tensor_count)
+                    throw std::out_of_range("ChipStorageTaskArgs.tensor index " + std::to_string(i) +
+                                            " out of range (count " + std::to_string(a.tensor_count) + ")");
+                return a.tensors[i];
+            },
+            "index"_a)
+        .def(
+            "scalar",
+            [](const ChipStorageTaskArgs& a, int32_t i) {
+                if (i < 0 || i >= a.scalar_count)
+                    throw std::out_of_range("ChipStorageTaskArgs.scalar index " + std::to_string(i) +
+                                            " out of range (count " + std::to_string(a.scalar_count) + ")");
+                return a.scalars[i];
+            },
+            "index"_a);
 
     nb::class_<TaskArgs>(m, "TaskArgs",
                          "The L3+ argument list: Tensors with their tags, then u64 scalars. len() and [i] "
@@ -361,19 +371,22 @@ void bind_task_interface(nb::module_& m) {
              "Re-checks access ⊆ granted for every argument (what submit runs).")
         .def_prop_ro("tensor_count", &TaskArgs::tensor_count)
         .def_prop_ro("scalar_count", &TaskArgs::scalar_count)
-        .def_prop_ro("tags", [](const TaskArgs& a) { return std::vector<TensorArgType>(a.tags().begin(), a.tags().end()); })
-        .def_prop_ro("scalars", [](const TaskArgs& a) { return std::vector<uint64_t>(a.scalars().begin(), a.scalars().end()); })
+        .def_prop_ro("tags",
+                     [](const TaskArgs& a) { return std::vector<TensorArgType>(a.tags().begin(), a.tags().end()); })
+        .def_prop_ro("scalars",
+                     [](const TaskArgs& a) { return std::vector<uint64_t>(a.scalars().begin(), a.scalars().end()); })
         .def("__len__", &TaskArgs::tensor_count)
-        .def("__getitem__",
-             [](const TaskArgs& a, int64_t i) {
-                 const int64_t n = static_cast<int64_t>(a.tensor_count());
-                 if (i < 0) i += n;
-                 if (i < 0 || i >= n)
-                     throw std::out_of_range("TaskArgs index " + std::to_string(i) + " out of range (count " +
-                                             std::to_string(n) + ")");
-                 return a.tensor(static_cast<size_t>(i));
-             },
-             "index"_a)
+        .def(
+            "__getitem__",
+            [](const TaskArgs& a, int64_t i) {
+                const int64_t n = static_cast<int64_t>(a.tensor_count());
+                if (i < 0) i += n;
+                if (i < 0 || i >= n)
+                    throw std::out_of_range("TaskArgs index " + std::to_string(i) + " out of range (count " +
+                                            std::to_string(n) + ")");
+                return a.tensor(static_cast<size_t>(i));
+            },
+            "index"_a)
         .def("__repr__", [](const TaskArgs& a) {
             return "TaskArgs(" + std::to_string(a.tensor_count()) + " tensors, " + std::to_string(a.scalar_count()) +
                    " scalars)";
@@ -383,14 +396,15 @@ void bind_task_interface(nb::module_& m) {
         .def_ro("tensors", &DecodedTaskArgs::tensors)
         .def_ro("scalars", &DecodedTaskArgs::scalars);
 
-    m.def("write_blob",
-          [](const TaskArgs& a) {
-              std::vector<std::byte> blob = encode_blob(a);
-              return nb::bytes(reinterpret_cast<const char*>(blob.data()), blob.size());
-          },
-          "args"_a, "Serializes TaskArgs as an argument blob (tags do not cross).");
-    m.def("read_blob",
-          [](nb::bytes blob) { return read_blob(blob.c_str(), blob.size()); }, "blob"_a,
-          "Decodes an argument blob, validating the header and every tensor; all or nothing (ValueError).");
+    m.def(
+        "write_blob",
+        [](const TaskArgs& a) {
+            std::vector<std::byte> blob = encode_blob(a);
+            return nb::bytes(reinterpret_cast<const char*>(blob.data()), blob.size());
+        },
+        "args"_a, "Serializes TaskArgs as an argument blob (tags do not cross).");
+    m.def(
+        "read_blob", [](nb::bytes blob) { return read_blob(blob.c_str(), blob.size()); }, "blob"_a,
+        "Decodes an argument blob, validating the header and every tensor; all or nothing (ValueError).");
     m.def("blob_size", [](int64_t t, int64_t s) { return blob_size(t, s); }, "tensor_count"_a, "scalar_count"_a);
 }

@@ -17,8 +17,8 @@
 
 using namespace simpler;
 
-#define FUZZ_CHECK(cond)             \
-    do {                             \
+#define FUZZ_CHECK(cond)               \
+    do {                               \
         if (!(cond)) __builtin_trap(); \
     } while (0)
 
@@ -48,9 +48,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             const uint64_t extent = t.extent_bytes();
             FUZZ_CHECK(extent != TENSOR_EXTENT_UNREPRESENTABLE);
             FUZZ_CHECK(t.byte_offset <= t.buffer.nbytes && extent <= t.buffer.nbytes - t.byte_offset);
-            Tensor rebuilt = make_tensor(t.buffer, std::span<const uint32_t>(t.shapes, t.ndims),
-                                         static_cast<DataType>(t.dtype),
-                                         std::span<const uint32_t>(t.strides, t.ndims), t.byte_offset);
+            Tensor rebuilt =
+                make_tensor(t.buffer, std::span<const uint32_t>(t.shapes, t.ndims), static_cast<DataType>(t.dtype),
+                            std::span<const uint32_t>(t.strides, t.ndims), t.byte_offset);
             FUZZ_CHECK(rebuilt == t);
             tensors.push_back(t);
         }

@@ -37,8 +37,7 @@ std::unique_ptr<ForkOwner> ForkOwner::create(BackendKind kind, uint64_t nbytes, 
     const CanonicalIdentity id = minter->mint();
     BufferDescriptor desc;
     try {
-        desc = make_address_descriptor(id, kind, access, nbytes, reinterpret_cast<uint64_t>(p),
-                                       owner_worker_path_id);
+        desc = make_address_descriptor(id, kind, access, nbytes, reinterpret_cast<uint64_t>(p), owner_worker_path_id);
     } catch (...) {
         munmap(p, nbytes);
         minter->release(id);

@@ -34,8 +34,7 @@ public:
                                                     ForkRegionTable* regions = nullptr,
                                                     uint32_t owner_worker_path_id = 0);
     static std::unique_ptr<ForkOwner> create_cow(uint64_t nbytes, IdentityMinter* minter = nullptr,
-                                                 ForkRegionTable* regions = nullptr,
-                                                 uint32_t owner_worker_path_id = 0);
+                                                 ForkRegionTable* regions = nullptr, uint32_t owner_worker_path_id = 0);
     // kind is FORK_SHM or FORK_COW; create_shared / create_cow spell the two.
     static std::unique_ptr<ForkOwner> create(BackendKind kind, uint64_t nbytes, AccessMode access,
                                              IdentityMinter* minter, ForkRegionTable* regions,

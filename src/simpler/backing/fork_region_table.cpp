@@ -12,8 +12,7 @@ void ForkRegionTable::remove(const CanonicalIdentity& id) {
     regions_.erase(id);
 }
 
-bool ForkRegionTable::contains(const CanonicalIdentity& id, uint64_t base, uint64_t nbytes,
-                               BackendKind backend) const {
+bool ForkRegionTable::contains(const CanonicalIdentity& id, uint64_t base, uint64_t nbytes, BackendKind backend) const {
     std::lock_guard lock(mu_);
     const auto it = regions_.find(id);
     return it != regions_.end() && it->second.base == base && it->second.backend == backend &&
@@ -23,8 +22,7 @@ bool ForkRegionTable::contains(const CanonicalIdentity& id, uint64_t base, uint6
 bool ForkRegionTable::pin(const CanonicalIdentity& id, uint64_t base, uint64_t nbytes, BackendKind backend) {
     std::lock_guard lock(mu_);
     const auto it = regions_.find(id);
-    if (it == regions_.end() || it->second.base != base || it->second.backend != backend ||
-        nbytes > it->second.nbytes)
+    if (it == regions_.end() || it->second.base != base || it->second.backend != backend || nbytes > it->second.nbytes)
         return false;
     ++it->second.pins;
     return true;

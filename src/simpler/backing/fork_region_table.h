@@ -42,8 +42,7 @@ public:
     void add(const CanonicalIdentity& id, const ForkRegion& region);
     void remove(const CanonicalIdentity& id);
     // True when id is listed with this base and backend and at least nbytes.
-    [[nodiscard]] bool contains(const CanonicalIdentity& id, uint64_t base, uint64_t nbytes,
-                                BackendKind backend) const;
+    [[nodiscard]] bool contains(const CanonicalIdentity& id, uint64_t base, uint64_t nbytes, BackendKind backend) const;
     // contains() and, when true, one more pin; unpin() drops one.
     bool pin(const CanonicalIdentity& id, uint64_t base, uint64_t nbytes, BackendKind backend);
     void unpin(const CanonicalIdentity& id);

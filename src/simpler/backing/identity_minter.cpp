@@ -117,11 +117,11 @@ std::string describe_liveness(const CanonicalIdentity& id, const Liveness& l) {
         case LivenessStatus::UNKNOWN_BUFFER:
             return "identity " + who + ": buffer_id " + std::to_string(id.buffer_id) + " was never minted by its owner";
         case LivenessStatus::STALE_GENERATION:
-            return "stale descriptor " + who + ": generation " + gen + " of buffer_id " +
-                   std::to_string(id.buffer_id) + " was released and the slot reused (live generation " + cur + ")";
+            return "stale descriptor " + who + ": generation " + gen + " of buffer_id " + std::to_string(id.buffer_id) +
+                   " was released and the slot reused (live generation " + cur + ")";
         case LivenessStatus::RELEASED:
-            return "stale descriptor " + who + ": generation " + gen + " of buffer_id " +
-                   std::to_string(id.buffer_id) + " was released";
+            return "stale descriptor " + who + ": generation " + gen + " of buffer_id " + std::to_string(id.buffer_id) +
+                   " was released";
         case LivenessStatus::FUTURE_GENERATION:
             return "identity " + who + ": generation " + gen + " was never minted (newest is " + cur + ")";
     }

@@ -81,8 +81,7 @@ ImportResult ImportRegistry::try_import(const BufferDescriptor& d) noexcept {
                           "identity " + d.identity.to_string() + " is already imported under a different descriptor (" +
                               backend_kind_name(it->second.descriptor.backend_kind) + ", " +
                               std::to_string(it->second.descriptor.nbytes) + " B); refusing the " +
-                              backend_kind_name(d.backend_kind) + " descriptor of " + std::to_string(d.nbytes) +
-                              " B");
+                              backend_kind_name(d.backend_kind) + " descriptor of " + std::to_string(d.nbytes) + " B");
         ImportResult gen = check_generation(d);
         if (!gen.ok()) return gen;
         ImportedBacking fresh;
@@ -122,9 +121,9 @@ ImportResult ImportRegistry::check_generation(const BufferDescriptor& d) noexcep
                               " of buffer_id " + std::to_string(id.buffer_id) + " is older than generation " +
                               std::to_string(s.newest_generation) + " already received");
         if (id.generation == s.newest_generation && s.newest_released)
-            return refuse(ImportRefusal::STALE_GENERATION,
-                          "stale descriptor " + id.to_string() + ": generation " + std::to_string(id.generation) +
-                              " of buffer_id " + std::to_string(id.buffer_id) + " was released");
+            return refuse(ImportRefusal::STALE_GENERATION, "stale descriptor " + id.to_string() + ": generation " +
+                                                               std::to_string(id.generation) + " of buffer_id " +
+                                                               std::to_string(id.buffer_id) + " was released");
     }
     // Refused by its owner when the owner is this incarnation.
     const Liveness l = config_.owner_minter->check_live(id);
@@ -153,13 +152,13 @@ ImportResult ImportRegistry::resolve_new(const BufferDescriptor& d, ImportedBack
             const std::optional<uint32_t> owner =
                 config_.device_owners ? config_.device_owners->owner_of(d.identity) : std::nullopt;
             if (!owner)
-                return refuse(ImportRefusal::DEVICE_OWNER_UNKNOWN,
-                              who() + ": no owner chip is recorded for it on chip " +
-                                  std::to_string(config_.endpoint.chip_index));
+                return refuse(ImportRefusal::DEVICE_OWNER_UNKNOWN, who() +
+                                                                       ": no owner chip is recorded for it on chip " +
+                                                                       std::to_string(config_.endpoint.chip_index));
             if (*owner != config_.endpoint.chip_index)
-                return refuse(ImportRefusal::DEVICE_WRONG_CHIP,
-                              who() + ": owned by chip " + std::to_string(*owner) + ", cannot resolve on chip " +
-                                  std::to_string(config_.endpoint.chip_index));
+                return refuse(ImportRefusal::DEVICE_WRONG_CHIP, who() + ": owned by chip " + std::to_string(*owner) +
+                                                                    ", cannot resolve on chip " +
+                                                                    std::to_string(config_.endpoint.chip_index));
             out.base = descriptor_address(d);
             return {};
         }
@@ -181,12 +180,12 @@ ImportResult ImportRegistry::resolve_new(const BufferDescriptor& d, ImportedBack
     if (fd < 0) {
         const int err = errno;
         if (err == ENOENT)
-            return refuse(ImportRefusal::SHM_MISSING,
-                          who() + ": no shm object '" + name + "' (generation " +
-                              std::to_string(d.identity.generation) + " released by its owner, or never created)");
+            return refuse(ImportRefusal::SHM_MISSING, who() + ": no shm object '" + name + "' (generation " +
+                                                          std::to_string(d.identity.generation) +
+                                                          " released by its owner, or never created)");
         return refuse(ImportRefusal::OS_ERROR, who() + ": shm_open '" + name + "' failed: " + std::strerror(err));
     }
-    struct stat st {};
+    struct stat st{};
     if (fstat(fd, &st) != 0) {
         const int err = errno;
         ::close(fd);

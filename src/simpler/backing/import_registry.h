@@ -131,8 +131,7 @@ public:
     // Tensor -> ChipTensor: addr = backing base, size = nbytes,
     // start_offset = byte_offset / element size. Validates t first.
     ChipTensor materialize(const Tensor& t);
-    void materialize_args(std::span<const Tensor> tensors, std::span<const uint64_t> scalars,
-                          ChipStorageTaskArgs& out);
+    void materialize_args(std::span<const Tensor> tensors, std::span<const uint64_t> scalars, ChipStorageTaskArgs& out);
 
     // Tensor -> MappedArg (host address at the view, read-only for READ grants).
     MappedArg map_arg(const Tensor& t);

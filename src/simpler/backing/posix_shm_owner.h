@@ -24,8 +24,7 @@ class IdentityMinter;
 class PosixShmOwner final : public BackingOwner {
 public:
     static std::unique_ptr<PosixShmOwner> create(uint64_t nbytes, AccessMode access = AccessMode::READWRITE,
-                                                 IdentityMinter* minter = nullptr,
-                                                 uint32_t owner_worker_path_id = 0);
+                                                 IdentityMinter* minter = nullptr, uint32_t owner_worker_path_id = 0);
     ~PosixShmOwner() override;
 
     // The name body (no leading '/').

@@ -26,9 +26,7 @@ int32_t op_submit(void* rt, uint32_t kernel_id, const Tensor* tensors, const int
 int32_t op_alloc_tensor(void* rt, const uint32_t* shapes, uint32_t ndims, uint8_t dtype, Tensor* out) {
     return static_cast<Runtime*>(rt)->alloc_tensor(shapes, ndims, dtype, out);
 }
-void op_fail(void* rt, const char* message) {
-    static_cast<Runtime*>(rt)->fail(message);
-}
+void op_fail(void* rt, const char* message) { static_cast<Runtime*>(rt)->fail(message); }
 
 constexpr OrchestrationOps OPS{CHIP_ABI_VERSION, 0, op_kernel_id, op_submit, op_alloc_tensor, op_fail};
 
@@ -104,8 +102,8 @@ RunResult Runtime::run_adopted(OrchestrationFn orchestration, uint32_t block_dim
         fail("no chip orchestration given");
     } else {
         const uint32_t cores = block_dim > 0 ? std::min(block_dim, config_.core_threads) : config_.core_threads;
-        const OrchestrationContext ctx{&OPS,           this, entry_->tensors, entry_->scalars, entry_->tensor_count,
-                                       entry_->scalar_count, cores, 0};
+        const OrchestrationContext ctx{
+            &OPS, this, entry_->tensors, entry_->scalars, entry_->tensor_count, entry_->scalar_count, cores, 0};
         try {
             rc = orchestration(&ctx);
         } catch (const std::exception& e) {
@@ -117,8 +115,8 @@ RunResult Runtime::run_adopted(OrchestrationFn orchestration, uint32_t block_dim
     RunResult result;
     std::unique_lock<std::mutex> lock(mu_);
     if (rc != CHIP_OK && !failed_)
-        record_error_locked("chip orchestration returned status " + std::to_string(rc) + " (" +
-                            chip_status_name(rc) + ")");
+        record_error_locked("chip orchestration returned status " + std::to_string(rc) + " (" + chip_status_name(rc) +
+                            ")");
     done_cv_.wait(lock, [this] { return in_flight_ == 0; });
     overlap_.clear();
     for (uint64_t addr : temporaries_) arena_.try_free(addr);
@@ -151,8 +149,8 @@ int32_t Runtime::check_submit(uint32_t kernel_id, const Tensor* tensors, const i
                       registry_.kernel_count());
     } else if (tensor_count > static_cast<uint32_t>(CORE_MAX_TENSOR_ARGS) ||
                scalar_count > static_cast<uint32_t>(CORE_MAX_SCALAR_ARGS)) {
-        std::snprintf(msg, sizeof msg, "submit of kernel '%s': %u tensors / %u scalars exceed the caps %d / %d",
-                      kname, tensor_count, scalar_count, CORE_MAX_TENSOR_ARGS, CORE_MAX_SCALAR_ARGS);
+        std::snprintf(msg, sizeof msg, "submit of kernel '%s': %u tensors / %u scalars exceed the caps %d / %d", kname,
+                      tensor_count, scalar_count, CORE_MAX_TENSOR_ARGS, CORE_MAX_SCALAR_ARGS);
     } else if ((tensor_count > 0 && (tensors == nullptr || tags == nullptr)) ||
                (scalar_count > 0 && scalars == nullptr)) {
         std::snprintf(msg, sizeof msg, "submit of kernel '%s': null argument array", kname);
@@ -165,8 +163,7 @@ int32_t Runtime::check_submit(uint32_t kernel_id, const Tensor* tensors, const i
             }
             const ValidationError e = validate_chip_tensor(chip_tensor_of(tensors[i]));
             if (!e.ok()) {
-                std::snprintf(msg, sizeof msg, "submit of kernel '%s': tensor[%u]: %s", kname, i,
-                              e.message().c_str());
+                std::snprintf(msg, sizeof msg, "submit of kernel '%s': tensor[%u]: %s", kname, i, e.message().c_str());
                 fail(msg);
                 return CHIP_ERR_INVALID_ARGUMENT;
             }
@@ -182,9 +179,8 @@ int32_t Runtime::submit(uint32_t kernel_id, const Tensor* tensors, const int32_t
     if (const int32_t rc = check_submit(kernel_id, tensors, tags, tensor_count, scalars, scalar_count); rc != CHIP_OK)
         return rc;
     std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(lock, [this] {
-        return failed_ || ring_[ring_head_].header.state == static_cast<uint32_t>(SlotState::FREE);
-    });
+    done_cv_.wait(
+        lock, [this] { return failed_ || ring_[ring_head_].header.state == static_cast<uint32_t>(SlotState::FREE); });
     if (failed_) return CHIP_ERR_RUN_FAILED;
     const uint32_t slot = ring_head_;
     ring_head_ = (ring_head_ + 1) % config_.ring_slots;
@@ -302,8 +298,9 @@ void Runtime::core_loop(uint32_t core_id) noexcept {
         int32_t rc = CHIP_OK;
         error[0] = '\0';
         if (!skip) {
-            const KernelArgs args{p.tensors, p.scalars, p.header.tensor_count, p.header.scalar_count,
-                                  core_id,   KERNEL_ERROR_CAPACITY, error};
+            const KernelArgs args{
+                p.tensors, p.scalars, p.header.tensor_count, p.header.scalar_count, core_id, KERNEL_ERROR_CAPACITY,
+                error};
             try {
                 rc = registry_.kernel(kernel_id)(&args);
             } catch (const std::exception& e) {

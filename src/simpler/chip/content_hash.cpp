@@ -16,9 +16,7 @@ constexpr uint32_t K[64] = {
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 };
 
-constexpr uint32_t rotr(uint32_t x, int n) noexcept {
-    return (x >> n) | (x << (32 - n));
-}
+constexpr uint32_t rotr(uint32_t x, int n) noexcept { return (x >> n) | (x << (32 - n)); }
 
 }  // namespace
 

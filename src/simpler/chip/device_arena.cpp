@@ -5,17 +5,15 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <iterator>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
 namespace simpler::chip {
 namespace {
 
-uint64_t round_up(uint64_t v, uint64_t a) noexcept {
-    return (v + a - 1) & ~(a - 1);
-}
+uint64_t round_up(uint64_t v, uint64_t a) noexcept { return (v + a - 1) & ~(a - 1); }
 
 std::string hex(uint64_t v) {
     char buf[32];
@@ -27,7 +25,8 @@ std::string hex(uint64_t v) {
 
 void validate_arena_capacity(uint64_t capacity_bytes) {
     if (capacity_bytes == 0) throw std::invalid_argument("DeviceArena.capacity: must be > 0 (got 0)");
-    if (capacity_bytes > DEVICE_ARENA_MAX_BYTES) throw std::invalid_argument("DeviceArena.capacity: larger than 64 TiB");
+    if (capacity_bytes > DEVICE_ARENA_MAX_BYTES)
+        throw std::invalid_argument("DeviceArena.capacity: larger than 64 TiB");
 }
 
 DeviceArena::DeviceArena(uint64_t capacity_bytes) {

@@ -15,7 +15,8 @@ KernelRegistry::~KernelRegistry() = default;
 uint32_t KernelRegistry::add_kernel(const std::string& name, KernelFn fn) {
     if (name.empty()) throw std::invalid_argument("KernelRegistry: kernel name must not be empty");
     if (fn == nullptr) throw std::invalid_argument("KernelRegistry: kernel '" + name + "' has no function");
-    if (kernel_ids_.count(name) != 0) throw std::invalid_argument("KernelRegistry: kernel '" + name + "' already registered");
+    if (kernel_ids_.count(name) != 0)
+        throw std::invalid_argument("KernelRegistry: kernel '" + name + "' already registered");
     const auto id = static_cast<uint32_t>(kernels_.size());
     kernels_.push_back(Kernel{name, fn});
     kernel_ids_.emplace(name, id);
@@ -82,9 +83,7 @@ bool KernelRegistry::find_kernel(const char* name, uint32_t* id) const noexcept 
     }
 }
 
-KernelFn KernelRegistry::kernel(uint32_t id) const noexcept {
-    return id < kernels_.size() ? kernels_[id].fn : nullptr;
-}
+KernelFn KernelRegistry::kernel(uint32_t id) const noexcept { return id < kernels_.size() ? kernels_[id].fn : nullptr; }
 
 const char* KernelRegistry::kernel_name(uint32_t id) const noexcept {
     return id < kernels_.size() ? kernels_[id].name.c_str() : "<unknown kernel>";

@@ -53,12 +53,10 @@ using LibraryTableFn = const LibraryTable* (*)();
 
 // Exports `entries` (an array of simpler::chip::LibraryEntry) as this shared
 // library's table.
-#define SIMPLER_CHIP_EXPORT_LIBRARY(entries)                                                              \
-    extern "C" __attribute__((visibility("default"))) const ::simpler::chip::LibraryTable*              \
-    simpler_chip_library() {                                                                              \
-        static const ::simpler::chip::LibraryTable table{::simpler::chip::CHIP_ABI_VERSION,                \
-                                                         static_cast<uint32_t>(sizeof(entries) /        \
-                                                                               sizeof((entries)[0])),    \
-                                                         (entries)};                                     \
-        return &table;                                                                                    \
+#define SIMPLER_CHIP_EXPORT_LIBRARY(entries)                                                                        \
+    extern "C" __attribute__((visibility("default"))) const ::simpler::chip::LibraryTable* simpler_chip_library() { \
+        static const ::simpler::chip::LibraryTable table{                                                           \
+            ::simpler::chip::CHIP_ABI_VERSION, static_cast<uint32_t>(sizeof(entries) / sizeof((entries)[0])),       \
+            (entries)};                                                                                             \
+        return &table;                                                                                              \
     }

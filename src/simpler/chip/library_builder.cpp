@@ -104,9 +104,7 @@ std::string default_chip_cache_dir() {
     return "/tmp/simpler-cache";
 }
 
-std::string default_chip_include_dir() {
-    return env_or("SIMPLER_CHIP_INCLUDE_DIR", SIMPLER_SOURCE_DIR);
-}
+std::string default_chip_include_dir() { return env_or("SIMPLER_CHIP_INCLUDE_DIR", SIMPLER_SOURCE_DIR); }
 
 LibraryBuild build_library(const std::string& source_path, const LibraryBuildConfig& config) {
     std::string source;
@@ -114,7 +112,8 @@ LibraryBuild build_library(const std::string& source_path, const LibraryBuildCon
         throw std::invalid_argument("build_library: cannot read source " + source_path);
     const std::string compiler = config.compiler.empty() ? env_or("CXX", "c++") : config.compiler;
     const std::string include_dir = config.include_dir.empty() ? default_chip_include_dir() : config.include_dir;
-    const fs::path cache = fs::path(config.cache_dir.empty() ? default_chip_cache_dir() : config.cache_dir) / "chip-libs";
+    const fs::path cache =
+        fs::path(config.cache_dir.empty() ? default_chip_cache_dir() : config.cache_dir) / "chip-libs";
 
     Sha256 h;
     add_field(h, "simpler chip library v1");

@@ -17,7 +17,8 @@ SharedLibrary::SharedLibrary(const std::string& path) : path_(path) {
     if (sym != nullptr) table = reinterpret_cast<LibraryTableFn>(sym)();
     if (table == nullptr) {
         dlclose(handle_);
-        throw std::runtime_error("chip library " + path + ": exports no " SIMPLER_CHIP_LIBRARY_SYMBOL
+        throw std::runtime_error("chip library " + path +
+                                 ": exports no " SIMPLER_CHIP_LIBRARY_SYMBOL
                                  "() table (use SIMPLER_CHIP_EXPORT_LIBRARY)");
     }
     table_ = table;

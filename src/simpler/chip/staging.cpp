@@ -12,15 +12,11 @@ constexpr uint8_t HOST_SPACE = 0;
 constexpr uint8_t DEVICE_SPACE = 1;
 constexpr uint64_t RANGE_ALIGN = 8;  // the largest element size: every view's origin stays on its lattice
 
-uint64_t view_begin_bytes(const ChipTensor& t) noexcept {
-    return t.start_offset * data_type_element_size(t.dtype);
-}
+uint64_t view_begin_bytes(const ChipTensor& t) noexcept { return t.start_offset * data_type_element_size(t.dtype); }
 uint64_t view_end_bytes(const ChipTensor& t) noexcept {
     return view_begin_bytes(t) + t.extent_elements() * data_type_element_size(t.dtype);
 }
-bool copies_in(TensorArgType tag) noexcept {
-    return tag != TensorArgType::OUTPUT;
-}
+bool copies_in(TensorArgType tag) noexcept { return tag != TensorArgType::OUTPUT; }
 
 }  // namespace
 

@@ -46,8 +46,7 @@ public:
     [[nodiscard]] size_t staged_backings() const noexcept { return blocks_.size(); }
 
 private:
-    friend StagedArgs stage_in(const ChipStorageTaskArgs&, std::span<const TensorArgType>, DeviceArena&,
-                               StagingMode);
+    friend StagedArgs stage_in(const ChipStorageTaskArgs&, std::span<const TensorArgType>, DeviceArena&, StagingMode);
     StagedArgs(DeviceArena& arena, const ChipStorageTaskArgs& host);
 
     DeviceArena* arena_;

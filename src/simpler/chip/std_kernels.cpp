@@ -28,7 +28,8 @@ void binary_rows(const Tensor& x, const Tensor& y, const Tensor& z, Op op) {
         if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
             for (uint32_t j = 0; j < n; ++j) rz[j] = op(rx[j], ry[j]);
         } else {
-            for (uint32_t j = 0; j < n; ++j) rz[uint64_t{j} * s[2]] = op(rx[uint64_t{j} * s[0]], ry[uint64_t{j} * s[1]]);
+            for (uint32_t j = 0; j < n; ++j)
+                rz[uint64_t{j} * s[2]] = op(rx[uint64_t{j} * s[0]], ry[uint64_t{j} * s[1]]);
         }
     });
 }

@@ -46,7 +46,8 @@ int32_t elementwise(const OrchestrationContext* ctx, const char* name, int32_t t
             if (!make_row_tile(o.arg(i), begin, end, tiles[i])) return o.fail("%s: cannot tile argument %d", name, i);
         }
         if (tensors == 3) {
-            return o.submit(kid, {{tiles[0], TensorArgType::INPUT}, {tiles[1], TensorArgType::INPUT},
+            return o.submit(kid, {{tiles[0], TensorArgType::INPUT},
+                                  {tiles[1], TensorArgType::INPUT},
                                   {tiles[2], TensorArgType::OUTPUT_EXISTING}});
         }
         if (scalars == 1) {
@@ -76,8 +77,8 @@ int32_t matmul(const OrchestrationContext* ctx) {
         Tensor a_tile, c_tile;
         if (!make_row_tile(A, begin, end, a_tile) || !make_row_tile(C, begin, end, c_tile))
             return o.fail("std.matmul: cannot tile rows [%u, %u)", begin, end);
-        return o.submit(kid, {{a_tile, TensorArgType::INPUT}, {B, TensorArgType::INPUT},
-                              {c_tile, TensorArgType::OUTPUT_EXISTING}});
+        return o.submit(
+            kid, {{a_tile, TensorArgType::INPUT}, {B, TensorArgType::INPUT}, {c_tile, TensorArgType::OUTPUT_EXISTING}});
     });
 }
 
@@ -87,10 +88,9 @@ int32_t noop(const OrchestrationContext* ctx) {
 }
 
 const LibraryEntry ENTRIES[] = {
-    orchestration_entry("std.noop", noop),
-    orchestration_entry("std.vector_add", vector_add), orchestration_entry("std.mul", mul),
-    orchestration_entry("std.add_scalar", add_scalar), orchestration_entry("std.copy", copy),
-    orchestration_entry("std.matmul", matmul),
+    orchestration_entry("std.noop", noop), orchestration_entry("std.vector_add", vector_add),
+    orchestration_entry("std.mul", mul),   orchestration_entry("std.add_scalar", add_scalar),
+    orchestration_entry("std.copy", copy), orchestration_entry("std.matmul", matmul),
 };
 
 }  // namespace

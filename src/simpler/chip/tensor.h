@@ -31,12 +31,12 @@ using simpler::ChipStorageTaskArgs;
 using simpler::ChipTensor;
 using simpler::CORE_MAX_SCALAR_ARGS;
 using simpler::CORE_MAX_TENSOR_ARGS;
+using simpler::data_type_element_size;
 using simpler::DataType;
+using simpler::element_size;
 using simpler::MAX_TENSOR_DIMS;
 using simpler::TensorArgType;
 using simpler::ValidationError;
-using simpler::data_type_element_size;
-using simpler::element_size;
 
 inline constexpr uint64_t NO_PRODUCER = UINT64_MAX;
 inline constexpr size_t RUNTIME_TENSOR_RESERVED_BYTES = 32;
@@ -53,10 +53,10 @@ struct alignas(64) Tensor {
     uint8_t address_space;               // raw AddressSpace
     // Runtime decisions.
     uint8_t dep_creator_only;            // 1: readers depend on producer_task only (no overlap-map scan)
-    uint8_t is_contiguous;               // 1: row-major dense (innermost stride 1, each stride = product of inner shapes)
-    uint64_t producer_task;              // id of the last task writing overlapping bytes; NO_PRODUCER when none
-    uint64_t extent_elem_cache;          // 1 + sum((shape_i - 1) * stride_i), saturating
-    int32_t overlap_version;             // writes recorded on this backing when the view was last bound
+    uint8_t is_contiguous;  // 1: row-major dense (innermost stride 1, each stride = product of inner shapes)
+    uint64_t producer_task;  // id of the last task writing overlapping bytes; NO_PRODUCER when none
+    uint64_t extent_elem_cache;  // 1 + sum((shape_i - 1) * stride_i), saturating
+    int32_t overlap_version;  // writes recorded on this backing when the view was last bound
     uint32_t _pad0;
     uint8_t _reserved[RUNTIME_TENSOR_RESERVED_BYTES];  // room for a 32-byte identity key
 

@@ -21,8 +21,7 @@ inline bool make_tile(const Tensor& parent, const uint32_t* offsets, const uint3
     Tensor t = parent;
     uint64_t origin = parent.start_offset;
     for (uint32_t i = 0; i < parent.ndims && i < MAX_TENSOR_DIMS; ++i) {
-        if (shapes[i] == 0 || offsets[i] > parent.shapes[i] || shapes[i] > parent.shapes[i] - offsets[i])
-            return false;
+        if (shapes[i] == 0 || offsets[i] > parent.shapes[i] || shapes[i] > parent.shapes[i] - offsets[i]) return false;
         origin += uint64_t{offsets[i]} * parent.strides[i];
         t.shapes[i] = shapes[i];
     }

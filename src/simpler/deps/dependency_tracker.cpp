@@ -82,7 +82,7 @@ DependencyTracker::KeyState* DependencyTracker::look_up(TaskId task, uint32_t me
         const Entry& e = entries_[item.id];
         const OverlapAnswer answer = overlap(box, e.box, config_.overlap);
         if (answer.overlap == TensorOverlap::NONE) return;
-        const EdgeKind kind = !writes         ? EdgeKind::READ_AFTER_WRITE
+        const EdgeKind kind = !writes        ? EdgeKind::READ_AFTER_WRITE
                               : entry_writes ? EdgeKind::WRITE_AFTER_WRITE
                                              : EdgeKind::WRITE_AFTER_READ;
         add_edge(task, member, arg, tag, e, kind, answer, key);

@@ -33,8 +33,8 @@
 #include "simpler/deps/edge_explanation.h"
 #include "simpler/deps/region_index.h"
 #include "simpler/deps/task_member.h"
-#include "simpler/view/wire_overlap.h"
 #include "simpler/view/view_box.h"
+#include "simpler/view/wire_overlap.h"
 
 namespace simpler {
 
@@ -122,8 +122,8 @@ private:
                       TensorArgType tag);
     void add_edge(TaskId task, uint32_t member, uint32_t arg, TensorArgType tag, const Entry& e, EdgeKind kind,
                   const OverlapAnswer& answer, const Key& key);
-    void record(uint32_t task_slot, uint32_t member, uint32_t arg, KeyState* known, const Key& key,
-                const ViewBox& box, TensorArgType tag);
+    void record(uint32_t task_slot, uint32_t member, uint32_t arg, KeyState* known, const Key& key, const ViewBox& box,
+                TensorArgType tag);
     void remove_entry(uint32_t id);
     uint32_t allocate_task(TaskId task);
 

@@ -20,8 +20,8 @@
 #include <string>
 
 #include "simpler/deps/task_member.h"
-#include "simpler/view/wire_overlap.h"
 #include "simpler/view/view_box.h"
+#include "simpler/view/wire_overlap.h"
 
 namespace simpler {
 

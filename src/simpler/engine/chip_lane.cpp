@@ -37,8 +37,8 @@ ipc::TaskOutcome ChipLane::materialize(const ipc::TaskView& task) noexcept {
             if (t.buffer.address_space == static_cast<uint8_t>(AddressSpace::DEVICE) && device_memory_ != nullptr) {
                 // The heaps' ranges say whose device memory this is; the registry
                 // then resolves it only when that is this chip.
-                if (std::optional<uint32_t> owner = device_memory_->chip_of_range(descriptor_address(t.buffer),
-                                                                                  t.buffer.nbytes))
+                if (std::optional<uint32_t> owner =
+                        device_memory_->chip_of_range(descriptor_address(t.buffer), t.buffer.nbytes))
                     device_owners_.record(t.buffer.identity, *owner);
             }
             out.add_tensor(registry_.materialize(t));
@@ -47,16 +47,16 @@ ipc::TaskOutcome ChipLane::materialize(const ipc::TaskView& task) noexcept {
         }
         for (int32_t i = 0; i < view.scalar_count(); ++i) out.add_scalar(view.scalar(i));
     } catch (const std::exception& e) {
-        return {ipc::TaskError::BAD_ARGUMENTS, std::string("argument refused on chip ") + std::to_string(index_) +
-                                                   ": " + e.what()};
+        return {ipc::TaskError::BAD_ARGUMENTS,
+                std::string("argument refused on chip ") + std::to_string(index_) + ": " + e.what()};
     }
     return {};
 }
 
 ipc::TaskOutcome ChipLane::run(const ipc::TaskView& task) noexcept {
     if (task.callable_id >= chip_.orchestration_count())
-        return {ipc::TaskError::UNKNOWN_CALLABLE, "chip " + std::to_string(index_) + " has no callable " +
-                                                      std::to_string(task.callable_id)};
+        return {ipc::TaskError::UNKNOWN_CALLABLE,
+                "chip " + std::to_string(index_) + " has no callable " + std::to_string(task.callable_id)};
     if (ipc::TaskOutcome refused = materialize(task); refused.error != ipc::TaskError::NONE) return refused;
     const CallConfig config = call_config_from_bytes(task.config.bytes);
     chip::ChipServiceResult r = chip_.run(task.callable_id, *args_, tags_, config.zero_copy != 0, config.block_dim);
@@ -72,8 +72,7 @@ ipc::TaskHandler make_chip_lane_handler(uint32_t chip_index, const ChipLaneConfi
     } catch (const std::exception& e) {
         why = std::string("chip ") + std::to_string(chip_index) + " could not start: " + e.what();
     }
-    if (!lane)
-        return [why](const ipc::TaskView&) { return ipc::TaskOutcome{ipc::TaskError::TASK_FAILED, why}; };
+    if (!lane) return [why](const ipc::TaskView&) { return ipc::TaskOutcome{ipc::TaskError::TASK_FAILED, why}; };
     return [lane](const ipc::TaskView& task) { return lane->run(task); };
 }
 

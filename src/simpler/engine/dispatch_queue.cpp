@@ -35,8 +35,8 @@ void DispatchQueue::check(TaskId task, std::span<const MemberTarget> members) co
         const size_t n = pools_[k].state.size();
         if (*t.index >= n)
             throw std::invalid_argument("task " + std::to_string(task) + " member " + std::to_string(m) + ": " +
-                                        t.name() + " is not a child of this Worker (it has " + std::to_string(n) +
-                                        " " + child_kind_name(t.kind) + "(s))");
+                                        t.name() + " is not a child of this Worker (it has " + std::to_string(n) + " " +
+                                        child_kind_name(t.kind) + "(s))");
         seen[k].resize(n, 0);
         if (seen[k][*t.index]++)
             throw std::invalid_argument("task " + std::to_string(task) + ": two group members target " + t.name() +

@@ -17,9 +17,7 @@ EngineConfig with_edge_recording(EngineConfig c) {
 }  // namespace
 
 EngineCore::EngineCore(EngineConfig config)
-    : config_(with_edge_recording(std::move(config))),
-      tracker_(config_.tracker),
-      queue_(config_.children) {
+    : config_(with_edge_recording(std::move(config))), tracker_(config_.tracker), queue_(config_.children) {
     for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) lost_[k].resize(config_.children[k]);
 }
 
@@ -47,23 +45,22 @@ void EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t member,
     const auto k = static_cast<size_t>(target.kind);
     if (target.named()) {
         if (*target.index >= config_.children[k])
-            throw std::invalid_argument(refused + "member " + std::to_string(member) + " names worker=" +
-                                        std::to_string(*target.index) + ", this Worker has " +
+            throw std::invalid_argument(refused + "member " + std::to_string(member) +
+                                        " names worker=" + std::to_string(*target.index) + ", this Worker has " +
                                         std::to_string(config_.children[k]) + " next-level workers");
         if (const std::string& why = lost_[k][*target.index]; !why.empty())
             throw std::invalid_argument(refused + "worker=" + std::to_string(*target.index) + " is lost (" + why + ")");
     } else if (queue_.live_count(target.kind) == 0) {
-        throw std::invalid_argument(refused + "no " + child_kind_name(target.kind) + " is alive" +
-                                    (config_.children[k] == 0 ? std::string(" (this Worker has none)")
-                                                              : " (" + last_lost_[k] + ")"));
+        throw std::invalid_argument(
+            refused + "no " + child_kind_name(target.kind) + " is alive" +
+            (config_.children[k] == 0 ? std::string(" (this Worker has none)") : " (" + last_lost_[k] + ")"));
     }
-    if (target.kind == ChildKind::CHIP &&
-        (m.args->tensor_count() > size_t{CHIP_MAX_TENSOR_ARGS} || m.args->scalar_count() > size_t{CHIP_MAX_SCALAR_ARGS}))
-        throw std::invalid_argument(refused + "member " + std::to_string(member) + " has " +
-                                    std::to_string(m.args->tensor_count()) + " tensors and " +
-                                    std::to_string(m.args->scalar_count()) + " scalars; a chip takes at most " +
-                                    std::to_string(CHIP_MAX_TENSOR_ARGS) + " and " +
-                                    std::to_string(CHIP_MAX_SCALAR_ARGS));
+    if (target.kind == ChildKind::CHIP && (m.args->tensor_count() > size_t{CHIP_MAX_TENSOR_ARGS} ||
+                                           m.args->scalar_count() > size_t{CHIP_MAX_SCALAR_ARGS}))
+        throw std::invalid_argument(
+            refused + "member " + std::to_string(member) + " has " + std::to_string(m.args->tensor_count()) +
+            " tensors and " + std::to_string(m.args->scalar_count()) + " scalars; a chip takes at most " +
+            std::to_string(CHIP_MAX_TENSOR_ARGS) + " and " + std::to_string(CHIP_MAX_SCALAR_ARGS));
     m.args->check_access();
     for (size_t i = 0; i < m.args->tensor_count(); ++i) {
         const Tensor& t = m.args->tensor(i);
@@ -81,23 +78,23 @@ void EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t member,
             throw std::invalid_argument(where(task, member, i) + ", buffer " + id.to_string() +
                                         ": DEVICE buffer unknown to this Worker");
         if (target.kind != ChildKind::CHIP || *owner != *target.index)
-            throw std::invalid_argument(where(task, member, i) + ", buffer " + id.to_string() +
-                                        ": DEVICE memory of " + ChildRef{ChildKind::CHIP, *owner}.name() +
-                                        " may only be dispatched to that chip, not to worker=" +
-                                        std::to_string(*target.index));
+            throw std::invalid_argument(
+                where(task, member, i) + ", buffer " + id.to_string() + ": DEVICE memory of " +
+                ChildRef{ChildKind::CHIP, *owner}.name() +
+                " may only be dispatched to that chip, not to worker=" + std::to_string(*target.index));
     }
 }
 
 TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
-                          const TaskConfig& config) {
+                              const TaskConfig& config) {
     const TaskId task = next_task_;
-    if (members.empty())
-        throw std::invalid_argument("submit of task " + std::to_string(task) + " refused: no members");
+    if (members.empty()) throw std::invalid_argument("submit of task " + std::to_string(task) + " refused: no members");
     std::vector<TaskMember> tracked;
     std::vector<MemberTarget> targets;
     tracked.reserve(members.size());
     for (uint32_t m = 0; m < members.size(); ++m) {
-        if (members[m].args == nullptr) throw std::invalid_argument("submit: member " + std::to_string(m) + " has no TaskArgs");
+        if (members[m].args == nullptr)
+            throw std::invalid_argument("submit: member " + std::to_string(m) + " has no TaskArgs");
         check_engine_rules(task, kind, m, members[m]);
         const MemberTarget target = target_of(kind, members[m]);
         // A DEVICE tensor is keyed under the chip that owns it (check_engine_rules
@@ -235,8 +232,8 @@ void EngineCore::child_lost(ChildRef child, const std::string& why) {
         auto it = records_.find(id);
         if (it == records_.end()) continue;  // poisoned through an earlier one
         if (!first_failure_)  // a run that loses work must fail, even if no task failed
-            first_failure_ = RunFailure{TaskHandle{id, it->second.run}, it->second.kind, it->second.callable, 0,
-                                        MemberTarget::child(child), "not run: " + why};
+            first_failure_ = RunFailure{TaskHandle{id, it->second.run}, it->second.kind,  it->second.callable, 0,
+                                        MemberTarget::child(child),     "not run: " + why};
         scratch_.clear();
         graph_.poison(id, TaskFailure{id, why}, scratch_);
         on_poisoned(scratch_);
@@ -248,8 +245,8 @@ void EngineCore::abandon(const std::string& why) {
     graph_.poison_unstarted(TaskFailure{0, why}, scratch_);
     if (!scratch_.empty() && !first_failure_) {
         const Record& r = records_.at(scratch_.front());
-        first_failure_ = RunFailure{TaskHandle{scratch_.front(), r.run}, r.kind, r.callable, 0, r.targets.front(),
-                                    "not run: " + why};
+        first_failure_ = RunFailure{
+            TaskHandle{scratch_.front(), r.run}, r.kind, r.callable, 0, r.targets.front(), "not run: " + why};
     }
     on_poisoned(scratch_);
 }

@@ -89,7 +89,8 @@ public:
 
     // Checks, infers edges, records the node and queues it if ready; returns its
     // handle. Throws std::invalid_argument (nothing recorded) on refusal.
-    TaskHandle submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members, const TaskConfig& config);
+    TaskHandle submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
+                      const TaskConfig& config);
 
     // Appends every member that can be dispatched now; their children are busy
     // until member_finished().

@@ -18,9 +18,7 @@ struct TaskHandle {
     uint64_t run = 0;
 
     // "task 3 of run 1".
-    [[nodiscard]] std::string name() const {
-        return "task " + std::to_string(id) + " of run " + std::to_string(run);
-    }
+    [[nodiscard]] std::string name() const { return "task " + std::to_string(id) + " of run " + std::to_string(run); }
     friend bool operator==(const TaskHandle&, const TaskHandle&) = default;
 };
 

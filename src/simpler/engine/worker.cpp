@@ -56,8 +56,8 @@ void WorkerConfig::validate() const {
         throw std::invalid_argument("WorkerConfig.task_timeout: must be >= 0 seconds, 0: none (got " +
                                     seconds_text(task_timeout) + ")");
     if (close_grace.count() < 0)
-        throw std::invalid_argument("WorkerConfig.close_grace: must be >= 0 seconds (got " +
-                                    seconds_text(close_grace) + ")");
+        throw std::invalid_argument("WorkerConfig.close_grace: must be >= 0 seconds (got " + seconds_text(close_grace) +
+                                    ")");
     try {
         chip_lane.chip.validate();
     } catch (const std::invalid_argument& e) {
@@ -68,9 +68,8 @@ void WorkerConfig::validate() const {
 bool WorkerConfig::same_options(const WorkerConfig& o) const {
     return num_chips == o.num_chips && num_sub_workers == o.num_sub_workers && blob_capacity == o.blob_capacity &&
            spin == o.spin && task_timeout == o.task_timeout && close_grace == o.close_grace &&
-           chip_lane == o.chip_lane && device_memory_bytes == o.device_memory_bytes &&
-           record_edges == o.record_edges && sub_callable_names == o.sub_callable_names && trace == o.trace &&
-           trace_capacity == o.trace_capacity;
+           chip_lane == o.chip_lane && device_memory_bytes == o.device_memory_bytes && record_edges == o.record_edges &&
+           sub_callable_names == o.sub_callable_names && trace == o.trace && trace_capacity == o.trace_capacity;
 }
 
 Worker::Worker(WorkerConfig config)
@@ -162,7 +161,7 @@ void Worker::init() {
 }
 
 TaskHandle Worker::submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
-                      const TaskConfig& config) {
+                          const TaskConfig& config) {
     if (!initialized_ || closed_) throw std::logic_error("Worker.submit: the Worker is not running (call init())");
     for (size_t m = 0; m < members.size(); ++m) {
         if (members[m].args == nullptr) continue;  // refused by the engine with its message
@@ -274,8 +273,8 @@ void Worker::collect_results_locked() {
                 const Dispatch d = *l.in_flight;
                 l.in_flight.reset();
                 if (trace_) trace_->collected(i, r->ok() ? "" : ipc::task_error_name(r->error) + (": " + r->message));
-                core_.member_finished(d, r->ok() ? std::string() : std::string(ipc::task_error_name(r->error)) +
-                                                                     ": " + r->message);
+                core_.member_finished(
+                    d, r->ok() ? std::string() : std::string(ipc::task_error_name(r->error)) + ": " + r->message);
             }
         }
         if (!l.lost && !l.mailbox->usable()) lose_lane_locked(i, l.mailbox->poison_reason());
@@ -290,9 +289,8 @@ void Worker::dispatch_locked() {
         Lane& l = lanes_[i];
         ipc::CallConfig call{};
         std::memcpy(call.bytes, d.config, sizeof *d.config);
-        const ipc::Deadline deadline = config_.task_timeout.count() > 0
-                                           ? ipc::Clock::now() + config_.task_timeout
-                                           : ipc::NO_DEADLINE;
+        const ipc::Deadline deadline =
+            config_.task_timeout.count() > 0 ? ipc::Clock::now() + config_.task_timeout : ipc::NO_DEADLINE;
         uint64_t seq = 0;
         // Stamped before the publish: the child may start at once, and the RUN
         // interval must contain its whole run.

@@ -119,7 +119,8 @@ public:
 
     // Publishes a task (see EngineCore::submit); std::invalid_argument on
     // refusal (nothing recorded), std::logic_error before init() or after close().
-    TaskHandle submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members, const TaskConfig& config);
+    TaskHandle submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
+                      const TaskConfig& config);
 
     // Waits (spin, then futex) until every submitted task has finished or been poisoned; throws
     // RunError for the first failure since the last wait() (and clears it). Returning or

@@ -66,8 +66,7 @@ ChildProcess ChildProcess::spawn(const std::function<int()>& body) {
         const int err = errno;
         kill(pid, SIGKILL);
         int st = 0;
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-        }
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
         child.pid_ = -1;
         throw std::runtime_error(std::string("ChildProcess: pidfd_open failed: ") + std::strerror(err));
     }

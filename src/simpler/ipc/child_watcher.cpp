@@ -34,8 +34,8 @@ int wait_status_of(const siginfo_t& info) noexcept {
 int peek_exit_status(int pidfd) noexcept {
     siginfo_t info{};
     for (;;) {
-        const int rc = waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &info,
-                              WEXITED | WNOHANG | WNOWAIT);
+        const int rc =
+            waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &info, WEXITED | WNOHANG | WNOWAIT);
         if (rc == 0) return wait_status_of(info);
         if (errno != EINTR) return UNKNOWN_WAIT_STATUS;
     }
@@ -43,10 +43,10 @@ int peek_exit_status(int pidfd) noexcept {
 
 }  // namespace
 
-ChildWatcher::ChildWatcher(const std::vector<WatchedChild>& children, OnExit on_exit)
-    : on_exit_(std::move(on_exit)) {
+ChildWatcher::ChildWatcher(const std::vector<WatchedChild>& children, OnExit on_exit) : on_exit_(std::move(on_exit)) {
     auto cleanup = [this] {
-        for (int fd : pidfds_) if (fd >= 0) close(fd);
+        for (int fd : pidfds_)
+            if (fd >= 0) close(fd);
         if (stop_fd_ >= 0) close(stop_fd_);
     };
     for (const WatchedChild& c : children) {
@@ -73,8 +73,7 @@ ChildWatcher::~ChildWatcher() { stop(); }
 void ChildWatcher::stop() noexcept {
     if (thread_.joinable()) {
         const uint64_t one = 1;
-        while (write(stop_fd_, &one, sizeof one) < 0 && errno == EINTR) {
-        }
+        while (write(stop_fd_, &one, sizeof one) < 0 && errno == EINTR) {}
         thread_.join();
     }
     for (int& fd : pidfds_) {

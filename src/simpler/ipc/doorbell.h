@@ -34,7 +34,8 @@ public:
     void ring() const noexcept { bump(*word_); }
     // Waits until the sequence differs from `seen` or `deadline`; returns the
     // new sequence, or nullopt on timeout.
-    std::optional<uint32_t> wait_past(uint32_t seen, SpinWaiter& waiter, Deadline deadline = NO_DEADLINE) const noexcept {
+    std::optional<uint32_t> wait_past(uint32_t seen, SpinWaiter& waiter,
+                                      Deadline deadline = NO_DEADLINE) const noexcept {
         return waiter.wait_change(*word_, seen, deadline);
     }
 

@@ -40,8 +40,7 @@ FutexWaitResult futex_wait(const uint32_t* word, uint32_t expected, Deadline dea
     const timespec ts = bounded ? to_timespec(deadline) : timespec{};
     for (;;) {
         if (bounded && Clock::now() >= deadline) return FutexWaitResult::TIMED_OUT;
-        const long rc = futex_call(word, FUTEX_WAIT_BITSET, expected, bounded ? &ts : nullptr,
-                                   FUTEX_BITSET_MATCH_ANY);
+        const long rc = futex_call(word, FUTEX_WAIT_BITSET, expected, bounded ? &ts : nullptr, FUTEX_BITSET_MATCH_ANY);
         if (rc == 0) return FutexWaitResult::WOKEN;
         const int err = errno;
         if (err == EAGAIN) return FutexWaitResult::VALUE_CHANGED;

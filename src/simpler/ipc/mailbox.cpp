@@ -48,9 +48,8 @@ const char* task_error_name(TaskError e) noexcept {
 
 Mailbox::Mailbox(MailboxConfig config, const Doorbell& doorbell) {
     if (config.blob_capacity == 0 || config.blob_capacity > MAX_BLOB_CAPACITY) {
-        throw std::invalid_argument("MailboxConfig.blob_capacity: must be in [1, " +
-                                    std::to_string(MAX_BLOB_CAPACITY) + "] (got " +
-                                    std::to_string(config.blob_capacity) + ")");
+        throw std::invalid_argument("MailboxConfig.blob_capacity: must be in [1, " + std::to_string(MAX_BLOB_CAPACITY) +
+                                    "] (got " + std::to_string(config.blob_capacity) + ")");
     }
     region_ = SharedRegion(sizeof(MailboxFrame) + config.blob_capacity);
     frame_ = new (region_.data()) MailboxFrame{};
@@ -117,9 +116,8 @@ std::optional<TaskResult> Mailbox::poll_result(Clock::time_point now) noexcept {
     if (state == MailboxState::DONE || state == MailboxState::FAILED) {
         const uint64_t seq = std::atomic_ref<uint64_t>(frame_->completed_seq).load(std::memory_order_relaxed);
         if (seq != task_seq_) {
-            return fail_in_flight(TaskError::PROTOCOL, "result names task " + std::to_string(seq) +
-                                                           " but task " + std::to_string(task_seq_) +
-                                                           " is in flight");
+            return fail_in_flight(TaskError::PROTOCOL, "result names task " + std::to_string(seq) + " but task " +
+                                                           std::to_string(task_seq_) + " is in flight");
         }
         TaskResult result{TaskError::NONE, task_seq_, {}};
         if (state == MailboxState::FAILED) {
@@ -145,10 +143,10 @@ std::optional<TaskResult> Mailbox::poll_result(Clock::time_point now) noexcept {
                               "mailbox state " + std::to_string(raw) + " while a task is in flight");
     }
     if (now >= deadline_) {
-        return fail_in_flight(TaskError::TIMED_OUT,
-                              std::string("task ") + std::to_string(task_seq_) + " overran its deadline (" +
-                                  (state == MailboxState::RUNNING ? "running" : "never started") +
-                                  "); the child still holds it");
+        return fail_in_flight(TaskError::TIMED_OUT, std::string("task ") + std::to_string(task_seq_) +
+                                                        " overran its deadline (" +
+                                                        (state == MailboxState::RUNNING ? "running" : "never started") +
+                                                        "); the child still holds it");
     }
     return std::nullopt;
 }

@@ -45,13 +45,12 @@ ValidationError check_body(const BufferDescriptor& d) noexcept {
                                          d.body_len);
         if (descriptor_address(d) == 0) return ValidationError::fail(kDesc, "body", "address base must be non-zero");
     } else if (kind == static_cast<uint8_t>(BackendKind::POSIX_SHM)) {
-        if (d.body_len == 0)
-            return ValidationError::fail(kDesc, "body_len", "POSIX_SHM name must be 1..32 bytes", 0);
+        if (d.body_len == 0) return ValidationError::fail(kDesc, "body_len", "POSIX_SHM name must be 1..32 bytes", 0);
         for (uint16_t i = 0; i < d.body_len; ++i) {
             const uint8_t c = d.body[i];
             if (c < 0x21 || c > 0x7E || c == '/')
-                return ValidationError::fail(kDesc, "body", "POSIX_SHM name byte must be printable ASCII, not '/'",
-                                             c, true)
+                return ValidationError::fail(kDesc, "body", "POSIX_SHM name byte must be printable ASCII, not '/'", c,
+                                             true)
                     .at_slot(i);
         }
     } else if (kind == static_cast<uint8_t>(BackendKind::REMOTE_SIDECAR)) {
@@ -72,10 +71,8 @@ ValidationError diagnose_buffer_descriptor(const BufferDescriptor& d) noexcept {
         return ValidationError::fail(kDesc, "access", "must be READ(0), WRITE(1) or READWRITE(2)", d.access);
     if (d.backend_kind >= BACKEND_KIND_COUNT)
         return ValidationError::fail(kDesc, "backend_kind", "must be a known BackendKind (0..5)", d.backend_kind);
-    if (d.body_len > DESC_MAX_BYTES)
-        return ValidationError::fail(kDesc, "body_len", "must be <= 32", d.body_len);
-    if (d.identity.generation == 0)
-        return ValidationError::fail(kDesc, "identity.generation", "must be non-zero", 0);
+    if (d.body_len > DESC_MAX_BYTES) return ValidationError::fail(kDesc, "body_len", "must be <= 32", d.body_len);
+    if (d.identity.generation == 0) return ValidationError::fail(kDesc, "identity.generation", "must be non-zero", 0);
     if (d.backend_kind != static_cast<uint8_t>(BackendKind::REMOTE_SIDECAR) &&
         d.address_space != required_space(d.backend_kind))
         return ValidationError::fail(kDesc, "address_space",
@@ -85,9 +82,8 @@ ValidationError diagnose_buffer_descriptor(const BufferDescriptor& d) noexcept {
                                      d.address_space);
     if (d.backend_kind == static_cast<uint8_t>(BackendKind::FORK_COW) &&
         d.access != static_cast<uint8_t>(AccessMode::READ))
-        return ValidationError::fail(kDesc, "access",
-                                     "FORK_COW must grant READ only (a child's write never reaches the owner)",
-                                     d.access);
+        return ValidationError::fail(
+            kDesc, "access", "FORK_COW must grant READ only (a child's write never reaches the owner)", d.access);
     if (ValidationError e = check_body(d); !e.ok()) return e;
     for (size_t i = d.body_len; i < DESC_MAX_BYTES; ++i)
         if (d.body[i] != 0)
@@ -170,8 +166,8 @@ bool buffer_descriptor_is_valid(const BufferDescriptor& d) noexcept {
             uint64_t bad = 0;  // name bytes outside 0x21..0x7E, or '/'
             for (uint32_t k = 0; k < DESC_MAX_BYTES / 8; ++k) {
                 const uint64_t name = (words[k] & active[k]) | (kByteOnes * 'A' & ~active[k]);
-                bad |= any_byte_below(name, 0x21) | any_byte_above(name, 0x7E) |
-                       any_byte_zero(name ^ (kByteOnes * '/'));
+                bad |=
+                    any_byte_below(name, 0x21) | any_byte_above(name, 0x7E) | any_byte_zero(name ^ (kByteOnes * '/'));
             }
             ok &= (d.body_len >= 1) & (bad == 0);
             break;
@@ -199,9 +195,9 @@ ValidationError validate_tensor(const Tensor& t) noexcept {
     return tensor_is_valid(t) ? ValidationError{} : diagnose_tensor(t);
 }
 
-BufferDescriptor make_buffer_descriptor(const CanonicalIdentity& identity, BackendKind backend,
-                                        AddressSpace space, AccessMode access, uint64_t nbytes,
-                                        std::span<const uint8_t> body, uint32_t owner_worker_path_id) {
+BufferDescriptor make_buffer_descriptor(const CanonicalIdentity& identity, BackendKind backend, AddressSpace space,
+                                        AccessMode access, uint64_t nbytes, std::span<const uint8_t> body,
+                                        uint32_t owner_worker_path_id) {
     if (body.size() > DESC_MAX_BYTES)
         throw std::invalid_argument("BufferDescriptor.body_len: must be <= 32 (got " + std::to_string(body.size()) +
                                     ")");
@@ -220,9 +216,8 @@ BufferDescriptor make_buffer_descriptor(const CanonicalIdentity& identity, Backe
     return d;
 }
 
-BufferDescriptor make_address_descriptor(const CanonicalIdentity& identity, BackendKind backend,
-                                         AccessMode access, uint64_t nbytes, uint64_t base,
-                                         uint32_t owner_worker_path_id) {
+BufferDescriptor make_address_descriptor(const CanonicalIdentity& identity, BackendKind backend, AccessMode access,
+                                         uint64_t nbytes, uint64_t base, uint32_t owner_worker_path_id) {
     uint8_t body[BACKEND_ADDRESS_BODY_BYTES];
     for (size_t i = 0; i < BACKEND_ADDRESS_BODY_BYTES; ++i) body[i] = static_cast<uint8_t>(base >> (8 * i));
     const auto kind = static_cast<uint8_t>(backend);
@@ -242,8 +237,8 @@ Tensor make_tensor(const BufferDescriptor& buffer, std::span<const uint32_t> sha
         throw std::invalid_argument("Tensor.ndims: must be in 1..5 (got " + std::to_string(shapes.size()) + ")");
     if (!strides.empty() && strides.size() != shapes.size())
         throw std::invalid_argument("Tensor.strides: must have one stride per dimension (got " +
-                                    std::to_string(strides.size()) + " strides for " +
-                                    std::to_string(shapes.size()) + " shapes)");
+                                    std::to_string(strides.size()) + " strides for " + std::to_string(shapes.size()) +
+                                    " shapes)");
     Tensor t{};
     t.buffer = buffer;
     t.byte_offset = byte_offset;
@@ -252,7 +247,8 @@ Tensor make_tensor(const BufferDescriptor& buffer, std::span<const uint32_t> sha
     std::copy(shapes.begin(), shapes.end(), t.shapes);
     if (strides.empty()) {
         if (const int32_t bad = row_major_strides(shapes, t.strides); bad >= 0)
-            throw std::invalid_argument("Tensor.strides[" + std::to_string(bad) + "]: row-major stride does not fit u32");
+            throw std::invalid_argument("Tensor.strides[" + std::to_string(bad) +
+                                        "]: row-major stride does not fit u32");
     } else {
         std::copy(strides.begin(), strides.end(), t.strides);
     }

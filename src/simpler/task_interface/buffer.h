@@ -115,15 +115,14 @@ ValidationError diagnose_tensor(const Tensor& t) noexcept;
 // Constructors: fill the named fields, zero everything else (pads and tails
 // included), validate, and throw std::invalid_argument with the validator's
 // message on failure.
-BufferDescriptor make_buffer_descriptor(const CanonicalIdentity& identity, BackendKind backend,
-                                        AddressSpace space, AccessMode access, uint64_t nbytes,
-                                        std::span<const uint8_t> body, uint32_t owner_worker_path_id = 0);
+BufferDescriptor make_buffer_descriptor(const CanonicalIdentity& identity, BackendKind backend, AddressSpace space,
+                                        AccessMode access, uint64_t nbytes, std::span<const uint8_t> body,
+                                        uint32_t owner_worker_path_id = 0);
 
 // Address-bearing backends (FORK_SHM, FORK_COW, VMM_WINDOW, DEVICE_MALLOC) store
 // their base as 8 bytes little-endian; the address space follows from the backend.
-BufferDescriptor make_address_descriptor(const CanonicalIdentity& identity, BackendKind backend,
-                                         AccessMode access, uint64_t nbytes, uint64_t base,
-                                         uint32_t owner_worker_path_id = 0);
+BufferDescriptor make_address_descriptor(const CanonicalIdentity& identity, BackendKind backend, AccessMode access,
+                                         uint64_t nbytes, uint64_t base, uint32_t owner_worker_path_id = 0);
 
 // The u64 LE base of an address-bearing descriptor (valid descriptors only).
 uint64_t descriptor_address(const BufferDescriptor& d) noexcept;

@@ -20,8 +20,8 @@ const char* access_mode_name(uint8_t raw) noexcept {
 }
 
 const char* backend_kind_name(uint8_t raw) noexcept {
-    static constexpr const char* names[BACKEND_KIND_COUNT] = {
-        "FORK_SHM", "POSIX_SHM", "VMM_WINDOW", "REMOTE_SIDECAR", "DEVICE_MALLOC", "FORK_COW"};
+    static constexpr const char* names[BACKEND_KIND_COUNT] = {"FORK_SHM",       "POSIX_SHM",     "VMM_WINDOW",
+                                                              "REMOTE_SIDECAR", "DEVICE_MALLOC", "FORK_COW"};
     return raw < BACKEND_KIND_COUNT ? names[raw] : "UNKNOWN";
 }
 

@@ -36,9 +36,7 @@ constexpr uint32_t data_type_element_size(uint8_t raw) noexcept {
     return raw < DATA_TYPE_COUNT ? sizes[raw] : 0;
 }
 
-constexpr uint32_t element_size(DataType t) noexcept {
-    return data_type_element_size(static_cast<uint8_t>(t));
-}
+constexpr uint32_t element_size(DataType t) noexcept { return data_type_element_size(static_cast<uint8_t>(t)); }
 
 // Upper-case name of a raw DataType value ("FLOAT32"), or "UNKNOWN".
 const char* data_type_name(uint8_t raw) noexcept;

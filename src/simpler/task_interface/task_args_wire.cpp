@@ -130,8 +130,12 @@ ValidationError TaskArgsView::open(const void* data, size_t capacity, TaskArgsVi
     int32_t t, s;
     std::memcpy(&t, data, 4);
     std::memcpy(&s, static_cast<const std::byte*>(data) + 4, 4);
-    if (t < 0) return ValidationError::fail(kBlob, "tensor_count", "must be >= 0", static_cast<uint64_t>(int64_t{t})).as_signed();
-    if (s < 0) return ValidationError::fail(kBlob, "scalar_count", "must be >= 0", static_cast<uint64_t>(int64_t{s})).as_signed();
+    if (t < 0)
+        return ValidationError::fail(kBlob, "tensor_count", "must be >= 0", static_cast<uint64_t>(int64_t{t}))
+            .as_signed();
+    if (s < 0)
+        return ValidationError::fail(kBlob, "scalar_count", "must be >= 0", static_cast<uint64_t>(int64_t{s}))
+            .as_signed();
     const size_t need = blob_size(t, s);
     if (need > capacity)
         return ValidationError::fail(kBlob, "tensor_count",
@@ -157,7 +161,10 @@ ValidationError TaskArgsView::tensor(int32_t i, Tensor& out) const noexcept {
 uint64_t TaskArgsView::scalar(int32_t i) const noexcept {
     if (i < 0 || i >= scalar_count_) return 0;
     uint64_t v;
-    std::memcpy(&v, data_ + BLOB_HEADER_BYTES + sizeof(Tensor) * static_cast<size_t>(tensor_count_) + 8 * static_cast<size_t>(i), 8);
+    std::memcpy(
+        &v,
+        data_ + BLOB_HEADER_BYTES + sizeof(Tensor) * static_cast<size_t>(tensor_count_) + 8 * static_cast<size_t>(i),
+        8);
     return v;
 }
 
@@ -166,7 +173,8 @@ DecodedTaskArgs read_blob(const void* data, size_t capacity) {
     throw_if_invalid(TaskArgsView::open(data, capacity, view));
     DecodedTaskArgs out;
     out.tensors.resize(static_cast<size_t>(view.tensor_count()));
-    for (int32_t i = 0; i < view.tensor_count(); ++i) throw_if_invalid(view.tensor(i, out.tensors[static_cast<size_t>(i)]));
+    for (int32_t i = 0; i < view.tensor_count(); ++i)
+        throw_if_invalid(view.tensor(i, out.tensors[static_cast<size_t>(i)]));
     out.scalars.resize(static_cast<size_t>(view.scalar_count()));
     for (int32_t i = 0; i < view.scalar_count(); ++i) out.scalars[static_cast<size_t>(i)] = view.scalar(i);
     return out;

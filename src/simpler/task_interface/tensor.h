@@ -38,9 +38,7 @@ struct ChipTensor {
         for (uint32_t i = 0; i < ndims && i < MAX_TENSOR_DIMS; ++i) e += uint64_t{idx[i]} * strides[i];
         return buffer.addr + e * data_type_element_size(dtype);
     }
-    [[nodiscard]] uint64_t extent_elements() const noexcept {
-        return view_extent_elements(shapes, strides, ndims);
-    }
+    [[nodiscard]] uint64_t extent_elements() const noexcept { return view_extent_elements(shapes, strides, ndims); }
 };
 
 static_assert(std::is_trivially_copyable_v<ChipBuffer> && sizeof(ChipBuffer) == 16);

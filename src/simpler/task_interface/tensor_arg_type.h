@@ -27,9 +27,7 @@ static_assert(static_cast<int32_t>(TensorArgType::INPUT) == 0 && static_cast<int
 constexpr bool is_known_tag(TensorArgType t) noexcept {
     return static_cast<int32_t>(t) >= 0 && static_cast<int32_t>(t) < TENSOR_ARG_TYPE_COUNT;
 }
-constexpr bool tag_reads(TensorArgType t) noexcept {
-    return t == TensorArgType::INPUT || t == TensorArgType::INOUT;
-}
+constexpr bool tag_reads(TensorArgType t) noexcept { return t == TensorArgType::INPUT || t == TensorArgType::INOUT; }
 constexpr bool tag_writes(TensorArgType t) noexcept {
     return t == TensorArgType::OUTPUT || t == TensorArgType::OUTPUT_EXISTING || t == TensorArgType::INOUT;
 }

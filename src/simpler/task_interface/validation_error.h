@@ -40,8 +40,8 @@ struct ValidationError {
         e.rule = rule;
         return e;
     }
-    static constexpr ValidationError fail(const char* type, const char* field, const char* rule,
-                                          uint64_t got, bool hex = false) noexcept {
+    static constexpr ValidationError fail(const char* type, const char* field, const char* rule, uint64_t got,
+                                          bool hex = false) noexcept {
         ValidationError e = fail(type, field, rule);
         e.got = got;
         e.has_got = true;

@@ -4,14 +4,13 @@
 
 namespace simpler {
 
-ValidationError check_view_shape(const char* type, uint32_t ndims, const uint32_t* shapes,
-                                 const uint32_t* strides, uint8_t dtype) noexcept {
+ValidationError check_view_shape(const char* type, uint32_t ndims, const uint32_t* shapes, const uint32_t* strides,
+                                 uint8_t dtype) noexcept {
     if (ndims >= 1 && ndims <= MAX_TENSOR_DIMS && data_type_element_size(dtype) != 0 &&
         view_dims_well_formed(ndims, shapes, strides))
         return {};
     // Slow path: name the first failing check in the documented order.
-    if (ndims < 1 || ndims > MAX_TENSOR_DIMS)
-        return ValidationError::fail(type, "ndims", "must be in 1..5", ndims);
+    if (ndims < 1 || ndims > MAX_TENSOR_DIMS) return ValidationError::fail(type, "ndims", "must be in 1..5", ndims);
     if (data_type_element_size(dtype) == 0)
         return ValidationError::fail(type, "dtype", "must be a known DataType (0..14)", dtype);
     for (uint32_t i = 0; i < ndims; ++i) {

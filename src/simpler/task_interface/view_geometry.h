@@ -31,8 +31,7 @@ constexpr uint64_t saturating_mul(uint64_t a, uint64_t b) noexcept {
 
 // Extent in elements of a view whose active shapes are > 0; saturates to
 // TENSOR_EXTENT_UNREPRESENTABLE. ndims is clamped to MAX_TENSOR_DIMS.
-constexpr uint64_t view_extent_elements(const uint32_t* shapes, const uint32_t* strides,
-                                        uint32_t ndims) noexcept {
+constexpr uint64_t view_extent_elements(const uint32_t* shapes, const uint32_t* strides, uint32_t ndims) noexcept {
     uint64_t span = 0;
     for (uint32_t i = 0; i < ndims && i < MAX_TENSOR_DIMS; ++i) {
         if (shapes[i] == 0) continue;
@@ -76,7 +75,7 @@ constexpr int32_t row_major_strides(std::span<const uint32_t> shapes, uint32_t* 
 // shape > 0 and stride > 0; every slot past ndims zero. Byte-offset and bound
 // rules differ per type and stay with each type's validator. `type` names the
 // struct in the error.
-ValidationError check_view_shape(const char* type, uint32_t ndims, const uint32_t* shapes,
-                                 const uint32_t* strides, uint8_t dtype) noexcept;
+ValidationError check_view_shape(const char* type, uint32_t ndims, const uint32_t* shapes, const uint32_t* strides,
+                                 uint8_t dtype) noexcept;
 
 }  // namespace simpler

@@ -34,8 +34,7 @@ inline int run_in_child(const std::function<int()>& fn) {
         _exit(rc);
     }
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     return 98;
 }

@@ -6,8 +6,8 @@
 #include "process_fixture.h"
 #include "simpler/backing/device_owner_table.h"
 #include "simpler/backing/device_wrappers.h"
-#include "simpler/backing/fork_region_table.h"
 #include "simpler/backing/fork_owner.h"
+#include "simpler/backing/fork_region_table.h"
 #include "simpler/backing/import_registry.h"
 #include "simpler/backing/owner_path_table.h"
 #include "simpler/backing/posix_shm_owner.h"
@@ -33,8 +33,8 @@ void expect_refused(ImportRegistry& reg, const BufferDescriptor& d, ImportRefusa
 
 BufferDescriptor with_nbytes(const BufferDescriptor& d, uint64_t nbytes) {
     return make_buffer_descriptor(d.identity, static_cast<BackendKind>(d.backend_kind),
-                                  static_cast<AddressSpace>(d.address_space), static_cast<AccessMode>(d.access),
-                                  nbytes, {d.body, d.body_len});
+                                  static_cast<AddressSpace>(d.address_space), static_cast<AccessMode>(d.access), nbytes,
+                                  {d.body, d.body_len});
 }
 
 TEST_F(ImportRegistryTest, ThousandReceiptsOfOneDescriptorMapOnce) {

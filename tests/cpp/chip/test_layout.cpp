@@ -31,9 +31,7 @@ TEST(RuntimeTensorLayout, IsTwoCacheLinesWithPinnedOffsets) {
     EXPECT_GE(sizeof(simpler::chip::Tensor) - offsetof(simpler::chip::Tensor, _reserved), 32u);
 }
 
-TEST(RuntimeTensorLayout, KernelHeaderSpellsItTensor) {
-    EXPECT_TRUE((std::is_same_v<Tensor, simpler::chip::Tensor>));
-}
+TEST(RuntimeTensorLayout, KernelHeaderSpellsItTensor) { EXPECT_TRUE((std::is_same_v<Tensor, simpler::chip::Tensor>)); }
 
 TEST(TaskPayloadLayout, IsExactly4864BytesWithTensorsAtStride128) {
     EXPECT_EQ(sizeof(TaskPayload), TASK_PAYLOAD_SIZE);

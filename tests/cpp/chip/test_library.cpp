@@ -126,7 +126,8 @@ TEST(LibraryBuilder, LoadsAPrebuiltLibraryAndRunsItsOrchestration) {
 
 TEST(LibraryBuilder, ACompilerErrorCarriesTheDiagnostics) {
     TempDir d;
-    const fs::path src = d.write("broken.cpp", "#include \"simpler/chip/library_abi.h\"\nint f() { return undeclared_name; }\n");
+    const fs::path src =
+        d.write("broken.cpp", "#include \"simpler/chip/library_abi.h\"\nint f() { return undeclared_name; }\n");
     try {
         build_library(src.string(), config_in(d));
         FAIL() << "expected a build failure";

@@ -195,9 +195,7 @@ int32_t unknown_kernel(const OrchestrationContext* ctx) {
     uint32_t k = 0;
     return Orchestration(ctx).kernel_id("no.such.kernel", &k);
 }
-int32_t throws(const OrchestrationContext*) {
-    throw std::runtime_error("orchestration exploded");
-}
+int32_t throws(const OrchestrationContext*) { throw std::runtime_error("orchestration exploded"); }
 }  // namespace
 
 TEST_F(ChipRuntime, MalformedSubmitsAreRefusedWithAMessage) {

@@ -97,9 +97,8 @@ TEST_P(StdKernels, AddScalarOverAStridedOneDimensionalView) {
     auto a = ramp(300, 1.0f);
     std::vector<float> c(300, 0.0f);
     // Every third element.
-    run("std.add_scalar",
-        {view(a.data(), a.size() * 4, 1, {100}, {3}), view(c.data(), c.size() * 4, 2, {100}, {3})}, {IN, OUT},
-        {f32_as_scalar(2.5f)});
+    run("std.add_scalar", {view(a.data(), a.size() * 4, 1, {100}, {3}), view(c.data(), c.size() * 4, 2, {100}, {3})},
+        {IN, OUT}, {f32_as_scalar(2.5f)});
     for (uint32_t i = 0; i < 100; ++i) ASSERT_FLOAT_EQ(c[2 + 3 * i], a[1 + 3 * i] + 2.5f);
     EXPECT_FLOAT_EQ(c[0], 0.0f);
     EXPECT_FLOAT_EQ(c[1], 0.0f);

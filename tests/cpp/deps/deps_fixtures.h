@@ -22,8 +22,8 @@ inline CanonicalIdentity identity(uint64_t buffer_id, uint32_t generation = 1) {
     return id;
 }
 
-inline BufferDescriptor host_backing(uint64_t nbytes, uint64_t buffer_id = 1,
-                                     AccessMode access = AccessMode::READWRITE, uint32_t generation = 1) {
+inline BufferDescriptor host_backing(uint64_t nbytes, uint64_t buffer_id = 1, AccessMode access = AccessMode::READWRITE,
+                                     uint32_t generation = 1) {
     const char name[] = "deps-test";
     return make_buffer_descriptor(identity(buffer_id, generation), BackendKind::POSIX_SHM, AddressSpace::HOST, access,
                                   nbytes, {reinterpret_cast<const uint8_t*>(name), sizeof name - 1});

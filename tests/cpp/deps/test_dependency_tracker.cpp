@@ -154,7 +154,8 @@ TEST(DependencyTracker, TiledWriteByManyTasksHasNoEdgeBetweenTiles) {
     const auto x = host_backing(256);
     simpler::TaskId id = 1;
     for (uint32_t r = 0; r < 16; r += 4)
-        for (uint32_t c = 0; c < 16; c += 4) EXPECT_EQ(submit(t, id++, {block(x, r, r + 4, c, c + 4)}, {TT::OUTPUT}), Preds{});
+        for (uint32_t c = 0; c < 16; c += 4)
+            EXPECT_EQ(submit(t, id++, {block(x, r, r + 4, c, c + 4)}, {TT::OUTPUT}), Preds{});
     const auto all = submit(t, id, {whole(x)}, {TT::INPUT});
     EXPECT_EQ(all.size(), 16u);
 }

@@ -244,8 +244,7 @@ void run_scenario(uint64_t seed, const TrackerConfig& config, bool exact, Counts
                 }
             }
             pending.push_back(i);
-            while (!pending.empty() && sc.uniform(0, 2) == 0 && run_one_ready()) {
-            }
+            while (!pending.empty() && sc.uniform(0, 2) == 0 && run_one_ready()) {}
         }
         while (!pending.empty()) ASSERT_TRUE(run_one_ready()) << "seed " << seed << ": no ready task (a cycle)";
         EXPECT_EQ(mem, seq) << "seed " << seed << " schedule " << schedule;

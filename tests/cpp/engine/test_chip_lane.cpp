@@ -76,9 +76,10 @@ TEST(ChipLane, RunsTheNamedOrchestrationOnMaterializedHostViews) {
     HostVector a, b, c;
     for (uint32_t i = 0; i < N; ++i) a.data()[i] = float(i), b.data()[i] = 2.0f, c.data()[i] = -1.0f;
     for (bool zero_copy : {false, true}) {
-        const ipc::TaskOutcome r = lane.run(0, args_of({{a.tensor(), TensorArgType::INPUT},
-                                                        {b.tensor(), TensorArgType::INPUT},
-                                                        {c.tensor(), TensorArgType::OUTPUT_EXISTING}}),
+        const ipc::TaskOutcome r = lane.run(0,
+                                            args_of({{a.tensor(), TensorArgType::INPUT},
+                                                     {b.tensor(), TensorArgType::INPUT},
+                                                     {c.tensor(), TensorArgType::OUTPUT_EXISTING}}),
                                             zero_copy);
         ASSERT_EQ(r.error, ipc::TaskError::NONE) << r.message;
         for (uint32_t i = 0; i < N; ++i) ASSERT_EQ(c.data()[i], float(i) + 2.0f) << i;
@@ -106,18 +107,19 @@ TEST(ChipLane, DeviceMemoryResolvesOnItsOwnChipOnly) {
     std::fill(host.data(), host.data() + N, 3.0f);
     const DeviceBacking mine = lane.memory.alloc(0, N * sizeof(float));
     const DeviceBacking theirs = lane.memory.alloc(1, N * sizeof(float));
-    ipc::TaskOutcome r = lane.run(1, args_of({{host.tensor(), TensorArgType::INPUT},
-                                              {device_vector(mine), TensorArgType::OUTPUT_EXISTING}}));
+    ipc::TaskOutcome r = lane.run(
+        1, args_of({{host.tensor(), TensorArgType::INPUT}, {device_vector(mine), TensorArgType::OUTPUT_EXISTING}}));
     ASSERT_EQ(r.error, ipc::TaskError::NONE) << r.message;
     EXPECT_EQ(reinterpret_cast<const float*>(descriptor_address(mine.descriptor))[N - 1], 3.0f);
 
-    r = lane.run(1, args_of({{host.tensor(), TensorArgType::INPUT},
-                             {device_vector(theirs), TensorArgType::OUTPUT_EXISTING}}));
+    r = lane.run(
+        1, args_of({{host.tensor(), TensorArgType::INPUT}, {device_vector(theirs), TensorArgType::OUTPUT_EXISTING}}));
     EXPECT_EQ(r.error, ipc::TaskError::BAD_ARGUMENTS);
     EXPECT_NE(r.message.find("chip 1"), std::string::npos) << r.message;
 
-    const BufferDescriptor nowhere = make_address_descriptor(process_identity_minter().mint(), BackendKind::DEVICE_MALLOC,
-                                                             AccessMode::READWRITE, N * sizeof(float), 0x10000);
+    const BufferDescriptor nowhere =
+        make_address_descriptor(process_identity_minter().mint(), BackendKind::DEVICE_MALLOC, AccessMode::READWRITE,
+                                N * sizeof(float), 0x10000);
     const uint32_t shapes[] = {N};
     r = lane.run(1, args_of({{host.tensor(), TensorArgType::INPUT},
                              {make_tensor(nowhere, shapes, DataType::FLOAT32), TensorArgType::OUTPUT_EXISTING}}));

@@ -170,7 +170,8 @@ TEST(EngineCore, AFailurePoisonsSuccessorsAndIsReportedOnce) {
 TEST(EngineCore, ARefusedSubmitRecordsNothing) {
     Harness h(chips(1));
     const BufferDescriptor b = host_buffer(1);
-    TaskArgs overlapping = args_of({{matrix(b), TensorArgType::OUTPUT_EXISTING}, {column_block(b, 4), TensorArgType::INPUT}});
+    TaskArgs overlapping =
+        args_of({{matrix(b), TensorArgType::OUTPUT_EXISTING}, {column_block(b, 4), TensorArgType::INPUT}});
     try {
         h.chip_task(overlapping, 0);
         FAIL() << "overlapping writes within one task must be refused";

@@ -43,8 +43,7 @@ BufferDescriptor buffer(uint64_t id) {
     c.buffer_id = id;
     c.generation = 1;
     const uint8_t name[] = "sptrace";
-    return make_buffer_descriptor(c, BackendKind::POSIX_SHM, AddressSpace::HOST, AccessMode::READWRITE, 256,
-                                  {name, 7});
+    return make_buffer_descriptor(c, BackendKind::POSIX_SHM, AddressSpace::HOST, AccessMode::READWRITE, 256, {name, 7});
 }
 
 TaskArgs sleep_on(const BufferDescriptor& b, uint32_t offset, TensorArgType tag, uint64_t ms) {

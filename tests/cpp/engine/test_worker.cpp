@@ -44,9 +44,11 @@ ipc::TaskHandler make_handler(Timeline* tl) {
         const uint64_t op = args.scalars.at(0), ms = args.scalars.at(1), slot = args.scalars.at(2);
         tl->start_us[slot] = now_us();
         switch (op) {
-            case FAIL: return {ipc::TaskError::TASK_FAILED, "kernel failed on purpose (slot " + std::to_string(slot) + ")"};
+            case FAIL:
+                return {ipc::TaskError::TASK_FAILED, "kernel failed on purpose (slot " + std::to_string(slot) + ")"};
             case KILL_SELF: raise(SIGKILL); break;
-            case HANG: for (;;) pause();
+            case HANG:
+                for (;;) pause();
             default: std::this_thread::sleep_for(std::chrono::milliseconds(ms));
         }
         tl->end_us[slot] = now_us();

@@ -50,7 +50,8 @@ TaskId chip_task(Worker& w, uint64_t callable, const TaskArgs& a, uint32_t chip)
 }  // namespace
 
 TEST(WorkerChips, HostAndDeviceArgumentsRoundTripThroughTheirChip) {
-    auto a = ForkOwner::create_shared(N * 4), b = ForkOwner::create_shared(N * 4), out = ForkOwner::create_shared(N * 4);
+    auto a = ForkOwner::create_shared(N * 4), b = ForkOwner::create_shared(N * 4),
+         out = ForkOwner::create_shared(N * 4);
     auto* fa = reinterpret_cast<float*>(a->data());
     auto* fb = reinterpret_cast<float*>(b->data());
     auto* fo = reinterpret_cast<float*>(out->data());
@@ -59,17 +60,27 @@ TEST(WorkerChips, HostAndDeviceArgumentsRoundTripThroughTheirChip) {
     w.init();
     const DeviceBacking d = w.alloc_device(1, N * 4);
     const DeviceBacking e = w.alloc_device(1, N * 4);
-    chip_task(w, 0, args_of({{vec(a->descriptor()), TensorArgType::INPUT}, {vec(d.descriptor), TensorArgType::OUTPUT_EXISTING}}), 1);
-    chip_task(w, 1, args_of({{vec(d.descriptor), TensorArgType::INPUT}, {vec(b->descriptor()), TensorArgType::INPUT},
-                           {vec(e.descriptor), TensorArgType::OUTPUT_EXISTING}}), 1);
-    chip_task(w, 0, args_of({{vec(e.descriptor), TensorArgType::INPUT}, {vec(out->descriptor()), TensorArgType::OUTPUT_EXISTING}}), 1);
+    chip_task(
+        w, 0,
+        args_of({{vec(a->descriptor()), TensorArgType::INPUT}, {vec(d.descriptor), TensorArgType::OUTPUT_EXISTING}}),
+        1);
+    chip_task(w, 1,
+              args_of({{vec(d.descriptor), TensorArgType::INPUT},
+                       {vec(b->descriptor()), TensorArgType::INPUT},
+                       {vec(e.descriptor), TensorArgType::OUTPUT_EXISTING}}),
+              1);
+    chip_task(
+        w, 0,
+        args_of({{vec(e.descriptor), TensorArgType::INPUT}, {vec(out->descriptor()), TensorArgType::OUTPUT_EXISTING}}),
+        1);
     w.release_device(d.descriptor.identity);
     w.release_device(e.descriptor.identity);
     w.wait();
     for (uint32_t i = 0; i < N; ++i) ASSERT_EQ(fo[i], float(i) + 1.0f) << i;
     EXPECT_EQ(w.device_memory().live_blocks(), 0u);
     // A released block is refused at submit, naming why.
-    TaskArgs stale = args_of({{vec(a->descriptor()), TensorArgType::INPUT}, {vec(d.descriptor), TensorArgType::OUTPUT_EXISTING}});
+    TaskArgs stale =
+        args_of({{vec(a->descriptor()), TensorArgType::INPUT}, {vec(d.descriptor), TensorArgType::OUTPUT_EXISTING}});
     try {
         chip_task(w, 0, stale, 1);
         FAIL() << "a released device block must be refused";
@@ -78,7 +89,8 @@ TEST(WorkerChips, HostAndDeviceArgumentsRoundTripThroughTheirChip) {
     }
     // Device memory of chip 1 does not go to chip 0.
     const DeviceBacking f = w.alloc_device(1, N * 4);
-    TaskArgs wrong = args_of({{vec(a->descriptor()), TensorArgType::INPUT}, {vec(f.descriptor), TensorArgType::OUTPUT_EXISTING}});
+    TaskArgs wrong =
+        args_of({{vec(a->descriptor()), TensorArgType::INPUT}, {vec(f.descriptor), TensorArgType::OUTPUT_EXISTING}});
     EXPECT_THROW(chip_task(w, 0, wrong, 0), std::invalid_argument);
     const auto pids = w.child_pids();
     w.close();

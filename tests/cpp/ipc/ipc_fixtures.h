@@ -5,8 +5,8 @@
 
 #include <chrono>
 #include <cstring>
-#include <string>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <unistd.h>
 #include <vector>

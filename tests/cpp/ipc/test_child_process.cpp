@@ -10,8 +10,8 @@
 #include <atomic>
 #include <new>
 #include <optional>
-#include <thread>
 #include <stdexcept>
+#include <thread>
 
 #include "ipc_fixtures.h"
 #include "simpler/ipc/child_process.h"

@@ -6,8 +6,8 @@
 #include <signal.h>
 
 #include <atomic>
-#include <thread>
 #include <new>
+#include <thread>
 
 #include "ipc_fixtures.h"
 #include "simpler/ipc/child_process.h"
@@ -58,8 +58,8 @@ TEST(Futex, WakeReachesASleeperInAnotherProcess) {
 }
 
 TEST(Futex, SignalDuringTheWaitDoesNotEndItEarly) {
-    struct sigaction sa {};
-    struct sigaction old {};
+    struct sigaction sa{};
+    struct sigaction old{};
     sa.sa_handler = [](int) {};
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = 0;  // no SA_RESTART: the futex returns EINTR

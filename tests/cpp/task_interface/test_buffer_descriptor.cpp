@@ -129,8 +129,8 @@ TEST(BufferDescriptor, ForkCowGrantingWriteIsRefused) {
 }
 
 TEST(BufferDescriptor, AddressBodyMustBeExactly8Bytes) {
-    for (BackendKind kind : {BackendKind::FORK_SHM, BackendKind::FORK_COW, BackendKind::VMM_WINDOW,
-                             BackendKind::DEVICE_MALLOC}) {
+    for (BackendKind kind :
+         {BackendKind::FORK_SHM, BackendKind::FORK_COW, BackendKind::VMM_WINDOW, BackendKind::DEVICE_MALLOC}) {
         BufferDescriptor d = address_descriptor(kind, AccessMode::READ);
         d.body_len = 7;
         d.body[7] = 0;  // keep the tail zero so the length rule is what fails
@@ -217,12 +217,12 @@ TEST(BufferDescriptor, ConstructorZeroesPadsAndThrowsValueErrorOnBadInput) {
     for (uint8_t b : d._pad0) EXPECT_EQ(b, 0);
     for (uint8_t b : d.identity._pad) EXPECT_EQ(b, 0);
     const uint8_t slash[] = {'a', '/', 'b'};
-    EXPECT_THROW(make_buffer_descriptor(test_identity(), BackendKind::POSIX_SHM, AddressSpace::HOST,
-                                        AccessMode::READ, 8, slash),
-                 std::invalid_argument);
+    EXPECT_THROW(
+        make_buffer_descriptor(test_identity(), BackendKind::POSIX_SHM, AddressSpace::HOST, AccessMode::READ, 8, slash),
+        std::invalid_argument);
     const uint8_t too_long[33] = {};
-    EXPECT_THROW(make_buffer_descriptor(test_identity(), BackendKind::POSIX_SHM, AddressSpace::HOST,
-                                        AccessMode::READ, 8, too_long),
+    EXPECT_THROW(make_buffer_descriptor(test_identity(), BackendKind::POSIX_SHM, AddressSpace::HOST, AccessMode::READ,
+                                        8, too_long),
                  std::invalid_argument);
 }
 

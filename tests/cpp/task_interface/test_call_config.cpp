@@ -13,7 +13,7 @@ using namespace simpler;
 
 TEST(CallConfig, WriteMaskSetsABitForEveryWritingTagAndNoOther) {
     CallConfig c{};
-    std::vector<TensorArgType> tags{TensorArgType::INPUT, TensorArgType::OUTPUT, TensorArgType::INOUT,
+    std::vector<TensorArgType> tags{TensorArgType::INPUT,           TensorArgType::OUTPUT, TensorArgType::INOUT,
                                     TensorArgType::OUTPUT_EXISTING, TensorArgType::NO_DEP, TensorArgType::INPUT};
     set_write_mask(c, tags);
     EXPECT_FALSE(writes_tensor(c, 0));

@@ -239,15 +239,16 @@ TEST(OverlapOracle, NeverNoneWhenBytesAreSharedNeverCoveredWhenNotContained) {
         constexpr uint64_t CHIP_BACKING_ADDR = 0x10000;
         const OverlapAnswer chip = simpler::chip::overlap(to_working(CHIP_BACKING_ADDR, p.nbytes, v[0]),
                                                           to_working(CHIP_BACKING_ADDR, p.nbytes, v[1]));
-        if (((chip.overlap == TensorOverlap::NONE && shares) || (chip.overlap == TensorOverlap::COVERED && !contains)) &&
+        if (((chip.overlap == TensorOverlap::NONE && shares) ||
+             (chip.overlap == TensorOverlap::COVERED && !contains)) &&
             ++chip_unsound <= 5)
             ADD_FAILURE() << "chip: unsound " << tensor_overlap_name(chip.overlap) << " for pair " << n;
         if (!(chip == exact) && ++chip_differs <= 5)
             ADD_FAILURE() << "chip: " << tensor_overlap_name(chip.overlap) << " where the host answers "
                           << tensor_overlap_name(exact.overlap) << " for pair " << n;
         for (const OverlapAnswer& a : {base, exact}) {
-            const bool wrong = (a.overlap == TensorOverlap::NONE && shares) ||
-                               (a.overlap == TensorOverlap::COVERED && !contains);
+            const bool wrong =
+                (a.overlap == TensorOverlap::NONE && shares) || (a.overlap == TensorOverlap::COVERED && !contains);
             if (wrong && ++sound_failures <= 5)
                 ADD_FAILURE() << "unsound " << tensor_overlap_name(a.overlap) << " for pair " << n;
             if (a.overlap == TensorOverlap::PARTIAL && a.reason == OverlapReason::SHARED_BYTES && !shares &&
@@ -288,10 +289,11 @@ TEST(OverlapOracle, NeverNoneWhenBytesAreSharedNeverCoveredWhenNotContained) {
     std::printf("[oracle] %llu pairs; one row-major layout: %llu pairs, %llu disjoint, false-edge rate %.4f%%\n",
                 static_cast<unsigned long long>(pairs), static_cast<unsigned long long>(same_layout.pairs),
                 static_cast<unsigned long long>(same_layout.disjoint), 100.0 * same_layout.rate());
-    std::printf("[oracle] other pairs: %llu, %llu disjoint; false-edge rate base model %.4f%%, with the "
-                "different-stride extension %.4f%%\n",
-                static_cast<unsigned long long>(other_base.pairs), static_cast<unsigned long long>(other_base.disjoint),
-                100.0 * other_base.rate(), 100.0 * other_exact.rate());
+    std::printf(
+        "[oracle] other pairs: %llu, %llu disjoint; false-edge rate base model %.4f%%, with the "
+        "different-stride extension %.4f%%\n",
+        static_cast<unsigned long long>(other_base.pairs), static_cast<unsigned long long>(other_base.disjoint),
+        100.0 * other_base.rate(), 100.0 * other_exact.rate());
     for (uint8_t r = 0; r < 16; ++r)
         if (false_by_reason[r] != 0)
             std::printf("[oracle]   false edges left with reason %s: %llu\n",

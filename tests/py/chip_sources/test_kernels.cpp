@@ -51,12 +51,12 @@ static int32_t fail_kernel(const KernelArgs* a) { return kernel_fail(a, "test.fa
 
 static void sleep_ms(uint64_t ms) {
     timespec nap{static_cast<time_t>(ms / 1000), static_cast<long>((ms % 1000) * 1000000)};
-    while (nanosleep(&nap, &nap) != 0) {
-    }
+    while (nanosleep(&nap, &nap) != 0) {}
 }
 
 static int32_t rendezvous(const KernelArgs* a) {
-    if (a->tensor_count != 2 || a->scalar_count != 2) return kernel_fail(a, "test.rendezvous takes 2 tensors, 2 scalars");
+    if (a->tensor_count != 2 || a->scalar_count != 2)
+        return kernel_fail(a, "test.rendezvous takes 2 tensors, 2 scalars");
     const Tensor& dir = a->tensors[0];
     const Tensor& out = a->tensors[1];
     const uint64_t me = a->scalars[0];
@@ -75,8 +75,8 @@ static int32_t rendezvous(const KernelArgs* a) {
     path[n + 1] = static_cast<char>('0' + (1 - me));
     const int64_t deadline = monotonic_ns() + static_cast<int64_t>(a->scalars[1]) * 1000000;
     while (access(path, F_OK) != 0) {
-        if (monotonic_ns() > deadline) return kernel_fail(a, "test.rendezvous: task %u waited in vain for %s",
-                                                          static_cast<unsigned>(me), path);
+        if (monotonic_ns() > deadline)
+            return kernel_fail(a, "test.rendezvous: task %u waited in vain for %s", static_cast<unsigned>(me), path);
         sleep_ms(1);
     }
     const Tensor* const ts[1] = {&out};
