@@ -49,7 +49,7 @@ void bind_call_config(nb::module_& m) {
         .def("to_bytes", [](const CallConfig& c) { return nb::bytes(reinterpret_cast<const char*>(&c), sizeof c); })
         .def_static(
             "from_bytes",
-            [](nb::bytes data) {
+            [](const nb::bytes& data) {
                 if (data.size() != sizeof(CallConfig))
                     throw std::invalid_argument("CallConfig.from_bytes: must be " + std::to_string(sizeof(CallConfig)) +
                                                 " bytes (got " + std::to_string(data.size()) + ")");

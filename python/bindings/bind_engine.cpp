@@ -57,7 +57,7 @@ namespace {
 
 // Child side: hands the task to the Python dispatcher, which returns None on
 // success or the failure's text (type, message and traceback).
-simpler::ipc::TaskHandler python_handler(nb::object dispatch) {
+simpler::ipc::TaskHandler python_handler(const nb::object& dispatch) {
     return [dispatch](const simpler::ipc::TaskView& task) -> simpler::ipc::TaskOutcome {
         try {
             nb::bytes blob(reinterpret_cast<const char*>(task.blob.data()), task.blob.size());
@@ -112,7 +112,7 @@ MemberSubmit member_of(const TaskArgs* args, std::optional<int64_t> worker) {
     return m;
 }
 
-TaskConfig config_of(nb::bytes b) {
+TaskConfig config_of(const nb::bytes& b) {
     if (b.size() > sizeof(TaskConfig))
         throw std::invalid_argument("call config: at most 64 bytes (got " + std::to_string(b.size()) + ")");
     TaskConfig c{};
@@ -236,7 +236,8 @@ void bind_engine(nb::module_& m) {
                        "(submit(), wait(), or a background thread between them).")
         .def(
             "__init__",
-            [](Worker* self, const WorkerConfig& config, nb::object chip_dispatch, nb::object sub_dispatch) {
+            [](Worker* self, const WorkerConfig& config, const nb::object& chip_dispatch,
+               const nb::object& sub_dispatch) {
                 WorkerConfig c = config;
                 if (!chip_dispatch.is_none())
                     c.chip_handler = [chip_dispatch](uint32_t) {
@@ -270,7 +271,8 @@ void bind_engine(nb::module_& m) {
         .def(
             "submit",
             [](Worker& w, TaskKind kind, uint64_t callable,
-               const std::vector<std::pair<const TaskArgs*, std::optional<int64_t>>>& members, nb::bytes config) {
+               const std::vector<std::pair<const TaskArgs*, std::optional<int64_t>>>& members,
+               const nb::bytes& config) {
                 std::vector<MemberSubmit> ms;
                 for (const auto& [args, worker] : members) ms.push_back(member_of(args, worker));
                 return w.submit(kind, callable, ms, config_of(config));
@@ -281,7 +283,7 @@ void bind_engine(nb::module_& m) {
         .def(
             "submit_one",
             [](Worker& w, TaskKind kind, uint64_t callable, const TaskArgs& args, std::optional<int64_t> worker,
-               nb::bytes config) {
+               const nb::bytes& config) {
                 const MemberSubmit member = member_of(&args, worker);
                 return w.submit(kind, callable, {&member, 1}, config_of(config));
             },

@@ -55,7 +55,6 @@ using simpler::Tensor;
 using simpler::TensorArgType;
 using simpler::throw_if_invalid;
 using simpler::validate_chip_tensor;
-using simpler::write_blob;
 
 namespace {
 
@@ -75,7 +74,7 @@ std::string hex(const uint8_t* p, size_t n) {
     return s;
 }
 
-CanonicalIdentity make_identity(nb::bytes owner, uint64_t buffer_id, uint32_t generation) {
+CanonicalIdentity make_identity(const nb::bytes& owner, uint64_t buffer_id, uint32_t generation) {
     if (owner.size() != OWNER_INSTANCE_ID_BYTES)
         throw std::invalid_argument("CanonicalIdentity.owner_instance_id: must be exactly 8 bytes (got " +
                                     std::to_string(owner.size()) + ")");
@@ -178,7 +177,7 @@ void bind_task_interface(nb::module_& m) {
                                   "buffer_id and generation only.")
         .def(
             "__init__",
-            [](CanonicalIdentity* self, nb::bytes owner, uint64_t buffer_id, uint32_t generation) {
+            [](CanonicalIdentity* self, const nb::bytes& owner, uint64_t buffer_id, uint32_t generation) {
                 new (self) CanonicalIdentity(make_identity(owner, buffer_id, generation));
             },
             "owner_instance_id"_a, "buffer_id"_a, "generation"_a)
@@ -200,7 +199,7 @@ void bind_task_interface(nb::module_& m) {
         .def(
             "__init__",
             [](BufferDescriptor* self, const CanonicalIdentity& identity, BackendKind backend, AccessMode access,
-               uint64_t nbytes, nb::bytes body, std::optional<AddressSpace> address_space,
+               uint64_t nbytes, const nb::bytes& body, std::optional<AddressSpace> address_space,
                uint32_t owner_worker_path_id) {
                 AddressSpace space = address_space.value_or(
                     backend == BackendKind::VMM_WINDOW || backend == BackendKind::DEVICE_MALLOC ? AddressSpace::DEVICE
@@ -404,7 +403,7 @@ void bind_task_interface(nb::module_& m) {
         },
         "args"_a, "Serializes TaskArgs as an argument blob (tags do not cross).");
     m.def(
-        "read_blob", [](nb::bytes blob) { return read_blob(blob.c_str(), blob.size()); }, "blob"_a,
+        "read_blob", [](const nb::bytes& blob) { return read_blob(blob.c_str(), blob.size()); }, "blob"_a,
         "Decodes an argument blob, validating the header and every tensor; all or nothing (ValueError).");
     m.def("blob_size", [](int64_t t, int64_t s) { return blob_size(t, s); }, "tensor_count"_a, "scalar_count"_a);
 }

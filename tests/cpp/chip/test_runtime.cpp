@@ -4,18 +4,18 @@
 // are refused, device temporaries are freed, and idle core threads sleep.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "chip_fixtures.h"
 #include "simpler/chip/chip_runtime.h"
 #include "simpler/chip/orchestration_api.h"
+#include "simpler/ipc/process_cpu.h"
 
 using namespace simpler::chip;
 using namespace std::chrono_literals;
@@ -27,7 +27,7 @@ using Clock = std::chrono::steady_clock;
 struct Span {
     Clock::time_point begin, end;
 };
-Span g_spans[8];
+Span g_spans[8];  // NOLINT(bugprone-throwing-static-initialization): time_point() only zeroes
 
 // Sleeps 150 ms and records its span in g_spans[scalar 0].
 int32_t sleep_record(const KernelArgs* a) {
@@ -243,16 +243,8 @@ TEST_F(ChipRuntime, DeviceTemporariesAreFreedWhenTheRunEnds) {
 
 namespace {
 double process_cpu_seconds() {
-    char buf[1024] = {};
-    const int fd = open("/proc/self/stat", O_RDONLY);
-    const ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0) return -1;
-    const char* p = std::strrchr(buf, ')');  // fields after the command name
-    unsigned long utime = 0, stime = 0;
-    // Fields 3..13 then utime (14) and stime (15).
-    std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime);
-    return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+    const std::optional<uint64_t> ticks = simpler::ipc::process_cpu_ticks(getpid());
+    return ticks ? static_cast<double>(*ticks) / static_cast<double>(sysconf(_SC_CLK_TCK)) : -1;
 }
 }  // namespace
 

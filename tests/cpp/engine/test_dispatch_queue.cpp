@@ -29,8 +29,8 @@ ChildCounts counts(uint32_t chips, uint32_t sub_workers) {
     c[static_cast<size_t>(ChildKind::SUB_WORKER)] = sub_workers;
     return c;
 }
-ChildRef chip(uint32_t i) { return {ChildKind::CHIP, i}; }
-ChildRef sub_worker(uint32_t i) { return {ChildKind::SUB_WORKER, i}; }
+constexpr ChildRef chip(uint32_t i) noexcept { return {ChildKind::CHIP, i}; }
+constexpr ChildRef sub_worker(uint32_t i) noexcept { return {ChildKind::SUB_WORKER, i}; }
 
 const MemberTarget chip0[] = {MemberTarget::child(chip(0))};
 const MemberTarget chip1[] = {MemberTarget::child(chip(1))};

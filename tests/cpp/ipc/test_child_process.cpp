@@ -72,7 +72,7 @@ TEST(ChildProcess, MoveTransfersOwnership) {
     ChildProcess a = ChildProcess::spawn([] { return 3; });
     const pid_t pid = a.pid();
     ChildProcess b = std::move(a);
-    EXPECT_EQ(a.pid(), -1);
+    EXPECT_EQ(a.pid(), -1);  // NOLINT(bugprone-use-after-move): the moved-from state is what is checked
     EXPECT_EQ(b.pid(), pid);
     const auto st = b.wait_exit(after(10'000ms));
     ASSERT_TRUE(st.has_value());
