@@ -37,13 +37,14 @@ void DispatchQueue::check(TaskId task, std::span<const MemberTarget> members) co
             throw std::invalid_argument("task " + std::to_string(task) + " member " + std::to_string(m) + ": " +
                                         t.name() + " is not a child of this Worker (it has " + std::to_string(n) + " " +
                                         child_kind_name(t.kind) + "(s))");
+        if (members.size() == 1) continue;  // one member cannot name a child twice
         seen[k].resize(n, 0);
         if (seen[k][*t.index]++)
             throw std::invalid_argument("task " + std::to_string(task) + ": two group members target " + t.name() +
                                         "; a group runs its members at once, one per child");
     }
     for (size_t k = 0; k < CHILD_KIND_COUNT; ++k)
-        if (any[k] > live_count(static_cast<ChildKind>(k)))
+        if (any[k] > 0 && any[k] > live_count(static_cast<ChildKind>(k)))
             throw std::invalid_argument("task " + std::to_string(task) + ": the group needs " + std::to_string(any[k]) +
                                         " " + child_kind_name(static_cast<ChildKind>(k)) +
                                         "(s) at once, the Worker has " +

@@ -36,29 +36,31 @@ MemberTarget EngineCore::target_of(TaskKind kind, const MemberSubmit& m) const n
 }
 
 void EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t member, const MemberSubmit& m) const {
-    const std::string refused = "submit of task " + std::to_string(task) + " refused: ";
+    // The message prefix is built only on refusal: this runs on every submit.
+    const auto refused = [task] { return "submit of task " + std::to_string(task) + " refused: "; };
     if (kind == TaskKind::SUB && m.worker)
-        throw std::invalid_argument(refused + "a sub task runs on any idle sub-worker and names no worker");
+        throw std::invalid_argument(refused() + "a sub task runs on any idle sub-worker and names no worker");
     if (kind == TaskKind::NEXT_LEVEL && !m.worker)
-        throw std::invalid_argument(refused + "member " + std::to_string(member) + " names no next-level worker");
+        throw std::invalid_argument(refused() + "member " + std::to_string(member) + " names no next-level worker");
     const MemberTarget target = target_of(kind, m);
     const auto k = static_cast<size_t>(target.kind);
     if (target.named()) {
         if (*target.index >= config_.children[k])
-            throw std::invalid_argument(refused + "member " + std::to_string(member) +
+            throw std::invalid_argument(refused() + "member " + std::to_string(member) +
                                         " names worker=" + std::to_string(*target.index) + ", this Worker has " +
                                         std::to_string(config_.children[k]) + " next-level workers");
         if (const std::string& why = lost_[k][*target.index]; !why.empty())
-            throw std::invalid_argument(refused + "worker=" + std::to_string(*target.index) + " is lost (" + why + ")");
+            throw std::invalid_argument(refused() + "worker=" + std::to_string(*target.index) + " is lost (" + why +
+                                        ")");
     } else if (queue_.live_count(target.kind) == 0) {
         throw std::invalid_argument(
-            refused + "no " + child_kind_name(target.kind) + " is alive" +
+            refused() + "no " + child_kind_name(target.kind) + " is alive" +
             (config_.children[k] == 0 ? std::string(" (this Worker has none)") : " (" + last_lost_[k] + ")"));
     }
     if (target.kind == ChildKind::CHIP && (m.args->tensor_count() > size_t{CHIP_MAX_TENSOR_ARGS} ||
                                            m.args->scalar_count() > size_t{CHIP_MAX_SCALAR_ARGS}))
         throw std::invalid_argument(
-            refused + "member " + std::to_string(member) + " has " + std::to_string(m.args->tensor_count()) +
+            refused() + "member " + std::to_string(member) + " has " + std::to_string(m.args->tensor_count()) +
             " tensors and " + std::to_string(m.args->scalar_count()) + " scalars; a chip takes at most " +
             std::to_string(CHIP_MAX_TENSOR_ARGS) + " and " + std::to_string(CHIP_MAX_SCALAR_ARGS));
     m.args->check_access();
