@@ -17,7 +17,7 @@ import pytest
 from simpler import DataType, TensorArgType, Worker, view_array
 from simpler._core import ChildKind, ChildRef, TaskHandle, TaskKind, TracePhase
 from simpler.trace import chrome_trace, intervals
-from worker_helpers import args, close_and_check, kernel_callable
+from worker_helpers import args, close_and_check, kernel_callable, meet_partner, rendezvous_dir
 
 N = 8
 
@@ -36,26 +36,12 @@ def fill_slowly(a):
 
 
 def fill_together(a):
-    """Meets its partner (scalar 1 is this task's id 0 or 1; tensor 1 holds a
-    directory path), sleeps 0.2 s, then fills its view with scalar[0]: two such
+    """Meets its partner (scalar 1 is this task's id 0 or 1; tensor 1 is a
+    rendezvous_dir), sleeps 0.2 s, then fills its view with scalar[0]: two such
     tasks finish only when both run at once, and fail after 10 s otherwise."""
-    me = a.scalars[1]
-    where = bytes(a.array(1)).split(b"\0")[0].decode()
-    open(os.path.join(where, str(me)), "w").close()
-    deadline = time.monotonic() + 10
-    while not os.path.exists(os.path.join(where, str(1 - me))):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"sub task {me} waited in vain for its partner")
-        time.sleep(0.001)
+    meet_partner(a.array(1), a.scalars[1])
     time.sleep(0.2)
     a.array(0)[...] = a.scalars[0]
-
-
-def _rendezvous_dir(w, tmp_path):
-    path = str(tmp_path).encode() + b"\0"
-    b = w.create_buffer(len(path))
-    b.shm.buf[: len(path)] = path
-    return b.tensor((len(path),), DataType.UINT8)
 
 
 def copy_plus_one(a):
@@ -69,7 +55,7 @@ def _two_disjoint_fills(w, tmp_path):
     buf = w.create_buffer(2 * N * 4)
     left = buf.tensor((N,), DataType.INT32)
     right = buf.tensor((N,), DataType.INT32, byte_offset=N * 4)
-    where = _rendezvous_dir(w, tmp_path)
+    where = rendezvous_dir(w, tmp_path)
 
     def orch(o, _a, _c):
         o.submit_sub(h, args((left, TensorArgType.OUTPUT_EXISTING), (where, TensorArgType.INPUT), scalars=(11, 0)))
@@ -121,7 +107,7 @@ def test_disjoint_tiles_of_one_buffer_on_two_chips_overlap_in_the_trace(tmp_path
         w.init()
         x = w.create_buffer(m * n * 4)
         x.array((m, n), DataType.INT32)[...] = 0
-        where = _rendezvous_dir(w, tmp_path)
+        where = rendezvous_dir(w, tmp_path)
 
         def orch(o, _a, _c):
             for chip, col in ((0, 0), (1, 8)):

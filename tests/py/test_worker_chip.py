@@ -8,7 +8,6 @@ slices of one buffer written on two chips run at the same time (and dependent
 tasks do not); two tasks that rendezvous over disjoint slices do not deadlock;
 a chip result feeds a sub-worker holding a READ grant."""
 
-import os
 import time
 
 import numpy as np
@@ -23,7 +22,15 @@ from simpler import (
     Worker,
     view_array,
 )
-from worker_helpers import args, close_and_check, closing, kernel_callable, time_bound  # noqa: F401
+from worker_helpers import (  # noqa: F401
+    args,
+    close_and_check,
+    closing,
+    kernel_callable,
+    meet_partner,
+    rendezvous_dir,
+    time_bound,
+)
 
 IN, OUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING
 F32, I32, I64 = DataType.FLOAT32, DataType.INT32, DataType.INT64
@@ -370,13 +377,6 @@ def test_dependent_tasks_on_two_chips_do_not_overlap(closing):
     assert s0 < e0 <= s1 < e1, f"a dependent task started before its producer ended: [{s0},{e0}] [{s1},{e1}]"
 
 
-def rendezvous_dir(buf_owner, tmp_path):
-    path = str(tmp_path).encode() + b"\0"
-    b = buf_owner.create_buffer(len(path))
-    b.shm.buf[: len(path)] = path
-    return b.tensor((len(path),), DataType.UINT8)
-
-
 @pytest.mark.parametrize("mode", ["staged", "task_zero_copy"])
 def test_two_tasks_that_rendezvous_over_interleaved_column_slices_do_not_deadlock(mode, tmp_path, closing):
     """x[:, 0:4] and x[:, 8:12]: bounding boxes interleave, the views do not. A
@@ -407,13 +407,7 @@ def test_two_tasks_that_rendezvous_over_interleaved_column_slices_do_not_deadloc
 def meet(a):
     """The sub-worker twin of test.rendezvous: scalar 0 is this task's id."""
     me = a.scalars[0]
-    where = bytes(a.array(0)).split(b"\0")[0].decode()
-    open(os.path.join(where, str(me)), "w").close()
-    deadline = time.monotonic() + 10
-    while not os.path.exists(os.path.join(where, str(1 - me))):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"sub task {me} waited in vain for its partner")
-        time.sleep(0.001)
+    meet_partner(a.array(0), me)
     a.array(1)[...] = me + 1
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from simpler import ChipCallable, TaskArgs
+from simpler import ChipCallable, DataType, TaskArgs
 
 CHIP_SOURCES = Path(__file__).parent / "chip_sources"
 TEST_KERNELS = CHIP_SOURCES / "test_kernels.cpp"
@@ -119,3 +119,25 @@ class Gate:
 
     def open(self):
         open(self.file, "w").close()
+
+
+def rendezvous_dir(buf_owner, tmp_path):
+    """A UINT8 tensor holding tmp_path NUL-terminated: where two rendezvous tasks
+    (test.rendezvous on chips, meet_partner in sub-workers) leave their marks."""
+    path = str(tmp_path).encode() + b"\0"
+    b = buf_owner.create_buffer(len(path))
+    b.shm.buf[: len(path)] = path
+    return b.tensor((len(path),), DataType.UINT8)
+
+
+def meet_partner(where, me: int, timeout_s: float = 10.0) -> None:
+    """Inside a sub-worker task: marks task `me` (0 or 1) as running in the
+    rendezvous_dir array `where` and waits until task 1 - me runs too; two such
+    tasks return only when both run at once (TimeoutError after timeout_s)."""
+    path = bytes(where).split(b"\0")[0].decode()
+    open(os.path.join(path, str(me)), "w").close()
+    deadline = time.monotonic() + timeout_s
+    while not os.path.exists(os.path.join(path, str(1 - me))):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"sub task {me} waited in vain for its partner")
+        time.sleep(0.001)
