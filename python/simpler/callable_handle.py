@@ -1,6 +1,7 @@
 """CallableHandle: what Worker.register returns — the id a task names its
 callable by, its kind (NEXT_LEVEL for a chip orchestration, SUB for a Python
-sub-worker callable) and its name (for messages)."""
+sub-worker callable), its name (for messages) and the Worker that registered it
+(`worker_serial`: ids are per Worker, so another Worker refuses the handle)."""
 
 from __future__ import annotations
 
@@ -14,3 +15,4 @@ class CallableHandle:
     id: int
     kind: TaskKind
     name: str
+    worker_serial: int

@@ -34,6 +34,7 @@ class Orchestrator:
     def __init__(self, worker: Worker) -> None:
         self._worker = worker
         self._core = worker._running()
+        self._serial = worker._serial
         self.submitted: List[TaskHandle] = []
         self._scopes: List[List[DeviceBuffer]] = [[]]  # [0]: the run's own scope
         # What this run allocated, by identity: once a block is freed the engine no
@@ -54,7 +55,8 @@ class Orchestrator:
     def _submit_one(self, kind: TaskKind, callable: CallableHandle, args: TaskArgs, worker: Optional[int],
                     cfg: Optional[CallConfig]) -> TaskHandle:
         # The hot path: one member, no list, the default config prebuilt.
-        if type(callable) is not CallableHandle or callable.kind != kind or self._core.closed:
+        if (type(callable) is not CallableHandle or callable.kind != kind or callable.worker_serial != self._serial
+                or self._core.closed):
             self._worker._check_callable(callable, kind)
         config = _DEFAULT_CONFIG if cfg is None else cfg.to_bytes()
         try:
@@ -122,6 +124,9 @@ class Orchestrator:
         return error
 
     def _device_chip(self, t: Tensor, role: str) -> int:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{role}: expected a Tensor (a view, e.g. DeviceBuffer.tensor()), got {type(t).__name__} "
+                            f"{t!r}")
         chip = self._worker._running().device_owner(t.buffer.identity)
         if chip is None:
             why = self._released(t.buffer.identity)
@@ -132,6 +137,9 @@ class Orchestrator:
         return chip
 
     def _copy(self, src: Tensor, dst: Tensor, chip: int, cfg: Optional[CallConfig]) -> TaskHandle:
+        for role, t in (("copy source", src), ("copy destination", dst)):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"{role}: expected a Tensor (a view), got {type(t).__name__} {t!r}")
         if tuple(src.shapes) != tuple(dst.shapes) or src.dtype != dst.dtype:
             raise ValueError(f"copy: source {tuple(src.shapes)} {src.dtype.name} and destination "
                              f"{tuple(dst.shapes)} {dst.dtype.name} must have the same shape and dtype")

@@ -35,6 +35,7 @@ _RENAMED names; Worker.config is the result.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
@@ -64,6 +65,10 @@ _RENAMED: dict[str, Tuple[str, Callable[[Any], Any]]] = {
     "chip_arena_bytes": ("chip_lane.chip.arena_bytes", int),
     "zero_copy": ("chip_lane.chip.staging", lambda z: StagingMode.ZERO_COPY if z else StagingMode.STAGE),
 }
+
+
+# Each Worker's serial, which its CallableHandles carry.
+_worker_serials = itertools.count(1)
 
 
 def _as_is(value: Any) -> Any:
@@ -114,7 +119,8 @@ class Worker:
         self._sub_callables: List[Callable] = []
         # Chip callable 0 is the runtime's own: std.copy, behind orch.copy_to / copy_from.
         self._chip_callables: List[ChipCallable] = [ChipCallable("std.copy")]
-        self._copy_handle = CallableHandle(0, TaskKind.NEXT_LEVEL, "std.copy")
+        self._serial = next(_worker_serials)
+        self._copy_handle = CallableHandle(0, TaskKind.NEXT_LEVEL, "std.copy", self._serial)
         self._core: Optional[EngineWorker] = None
         self._buffers: List[Buffer] = []
         self._pid = os.getpid()
@@ -130,22 +136,25 @@ class Worker:
         """Registers a chip orchestration (a ChipCallable, run by submit_next_level)
         or a sub-worker callable `fn(args: MappedArgs)` (run by submit_sub); returns
         the handle a task names it by."""
+        self._check_process("register")
         if self._core is not None:
             raise RuntimeError("Worker.register: register before init() — the children are forked at init() "
                                "and know only what was registered then")
         if isinstance(fn, ChipCallable):
             check_orchestrations([*self._chip_callables, fn])
             self._chip_callables.append(fn)
-            return CallableHandle(len(self._chip_callables) - 1, TaskKind.NEXT_LEVEL, fn.orchestration)
+            return CallableHandle(len(self._chip_callables) - 1, TaskKind.NEXT_LEVEL, fn.orchestration, self._serial)
         if not callable(fn):
             raise TypeError(f"Worker.register: {fn!r} is neither a ChipCallable nor callable")
         self._sub_callables.append(fn)
         name = getattr(fn, "__qualname__", repr(fn))
-        return CallableHandle(len(self._sub_callables) - 1, TaskKind.SUB, name)
+        return CallableHandle(len(self._sub_callables) - 1, TaskKind.SUB, name, self._serial)
 
     def init(self) -> "Worker":
+        self._check_process("init")
         if self._core is not None:
-            raise RuntimeError("Worker.init: already initialized")
+            raise RuntimeError("Worker.init: " + ("the Worker is closed; create a new one" if self._core.closed
+                                                   else "already initialized"))
         libraries = check_orchestrations(self._chip_callables)
         dispatch = make_dispatcher(self._sub_callables) if self.num_sub_workers else None
         config = self._config
@@ -199,11 +208,17 @@ class Worker:
         core.wait()
         return orch
 
+    def _check_process(self, what: str) -> None:
+        if os.getpid() != self._pid:
+            raise RuntimeError(f"Worker.{what}: this process (pid {os.getpid()}) was forked from the Worker's "
+                               f"owner (pid {self._pid}); a Worker runs only in the process that created it")
+
     def _running(self) -> EngineWorker:
+        self._check_process("run")
         if self._core is None:
             raise RuntimeError("Worker: call init() first")
         if self._core.closed:
-            raise RuntimeError("Worker: closed")
+            raise RuntimeError("Worker: closed; create a new Worker")
         return self._core
 
     def callable_name(self, kind: TaskKind, callable_id: int) -> str:
@@ -215,6 +230,9 @@ class Worker:
     def _check_callable(self, handle: object, kind: TaskKind) -> CallableHandle:
         if not isinstance(handle, CallableHandle):
             raise TypeError(f"expected a handle from Worker.register, got {handle!r}")
+        if handle.worker_serial != self._serial:
+            raise ValueError(f"callable {handle.name!r} was registered on another Worker; a handle names a "
+                             "callable of the Worker that registered it (register it on this one too)")
         if handle.kind != kind:
             raise ValueError(f"callable {handle.name!r} is a {handle.kind.name} callable, "
                              f"not a {kind.name} one")

@@ -82,7 +82,21 @@ Worker::Worker(WorkerConfig config)
     if (config_.trace) trace_ = std::make_unique<TraceRecorder>(config_.trace_capacity);
 }
 
-Worker::~Worker() { close(); }
+Worker::~Worker() {
+    close();
+    if (in_owner_process()) return;
+    // A forked copy: the threads do not exist here and the children are the
+    // owner's, so the copy's handles are left undestroyed (a std::thread still
+    // "joinable" would terminate, the watcher would join a thread that is not
+    // there, a ChildProcess would SIGKILL the owner's child). What they hold is
+    // this process's copy of memory and goes with it.
+    new (&scheduler_) std::thread();
+    ipc::ChildWatcher* left_watcher = watcher_.release();
+    static_cast<void>(left_watcher);
+    new (&lanes_) std::vector<Lane>();
+}
+
+bool Worker::in_owner_process() const noexcept { return getpid() == owner_pid_; }
 
 EngineConfig Worker::engine_config() {
     EngineConfig e;
@@ -120,7 +134,12 @@ ipc::TaskHandler Worker::make_child_handler(ChildRef child) {
 }
 
 void Worker::init() {
-    if (initialized_ || closed_) throw std::logic_error("Worker.init: already initialized or closed");
+    if (!in_owner_process())
+        throw std::logic_error(
+            "Worker.init: this process was forked from the Worker's owner; a Worker runs only in "
+            "the process that created it");
+    if (closed_) throw std::logic_error("Worker.init: the Worker is closed; create a new one");
+    if (initialized_) throw std::logic_error("Worker.init: already initialized");
     const ChildCounts children = core_.children();
     for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) {
         lane_base_[k] = lanes_.size();
@@ -162,7 +181,12 @@ void Worker::init() {
 
 TaskHandle Worker::submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
                           const TaskConfig& config) {
-    if (!initialized_ || closed_) throw std::logic_error("Worker.submit: the Worker is not running (call init())");
+    if (!in_owner_process())
+        throw std::logic_error(
+            "Worker.submit: this process was forked from the Worker's owner; a Worker runs only in "
+            "the process that created it");
+    if (closed_) throw std::logic_error("Worker.submit: the Worker is closed");
+    if (!initialized_) throw std::logic_error("Worker.submit: the Worker is not running (call init())");
     for (size_t m = 0; m < members.size(); ++m) {
         if (members[m].args == nullptr) continue;  // refused by the engine with its message
         const size_t need = blob_size(*members[m].args);
@@ -188,6 +212,10 @@ TaskHandle Worker::submit(TaskKind kind, uint64_t callable, std::span<const Memb
 
 void Worker::wait() {
     if (!initialized_) throw std::logic_error("Worker.wait: the Worker was never initialized");
+    if (!in_owner_process())
+        throw std::logic_error(
+            "Worker.wait: this process was forked from the Worker's owner; a Worker runs only in "
+            "the process that created it");
     // The waiting thread drives the lanes itself (collects results, dispatches
     // what they release) while the scheduler thread stands down: a finished
     // task reaches the waiter in one hand-off instead of two.
@@ -317,6 +345,10 @@ void Worker::lose_lane_locked(size_t lane, const std::string& why) {
 }
 
 void Worker::close() noexcept {
+    if (!in_owner_process()) {
+        closed_ = true;
+        return;
+    }
     {
         std::lock_guard lock(mu_);
         if (closed_) return;

@@ -35,6 +35,8 @@
 // doorbell, or, while a wait() drives, parks (re-checking every 1-16 ms).
 #pragma once
 
+#include <unistd.h>
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -128,7 +130,11 @@ public:
     void wait();
 
     // Stops every child and thread; idempotent. Unstarted tasks are poisoned.
-    // Device memory still allocated is dropped with the chips.
+    // Device memory still allocated is dropped with the chips. In a process
+    // forked from the one that built the Worker (user code calling fork()), it
+    // touches nothing the owner shares (mailboxes, children, threads): it only
+    // marks this copy closed, and the destructor then lets go of the copy's
+    // handles without stopping or reaping anything.
     void close() noexcept;
 
     // Device memory (DEVICE_MALLOC) on chip `chip`, usable by tasks on that
@@ -143,6 +149,9 @@ public:
     [[nodiscard]] DeviceMemory& device_memory() noexcept { return *device_; }
 
     [[nodiscard]] bool initialized() const noexcept { return initialized_; }
+    // False in a process forked from the one that built this Worker: every entry
+    // point that would drive the children refuses there (std::logic_error).
+    [[nodiscard]] bool in_owner_process() const noexcept;
     [[nodiscard]] bool closed() const noexcept { return closed_; }
     // "chip 0: usable" / "chip 1: lost (child killed by signal 9 ...)" per child.
     [[nodiscard]] std::vector<std::string> child_status() const;
@@ -193,6 +202,7 @@ private:
     std::atomic<bool> driving_{false};       // a wait() drives the lanes; the scheduler thread stands down
     ipc::SpinWaiter wait_waiter_;  // wait()'s: the orchestration thread's
     EngineCore core_;
+    pid_t owner_pid_ = getpid();  // the process that built the Worker; only it drives the children
     bool stopping_ = false;
     bool initialized_ = false;
     bool closed_ = false;
