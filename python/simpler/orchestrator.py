@@ -27,6 +27,14 @@ from simpler.task_interface import TaskArgs, Tensor, TensorArgType
 if TYPE_CHECKING:
     from simpler.worker import Worker
 
+def _check_views(what: str, src: object, dst: object) -> None:
+    """TypeError naming the argument of a copy that is not a view."""
+    for role, t in (("source", src), ("destination", dst)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{what} {role}: expected a Tensor (a view, e.g. DeviceBuffer.tensor()), got "
+                            f"{type(t).__name__} {t!r}")
+
+
 _DEFAULT_CONFIG = CallConfig().to_bytes()
 
 
@@ -124,9 +132,6 @@ class Orchestrator:
         return error
 
     def _device_chip(self, t: Tensor, role: str) -> int:
-        if not isinstance(t, Tensor):
-            raise TypeError(f"{role}: expected a Tensor (a view, e.g. DeviceBuffer.tensor()), got {type(t).__name__} "
-                            f"{t!r}")
         chip = self._worker._running().device_owner(t.buffer.identity)
         if chip is None:
             why = self._released(t.buffer.identity)
@@ -137,9 +142,6 @@ class Orchestrator:
         return chip
 
     def _copy(self, src: Tensor, dst: Tensor, chip: int, cfg: Optional[CallConfig]) -> TaskHandle:
-        for role, t in (("copy source", src), ("copy destination", dst)):
-            if not isinstance(t, Tensor):
-                raise TypeError(f"{role}: expected a Tensor (a view), got {type(t).__name__} {t!r}")
         if tuple(src.shapes) != tuple(dst.shapes) or src.dtype != dst.dtype:
             raise ValueError(f"copy: source {tuple(src.shapes)} {src.dtype.name} and destination "
                              f"{tuple(dst.shapes)} {dst.dtype.name} must have the same shape and dtype")
@@ -150,10 +152,12 @@ class Orchestrator:
 
     def copy_to(self, dst: Tensor, src: Tensor, cfg: Optional[CallConfig] = None) -> TaskHandle:
         """Host view `src` -> device view `dst`, as a task on dst's chip."""
+        _check_views("copy_to", src, dst)
         return self._copy(src, dst, self._device_chip(dst, "copy_to destination"), cfg)
 
     def copy_from(self, dst: Tensor, src: Tensor, cfg: Optional[CallConfig] = None) -> TaskHandle:
         """Device view `src` -> host view `dst`, as a task on src's chip."""
+        _check_views("copy_from", src, dst)
         return self._copy(src, dst, self._device_chip(src, "copy_from source"), cfg)
 
     @contextmanager

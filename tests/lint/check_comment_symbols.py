@@ -18,15 +18,14 @@ git tracks under DIR (every file when DIR is not a git work tree). Cheap and
 deliberately simple: a name that exists anywhere passes, whatever it names.
 """
 
-import argparse
 import ast
 import io
-import os
 import re
-import subprocess
 import sys
 import tokenize
 from pathlib import Path
+
+import lint_tree
 
 CPP_SUFFIXES = {".h", ".hpp", ".cpp", ".cc"}
 PY_SUFFIXES = {".py", ".pyi"}
@@ -36,21 +35,6 @@ IDENT = re.compile(r"[A-Za-z_]\w*")
 # qualified (Type::name(), module.name()).
 CALL = re.compile(r"(?<![\w.:])((?:[A-Za-z_]\w*(?:::|\.))*)([A-Za-z_]\w*)\(\)")
 ALLOWLIST = Path(__file__).with_name("comment_symbols_allowlist.txt")
-
-
-def tracked_files(root: Path) -> list[str]:
-    try:
-        out = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True, check=True).stdout
-        names = [n for n in out.decode().split("\0") if n]
-        if names:
-            return names
-    except (subprocess.CalledProcessError, FileNotFoundError):
-        pass
-    names = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d != "build"]
-        names += [str((Path(dirpath) / f).relative_to(root)) for f in filenames]
-    return names
 
 
 def split_cpp(text: str):
@@ -141,7 +125,7 @@ def load_allowlist() -> set[str]:
 def misses(root: Path):
     known = load_allowlist()
     scanned = []
-    for name in tracked_files(root):
+    for name in lint_tree.tracked_files(root):
         suffix = Path(name).suffix
         if suffix not in CPP_SUFFIXES and suffix not in PY_SUFFIXES:
             continue
@@ -161,16 +145,9 @@ def misses(root: Path):
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2])
-    args = ap.parse_args()
-    found = list(misses(args.root.resolve()))
-    for m in found:
-        print(m, file=sys.stderr)
-    if found:
-        print(f"{len(found)} comment(s) name a function the code does not have: fix the comment, or add a "
-              f"standard name to {ALLOWLIST.name}", file=sys.stderr)
-    return 1 if found else 0
+    return lint_tree.run(__doc__.splitlines()[0], misses,
+                         "{count} comment(s) name a function the code does not have: fix the comment, or add a "
+                         f"standard name to {ALLOWLIST.name}")
 
 
 if __name__ == "__main__":

@@ -14,12 +14,11 @@ git tracks under DIR (every file when DIR is not a git work tree); files that
 are not UTF-8 text are skipped.
 """
 
-import argparse
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
+
+import lint_tree
 
 # Assembled from pieces so that this file does not match itself.
 DOTS = re.escape("..")
@@ -32,23 +31,8 @@ PATTERNS = [
 ]
 
 
-def tracked_files(root: Path) -> list[Path]:
-    try:
-        out = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True, check=True).stdout
-        names = [n for n in out.decode().split("\0") if n]
-        if names:
-            return [root / n for n in names]
-    except (subprocess.CalledProcessError, FileNotFoundError):
-        pass
-    files = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d != "build"]
-        files += [Path(dirpath) / f for f in filenames]
-    return files
-
-
 def hits(root: Path):
-    for path in sorted(tracked_files(root)):
+    for path in sorted(root / n for n in lint_tree.tracked_files(root)):
         try:
             text = path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
@@ -61,16 +45,8 @@ def hits(root: Path):
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2])
-    args = ap.parse_args()
-    found = list(hits(args.root.resolve()))
-    for h in found:
-        print(h, file=sys.stderr)
-    if found:
-        print(f"{len(found)} reference(s) to files outside the repository; name the docs/ page instead",
-              file=sys.stderr)
-    return 1 if found else 0
+    return lint_tree.run(__doc__.splitlines()[0], hits,
+                         "{count} reference(s) to files outside the repository; name the docs/ page instead")
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ MemberTarget EngineCore::target_of(TaskKind kind, const MemberSubmit& m) const n
     return {config_.next_level, m.worker};
 }
 
-void EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t member, const MemberSubmit& m) const {
+MemberTarget EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t member, const MemberSubmit& m) const {
     // The message prefix is built only on refusal: this runs on every submit.
     const auto refused = [task] { return "submit of task " + std::to_string(task) + " refused: "; };
     if (kind == TaskKind::SUB && m.worker)
@@ -85,6 +85,7 @@ void EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t member,
                 ChildRef{ChildKind::CHIP, *owner}.name() +
                 " may only be dispatched to that chip, not to worker=" + std::to_string(*target.index));
     }
+    return target;
 }
 
 TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
@@ -97,8 +98,7 @@ TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const 
     for (uint32_t m = 0; m < members.size(); ++m) {
         if (members[m].args == nullptr)
             throw std::invalid_argument("submit: member " + std::to_string(m) + " has no TaskArgs");
-        check_engine_rules(task, kind, m, members[m]);
-        const MemberTarget target = target_of(kind, members[m]);
+        const MemberTarget target = check_engine_rules(task, kind, m, members[m]);
         // A DEVICE tensor is keyed under the chip that owns it (check_engine_rules
         // admits DEVICE tensors on chip members only).
         const int32_t scope = target.kind == ChildKind::CHIP ? static_cast<int32_t>(*target.index) : HOST_SCOPE;

@@ -123,7 +123,6 @@ public:
     [[nodiscard]] size_t unfinished() const noexcept { return live_.size(); }
     // Ends the current run: tasks submitted from now on carry the next run number.
     void end_run() noexcept { ++run_; }
-    [[nodiscard]] uint64_t run() const noexcept { return run_; }
     [[nodiscard]] const std::optional<RunFailure>& first_failure() const noexcept { return first_failure_; }
     [[nodiscard]] size_t poisoned_count() const noexcept { return poisoned_count_; }
     // Forgets the failure, and retires the failed and poisoned tasks, which
@@ -149,7 +148,8 @@ private:
     };
 
     [[nodiscard]] MemberTarget target_of(TaskKind kind, const MemberSubmit& m) const noexcept;
-    void check_engine_rules(TaskId task, TaskKind kind, uint32_t member, const MemberSubmit& m) const;
+    // Throws std::invalid_argument on refusal; returns where the member runs.
+    MemberTarget check_engine_rules(TaskId task, TaskKind kind, uint32_t member, const MemberSubmit& m) const;
     void on_ready(std::span<const TaskId> ready);
     void on_poisoned(std::span<const TaskId> poisoned);
     void finish_task(TaskId task);
