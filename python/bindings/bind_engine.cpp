@@ -101,6 +101,16 @@ std::optional<double> spin_seconds(const simpler::ipc::SpinPolicy& p) {
     return seconds_of(p.max_spin);
 }
 
+// A wait's end: None waits for ever; ValueError for a negative or unrepresentable timeout.
+simpler::ipc::Deadline deadline_after(std::optional<double> timeout_s) {
+    if (!timeout_s) return simpler::ipc::NO_DEADLINE;
+    if (!(*timeout_s >= 0) || *timeout_s > 1e9)
+        throw std::invalid_argument("Worker.wait: timeout must be >= 0 seconds and at most 1e9 (got " +
+                                    std::to_string(*timeout_s) + ")");
+    return simpler::ipc::Clock::now() +
+           std::chrono::duration_cast<simpler::ipc::Clock::duration>(std::chrono::duration<double>(*timeout_s));
+}
+
 // A member as Python names it: worker None (a sub task: any idle sub-worker)
 // or a next-level worker index, refused with ValueError when negative.
 MemberSubmit member_of(const TaskArgs* args, std::optional<int64_t> worker) {
@@ -289,8 +299,19 @@ void bind_engine(nb::module_& m) {
             },
             "kind"_a, "callable"_a, "args"_a, "worker"_a.none(), "config"_a,
             "submit() of one member, without building a list (the hot path of submit_next_level / submit_sub).")
-        .def("wait", &Worker::wait, nb::call_guard<nb::gil_scoped_release>(),
-             "Waits (spin, then futex) until every task has finished; RuntimeError names the first failure.")
+        .def(
+            "wait",
+            [](Worker& w, std::optional<double> timeout) {
+                const simpler::ipc::Deadline until = deadline_after(timeout);
+                nb::gil_scoped_release release;
+                return w.wait_until(until);
+            },
+            "timeout"_a = nb::none(),
+            "Waits (spin, then futex) until every task has finished and returns True; RuntimeError names the "
+            "first failure. With a timeout (seconds) returns False when tasks are still unfinished then.")
+        .def("cancel_run", &Worker::cancel_run, "why"_a,
+             "Ends the run early: tasks not yet dispatched never run; those on a child finish there and the next "
+             "wait() waits for them. Returns what it did, in words.")
         .def("close", &Worker::close, nb::call_guard<nb::gil_scoped_release>())
         .def_prop_ro("initialized", &Worker::initialized)
         .def_prop_ro("closed", &Worker::closed)

@@ -969,9 +969,14 @@ class EngineWorker:
         submit() of one member, without building a list (the hot path of submit_next_level / submit_sub).
         """
 
-    def wait(self) -> None:
+    def wait(self, timeout: float | None = None) -> bool:
         """
-        Waits (spin, then futex) until every task has finished; RuntimeError names the first failure.
+        Waits (spin, then futex) until every task has finished and returns True; RuntimeError names the first failure. With a timeout (seconds) returns False when tasks are still unfinished then.
+        """
+
+    def cancel_run(self, why: str) -> str:
+        """
+        Ends the run early: tasks not yet dispatched never run; those on a child finish there and the next wait() waits for them. Returns what it did, in words.
         """
 
     def close(self) -> None: ...

@@ -48,9 +48,16 @@ class Orchestrator:
         # What this run allocated, by identity: once a block is freed the engine no
         # longer knows it, and a refusal naming it says it was released from this.
         self._allocated: Dict[CanonicalIdentity, DeviceBuffer] = {}
+        self._ended = False  # the run finished building: nothing more may be submitted through this
+
+    def _check_open(self, what: str) -> None:
+        if self._ended:
+            raise RuntimeError(f"Orchestrator.{what}: this Orchestrator's run has ended (orch_fn returned); submit "
+                               "from inside the orchestration function, or start a new Worker.run()")
 
     def _submit(self, kind: TaskKind, callable: CallableHandle, members: Sequence[Tuple[TaskArgs, Optional[int]]],
                 cfg: Optional[CallConfig]) -> TaskHandle:
+        self._check_open("submit")
         handle = self._worker._check_callable(callable, kind)
         config = _DEFAULT_CONFIG if cfg is None else cfg.to_bytes()
         try:
@@ -64,7 +71,8 @@ class Orchestrator:
                     cfg: Optional[CallConfig]) -> TaskHandle:
         # The hot path: one member, no list, the default config prebuilt.
         if (type(callable) is not CallableHandle or callable.kind != kind or callable.worker_serial != self._serial
-                or self._core.closed):
+                or self._core.closed or self._ended):
+            self._check_open("submit")
             self._worker._check_callable(callable, kind)
         config = _DEFAULT_CONFIG if cfg is None else cfg.to_bytes()
         try:
@@ -103,6 +111,7 @@ class Orchestrator:
                            scoped: bool = True) -> DeviceBuffer:
         """DEVICE_MALLOC memory for one (shape, dtype) on chip `worker`. With
         scoped=False it outlives the run, until `release()` or Worker.close()."""
+        self._check_open("alloc_child_tensor")
         core = self._worker._running()
         shape = tuple(int(n) for n in shape)
         if not shape or any(n <= 0 for n in shape):
@@ -152,11 +161,13 @@ class Orchestrator:
 
     def copy_to(self, dst: Tensor, src: Tensor, cfg: Optional[CallConfig] = None) -> TaskHandle:
         """Host view `src` -> device view `dst`, as a task on dst's chip."""
+        self._check_open("copy_to")
         _check_views("copy_to", src, dst)
         return self._copy(src, dst, self._device_chip(dst, "copy_to destination"), cfg)
 
     def copy_from(self, dst: Tensor, src: Tensor, cfg: Optional[CallConfig] = None) -> TaskHandle:
         """Device view `src` -> host view `dst`, as a task on src's chip."""
+        self._check_open("copy_from")
         _check_views("copy_from", src, dst)
         return self._copy(src, dst, self._device_chip(src, "copy_from source"), cfg)
 
@@ -164,6 +175,7 @@ class Orchestrator:
     def scope(self) -> Iterator["Orchestrator"]:
         """Device memory allocated inside is released when the block ends (freed
         once the tasks submitted before then have finished)."""
+        self._check_open("scope")
         self._scopes.append([])
         try:
             yield self
@@ -175,5 +187,6 @@ class Orchestrator:
             b.release()
 
     def _end_run(self) -> None:
+        self._ended = True
         while self._scopes:
             self._release(self._scopes.pop())

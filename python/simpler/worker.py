@@ -38,6 +38,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import threading
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from simpler._core import (
@@ -99,6 +100,29 @@ def worker_config(**options: Any) -> WorkerConfig:
     return config
 
 
+# How often a waiting run() returns to the interpreter, so that Ctrl-C (a Python
+# signal handler runs only between bytecodes of the main thread) is seen promptly.
+_WAIT_SLICE_S = 0.05
+
+
+def _cancel(core: EngineWorker, interrupt: BaseException) -> None:
+    what = core.cancel_run("run() was interrupted (KeyboardInterrupt)")
+    if not what:
+        return
+    note = f"Worker.run interrupted: {what}"
+    add_note = getattr(interrupt, "add_note", None)  # Python >= 3.11
+    if add_note is not None:
+        add_note(note)
+    elif not interrupt.args:
+        interrupt.args = (note,)
+
+
+def _wait(core: EngineWorker) -> None:
+    """core.wait() in slices, so that a KeyboardInterrupt reaches Worker.run promptly."""
+    while not core.wait(_WAIT_SLICE_S):
+        pass
+
+
 class Worker:
     def __init__(self, level: int = 3, num_chips: Optional[int] = None, num_sub_workers: Optional[int] = None, *,
                  task_timeout: Optional[float] = None, blob_capacity: Optional[int] = None,
@@ -124,6 +148,7 @@ class Worker:
         self._core: Optional[EngineWorker] = None
         self._buffers: List[Buffer] = []
         self._pid = os.getpid()
+        self._run_lock = threading.Lock()  # held while run() builds or waits (runs do not nest)
 
     # -- set-up ---------------------------------------------------------------
     @property
@@ -192,21 +217,41 @@ class Worker:
             cfg: Any = None) -> Orchestrator:
         """Calls orch_fn(orch, args, cfg) to build the graph, then waits for every
         task. If orch_fn raises, the tasks it already submitted still finish first.
-        Device memory the run allocated in no inner scope is released at its end."""
+        Device memory the run allocated in no inner scope is released at its end.
+
+        Ctrl-C (KeyboardInterrupt) while orch_fn runs or run() waits ends the run
+        within about _WAIT_SLICE_S: tasks not yet dispatched never run, tasks
+        already on a child finish there (or hit task_timeout) and the next run()
+        waits for them too; the KeyboardInterrupt carries a note saying which. The
+        Worker stays usable. close() from another thread ends the wait with a
+        RuntimeError naming the tasks that had not finished."""
         core = self._running()
         orch = Orchestrator(self)
+        if not self._run_lock.acquire(blocking=False):
+            raise RuntimeError("Worker.run: a run is already in progress on this Worker (run() called from inside "
+                               "an orchestration function, or from two threads at once)")
         try:
-            orch_fn(orch, args, cfg)
-        except BaseException:
-            orch._end_run()
             try:
-                core.wait()
-            except RuntimeError:
-                pass  # the orchestration error is the one to report
+                orch_fn(orch, args, cfg)
+            except KeyboardInterrupt:
+                raise
+            except BaseException:
+                orch._end_run()
+                try:
+                    _wait(core)
+                except RuntimeError:
+                    pass  # the orchestration error is the one to report
+                raise
+            orch._end_run()
+            _wait(core)
+            return orch
+        except KeyboardInterrupt as interrupt:
+            # wherever it struck: in orch_fn, between it and the wait, or in the wait
+            orch._end_run()
+            _cancel(core, interrupt)
             raise
-        orch._end_run()
-        core.wait()
-        return orch
+        finally:
+            self._run_lock.release()
 
     def _check_process(self, what: str) -> None:
         if os.getpid() != self._pid:

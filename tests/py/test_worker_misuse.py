@@ -116,3 +116,35 @@ def test_a_forked_copy_refuses_every_entry_point_and_its_exit_leaves_the_owner_r
     script.write_text(_FORK_SCRIPT)
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
+
+
+def test_an_orchestrator_refuses_work_after_its_run():
+    w = Worker(num_sub_workers=1)
+    try:
+        fill = w.register(_fill)
+        w.init()
+        t = w.create_buffer(16).tensor((4,), DataType.INT32)
+        view_array(t)[...] = 0
+        orch = w.run(lambda o, _a, _c: None)
+        for call in (lambda: orch.submit_sub(fill, args((t, TensorArgType.OUTPUT_EXISTING))),
+                     lambda: orch.submit_sub_group(fill, [args((t, TensorArgType.OUTPUT_EXISTING))])):
+            with pytest.raises(RuntimeError, match=r"Orchestrator.submit: this Orchestrator's run has ended"):
+                call()
+        with pytest.raises(RuntimeError, match=r"Orchestrator.scope: this Orchestrator's run has ended"):
+            with orch.scope():
+                pass
+        w.run(lambda o, _a, _c: None)  # nothing was left behind for the next run
+        assert (view_array(t) == 0).all(), "a task submitted after its run ran"
+    finally:
+        close_and_check(w)
+
+
+def test_runs_do_not_nest():
+    w = Worker(num_sub_workers=1)
+    try:
+        w.init()
+        with pytest.raises(RuntimeError, match="a run is already in progress on this Worker"):
+            w.run(lambda o, _a, _c: w.run(lambda o2, _a2, _c2: None))
+        w.run(lambda o, _a, _c: None)  # the refused run left the Worker usable
+    finally:
+        close_and_check(w)

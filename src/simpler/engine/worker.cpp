@@ -152,6 +152,9 @@ void Worker::init() {
     try {
         for (size_t i = 0; i < lanes_.size(); ++i) {
             lanes_[i].child = ipc::ChildProcess::spawn([this, i] {
+                // Ctrl-C at a terminal signals the whole process group: it is the
+                // owner's to handle (Worker.run ends the run), not a child's to die of.
+                ::signal(SIGINT, SIG_IGN);
                 ipc::TaskHandler handler = make_child_handler(lanes_[i].ref);
                 return ipc::serve_tasks(*lanes_[i].mailbox, handler, config_.spin);
             });
@@ -166,7 +169,7 @@ void Worker::init() {
     } catch (...) {
         config_.chip_handler = nullptr;
         config_.sub_handler = nullptr;
-        closed_ = true;
+        closed_.store(true, std::memory_order_release);
         if (watcher_) watcher_->stop();
         lanes_.clear();  // ChildProcess destructors SIGKILL and reap
         throw;
@@ -198,6 +201,7 @@ TaskHandle Worker::submit(TaskKind kind, uint64_t callable, std::span<const Memb
     TaskHandle id;
     {
         std::lock_guard lock(mu_);
+        if (stopping_) throw std::logic_error("Worker.submit: the Worker is closed");
         id = core_.submit(kind, callable, members, config);
         if (trace_) trace_->submitted(id, kind, callable, static_cast<uint32_t>(members.size()));
         // Progress on the submitting thread: finished results are collected and a
@@ -210,7 +214,7 @@ TaskHandle Worker::submit(TaskKind kind, uint64_t callable, std::span<const Memb
     return id;
 }
 
-void Worker::wait() {
+bool Worker::wait_until(ipc::Deadline until) {
     if (!initialized_) throw std::logic_error("Worker.wait: the Worker was never initialized");
     if (!in_owner_process())
         throw std::logic_error(
@@ -232,19 +236,82 @@ void Worker::wait() {
         ipc::Deadline deadline = ipc::NO_DEADLINE;
         {
             std::lock_guard lock(mu_);
-            if (!stopping_) deadline = progress_locked();
-            if (core_.unfinished() == 0 || stopping_) {
+            if (stopping_) {
+                // close() ran (from another thread, or before this wait): the
+                // children are going away, so what has not finished never will.
+                if (core_.unfinished() > 0) {
+                    std::string message = describe_closed_run_locked();
+                    core_.end_run();
+                    core_.clear_failure();
+                    throw RunError(message);
+                }
+            } else {
+                deadline = progress_locked();
+            }
+            if (core_.unfinished() == 0) {
                 core_.end_run();
                 if (const std::optional<RunFailure>& f = core_.first_failure()) {
                     std::string message = describe_failure_locked(*f);
                     core_.clear_failure();
                     throw RunError(message);
                 }
-                return;
+                return true;
             }
         }
-        (void)bell_.wait_past(seen, wait_waiter_, deadline);
+        if (ipc::Clock::now() >= until) return false;
+        (void)bell_.wait_past(seen, wait_waiter_, std::min(deadline, until));
     }
+}
+
+std::string Worker::cancel_run(const std::string& why) {
+    if (!in_owner_process())
+        throw std::logic_error(
+            "Worker.cancel_run: this process was forked from the Worker's owner; a Worker runs only in "
+            "the process that created it");
+    std::lock_guard lock(mu_);
+    if (!initialized_ || stopping_) return {};
+    const size_t poisoned_before = core_.poisoned_count();
+    core_.abandon(why);
+    const size_t cancelled = core_.poisoned_count() - poisoned_before;
+    core_.end_run();
+    core_.clear_failure();
+    std::string out = std::to_string(cancelled) + " task(s) not yet dispatched were cancelled";
+    const std::string running = describe_in_flight_locked(8);
+    if (running.empty()) return out;
+    return out + "; still running on their children, and waited for by the next run(): " + running;
+}
+
+std::string Worker::callable_name(TaskKind kind, uint64_t callable) const {
+    const std::vector<std::string>& names =
+        kind == TaskKind::SUB ? config_.sub_callable_names : config_.chip_lane.chip.orchestrations;
+    return callable < names.size() ? "'" + names[callable] + "'" : std::to_string(callable);
+}
+
+std::string Worker::describe_in_flight_locked(size_t limit) const {
+    std::string out;
+    size_t listed = 0;
+    size_t rest = 0;
+    for (const Lane& l : lanes_) {
+        if (!l.in_flight) continue;
+        if (listed == limit) {
+            ++rest;
+            continue;
+        }
+        const Dispatch& d = *l.in_flight;
+        out += std::string(listed++ > 0 ? ", " : "") + (d.kind == TaskKind::SUB ? "sub " : "") + d.task.name() +
+               " (callable " + callable_name(d.kind, d.callable) + ", member " + std::to_string(d.member) + ") on " +
+               d.child.name();
+    }
+    if (rest > 0) out += " and " + std::to_string(rest) + " more";
+    return out;
+}
+
+std::string Worker::describe_closed_run_locked() const {
+    std::string out = "the Worker was closed while the run waited";
+    const std::string running = describe_in_flight_locked(8);
+    if (!running.empty()) out += "; these had not finished and never will: " + running;
+    if (const std::optional<RunFailure>& f = core_.first_failure()) out += "; " + describe_failure_locked(*f);
+    return out;
 }
 
 ipc::Deadline Worker::progress_locked() {
@@ -257,11 +324,9 @@ ipc::Deadline Worker::progress_locked() {
 }
 
 std::string Worker::describe_failure_locked(const RunFailure& f) const {
-    const std::vector<std::string>& names =
-        f.kind == TaskKind::SUB ? config_.sub_callable_names : config_.chip_lane.chip.orchestrations;
-    const std::string callable = f.callable < names.size() ? "'" + names[f.callable] + "'" : std::to_string(f.callable);
-    std::string out = std::string(f.kind == TaskKind::SUB ? "sub " : "") + f.task.name() + " (callable " + callable +
-                      ", member " + std::to_string(f.member) + ") on " + f.where.name() + " failed: " + f.message;
+    std::string out = std::string(f.kind == TaskKind::SUB ? "sub " : "") + f.task.name() + " (callable " +
+                      callable_name(f.kind, f.callable) + ", member " + std::to_string(f.member) + ") on " +
+                      f.where.name() + " failed: " + f.message;
     const size_t poisoned = core_.poisoned_count();
     if (poisoned > 0) out += "; " + std::to_string(poisoned) + " dependent task(s) were not run";
     return out;
@@ -346,13 +411,15 @@ void Worker::lose_lane_locked(size_t lane, const std::string& why) {
 
 void Worker::close() noexcept {
     if (!in_owner_process()) {
-        closed_ = true;
+        closed_.store(true, std::memory_order_release);
         return;
     }
+    // A second close() (another thread's) returns once the first has stopped everything.
+    std::lock_guard closing(close_mu_);
     {
         std::lock_guard lock(mu_);
-        if (closed_) return;
-        closed_ = true;
+        if (closed_.load(std::memory_order_relaxed)) return;
+        closed_.store(true, std::memory_order_release);
         stopping_ = true;
         if (initialized_) core_.abandon("the Worker closed before the task was dispatched");
     }

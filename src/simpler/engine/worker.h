@@ -127,9 +127,23 @@ public:
     // Waits (spin, then futex) until every submitted task has finished or been poisoned; throws
     // RunError for the first failure since the last wait() (and clears it). Returning or
     // throwing ends the run: later submits carry the next run number (TaskHandle::run).
-    void wait();
+    // close() from another thread ends the wait at once with a RunError naming
+    // the tasks that had not finished.
+    void wait() { (void)wait_until(ipc::NO_DEADLINE); }
+    // wait(), giving up at `until`: false when tasks are still unfinished then
+    // (the run goes on; wait again or cancel_run()), true when wait() would have returned.
+    bool wait_until(ipc::Deadline until);
 
-    // Stops every child and thread; idempotent. Unstarted tasks are poisoned.
+    // Ends the run early (Ctrl-C in the run's wait): every task not yet
+    // dispatched is poisoned with `why` and never runs, the run's failure is
+    // forgotten, and the next submit starts a new run. Tasks already on a child
+    // are not stopped: they finish there (or hit task_timeout), and the next
+    // wait() waits for them too. Returns what it did, in words (for the user);
+    // nothing when the Worker is closed.
+    std::string cancel_run(const std::string& why);
+
+    // Stops every child and thread; idempotent, and a close() racing another
+    // returns when the first has finished. Unstarted tasks are poisoned.
     // Device memory still allocated is dropped with the chips. In a process
     // forked from the one that built the Worker (user code calling fork()), it
     // touches nothing the owner shares (mailboxes, children, threads): it only
@@ -152,7 +166,7 @@ public:
     // False in a process forked from the one that built this Worker: every entry
     // point that would drive the children refuses there (std::logic_error).
     [[nodiscard]] bool in_owner_process() const noexcept;
-    [[nodiscard]] bool closed() const noexcept { return closed_; }
+    [[nodiscard]] bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
     // "chip 0: usable" / "chip 1: lost (child killed by signal 9 ...)" per child.
     [[nodiscard]] std::vector<std::string> child_status() const;
     [[nodiscard]] std::vector<pid_t> child_pids() const;
@@ -186,6 +200,12 @@ private:
     void dispatch_locked();
     void lose_lane_locked(size_t lane, const std::string& why);
     [[nodiscard]] std::string describe_failure_locked(const RunFailure& f) const;
+    [[nodiscard]] std::string callable_name(TaskKind kind, uint64_t callable) const;
+    // The members still on a child, one per line item ("task 1 of run 0 (callable 'f', member 0) on
+    // sub-worker 0"), at most `limit` of them and a count of the rest.
+    [[nodiscard]] std::string describe_in_flight_locked(size_t limit) const;
+    // wait()'s error when close() ended the run: what had not finished, and the run's first failure.
+    [[nodiscard]] std::string describe_closed_run_locked() const;
     EngineConfig engine_config();
     ipc::TaskHandler make_child_handler(ChildRef child);
 
@@ -198,6 +218,7 @@ private:
     std::thread scheduler_;
 
     mutable std::mutex mu_;
+    std::mutex close_mu_;  // held for the whole of close(), so that every close() returns with the children gone
     ipc::SharedWord drive_word_{0, 0};       // bumped on close() to unpark the scheduler thread
     std::atomic<bool> driving_{false};       // a wait() drives the lanes; the scheduler thread stands down
     ipc::SpinWaiter wait_waiter_;  // wait()'s: the orchestration thread's
@@ -205,7 +226,7 @@ private:
     pid_t owner_pid_ = getpid();  // the process that built the Worker; only it drives the children
     bool stopping_ = false;
     bool initialized_ = false;
-    bool closed_ = false;
+    std::atomic<bool> closed_{false};  // written under mu_; read without it by the entry points' checks
     std::vector<Dispatch> batch_;
     std::unique_ptr<TraceRecorder> trace_;  // set when config_.trace; used under mu_
 };
