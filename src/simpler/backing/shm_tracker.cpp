@@ -10,10 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
-#include <algorithm>
 #include <unordered_set>
 
 #include "simpler/backing/shm_name.h"
