@@ -126,7 +126,7 @@ def main() -> int:
         graph = Graph(rng, raise_at)
         start = [rng.uniform(-10, 10) * np.ones(1, np.float32) + np.arange(LEN, dtype=np.float32)
                  for _ in range(NUM_BUFFERS)]
-        for b, s in zip(bufs, start):
+        for b, s in zip(bufs, start, strict=True):
             view_array(b.tensor((LEN,), F32))[...] = s
 
         def orch(o, _a, _c):
@@ -158,7 +158,7 @@ def main() -> int:
         elapsed = time.monotonic() - t0
         expect = [s.copy() for s in start]
         graph.reference(expect)
-        for i, (b, e) in enumerate(zip(bufs, expect)):
+        for i, (b, e) in enumerate(zip(bufs, expect, strict=True)):
             got = view_array(b.tensor((LEN,), F32))
             if not np.array_equal(got, e):
                 bad_at = int(np.flatnonzero(got != e)[0])
