@@ -79,6 +79,7 @@ OWNER = textwrap.dedent("""
     prefix = bufs[0].descriptor.body.decode()[:18]
     print(prefix, shm_tracker_pid(), " ".join(str(p) for p in w.child_pids()), flush=True)
     if {how!r} == "exit":
+        sys.stdin.readline()  # the test has seen every process alive
         os._exit(3)
     time.sleep(120)
 """)
@@ -101,13 +102,16 @@ def wait_shm_gone(prefix: str, bound_s: float = 30.0) -> list:
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "exit"])
 def test_an_owner_that_dies_leaves_no_child_no_tracker_and_no_shm_object(how):
     proc = subprocess.Popen([sys.executable, "-c", OWNER.format(tests=os.path.dirname(__file__), how=how)],
-                            stdout=subprocess.PIPE, text=True)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         prefix, tracker, *children = proc.stdout.readline().split()
         pids = [int(tracker)] + [int(p) for p in children]
         assert len(pids) == 4 and all(alive(p) for p in pids), (prefix, pids)
         assert len(own_shm(prefix)) == 4
-        if how != "exit":
+        if how == "exit":
+            proc.stdin.write("exit\n")
+            proc.stdin.flush()
+        else:
             proc.send_signal(getattr(signal, how))
         assert proc.wait(30) != 0
     finally:
@@ -115,6 +119,7 @@ def test_an_owner_that_dies_leaves_no_child_no_tracker_and_no_shm_object(how):
             proc.kill()
             proc.wait(10)
         proc.stdout.close()
+        proc.stdin.close()
     assert wait_gone(pids, 30) == [], "a child or the tracker outlived its owner"
     assert wait_shm_gone(prefix) == [], "the owner's /dev/shm objects outlived it"
 
