@@ -20,7 +20,7 @@ namespace {
 
 int pidfd_open(pid_t pid) noexcept { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
 
-// The owner-watch thread only polls: a page-sized stack is plenty.
+// The owner-watch thread only polls: a small stack is plenty.
 constexpr size_t OWNER_WATCH_STACK_BYTES = 64 * 1024;
 
 int pidfd_send_signal(int pidfd, int sig) noexcept {
