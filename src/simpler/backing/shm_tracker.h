@@ -26,6 +26,11 @@
 // and SIGQUIT (a terminal's Ctrl-C or a group kill reaches it along with its
 // owner; it exits right after the owner anyway), holds no descriptor of the
 // owner's other than stderr, and spends no CPU while the owner lives.
+//
+// Limit: the owner-side state is guarded by one mutex; a process forked while
+// another thread of its parent held it (a create racing the fork) would block
+// at its first create. The Worker forks its children from init(), not while
+// creating buffers.
 #pragma once
 
 #include <sys/types.h>
