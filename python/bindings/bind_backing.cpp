@@ -21,6 +21,7 @@
 #include "simpler/backing/identity_minter.h"
 #include "simpler/backing/import_registry.h"
 #include "simpler/backing/posix_shm_owner.h"
+#include "simpler/backing/shm_tracker.h"
 #include "simpler/task_interface/task_args.h"
 
 namespace nb = nanobind;
@@ -168,6 +169,10 @@ void bind_backing(nb::module_& m) {
         },
         "nbytes"_a, "access"_a = AccessMode::READWRITE, "owner_worker_path_id"_a = 0u,
         "A POSIX shm backing (O_CREAT|O_EXCL, mode 0600, named from its identity).");
+    m.def(
+        "shm_tracker_pid", [] { return static_cast<int>(simpler::process_shm_tracker().pid()); },
+        "The pid of this process's /dev/shm tracker (it unlinks this process's POSIX shm objects when the process "
+        "dies), or -1 before the first POSIX shm backing.");
     m.def(
         "create_fork_shm",
         [](uint64_t nbytes, AccessMode access) { return as_owner(simpler::ForkOwner::create_shared(nbytes, access)); },

@@ -556,6 +556,11 @@ def create_posix_shm(nbytes: int, access: AccessMode = AccessMode.READWRITE, own
     A POSIX shm backing (O_CREAT|O_EXCL, mode 0600, named from its identity).
     """
 
+def shm_tracker_pid() -> int:
+    """
+    The pid of this process's /dev/shm tracker (it unlinks this process's POSIX shm objects when the process dies), or -1 before the first POSIX shm backing.
+    """
+
 def create_fork_shm(nbytes: int, access: AccessMode = AccessMode.READWRITE) -> BackingOwner:
     """
     A pre-fork MAP_SHARED backing: children forked afterwards see and write it at the same address.

@@ -142,6 +142,24 @@ def test_a_sub_worker_killed_mid_task_is_an_error_not_a_hang(worker):
     assert any("lost" in s for s in worker.child_status())
 
 
+def test_a_sub_group_larger_than_the_live_sub_workers_is_refused_naming_the_lost_one(worker):
+    h = worker.register(scale)
+    worker.init()
+    victim = worker.child_pids()[1]
+    os.kill(victim, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while not any("lost" in s for s in worker.child_status()):  # the watcher reports the death
+        assert time.monotonic() < deadline, worker.child_status()
+        time.sleep(0.005)
+    buf = worker.create_buffer(64)
+    t = buf.tensor((16,), DataType.FLOAT32)
+    with pytest.raises(ValueError) as e:
+        worker.run(lambda o, a, c: o.submit_sub_group(h, [args((t, TensorArgType.INOUT), scalars=(1,))] * 2))
+    msg = str(e.value)
+    assert "submit of task" in msg and "needs 2 sub-worker(s) at once" in msg, msg
+    assert "sub-worker 1" in msg and "killed by signal 9" in msg, msg
+
+
 def test_device_tensors_never_reach_a_sub_worker(worker):
     h = worker.register(scale)
     worker.init()

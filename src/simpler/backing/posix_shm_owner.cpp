@@ -1,21 +1,64 @@
 #include "simpler/backing/posix_shm_owner.h"
 
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
-#include <stdexcept>
 #include <sys/mman.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <utility>
 
 #include "simpler/backing/identity_minter.h"
 #include "simpler/backing/shm_name.h"
+#include "simpler/backing/shm_tracker.h"
 
 namespace simpler {
 
 namespace {
 
+constexpr const char* SHM_DIR = "/dev/shm";
+
 std::runtime_error os_error(const std::string& what, const std::string& name, int err) {
     return std::runtime_error("PosixShmOwner: " + what + " '" + name + "' failed: " + std::strerror(err));
+}
+
+std::string mib(uint64_t bytes) {
+    char s[32];
+    std::snprintf(s, sizeof s, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+    return s;
+}
+
+// Free and total bytes of the filesystem behind /dev/shm; nullopt when unknown.
+std::optional<std::pair<uint64_t, uint64_t>> shm_space() noexcept {
+    struct statvfs v{};
+    if (statvfs(SHM_DIR, &v) != 0) return std::nullopt;
+    return std::pair<uint64_t, uint64_t>{static_cast<uint64_t>(v.f_bavail) * v.f_frsize,
+                                         static_cast<uint64_t>(v.f_blocks) * v.f_frsize};
+}
+
+std::runtime_error no_space(uint64_t nbytes, const std::string& name) {
+    std::string room = "its free space is unknown";
+    if (const auto space = shm_space())
+        room = "only " + std::to_string(space->first) + " bytes (" + mib(space->first) + ") of " +
+               std::to_string(space->second) + " (" + mib(space->second) + ") are free";
+    return std::runtime_error("PosixShmOwner: cannot reserve " + std::to_string(nbytes) + " bytes (" + mib(nbytes) +
+                              ") in " + SHM_DIR + " for '" + name + "': " + room +
+                              "; give /dev/shm more room (docker run --shm-size=..., or "
+                              "mount -o remount,size=... /dev/shm) or create a smaller buffer");
+}
+
+// Reserves every page of the object now, so that a write can never find the
+// filesystem full (which would be SIGBUS, not an error). 0 or an errno value.
+int reserve_pages(int fd, uint64_t nbytes) noexcept {
+    for (;;) {
+        const int rc = posix_fallocate(fd, 0, static_cast<off_t>(nbytes));
+        if (rc != EINTR) return rc;
+    }
 }
 
 }  // namespace
@@ -23,6 +66,9 @@ std::runtime_error os_error(const std::string& what, const std::string& name, in
 std::unique_ptr<PosixShmOwner> PosixShmOwner::create(uint64_t nbytes, AccessMode access, IdentityMinter* minter,
                                                      uint32_t owner_worker_path_id) {
     if (nbytes == 0) throw std::invalid_argument("PosixShmOwner: nbytes must be > 0");
+    if (nbytes > static_cast<uint64_t>(std::numeric_limits<off_t>::max()))
+        throw std::invalid_argument("PosixShmOwner: nbytes " + std::to_string(nbytes) +
+                                    " exceeds the largest file size");
     if (minter == nullptr) minter = &process_identity_minter();
     const CanonicalIdentity id = minter->mint();
     auto fail = [&](std::runtime_error e) -> std::runtime_error {
@@ -40,23 +86,41 @@ std::unique_ptr<PosixShmOwner> PosixShmOwner::create(uint64_t nbytes, AccessMode
         minter->release(id);
         throw;
     }
+    // Refused before anything exists when it cannot fit (a request the kernel
+    // would only refuse after filling /dev/shm page by page).
+    if (const auto space = shm_space(); space && nbytes > space->first) throw fail(no_space(nbytes, *name));
 
+    ShmTracker& tracker = process_shm_tracker();
+    try {
+        tracker.will_create(*name);  // before the name exists: it cannot outlive this process unnoticed
+    } catch (const std::runtime_error& e) {
+        throw fail(std::runtime_error("PosixShmOwner: cannot create '" + *name + "': " + e.what()));
+    }
     const std::string path = shm_syscall_path(*name);
+    auto undo = [&](std::runtime_error e) -> std::runtime_error {
+        shm_unlink(path.c_str());
+        tracker.unlinked(*name);
+        return fail(std::move(e));
+    };
     const int fd = shm_open(path.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0) throw fail(os_error("shm_open(O_CREAT|O_EXCL)", *name, errno));
+    if (fd < 0) {
+        const int err = errno;
+        tracker.unlinked(*name);  // not ours to unlink (EEXIST) or never made
+        throw fail(os_error("shm_open(O_CREAT|O_EXCL)", *name, err));
+    }
     if (ftruncate(fd, static_cast<off_t>(nbytes)) != 0) {
         const int err = errno;
         ::close(fd);
-        shm_unlink(path.c_str());
-        throw fail(os_error("ftruncate", *name, err));
+        throw undo(os_error("ftruncate", *name, err));
+    }
+    if (const int err = reserve_pages(fd, nbytes); err != 0) {
+        ::close(fd);
+        throw undo(err == ENOSPC ? no_space(nbytes, *name) : os_error("posix_fallocate", *name, err));
     }
     void* p = mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     const int err = errno;
     ::close(fd);
-    if (p == MAP_FAILED) {
-        shm_unlink(path.c_str());
-        throw fail(os_error("mmap", *name, err));
-    }
+    if (p == MAP_FAILED) throw undo(os_error("mmap", *name, err));
     return std::unique_ptr<PosixShmOwner>(new PosixShmOwner(desc, static_cast<uint8_t*>(p), minter, *name));
 }
 
@@ -67,7 +131,10 @@ PosixShmOwner::~PosixShmOwner() { close_from_destructor(); }
 
 void PosixShmOwner::release_backing(bool creator) noexcept {
     if (base_ != nullptr) munmap(base_, desc_.nbytes);
-    if (creator) shm_unlink(shm_syscall_path(name_).c_str());
+    if (creator) {
+        shm_unlink(shm_syscall_path(name_).c_str());
+        process_shm_tracker().unlinked(name_);
+    }
 }
 
 }  // namespace simpler

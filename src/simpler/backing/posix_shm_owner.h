@@ -1,15 +1,22 @@
 // PosixShmOwner: owns one POSIX shm object and its owner-side mapping.
 //
-// create() mints an identity, derives the name from it (shm_name.h), creates
-// the object O_CREAT|O_EXCL with mode 0600, sizes it and maps it MAP_SHARED
-// read-write (the owner fills its own bytes whatever it grants consumers). The
-// descriptor names the object; consumers map it through the ImportRegistry.
-// Only the creating process unlinks, and only the name it created; a forked
-// child holding a copy unmaps its copy and nothing else. Closing releases the
-// identity slot, so the next mint may reuse the buffer_id at generation + 1.
+// create() mints an identity, derives the name from it (shm_name.h), announces
+// the name to this process's ShmTracker (shm_tracker.h: the name is unlinked
+// even if the process dies without doing it), creates the object
+// O_CREAT|O_EXCL with mode 0600, sizes it, reserves every page
+// (posix_fallocate: a full /dev/shm is an error here, never a SIGBUS at the
+// first write) and maps it MAP_SHARED read-write (the owner fills its own bytes
+// whatever it grants consumers). The descriptor names the object; consumers map
+// it through the ImportRegistry. Only the creating process unlinks, and only
+// the name it created; a forked child holding a copy unmaps its copy and
+// nothing else. Closing releases the identity slot, so the next mint may reuse
+// the buffer_id at generation + 1.
 //
-// Throws std::invalid_argument for nbytes == 0 and std::runtime_error when the
-// OS refuses (the message carries errno's text and the name).
+// Throws std::invalid_argument for nbytes == 0 (or beyond off_t) and
+// std::runtime_error when the OS refuses (the message carries errno's text and
+// the name) or /dev/shm has no room for nbytes (the message names the size, the
+// free space and how to give /dev/shm more). A refused create leaves no object
+// and no identity behind.
 #pragma once
 
 #include <memory>

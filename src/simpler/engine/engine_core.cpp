@@ -1,5 +1,6 @@
 #include "simpler/engine/engine_core.h"
 
+#include <array>
 #include <stdexcept>
 #include <utility>
 
@@ -104,6 +105,18 @@ TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const 
         const int32_t scope = target.kind == ChildKind::CHIP ? static_cast<int32_t>(*target.index) : HOST_SCOPE;
         tracked.push_back({members[m].args->tensors(), members[m].args->tags(), scope});
         targets.push_back(target);
+    }
+    // A group wider than the live children of a kind: name why the missing ones went.
+    std::array<uint32_t, CHILD_KIND_COUNT> any{};
+    for (const MemberTarget& t : targets)
+        if (!t.named()) ++any[static_cast<size_t>(t.kind)];
+    for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) {
+        const auto child_kind = static_cast<ChildKind>(k);
+        if (any[k] > queue_.live_count(child_kind) && !last_lost_[k].empty())
+            throw std::invalid_argument("submit of task " + std::to_string(task) + " refused: the group needs " +
+                                        std::to_string(any[k]) + " " + child_kind_name(child_kind) +
+                                        "(s) at once, the Worker has " + std::to_string(queue_.live_count(child_kind)) +
+                                        " alive (" + last_lost_[k] + ")");
     }
     queue_.check(task, targets);  // impossible targets are refused before anything is recorded
 

@@ -395,7 +395,13 @@ void Worker::dispatch_locked() {
             continue;
         }
         if (trace_) trace_->not_published(d, publish_status_text(st));
-        core_.member_finished(d, "not dispatched to " + d.child.name() + ": " + publish_status_text(st));
+        // A dead lane says how its child went ("CHILD_DIED: child killed by signal 9 ...").
+        std::string why = publish_status_text(st);
+        if (st == ipc::PublishStatus::LANE_DEAD) {
+            const std::string how = l.lost ? l.lost_why : l.mailbox->poison_reason();
+            if (!how.empty()) why += " (" + how + ")";
+        }
+        core_.member_finished(d, "not dispatched to " + d.child.name() + ": " + why);
         if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, l.mailbox->poison_reason());
     }
 }

@@ -1,13 +1,14 @@
 #include "simpler/ipc/child_process.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -19,13 +20,40 @@ namespace {
 
 int pidfd_open(pid_t pid) noexcept { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
 
+// The owner-watch thread only polls: a small stack is plenty.
+constexpr size_t OWNER_WATCH_STACK_BYTES = 64 * 1024;
+
 int pidfd_send_signal(int pidfd, int sig) noexcept {
     return static_cast<int>(syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0));
 }
 
-[[noreturn]] void run_child(pid_t parent, const std::function<int()>& body) noexcept {
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) _exit(CHILD_ORPHANED_STATUS);
-    if (getppid() != parent) _exit(CHILD_ORPHANED_STATUS);
+// The child's watch on its owner: sleeps in poll() on the owner's pidfd and
+// SIGKILLs its own process when the owner process has exited.
+void* watch_owner(void* arg) noexcept {
+    const int owner_pidfd = static_cast<int>(reinterpret_cast<intptr_t>(arg));
+    for (;;) {
+        pollfd p{owner_pidfd, POLLIN, 0};
+        const int rc = poll(&p, 1, -1);
+        if (rc > 0 || (rc < 0 && errno != EINTR)) break;
+    }
+    kill(getpid(), SIGKILL);
+    return nullptr;
+}
+
+// Starts watch_owner on a small detached thread; false when it cannot.
+bool start_owner_watch(int owner_pidfd) noexcept {
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0) return false;
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, OWNER_WATCH_STACK_BYTES);
+    pthread_t thread;
+    const int rc = pthread_create(&thread, &attr, watch_owner, reinterpret_cast<void*>(intptr_t{owner_pidfd}));
+    pthread_attr_destroy(&attr);
+    return rc == 0;
+}
+
+[[noreturn]] void run_child(int owner_pidfd, const std::function<int()>& body) noexcept {
+    if (!start_owner_watch(owner_pidfd)) _exit(CHILD_ORPHANED_STATUS);
     int status = CHILD_EXCEPTION_STATUS;
     try {
         status = body();
@@ -54,11 +82,22 @@ std::string describe_wait_status(int wait_status) {
 }
 
 ChildProcess ChildProcess::spawn(const std::function<int()>& body) {
-    const pid_t parent = getpid();
+    // A pidfd of this process, opened before the fork and inherited by the
+    // child: it becomes readable when the whole process has exited (not when
+    // the forking thread does), and it exists before the child runs, so an
+    // owner that dies at any moment is noticed.
+    const int owner_pidfd = pidfd_open(getpid());
+    if (owner_pidfd < 0)
+        throw std::runtime_error(std::string("ChildProcess: pidfd_open of the owner failed: ") + std::strerror(errno));
     std::fflush(nullptr);  // buffered output must not be written twice
     const pid_t pid = fork();
-    if (pid < 0) throw std::runtime_error(std::string("ChildProcess: fork failed: ") + std::strerror(errno));
-    if (pid == 0) run_child(parent, body);
+    if (pid < 0) {
+        const int err = errno;
+        close(owner_pidfd);
+        throw std::runtime_error(std::string("ChildProcess: fork failed: ") + std::strerror(err));
+    }
+    if (pid == 0) run_child(owner_pidfd, body);
+    close(owner_pidfd);
     ChildProcess child;
     child.pid_ = pid;
     child.pidfd_ = pidfd_open(pid);

@@ -1,12 +1,14 @@
 // ChildProcess: the move-only owner of one forked child, its pid and its pidfd.
 //
-// spawn() forks; the child first asks the kernel for SIGKILL when its parent
-// dies (PR_SET_PDEATHSIG), then checks the parent is still the one that forked
-// it (the parent may have died before the prctl took effect) and exits at once
-// if not, then runs the body and _exit()s with its return value, so no parent
-// destructor, atexit handler or test framework code ever runs in the child.
-// PR_SET_PDEATHSIG fires when the forking *thread* exits: fork from the thread
-// that lives as long as the children should (the Worker's owner thread).
+// spawn() opens a pidfd of the owner process, forks, and the child starts one
+// small thread asleep in poll() on that inherited pidfd: when the owner
+// *process* exits (however: exit, a signal, SIGKILL), the thread SIGKILLs the
+// child. It is the process that counts, not the thread that forked, so a child
+// forked from a short-lived thread lives on (PR_SET_PDEATHSIG, which follows
+// the forking thread, is not used). The pidfd exists before the fork, so an
+// owner that dies before the child started is noticed too. Then the child runs
+// the body and _exit()s with its return value, so no parent destructor, atexit
+// handler or test framework code ever runs in the child.
 //
 // The parent holds a pidfd (pidfd_open) so a death is observable by poll()
 // while nothing else runs (child_watcher.h), and signals go through the pidfd,
@@ -27,7 +29,7 @@ namespace simpler::ipc {
 
 // Exit status of a child whose body threw (the exception's what() goes to stderr).
 inline constexpr int CHILD_EXCEPTION_STATUS = 125;
-// Exit status of a child that found its parent gone right after fork.
+// Exit status of a child that could not start watching its owner (no thread).
 inline constexpr int CHILD_ORPHANED_STATUS = 126;
 // A wait status that could not be read (the child was reaped elsewhere).
 inline constexpr int UNKNOWN_WAIT_STATUS = -1;

@@ -11,6 +11,7 @@
 #include <new>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "ipc_fixtures.h"
@@ -138,14 +139,50 @@ TEST(ChildProcess, ParentDeathKillsTheChild) {
     EXPECT_EQ(WTERMSIG(*st), SIGKILL);
 }
 
-// When the parent dies before the child's prctl takes effect, the child sees
-// a different parent and exits by itself: either way it does not survive.
-TEST(ChildProcess, ChildOrphanedBeforeItsPrctlExitsAnyway) {
+// The owner dies before the child even started: the child still dies (it
+// watches a pidfd of its owner that the owner opened before the fork).
+TEST(ChildProcess, ChildWhoseOwnerDiedBeforeItStartedDiesAnyway) {
     for (int i = 0; i < 20; ++i) {
         const auto st = orphan_a_grandchild(false);
         ASSERT_TRUE(st.has_value()) << "grandchild outlived its parent by 10 s";
-        const bool killed = WIFSIGNALED(*st) && WTERMSIG(*st) == SIGKILL;
-        const bool orphan_exit = WIFEXITED(*st) && WEXITSTATUS(*st) == CHILD_ORPHANED_STATUS;
-        EXPECT_TRUE(killed || orphan_exit) << describe_wait_status(*st);
+        EXPECT_TRUE(WIFSIGNALED(*st) && WTERMSIG(*st) == SIGKILL) << describe_wait_status(*st);
     }
+}
+
+namespace {
+
+bool task_present(pid_t tid) { return access(("/proc/self/task/" + std::to_string(tid)).c_str(), F_OK) == 0; }
+
+}  // namespace
+
+// A child forked by a thread that then exits lives on: it dies with its owner
+// process, not with the thread that forked it.
+TEST(ChildProcess, ChildOutlivesTheThreadThatForkedIt) {
+    SharedRegion region(64);
+    auto* go = new (region.data()) uint32_t[2]{0, 0};  // [0] the child runs its body, [1] the forker is gone
+    ChildProcess child;
+    pid_t forker = -1;
+    std::thread t([&] {
+        forker = gettid();
+        child = ChildProcess::spawn([go] {
+            std::atomic_ref<uint32_t>(go[0]).store(1);
+            const auto deadline = after(10'000ms);
+            while (std::atomic_ref<uint32_t>(go[1]).load() == 0 && Clock::now() < deadline)
+                std::this_thread::sleep_for(1ms);
+            return std::atomic_ref<uint32_t>(go[1]).load() == 1 ? 7 : 8;
+        });
+        // The thread exits only once the child is fully set up.
+        const auto deadline = after(10'000ms);
+        while (std::atomic_ref<uint32_t>(go[0]).load() == 0 && Clock::now() < deadline)
+            std::this_thread::sleep_for(1ms);
+    });
+    t.join();
+    // The forking thread is gone from the kernel's view (its exit is complete).
+    const auto deadline = after(10'000ms);
+    while (task_present(forker) && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
+    ASSERT_FALSE(task_present(forker));
+    std::atomic_ref<uint32_t>(go[1]).store(1);
+    const auto st = child.wait_exit(after(10'000ms));
+    ASSERT_TRUE(st.has_value());
+    EXPECT_TRUE(WIFEXITED(*st) && WEXITSTATUS(*st) == 7) << describe_wait_status(*st);
 }
