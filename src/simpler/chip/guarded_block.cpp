@@ -9,81 +9,109 @@ namespace {
 constexpr uint64_t PATTERN_PERIOD = 256;
 
 struct PatternTile {
-    unsigned char bytes[PATTERN_PERIOD];
+    unsigned char bytes[2 * PATTERN_PERIOD];  // two periods: any phase has a period's worth after it
     constexpr PatternTile() : bytes() {
-        for (uint64_t i = 0; i < PATTERN_PERIOD; ++i) bytes[i] = guard_byte(i);
+        for (uint64_t i = 0; i < 2 * PATTERN_PERIOD; ++i) bytes[i] = guard_byte(i);
     }
 };
 constexpr PatternTile TILE{};
+
+// Writes the pattern of block offsets [begin, end) at `block + begin`.
+void fill_pattern(unsigned char* block, uint64_t begin, uint64_t end) noexcept {
+    for (uint64_t at = begin; at < end;) {
+        const uint64_t n = std::min(PATTERN_PERIOD, end - at);
+        std::memcpy(block + at, TILE.bytes + at % PATTERN_PERIOD, n);
+        at += n;
+    }
+}
 
 void note(BlockChanges& c, uint64_t at) noexcept {
     if (c.count++ == 0) c.first = at;
     c.last = at;
 }
 
+// Notes every byte of block offsets [begin, end) that differs from the pattern.
+void scan_pattern(const unsigned char* block, uint64_t begin, uint64_t end, BlockChanges& c) noexcept {
+    for (uint64_t at = begin; at < end;) {
+        const uint64_t n = std::min(PATTERN_PERIOD, end - at);
+        if (std::memcmp(block + at, TILE.bytes + at % PATTERN_PERIOD, n) != 0)
+            for (uint64_t i = at; i < at + n; ++i)
+                if (block[i] != guard_byte(i)) note(c, i);
+        at += n;
+    }
+}
+
 }  // namespace
 
 GuardedBlock::GuardedBlock(unsigned char* block, uint64_t len) noexcept : block_(block), len_(len) {
-    const uint64_t total = block_bytes(len);
-    for (uint64_t at = 0; at < total; at += PATTERN_PERIOD)
-        std::memcpy(block_ + at, TILE.bytes, std::min(PATTERN_PERIOD, total - at));  // the period divides at
+    fill_pattern(block_, 0, CHECKED_GUARD_BYTES);
+    fill_pattern(block_, CHECKED_GUARD_BYTES + len_, block_bytes(len_));
 }
 
-void GuardedBlock::add_written(uint64_t offset, uint64_t nbytes) {
-    if (!written_.empty() && written_.back().second == offset) {
-        written_.back().second += nbytes;  // the next row of a dense view
+void GuardedBlock::add(Intervals& list, uint64_t offset, uint64_t nbytes) {
+    if (!list.empty() && list.back().second == offset) {
+        list.back().second += nbytes;  // the next row of a dense view
         return;
     }
-    written_.emplace_back(offset, offset + nbytes);
+    list.emplace_back(offset, offset + nbytes);
 }
 
-void GuardedBlock::seal() {
-    std::sort(written_.begin(), written_.end());
+void GuardedBlock::merge(Intervals& list) {
+    std::sort(list.begin(), list.end());
     size_t kept = 0;
-    for (const auto& w : written_) {
-        if (kept > 0 && w.first <= written_[kept - 1].second) {
-            written_[kept - 1].second = std::max(written_[kept - 1].second, w.second);
+    for (const auto& w : list) {
+        if (kept > 0 && w.first <= list[kept - 1].second) {
+            list[kept - 1].second = std::max(list[kept - 1].second, w.second);
         } else {
-            written_[kept++] = w;
+            list[kept++] = w;
         }
     }
-    written_.resize(kept);
-    snapshot_ = std::make_unique_for_overwrite<unsigned char[]>(len_);
-    std::memcpy(snapshot_.get(), range(), len_);
+    list.resize(kept);
 }
 
-bool GuardedBlock::written(uint64_t offset) const noexcept {
-    auto it = std::upper_bound(written_.begin(), written_.end(), std::pair<uint64_t, uint64_t>{offset, UINT64_MAX});
-    return it != written_.begin() && offset < std::prev(it)->second;
+uint64_t GuardedBlock::seal() {
+    merge(staged_);
+    merge(written_);
+    uint64_t at = 0;
+    for (const auto& [b, e] : staged_) {
+        fill_pattern(block_, CHECKED_GUARD_BYTES + at, CHECKED_GUARD_BYTES + b);
+        at = e;
+    }
+    fill_pattern(block_, CHECKED_GUARD_BYTES + at, CHECKED_GUARD_BYTES + len_);
+    kept_.clear();
+    uint64_t snap = 0;
+    at = 0;
+    for (const auto& [b, e] : written_) {
+        if (b > at) kept_.push_back({at, b, snap}), snap += b - at;
+        at = e;
+    }
+    if (len_ > at) kept_.push_back({at, len_, snap}), snap += len_ - at;
+    return snap;
 }
 
-// Range offsets [begin, end), all of them outside the written intervals.
-void GuardedBlock::scan_range(uint64_t begin, uint64_t end, BlockChanges& c) const noexcept {
-    const unsigned char* r = range();
-    if (begin >= end || std::memcmp(r + begin, snapshot_.get() + begin, end - begin) == 0) return;
-    for (uint64_t i = begin; i < end; ++i)
-        if (r[i] != snapshot_[i]) note(c, CHECKED_GUARD_BYTES + i);
+void GuardedBlock::snapshot(unsigned char* storage) noexcept {
+    snapshot_ = storage;
+    for (const Kept& k : kept_) std::memcpy(storage + k.at, range() + k.begin, k.end - k.begin);
 }
 
 BlockChanges GuardedBlock::changes(uint64_t begin, uint64_t end) const noexcept {
     BlockChanges c;
     const uint64_t after = CHECKED_GUARD_BYTES + len_;
     end = std::min(end, block_bytes(len_));
-    for (uint64_t i = begin; i < std::min(end, CHECKED_GUARD_BYTES); ++i)
-        if (block_[i] != guard_byte(i)) note(c, i);
-    // The range part of [begin, end), in range offsets, less the written intervals.
+    scan_pattern(block_, begin, std::min(end, CHECKED_GUARD_BYTES), c);
+    // The range part of [begin, end), in range offsets, where the run may not write.
     const uint64_t rb = std::max(begin, CHECKED_GUARD_BYTES) - CHECKED_GUARD_BYTES;
     const uint64_t re = std::max(std::min(end, after), CHECKED_GUARD_BYTES) - CHECKED_GUARD_BYTES;
-    uint64_t at = rb;
-    for (const auto& [b, e] : written_) {
-        if (e <= at) continue;
-        if (b >= re) break;
-        scan_range(at, b, c);
-        at = e;
+    const unsigned char* r = range();
+    for (const Kept& k : kept_) {
+        const uint64_t b = std::max(k.begin, rb), e = std::min(k.end, re);
+        if (b >= e) continue;
+        const unsigned char* expected = snapshot_ + k.at + (b - k.begin);  // range offset b's snapshot byte
+        if (std::memcmp(r + b, expected, e - b) == 0) continue;
+        for (uint64_t i = b; i < e; ++i)
+            if (r[i] != expected[i - b]) note(c, CHECKED_GUARD_BYTES + i);
     }
-    scan_range(at, re, c);
-    for (uint64_t i = std::max(begin, after); i < end; ++i)
-        if (block_[i] != guard_byte(i)) note(c, i);
+    scan_pattern(block_, std::max(begin, after), end, c);
     return c;
 }
 

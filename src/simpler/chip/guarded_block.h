@@ -1,23 +1,25 @@
 // GuardedBlock: one staged copy in checked mode (StagingMode::CHECKED) — a
 // device block of GUARD + len + GUARD bytes whose middle `len` bytes are the
-// staged range of one host backing. Every byte of the block starts as a fixed
-// pattern (guard_byte); staging then copies the views in. seal() records which
-// range bytes the run may change (the elements of the written views, given by
-// add_written) and snapshots the range; changes() afterwards compares every
-// other byte — both guards against the pattern, the rest of the range against
-// the snapshot — and reports the first and last changed byte and how many
-// changed.
+// staged range of one host backing. The guards hold a fixed pattern
+// (guard_byte, by block offset); staging copies the views in and names the
+// bytes it copied (add_staged) and the bytes the run may change (add_written,
+// the elements of the written views); seal() fills every range byte that was
+// not copied in with the pattern too and says how many bytes the run may not
+// change; snapshot() copies those into storage the caller provides. changes()
+// afterwards compares every byte the run may not change — both guards against
+// the pattern, the rest of the range against the snapshot — and reports the
+// first and last changed byte and how many changed.
 //
 // What it cannot see: a write that stores the byte already there (the guard's
 // pattern byte, or the staged value), and a write that lands more than
 // CHECKED_GUARD_BYTES before or after the range (in other arena memory).
 //
-// Borrows the block (the arena owns it); owns the intervals and the snapshot.
-// Host layer: seal() may throw std::bad_alloc; changes() is noexcept.
+// Borrows the block and the snapshot storage (the arena owns both); owns the
+// intervals. Host layer: add_* and seal() may throw std::bad_alloc; changes()
+// is noexcept.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <utility>
 #include <vector>
 
@@ -36,30 +38,42 @@ struct BlockChanges {
 
 class GuardedBlock {
 public:
-    // `block` holds block_bytes(len) bytes; fills all of them with the pattern.
+    // `block` holds block_bytes(len) bytes; fills both guards with the pattern.
     GuardedBlock(unsigned char* block, uint64_t len) noexcept;
 
     [[nodiscard]] static constexpr uint64_t block_bytes(uint64_t len) noexcept { return len + 2 * CHECKED_GUARD_BYTES; }
     [[nodiscard]] unsigned char* range() const noexcept { return block_ + CHECKED_GUARD_BYTES; }
     [[nodiscard]] uint64_t len() const noexcept { return len_; }
 
+    // Range bytes [offset, offset + nbytes) were copied in from the host.
+    void add_staged(uint64_t offset, uint64_t nbytes) { add(staged_, offset, nbytes); }
     // Range bytes [offset, offset + nbytes) are a written view's elements.
-    void add_written(uint64_t offset, uint64_t nbytes);
-    // After the copy-in: merges the written intervals and snapshots the range.
-    void seal();
+    void add_written(uint64_t offset, uint64_t nbytes) { add(written_, offset, nbytes); }
+    // After the copy-in: fills the range bytes not copied in with the pattern;
+    // returns how many range bytes the run may not change (snapshot()'s size).
+    uint64_t seal();
+    // Copies those bytes into `storage` (seal()'s count of them), which must
+    // outlive every changes() call.
+    void snapshot(unsigned char* storage) noexcept;
     // Every byte of block offsets [begin, end) outside the written intervals
     // that differs from what seal() saw.
     [[nodiscard]] BlockChanges changes(uint64_t begin = 0, uint64_t end = UINT64_MAX) const noexcept;
-    // Whether range offset `offset` is inside a written interval (after seal()).
-    [[nodiscard]] bool written(uint64_t offset) const noexcept;
 
 private:
-    void scan_range(uint64_t begin, uint64_t end, BlockChanges& c) const noexcept;
+    using Intervals = std::vector<std::pair<uint64_t, uint64_t>>;  // [begin, end) range offsets
+    struct Kept {
+        uint64_t begin, end;  // range offsets the run may not change
+        uint64_t at;          // where they sit in the snapshot
+    };
+    static void add(Intervals& list, uint64_t offset, uint64_t nbytes);
+    static void merge(Intervals& list);
 
     unsigned char* block_;
     uint64_t len_;
-    std::vector<std::pair<uint64_t, uint64_t>> written_;  // [begin, end) range offsets; sorted, disjoint after seal()
-    std::unique_ptr<unsigned char[]> snapshot_;
+    Intervals staged_;               // sorted, disjoint after seal()
+    Intervals written_;              // sorted, disjoint after seal()
+    std::vector<Kept> kept_;         // the complement of written_, in order
+    const unsigned char* snapshot_ = nullptr;
 };
 
 }  // namespace simpler::chip

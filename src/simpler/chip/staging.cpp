@@ -108,6 +108,7 @@ StagedArgs::StagedArgs(DeviceArena& arena, const ChipStorageTaskArgs& host)
 StagedArgs::~StagedArgs() {
     if (arena_ == nullptr) return;
     for (uint64_t b : blocks_) arena_->try_free(b);
+    for (uint64_t b : snapshots_) arena_->try_free(b);
 }
 
 void StagedArgs::copy_back() noexcept {
@@ -240,7 +241,7 @@ StagedArgs stage_in(const ChipStorageTaskArgs& host_args, std::span<const Tensor
         staged.staged_bytes_ += len;
         if (checked) {
             r.guarded = staged.guarded_.size();
-            staged.guarded_.push_back({addr, r.begin, GuardedBlock(block, len)});  // fills it with the pattern
+            staged.guarded_.push_back({addr, r.begin, GuardedBlock(block, len)});  // fills the guards
             block = staged.guarded_.back().block.range();
         }
         r.device = reinterpret_cast<uint64_t>(block);
@@ -255,11 +256,18 @@ StagedArgs stage_in(const ChipStorageTaskArgs& host_args, std::span<const Tensor
         d.start_offset = (view_begin_bytes(h) - r.begin) / data_type_element_size(h.dtype);
         d.address_space = DEVICE_SPACE;
         if (copies_in(tags[i])) copy_view(h, d);
-        if (checked && tag_writes(tags[i]))
-            for_each_run(
-                d, [&](uint64_t at, uint64_t nbytes) { staged.guarded_[r.guarded].block.add_written(at, nbytes); });
+        if (!checked) continue;
+        GuardedBlock& g = staged.guarded_[r.guarded].block;
+        if (copies_in(tags[i])) for_each_run(d, [&](uint64_t at, uint64_t nbytes) { g.add_staged(at, nbytes); });
+        if (tag_writes(tags[i])) for_each_run(d, [&](uint64_t at, uint64_t nbytes) { g.add_written(at, nbytes); });
     }
-    for (auto& g : staged.guarded_) g.block.seal();
+    for (auto& g : staged.guarded_) {
+        if (const uint64_t kept = g.block.seal(); kept > 0) {
+            auto* snapshot = static_cast<unsigned char*>(arena.alloc(kept));  // throws; staged frees the rest
+            staged.snapshots_.push_back(reinterpret_cast<uint64_t>(snapshot));
+            g.block.snapshot(snapshot);
+        }
+    }
     return staged;
 }
 

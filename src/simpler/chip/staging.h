@@ -14,7 +14,8 @@
 //
 // CHECKED stages as STAGE does, but each backing's block is a GuardedBlock
 // (guarded_block.h): CHECKED_GUARD_BYTES of pattern on each side of the staged
-// range, the range's gaps filled with the pattern too. After the run,
+// range, the range's gaps filled with the pattern too, and the bytes the run
+// may not change snapshotted into another arena block. After the run,
 // violation() names the first tensor whose backing changed outside its written
 // views' elements — before or after the views, in a strided view's gaps, or in
 // a view the task only reads — and the caller copies nothing back.
@@ -78,7 +79,8 @@ private:
         uint64_t host_begin;    // the host byte offset the range starts at
         GuardedBlock block;
     };
-    std::vector<Guarded> guarded_;  // CHECKED: one per staged backing
+    std::vector<Guarded> guarded_;    // CHECKED: one per staged backing
+    std::vector<uint64_t> snapshots_;  // CHECKED: their snapshots' arena blocks
     uint64_t staged_bytes_ = 0;
 };
 

@@ -82,8 +82,9 @@ TEST(CheckedStaging, AWritePastTheViewFailsTheRunNamingTheOrchestrationAndTensor
     const RunResult r = p.run(StagingMode::CHECKED, 32 * 4 + 4);  // bytes 4..8 past the view's last byte
     ASSERT_FALSE(r.ok);
     EXPECT_TRUE(contains(r.error, "checked run of 'test.poke': tensor 1 (host bytes at 0x")) << r.error;
-    EXPECT_TRUE(contains(r.error, "wrote past the end of its view: 4 bytes changed outside the views the task may "
-                                  "write, as far as 8 bytes past the view's last byte; nothing was copied back"))
+    EXPECT_TRUE(contains(r.error,
+                         "wrote past the end of its view: 4 bytes changed outside the views the task may "
+                         "write, as far as 8 bytes past the view's last byte; nothing was copied back"))
         << r.error;
     EXPECT_EQ(p.out, before) << "a failed checked run copies nothing back";
     EXPECT_EQ(p.chip.arena().stats().live_allocations, 0u);
@@ -118,13 +119,15 @@ TEST(CheckedStaging, AWriteBeforeTheViewOrIntoAnInputIsNamedToo) {
     RunResult r = p.run(StagingMode::CHECKED, -8);
     ASSERT_FALSE(r.ok);
     EXPECT_TRUE(contains(r.error, "tensor 1 (host bytes at")) << r.error;
-    EXPECT_TRUE(contains(r.error, "wrote before the start of its view: 4 bytes changed outside the views the task "
-                                  "may write, as far as 8 bytes before the view's first byte"))
+    EXPECT_TRUE(contains(r.error,
+                         "wrote before the start of its view: 4 bytes changed outside the views the task "
+                         "may write, as far as 8 bytes before the view's first byte"))
         << r.error;
     r = p.run(StagingMode::CHECKED, 12, /*tensor=*/0);
     ASSERT_FALSE(r.ok);
     EXPECT_TRUE(contains(r.error, "tensor 0 (host bytes at")) << r.error;
-    EXPECT_TRUE(contains(r.error, "wrote into its view, which the task only reads (INPUT): 4 bytes changed")) << r.error;
+    EXPECT_TRUE(contains(r.error, "wrote into its view, which the task only reads (INPUT): 4 bytes changed"))
+        << r.error;
     EXPECT_EQ(p.in, std::vector<float>(64, 1.0f));
     EXPECT_EQ(p.out, std::vector<float>(64, -1.0f));
 }
@@ -143,8 +146,9 @@ TEST(CheckedStaging, AWriteIntoAStridedViewsGapsIsCaughtAndItsElementsAreNot) {
     *device_byte(d, (16 + 1) * 4 + 2) = 0;  // between elements (1, 0) and (1, 1)
     const std::string v = staged.violation();
     EXPECT_TRUE(contains(v, "tensor 0 (host bytes at")) << v;
-    EXPECT_TRUE(contains(v, "wrote between the elements of its strided view: 1 byte changed outside the views the "
-                            "task may write, the first 70 bytes after the view's first byte"))
+    EXPECT_TRUE(contains(v,
+                         "wrote between the elements of its strided view: 1 byte changed outside the views the "
+                         "task may write, the first 70 bytes after the view's first byte"))
         << v;
 }
 
@@ -160,8 +164,9 @@ TEST(CheckedStaging, AWriteBetweenTwoViewsOfOneBufferNamesTheViewItFollows) {
     const ChipTensor& d0 = staged.device_args().tensors[0];
     *device_byte(d0, 20 * 4 + 5) = 0x42;  // 6 bytes past tensor 0, 40 before tensor 1
     const std::string v = staged.violation([](int32_t i) { return "tensor " + std::to_string(i) + " (buffer X)"; });
-    EXPECT_EQ(v, "tensor 0 (buffer X): wrote past the end of its view: 1 byte changed outside the views the task may "
-                 "write, as far as 6 bytes past the view's last byte");
+    EXPECT_EQ(v,
+              "tensor 0 (buffer X): wrote past the end of its view: 1 byte changed outside the views the task may "
+              "write, as far as 6 bytes past the view's last byte");
 }
 
 TEST(CheckedStaging, ACleanRunCopiesBackWhatStagingDoes) {
