@@ -208,3 +208,16 @@ TEST(CheckedStaging, GuardsSitOnBothSidesOfEveryStagedRange) {
     *device_byte(d, 64 + CHECKED_GUARD_BYTES - 1) ^= 0xFF;  // the guard's last byte
     EXPECT_TRUE(contains(staged.violation(), "as far as 4096 bytes past the view's last byte")) << staged.violation();
 }
+
+TEST(CheckedStaging, AnArenaTooSmallForTheGuardsOrTheSnapshotIsARuntimeErrorAndLeaksNothing) {
+    std::vector<float> a(4096), b(4096);
+    ChipStorageTaskArgs args{};
+    args.add_tensor(view(a.data(), a.size() * 4, 0, {4096}, {1}));
+    args.add_tensor(view(b.data(), b.size() * 4, 0, {4096}, {1}));
+    const TensorArgType tags[2] = {IN, OUT};
+    // Staged: 2 x 16 KiB fit; checked: 2 x (16 + 8) KiB of blocks fit, the input's 16 KiB snapshot does not.
+    DeviceArena arena(56 << 10);
+    { StagedArgs staged = stage_in(args, tags, arena, StagingMode::STAGE); }
+    EXPECT_THROW(stage_in(args, tags, arena, StagingMode::CHECKED), std::runtime_error);
+    EXPECT_EQ(arena.stats().live_allocations, 0u);
+}
