@@ -31,9 +31,11 @@ void bind_chip(nb::module_& m) {
     using simpler::chip::StagingMode;
     nb::enum_<StagingMode>(m, "StagingMode",
                            "How a chip reaches host arguments: STAGE copies them into device "
-                           "memory and back; ZERO_COPY runs on them in place.")
+                           "memory and back; ZERO_COPY runs on them in place; CHECKED stages them between "
+                           "guard bytes and fails a run that wrote outside the views it may write.")
         .value("STAGE", StagingMode::STAGE)
-        .value("ZERO_COPY", StagingMode::ZERO_COPY);
+        .value("ZERO_COPY", StagingMode::ZERO_COPY)
+        .value("CHECKED", StagingMode::CHECKED);
     nb::class_<RuntimeConfig>(m, "RuntimeConfig",
                               "A chip's task runtime: core_threads in [1, 256], ring_slots in "
                               "[2, 1048576].")

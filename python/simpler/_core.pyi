@@ -316,10 +316,10 @@ def blob_size(tensor_count: int, scalar_count: int) -> int: ...
 
 class CallConfig:
     """
-    The 64 bytes of call configuration a task member carries to its child (docs/abi.md): block_dim, the most core threads a chip orchestration tiles for (0: all); zero_copy, run on host arguments in place instead of staging them.
+    The 64 bytes of call configuration a task member carries to its child (docs/abi.md): block_dim, the most core threads a chip orchestration tiles for (0: all); zero_copy, run on host arguments in place instead of staging them; checked, stage between guard bytes and fail the task on a write outside the views it may write (wins over zero_copy).
     """
 
-    def __init__(self, block_dim: int = 0, zero_copy: bool = False) -> None: ...
+    def __init__(self, block_dim: int = 0, zero_copy: bool = False, checked: bool = False) -> None: ...
 
     @property
     def block_dim(self) -> int: ...
@@ -332,6 +332,12 @@ class CallConfig:
 
     @zero_copy.setter
     def zero_copy(self, arg: bool, /) -> None: ...
+
+    @property
+    def checked(self) -> bool: ...
+
+    @checked.setter
+    def checked(self, arg: bool, /) -> None: ...
 
     def to_bytes(self) -> bytes: ...
 
@@ -658,12 +664,14 @@ class ImportRegistry:
 
 class StagingMode(enum.Enum):
     """
-    How a chip reaches host arguments: STAGE copies them into device memory and back; ZERO_COPY runs on them in place.
+    How a chip reaches host arguments: STAGE copies them into device memory and back; ZERO_COPY runs on them in place; CHECKED stages them between guard bytes and fails a run that wrote outside the views it may write.
     """
 
     STAGE = 0
 
     ZERO_COPY = 1
+
+    CHECKED = 2
 
 class RuntimeConfig:
     """

@@ -1,5 +1,5 @@
 """simpler.CallConfig is the C++ POD (64 bytes, docs/abi.md) bound to Python:
-block_dim and zero_copy read and write at their ABI offsets, to_bytes() /
+block_dim, zero_copy and checked read and write at their ABI offsets, to_bytes() /
 from_bytes() round-trip all 64 bytes, a wrong length or an out-of-range
 block_dim is a ValueError naming it, and == compares the bytes."""
 
@@ -22,6 +22,9 @@ def test_fields_sit_at_their_abi_offsets():
     assert b[4] == 1
     assert b[5:] == bytes(59)
     assert CallConfig().to_bytes() == bytes(64)
+    b = CallConfig(checked=True).to_bytes()
+    assert b[5] == 1
+    assert b[:5] == bytes(5) and b[6:] == bytes(58)
 
 
 def test_bytes_round_trip_and_equality():
@@ -31,7 +34,11 @@ def test_bytes_round_trip_and_equality():
     assert CallConfig.from_bytes(c.to_bytes()).block_dim == 7
     assert CallConfig.from_bytes(c.to_bytes()).zero_copy is True
     assert c != CallConfig()
-    assert repr(c) == "CallConfig(block_dim=7, zero_copy=True)"
+    assert repr(c) == "CallConfig(block_dim=7, zero_copy=True, checked=False)"
+    c.checked = True
+    assert CallConfig.from_bytes(c.to_bytes()).checked is True
+    assert CallConfig.from_bytes(bytes(5) + b"\x80" + bytes(58)).checked is True  # any nonzero byte
+    assert repr(c) == "CallConfig(block_dim=7, zero_copy=True, checked=True)"
 
 
 @pytest.mark.parametrize("n", [0, 63, 65])

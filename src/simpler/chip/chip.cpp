@@ -32,10 +32,18 @@ RunResult Chip::run(OrchestrationFn orchestration, const ChipStorageTaskArgs& ar
 }
 
 RunResult Chip::run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args, std::span<const TensorArgType> tags,
-                    StagingMode staging, uint32_t block_dim) noexcept {
+                    StagingMode staging, uint32_t block_dim, const TensorDescriber& describe) noexcept {
     try {
         StagedArgs staged = stage_in(args, tags, arena_, staging);
         RunResult result = runtime_.run(orchestration, staged.device_args(), block_dim);
+        if (staging == StagingMode::CHECKED) {
+            if (std::string v = staged.violation(describe); !v.empty()) {
+                v = "checked run of '" + registry_.orchestration_name(orchestration) + "': " + v +
+                    "; nothing was copied back";
+                result.error = result.ok ? std::move(v) : result.error + "; and " + v;
+                result.ok = false;
+            }
+        }
         if (result.ok) staged.copy_back();
         return result;
     } catch (const std::exception& e) {

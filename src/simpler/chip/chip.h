@@ -3,7 +3,8 @@
 // preloaded), and its runtime with its core threads. run() stages host-space
 // arguments into the arena (unless the chip is zero-copy), runs a chip
 // orchestration to completion, copies written views back, and frees the staged
-// copies.
+// copies. A checked run (StagingMode::CHECKED) fails instead of copying back
+// when a staged byte outside the written views changed.
 //
 // Owns all three parts; members are built in dependency order (arena and
 // registry before the runtime that borrows them). Register libraries before the
@@ -48,8 +49,10 @@ public:
     RunResult run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args,
                   std::span<const TensorArgType> tags) noexcept;
     // One run with its own staging mode and core-count hint (Runtime::run).
+    // A checked run's error names the orchestration and the tensor (`describe`
+    // names it; StagedArgs::violation).
     RunResult run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args, std::span<const TensorArgType> tags,
-                  StagingMode staging, uint32_t block_dim) noexcept;
+                  StagingMode staging, uint32_t block_dim, const TensorDescriber& describe = {}) noexcept;
 
 private:
     ChipConfig config_;

@@ -29,12 +29,17 @@ ChipService::ChipService(const ChipServiceConfig& config) : chip_(chip_config(co
     }
 }
 
+StagingMode ChipService::staging_for(const CallConfig& call) const noexcept {
+    if (call.checked != 0) return StagingMode::CHECKED;
+    return call.zero_copy != 0 ? StagingMode::ZERO_COPY : staging_;
+}
+
 ChipServiceResult ChipService::run(uint64_t id, const ChipStorageTaskArgs& args, std::span<const TensorArgType> tags,
-                                   bool zero_copy, uint32_t block_dim) noexcept {
+                                   const CallConfig& call, const TensorDescriber& describe) noexcept {
     if (id >= orchestrations_.size())
         return {false, "no chip callable " + std::to_string(id) + " (this chip has " +
                            std::to_string(orchestrations_.size()) + ")"};
-    RunResult r = chip_.run(orchestrations_[id], args, tags, zero_copy ? StagingMode::ZERO_COPY : staging_, block_dim);
+    RunResult r = chip_.run(orchestrations_[id], args, tags, staging_for(call), call.block_dim, describe);
     return {r.ok, std::move(r.error)};
 }
 

@@ -17,6 +17,7 @@
 #include "simpler/chip/device_arena.h"
 #include "simpler/chip/runtime_config.h"
 #include "simpler/chip/staging.h"
+#include "simpler/task_interface/call_config.h"
 #include "simpler/task_interface/task_args.h"
 #include "simpler/task_interface/tensor_arg_type.h"
 
@@ -28,7 +29,7 @@ namespace simpler::chip {
 struct ChipServiceConfig {
     uint64_t arena_bytes = DEVICE_ARENA_DEFAULT_BYTES;  // staging copies and run temporaries
     RuntimeConfig runtime;                               // core threads, ring slots
-    StagingMode staging = StagingMode::STAGE;            // a run may still ask for ZERO_COPY
+    StagingMode staging = StagingMode::STAGE;            // a run may still ask for ZERO_COPY or CHECKED
     std::vector<std::string> libraries;                  // loaded in order
     std::vector<std::string> orchestrations;             // id -> name
 
@@ -49,11 +50,15 @@ public:
     ChipService(const ChipService&) = delete;
     ChipService& operator=(const ChipService&) = delete;
 
-    // Runs orchestration `id` on `args` (one tag per tensor drives staging);
-    // `zero_copy` overrides the configured staging for this run; block_dim > 0
-    // caps the core count the orchestration tiles for.
+    // Runs orchestration `id` on `args` (one tag per tensor drives staging) as
+    // `call` asks: a nonzero `checked` runs it CHECKED, else a nonzero
+    // `zero_copy` ZERO_COPY, else with the configured staging; block_dim > 0
+    // caps the core count the orchestration tiles for. `describe` names a
+    // tensor in a checked run's error.
     ChipServiceResult run(uint64_t id, const ChipStorageTaskArgs& args, std::span<const TensorArgType> tags,
-                          bool zero_copy, uint32_t block_dim) noexcept;
+                          const CallConfig& call, const TensorDescriber& describe = {}) noexcept;
+    // The staging a run with `call` gets (see run()).
+    [[nodiscard]] StagingMode staging_for(const CallConfig& call) const noexcept;
 
     [[nodiscard]] size_t orchestration_count() const noexcept { return orchestrations_.size(); }
     [[nodiscard]] Chip& chip() noexcept { return chip_; }

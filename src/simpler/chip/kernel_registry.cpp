@@ -94,6 +94,12 @@ OrchestrationFn KernelRegistry::orchestration(const std::string& name) const noe
     return it == orchestrations_.end() ? nullptr : it->second;
 }
 
+std::string KernelRegistry::orchestration_name(OrchestrationFn fn) const {
+    for (const auto& [name, f] : orchestrations_)
+        if (f == fn) return name;
+    return {};
+}
+
 std::vector<std::string> KernelRegistry::kernel_names() const {
     std::vector<std::string> out;
     for (const Kernel& k : kernels_) out.push_back(k.name);

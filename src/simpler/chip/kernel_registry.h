@@ -45,6 +45,8 @@ public:
     [[nodiscard]] const char* kernel_name(uint32_t id) const noexcept;
     [[nodiscard]] uint32_t kernel_count() const noexcept { return static_cast<uint32_t>(kernels_.size()); }
     [[nodiscard]] OrchestrationFn orchestration(const std::string& name) const noexcept;
+    // The name `fn` is registered under (empty when none; one of them when several).
+    [[nodiscard]] std::string orchestration_name(OrchestrationFn fn) const;
     [[nodiscard]] std::vector<std::string> kernel_names() const;
     [[nodiscard]] std::vector<std::string> orchestration_names() const;
 

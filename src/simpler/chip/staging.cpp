@@ -1,5 +1,7 @@
 #include "simpler/chip/staging.h"
 
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -17,6 +19,47 @@ uint64_t view_end_bytes(const ChipTensor& t) noexcept {
     return view_begin_bytes(t) + t.extent_elements() * data_type_element_size(t.dtype);
 }
 bool copies_in(TensorArgType tag) noexcept { return tag != TensorArgType::OUTPUT; }
+
+// Calls f(byte offset from t.buffer.addr, nbytes) for each contiguous run of
+// t's elements: a row when its elements are dense, else each element.
+template <typename F>
+void for_each_run(const ChipTensor& t, F&& f) {
+    const uint64_t elem = data_type_element_size(t.dtype);
+    const uint32_t nd = t.ndims;
+    if (nd == 0 || nd > MAX_TENSOR_DIMS || elem == 0) return;
+    const uint32_t inner = nd - 1;
+    const uint32_t n = t.shapes[inner];
+    const bool dense = t.strides[inner] == 1;
+    uint32_t idx[MAX_TENSOR_DIMS] = {};
+    for (;;) {
+        uint64_t at = t.start_offset;
+        for (uint32_t i = 0; i < inner; ++i) at += uint64_t{idx[i]} * t.strides[i];
+        if (dense) {
+            f(at * elem, uint64_t{n} * elem);
+        } else {
+            for (uint32_t j = 0; j < n; ++j) f((at + uint64_t{j} * t.strides[inner]) * elem, elem);
+        }
+        uint32_t k = inner;
+        bool done = true;
+        while (k > 0) {
+            --k;
+            if (++idx[k] < t.shapes[k]) {
+                done = false;
+                break;
+            }
+            idx[k] = 0;
+        }
+        if (done) return;
+    }
+}
+
+bool is_element_byte(const ChipTensor& t, uint64_t offset) {
+    bool hit = false;
+    for_each_run(t, [&](uint64_t b, uint64_t n) { hit = hit || (offset >= b && offset < b + n); });
+    return hit;
+}
+
+std::string bytes_phrase(uint64_t n) { return std::to_string(n) + (n == 1 ? " byte" : " bytes"); }
 
 }  // namespace
 
@@ -65,6 +108,7 @@ StagedArgs::StagedArgs(DeviceArena& arena, const ChipStorageTaskArgs& host)
 StagedArgs::~StagedArgs() {
     if (arena_ == nullptr) return;
     for (uint64_t b : blocks_) arena_->try_free(b);
+    for (uint64_t b : snapshots_) arena_->try_free(b);
 }
 
 void StagedArgs::copy_back() noexcept {
@@ -74,6 +118,83 @@ void StagedArgs::copy_back() noexcept {
         if (h.address_space != HOST_SPACE || !tag_writes(tags_[i])) continue;
         copy_view(device_->tensors[i], h);
     }
+}
+
+std::string StagedArgs::violation(const TensorDescriber& describe) const {
+    // The first tensor (in index order) whose backing changed where no written view may write.
+    const Guarded* hit = nullptr;
+    BlockChanges changed;
+    for (int32_t i = 0; i < host_->tensor_count && hit == nullptr; ++i) {
+        const ChipTensor& h = host_->tensors[i];
+        if (h.address_space != HOST_SPACE) continue;
+        for (const Guarded& g : guarded_) {
+            if (g.host_addr != h.buffer.addr) continue;
+            if (BlockChanges c = g.block.changes(); c.count > 0) {
+                hit = &g;
+                changed = c;
+            }
+            break;
+        }
+    }
+    if (hit == nullptr) return {};
+    // The views of that backing, in range offsets; which of them the first changed byte belongs to.
+    const GuardedBlock& block = hit->block;
+    const uint64_t G = CHECKED_GUARD_BYTES;
+    const bool before_range = changed.first < G;
+    const bool after_range = changed.first >= G + block.len();
+    const uint64_t o = changed.first - G;  // a range offset when neither
+    int32_t first_view = -1, inside = -1, bounding = -1, ends_before = -1;
+    for (int32_t i = 0; i < host_->tensor_count; ++i) {
+        const ChipTensor& h = host_->tensors[i];
+        if (h.address_space != HOST_SPACE || h.buffer.addr != hit->host_addr) continue;
+        const ChipTensor& d = device_->tensors[i];
+        const uint64_t b = view_begin_bytes(d), e = view_end_bytes(d);
+        if (first_view < 0 || b < view_begin_bytes(device_->tensors[first_view])) first_view = i;
+        if (before_range) continue;
+        const bool past_all = after_range || o >= e;
+        if (past_all && (ends_before < 0 || e > view_end_bytes(device_->tensors[ends_before]))) ends_before = i;
+        if (!after_range && o >= b && o < e) {
+            if (inside < 0 && is_element_byte(d, o)) inside = i;
+            if (bounding < 0) bounding = i;
+        }
+    }
+    int32_t index;
+    std::string what;
+    const std::string count = bytes_phrase(changed.count) + " changed outside the views the task may write";
+    if (inside >= 0) {
+        index = inside;
+        what = std::string("wrote into its view, which the task only reads (") + tensor_arg_type_name(tags_[index]) +
+               "): " + count;
+    } else if (bounding >= 0) {
+        index = bounding;
+        what = "wrote between the elements of its strided view: " + count + ", the first " +
+               bytes_phrase(o - view_begin_bytes(device_->tensors[index])) + " after the view's first byte";
+    } else if (ends_before >= 0) {
+        index = ends_before;
+        const uint64_t end = G + view_end_bytes(device_->tensors[index]);
+        uint64_t next = GuardedBlock::block_bytes(block.len());  // where the next view of the backing starts
+        for (int32_t i = 0; i < host_->tensor_count; ++i)
+            if (host_->tensors[i].address_space == HOST_SPACE && host_->tensors[i].buffer.addr == hit->host_addr &&
+                G + view_begin_bytes(device_->tensors[i]) >= end && G + view_begin_bytes(device_->tensors[i]) < next)
+                next = G + view_begin_bytes(device_->tensors[i]);
+        const BlockChanges past = block.changes(end, next);
+        what = "wrote past the end of its view: " + count + ", as far as " + bytes_phrase(past.last - end + 1) +
+               " past the view's last byte";
+    } else {
+        index = first_view;
+        const uint64_t begin = G + view_begin_bytes(device_->tensors[index]);
+        const BlockChanges ahead = block.changes(0, begin);
+        what = "wrote before the start of its view: " + count + ", as far as " + bytes_phrase(begin - ahead.first) +
+               " before the view's first byte";
+    }
+    std::string name;
+    if (describe) name = describe(index);
+    if (name.empty()) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "tensor %d (host bytes at 0x%" PRIx64 ")", index, hit->host_addr);
+        name = buf;
+    }
+    return name + ": " + what;
 }
 
 StagedArgs stage_in(const ChipStorageTaskArgs& host_args, std::span<const TensorArgType> tags, DeviceArena& arena,
@@ -94,12 +215,14 @@ StagedArgs stage_in(const ChipStorageTaskArgs& host_args, std::span<const Tensor
     StagedArgs staged(arena, host_args);
     staged.tags_.assign(tags.begin(), tags.end());
     if (mode == StagingMode::ZERO_COPY) return staged;
+    const bool checked = mode == StagingMode::CHECKED;
 
     // One device block per host backing, covering the union of its views.
     struct Range {
         uint64_t begin = UINT64_MAX;
         uint64_t end = 0;
         uint64_t device = 0;
+        size_t guarded = 0;  // CHECKED: index into staged.guarded_
     };
     std::unordered_map<uint64_t, Range> ranges;
     for (int32_t i = 0; i < n; ++i) {
@@ -111,9 +234,17 @@ StagedArgs stage_in(const ChipStorageTaskArgs& host_args, std::span<const Tensor
         r.end = view_end_bytes(t) > r.end ? view_end_bytes(t) : r.end;
     }
     for (auto& [addr, r] : ranges) {
-        r.device = reinterpret_cast<uint64_t>(arena.alloc(r.end - r.begin));  // throws; staged frees the rest
-        staged.blocks_.push_back(r.device);
-        staged.staged_bytes_ += r.end - r.begin;
+        const uint64_t len = r.end - r.begin;
+        // throws; staged frees the rest
+        auto* block = static_cast<unsigned char*>(arena.alloc(checked ? GuardedBlock::block_bytes(len) : len));
+        staged.blocks_.push_back(reinterpret_cast<uint64_t>(block));
+        staged.staged_bytes_ += len;
+        if (checked) {
+            r.guarded = staged.guarded_.size();
+            staged.guarded_.push_back({addr, r.begin, GuardedBlock(block, len)});  // fills the guards
+            block = staged.guarded_.back().block.range();
+        }
+        r.device = reinterpret_cast<uint64_t>(block);
     }
     for (int32_t i = 0; i < n; ++i) {
         const ChipTensor& h = host_args.tensors[i];
@@ -125,6 +256,17 @@ StagedArgs stage_in(const ChipStorageTaskArgs& host_args, std::span<const Tensor
         d.start_offset = (view_begin_bytes(h) - r.begin) / data_type_element_size(h.dtype);
         d.address_space = DEVICE_SPACE;
         if (copies_in(tags[i])) copy_view(h, d);
+        if (!checked) continue;
+        GuardedBlock& g = staged.guarded_[r.guarded].block;
+        if (copies_in(tags[i])) for_each_run(d, [&](uint64_t at, uint64_t nbytes) { g.add_staged(at, nbytes); });
+        if (tag_writes(tags[i])) for_each_run(d, [&](uint64_t at, uint64_t nbytes) { g.add_written(at, nbytes); });
+    }
+    for (auto& g : staged.guarded_) {
+        if (const uint64_t kept = g.block.seal(); kept > 0) {
+            auto* snapshot = static_cast<unsigned char*>(arena.alloc(kept));  // throws; staged frees the rest
+            staged.snapshots_.push_back(reinterpret_cast<uint64_t>(snapshot));
+            g.block.snapshot(snapshot);
+        }
     }
     return staged;
 }

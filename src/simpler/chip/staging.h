@@ -12,6 +12,14 @@
 // elements. DEVICE-space tensors pass through untouched. ZERO_COPY skips all
 // of it: kernels dereference the host addresses directly.
 //
+// CHECKED stages as STAGE does, but each backing's block is a GuardedBlock
+// (guarded_block.h): CHECKED_GUARD_BYTES of pattern on each side of the staged
+// range, the range's gaps filled with the pattern too, and the bytes the run
+// may not change snapshotted into another arena block. After the run,
+// violation() names the first tensor whose backing changed outside its written
+// views' elements — before or after the views, in a strided view's gaps, or in
+// a view the task only reads — and the caller copies nothing back.
+//
 // StagedArgs owns its device blocks and frees them on destruction. Tags travel
 // beside the arguments (ChipStorageTaskArgs carries none). Host layer: throws
 // std::invalid_argument for a tag count that differs from tensor_count, an
@@ -19,17 +27,24 @@
 // when the arena cannot fit a staged copy.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "simpler/chip/device_arena.h"
+#include "simpler/chip/guarded_block.h"
 #include "simpler/task_interface/task_args.h"
 #include "simpler/task_interface/tensor_arg_type.h"
 
 namespace simpler::chip {
 
-enum class StagingMode : uint8_t { STAGE = 0, ZERO_COPY = 1 };
+enum class StagingMode : uint8_t { STAGE = 0, ZERO_COPY = 1, CHECKED = 2 };
+
+// How a checked run's message names tensor `index` ("tensor 1 (buffer ...)");
+// empty: "tensor <index> (host bytes at 0x...)".
+using TensorDescriber = std::function<std::string(int32_t index)>;
 
 class StagedArgs {
 public:
@@ -44,6 +59,11 @@ public:
     void copy_back() noexcept;
     [[nodiscard]] uint64_t staged_bytes() const noexcept { return staged_bytes_; }
     [[nodiscard]] size_t staged_backings() const noexcept { return blocks_.size(); }
+    // CHECKED only (empty otherwise): after the run, what changed outside the
+    // written views' elements — "tensor <i> (...): wrote past the end of its
+    // view (...)" for the first backing with a change, in tensor order — or
+    // empty when nothing did.
+    [[nodiscard]] std::string violation(const TensorDescriber& describe = {}) const;
 
 private:
     friend StagedArgs stage_in(const ChipStorageTaskArgs&, std::span<const TensorArgType>, DeviceArena&, StagingMode);
@@ -54,6 +74,13 @@ private:
     std::unique_ptr<ChipStorageTaskArgs> device_;
     std::vector<TensorArgType> tags_;
     std::vector<uint64_t> blocks_;
+    struct Guarded {
+        uint64_t host_addr;     // the backing
+        uint64_t host_begin;    // the host byte offset the range starts at
+        GuardedBlock block;
+    };
+    std::vector<Guarded> guarded_;    // CHECKED: one per staged backing
+    std::vector<uint64_t> snapshots_;  // CHECKED: their snapshots' arena blocks
     uint64_t staged_bytes_ = 0;
 };
 

@@ -59,7 +59,14 @@ ipc::TaskOutcome ChipLane::run(const ipc::TaskView& task) noexcept {
                 "chip " + std::to_string(index_) + " has no callable " + std::to_string(task.callable_id)};
     if (ipc::TaskOutcome refused = materialize(task); refused.error != ipc::TaskError::NONE) return refused;
     const CallConfig config = call_config_from_bytes(task.config.bytes);
-    chip::ChipServiceResult r = chip_.run(task.callable_id, *args_, tags_, config.zero_copy != 0, config.block_dim);
+    // A checked run's error names a tensor by its index and its buffer's identity.
+    const chip::TensorDescriber describe = [&task](int32_t i) -> std::string {
+        TaskArgsView view;
+        Tensor t;
+        if (!TaskArgsView::open(task.blob.data(), task.blob.size(), view).ok() || !view.tensor(i, t).ok()) return {};
+        return "tensor " + std::to_string(i) + " (buffer " + t.buffer.identity.to_string() + ")";
+    };
+    chip::ChipServiceResult r = chip_.run(task.callable_id, *args_, tags_, config, describe);
     if (!r.ok) return {ipc::TaskError::TASK_FAILED, r.error};
     return {};
 }

@@ -5,8 +5,9 @@
 // resolves only when its address lies in this chip's device heap), rebuilds the
 // staging tags from the call config's write mask (task_config.h: a written view
 // comes back, any other view is only copied in), and runs the chip
-// orchestration the callable id names on its Chip, staged or zero-copy as the
-// call config says.
+// orchestration the callable id names on its Chip, staged, zero-copy or
+// checked as the call config says (a checked run's error names the tensor's
+// buffer identity).
 //
 // Built inside the chip child after fork (make_chip_lane_handler is called
 // there by the Worker); it owns the Chip (arena, registry, core threads) and the

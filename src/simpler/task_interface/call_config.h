@@ -1,8 +1,8 @@
 // CallConfig: the 64 bytes of call configuration that travel with every task
 // member to its child (docs/abi.md), and who owns which of them.
 //
-//   bytes  0..31  the caller's: u32 block_dim at 0, u8 zero_copy at 4, the
-//                 rest (_pad0) zero
+//   bytes  0..31  the caller's: u32 block_dim at 0, u8 zero_copy at 4, u8
+//                 checked at 5, the rest (_pad0) zero
 //   bytes 32..63  the engine's write_mask: for a NEXT_LEVEL member, bit i (byte
 //                 i/8, bit i%8) is set when tensor i's tag writes it (OUTPUT,
 //                 OUTPUT_EXISTING, INOUT). Tags never cross a boundary; this
@@ -13,7 +13,7 @@
 // the ipc mailbox carries it as 64 opaque bytes. A chip takes at most
 // CHIP_MAX_TENSOR_ARGS (256) tensors, so 32 bytes hold every bit. Readers trust
 // nothing: an index past the mask reads as "not written", any nonzero
-// zero_copy byte as true. No allocation; noexcept throughout.
+// zero_copy or checked byte as true. No allocation; noexcept throughout.
 #pragma once
 
 #include <cstddef>
@@ -33,7 +33,8 @@ inline constexpr size_t CALL_CONFIG_WRITE_MASK_BITS = CALL_CONFIG_WRITE_MASK_BYT
 struct CallConfig {
     uint32_t block_dim = 0;   // at most this many core threads to tile for (0: all)
     uint8_t zero_copy = 0;    // nonzero: run on host arguments in place instead of staging them
-    uint8_t _pad0[27] = {};   // zero
+    uint8_t checked = 0;      // nonzero: stage between guard bytes and fail on a write outside a view (wins)
+    uint8_t _pad0[26] = {};   // zero
     uint8_t write_mask[CALL_CONFIG_WRITE_MASK_BYTES] = {};  // the engine's; see above
 
     bool operator==(const CallConfig&) const = default;
@@ -45,7 +46,8 @@ static_assert(sizeof(CallConfig) == CALL_CONFIG_SIZE);
 static_assert(alignof(CallConfig) == 4);
 static_assert(offsetof(CallConfig, block_dim) == 0);
 static_assert(offsetof(CallConfig, zero_copy) == 4);
-static_assert(offsetof(CallConfig, _pad0) == 5);
+static_assert(offsetof(CallConfig, checked) == 5);
+static_assert(offsetof(CallConfig, _pad0) == 6);
 static_assert(offsetof(CallConfig, write_mask) == 32);
 
 // The config whose bytes `bytes` (CALL_CONFIG_SIZE of them) hold.

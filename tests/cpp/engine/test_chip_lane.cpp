@@ -1,6 +1,7 @@
 // ChipLane, in process: a task's blob is decoded, materialized on this chip's
 // endpoint and run by name id; the write mask decides what a staged run copies
-// back; zero-copy runs in place; DEVICE memory resolves only on its own chip;
+// back; zero-copy runs in place; a checked run (which wins over zero-copy)
+// fails on a write the mask does not allow, naming the buffer; DEVICE memory resolves only on its own chip;
 // every refusal is data (BAD_ARGUMENTS / UNKNOWN_CALLABLE / TASK_FAILED) and the
 // lane keeps serving.
 #include <gtest/gtest.h>
@@ -32,9 +33,10 @@ struct Lane {
         c.device_memory = &memory;
         lane = std::make_unique<ChipLane>(index, c);
     }
-    ipc::TaskOutcome run(uint64_t callable, const TaskArgs& args, bool zero_copy = false) {
+    ipc::TaskOutcome run(uint64_t callable, const TaskArgs& args, bool zero_copy = false, bool checked = false) {
         CallConfig config{};
         config.zero_copy = zero_copy ? 1 : 0;
+        config.checked = checked ? 1 : 0;
         set_write_mask(config, args.tags());
         blob = encode_blob(args);
         ipc::TaskView task;
@@ -99,6 +101,26 @@ TEST(ChipLane, AStagedRunCopiesBackOnlyWhatTheMaskSaysIsWritten) {
     EXPECT_EQ(dst.data()[0], 0.0f);  // staged: the device copy was written, the host view was not
     ASSERT_EQ(lane.run(1, mislabelled, /*zero_copy=*/true).error, ipc::TaskError::NONE);
     EXPECT_EQ(dst.data()[0], 5.0f);  // zero-copy: kernels write host bytes in place
+}
+
+TEST(ChipLane, ACheckedRunFailsOnAWriteTheMaskDoesNotAllowNamingTheBuffer) {
+    Lane lane;
+    HostVector src, dst;
+    std::fill(src.data(), src.data() + N, 5.0f);
+    std::fill(dst.data(), dst.data() + N, 0.0f);
+    TaskArgs mislabelled = args_of({{src.tensor(), TensorArgType::INPUT}, {dst.tensor(), TensorArgType::INPUT}});
+    const ipc::TaskOutcome r = lane.run(1, mislabelled, /*zero_copy=*/true, /*checked=*/true);
+    ASSERT_EQ(r.error, ipc::TaskError::TASK_FAILED);
+    const std::string expected = "checked run of 'std.copy': tensor 1 (buffer " +
+                                 dst.owner->descriptor().identity.to_string() +
+                                 "): wrote into its view, which the task only reads (INPUT)";
+    EXPECT_NE(r.message.find(expected), std::string::npos) << r.message;
+    EXPECT_EQ(dst.data()[0], 0.0f);  // checked wins over zero-copy: the host view was not written
+
+    // Tagged as written, the same run succeeds and copies the view back.
+    TaskArgs labelled = args_of({{src.tensor(), TensorArgType::INPUT}, {dst.tensor(), TensorArgType::OUTPUT_EXISTING}});
+    ASSERT_EQ(lane.run(1, labelled, false, /*checked=*/true).error, ipc::TaskError::NONE);
+    EXPECT_EQ(dst.data()[N - 1], 5.0f);
 }
 
 TEST(ChipLane, DeviceMemoryResolvesOnItsOwnChipOnly) {

@@ -136,7 +136,8 @@ TEST(AbiLayout, CallConfigIs64BytesWithFixedOffsets) {
     EXPECT_EQ(alignof(simpler::CallConfig), 4u);
     EXPECT_EQ(offsetof(simpler::CallConfig, block_dim), 0u);
     EXPECT_EQ(offsetof(simpler::CallConfig, zero_copy), 4u);
-    EXPECT_EQ(offsetof(simpler::CallConfig, _pad0), 5u);
+    EXPECT_EQ(offsetof(simpler::CallConfig, checked), 5u);
+    EXPECT_EQ(offsetof(simpler::CallConfig, _pad0), 6u);
     EXPECT_EQ(offsetof(simpler::CallConfig, write_mask), 32u);
     EXPECT_EQ(sizeof(simpler::CallConfig::write_mask), 32u);
 }

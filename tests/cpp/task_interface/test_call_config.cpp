@@ -52,6 +52,9 @@ TEST(CallConfig, CallFieldsReadTheCallersLayout) {
     CallConfig c = call_config_from_bytes(raw);
     EXPECT_EQ(c.block_dim, 0x108u);
     EXPECT_NE(c.zero_copy, 0);
+    EXPECT_EQ(c.checked, 0);
     raw[4] = 0;
     EXPECT_EQ(call_config_from_bytes(raw).zero_copy, 0);
+    raw[5] = 0x80;  // checked: any nonzero byte
+    EXPECT_NE(call_config_from_bytes(raw).checked, 0);
 }

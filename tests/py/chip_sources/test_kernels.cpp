@@ -18,6 +18,10 @@
 // milliseconds) waits until the file exists. A test names the output as an
 // input of the task it wants held back, submits the rest of its graph, then
 // creates the file: what runs after the gate is ordered after every submit.
+// test.overrun (tensors: zero or more INPUT views, then one output view of
+// rank 1; scalar 0: a byte count n) sets every byte of its output's elements
+// to 0x11, then writes 0xEE into the n bytes just past the view's last byte —
+// outside its view, as a buggy kernel would.
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
@@ -134,7 +138,21 @@ static int32_t submit_all(const OrchestrationContext* ctx, const char* name) {
     return o.submit(k, {args[0], args[1], args[2]}, {ms});
 }
 
+static int32_t overrun(const KernelArgs* a) {
+    if (a->tensor_count < 1 || a->scalar_count < 1) return kernel_fail(a, "test.overrun takes an output and a scalar");
+    const Tensor& out = a->tensors[a->tensor_count - 1];
+    if (out.ndims != 1) return kernel_fail(a, "test.overrun: the output must be of rank 1");
+    const uint64_t elem = data_type_element_size(out.dtype);
+    unsigned char* base = base_ptr<unsigned char>(out);
+    for (uint32_t i = 0; i < out.shapes[0]; ++i)
+        std::memset(base + (out.start_offset + uint64_t{i} * out.strides[0]) * elem, 0x11, elem);
+    const uint64_t end = (out.start_offset + uint64_t{out.shapes[0] - 1} * out.strides[0] + 1) * elem;
+    std::memset(base + end, 0xEE, a->scalars[0]);
+    return CHIP_OK;
+}
+
 static int32_t stamp_orch(const OrchestrationContext* ctx) { return submit_all(ctx, "test.stamp"); }
+static int32_t overrun_orch(const OrchestrationContext* ctx) { return submit_all(ctx, "test.overrun"); }
 static int32_t fail_orch(const OrchestrationContext* ctx) { return submit_all(ctx, "test.fail"); }
 
 static const LibraryEntry ENTRIES[] = {
@@ -146,5 +164,7 @@ static const LibraryEntry ENTRIES[] = {
     orchestration_entry("test.rendezvous", rendezvous_orch),
     kernel_entry("test.gate", gate),
     orchestration_entry("test.gate", gate_orch),
+    kernel_entry("test.overrun", overrun),
+    orchestration_entry("test.overrun", overrun_orch),
 };
 SIMPLER_CHIP_EXPORT_LIBRARY(ENTRIES)
