@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "simpler/backing/identity_minter.h"
+#include "simpler/backing/owned_backing_table.h"
 
 namespace simpler {
 
@@ -107,14 +108,17 @@ EngineConfig Worker::engine_config() {
         if (std::optional<uint32_t> chip = device_->owner_of(id)) return chip;
         return config_.device_owner ? config_.device_owner(id) : std::nullopt;
     };
-    e.identity_problem = [this](const CanonicalIdentity& id) -> std::string {
-        if (std::string why = device_->identity_problem(id); !why.empty()) return why;
+    e.descriptor_problem = [this](const BufferDescriptor& d) -> std::string {
+        if (d.address_space != static_cast<uint8_t>(AddressSpace::DEVICE))
+            return process_owned_backings().problem(d);  // one lookup; foreign owners are not ours to judge
+        if (std::string why = device_->descriptor_problem(d); !why.empty()) return why;
         // One minter lookup: an identity another incarnation minted is not ours to judge.
-        if (const Liveness l = process_identity_minter().check_live(id);
+        if (const Liveness l = process_identity_minter().check_live(d.identity);
             !l.live() && l.status != LivenessStatus::NOT_MINTED_HERE)
-            return describe_liveness(id, l);
-        return config_.identity_problem ? config_.identity_problem(id) : std::string();
+            return describe_liveness(d.identity, l);
+        return {};
     };
+    if (config_.identity_problem) e.identity_problem = config_.identity_problem;
     return e;
 }
 
