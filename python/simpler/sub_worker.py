@@ -2,7 +2,8 @@
 
 The child receives the argument blob, decodes it with `read_blob` (which
 validates every tensor), maps each backing once through this process's
-ImportRegistry, and calls the registered function with a `MappedArgs`. An
+ImportRegistry (the views the task does not write, by the engine's write mask,
+read-only), and calls the registered function with a `MappedArgs`. An
 exception comes back to the parent as text: its type, message and traceback.
 """
 
@@ -15,6 +16,8 @@ import numpy as np
 
 from simpler.buffer import MappedArg, default_registry, mapped_array
 from simpler.task_interface import read_blob
+
+_WRITE_MASK_AT = 32  # CallConfig: bytes 32..63 are the engine's write mask
 
 
 class MappedArgs:
@@ -51,7 +54,10 @@ def make_dispatcher(callables: Sequence[Callable]) -> Callable[[int, bytes, byte
             return f"unknown sub-worker callable {callable_id}"
         try:
             decoded = read_blob(blob)
-            tensors, scalars = default_registry().map_args(decoded.tensors, decoded.scalars)
+            # The engine's write mask (CallConfig bytes 32..63): a view the task
+            # does not write is mapped read-only, and a write to it fails the task.
+            tensors, scalars = default_registry().map_args(decoded.tensors, decoded.scalars,
+                                                           bytes(config[_WRITE_MASK_AT:]))
             fn(MappedArgs(tensors, scalars))
         except BaseException as e:  # noqa: BLE001 - every failure goes back to the parent as data
             return "".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip()

@@ -36,8 +36,8 @@ std::string location_text(const BufferDescriptor& d) {
 }
 
 std::string describe(const BufferDescriptor& d) {
-    return std::string(backend_kind_name(d.backend_kind)) + ", " + location_text(d) + ", " +
-           std::to_string(d.nbytes) + " B, grants " + access_mode_name(d.access);
+    return std::string(backend_kind_name(d.backend_kind)) + ", " + location_text(d) + ", " + std::to_string(d.nbytes) +
+           " B, grants " + access_mode_name(d.access);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <utility>
 
+#include "simpler/backing/grant_fault.h"
 #include "simpler/backing/identity_minter.h"
 #include "simpler/backing/owned_backing_table.h"
 
@@ -14,6 +15,15 @@ namespace simpler {
 static_assert(sizeof(ipc::CallConfig) == sizeof(CallConfig));
 
 namespace {
+
+// The mailbox of the task this child serves; the grant-fault handler reports
+// through it (a forked child serves one mailbox).
+ipc::Mailbox* g_fault_mailbox = nullptr;
+
+void report_grant_fault(const char* message, size_t length) noexcept {
+    if (g_fault_mailbox != nullptr)
+        g_fault_mailbox->finish_failed(ipc::TaskError::TASK_FAILED, std::string_view(message, length));
+}
 
 // How long the parked scheduler thread sleeps before it looks whether a wait()
 // still drives (it is woken at once only by close()): from 1 ms, doubling while
@@ -156,6 +166,10 @@ void Worker::init() {
     try {
         for (size_t i = 0; i < lanes_.size(); ++i) {
             lanes_[i].child = ipc::ChildProcess::spawn([this, i] {
+                // A write to read-only granted bytes fails the task in flight
+                // with the buffer and the grant, then ends this child.
+                g_fault_mailbox = lanes_[i].mailbox.get();
+                install_grant_fault_handler(&report_grant_fault, lanes_[i].ref.name().c_str());
                 ipc::TaskHandler handler = make_child_handler(lanes_[i].ref);
                 return ipc::serve_tasks(*lanes_[i].mailbox, handler, config_.spin);
             });

@@ -42,15 +42,16 @@ TEST(OwnedBackingTable, AWiderGrantOrAnotherSizeIsRefused) {
     auto h = ForkOwner::create_shared(256, AccessMode::READ);
     BufferDescriptor wider = h->descriptor();
     wider.access = static_cast<uint8_t>(AccessMode::READWRITE);
-    EXPECT_EQ(process_owned_backings().problem(wider),
-              "the descriptor grants READWRITE, but its owner granted READ (FORK_SHM, base address 0x" +
-                  [&] {
-                      char hex[24];
-                      std::snprintf(hex, sizeof hex, "%llx",
-                                    static_cast<unsigned long long>(descriptor_address(h->descriptor())));
-                      return std::string(hex);
-                  }() +
-                  ", 256 B, grants READ)");
+    EXPECT_EQ(
+        process_owned_backings().problem(wider),
+        "the descriptor grants READWRITE, but its owner granted READ (FORK_SHM, base address 0x" +
+            [&] {
+                char hex[24];
+                std::snprintf(hex, sizeof hex, "%llx",
+                              static_cast<unsigned long long>(descriptor_address(h->descriptor())));
+                return std::string(hex);
+            }() +
+            ", 256 B, grants READ)");
     BufferDescriptor bigger = h->descriptor();
     bigger.nbytes = 512;
     EXPECT_NE(process_owned_backings().problem(bigger).find("disagrees with its owner's record (FORK_SHM"),
