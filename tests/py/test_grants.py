@@ -6,6 +6,7 @@ with an invented identity or a grant its owner never gave is refused at submit
 and changes nothing."""
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from simpler import (
     BackendKind,
     BufferDescriptor,
     CanonicalIdentity,
+    ChipCallable,
     DataType,
     Tensor,
     TensorArgType,
@@ -206,5 +208,28 @@ def test_a_forged_grant_or_size_is_refused_at_submit(backend):
         assert (buf.array((N,), DataType.FLOAT32) == 1.0).all()
         # the real descriptor still runs (a READ grant, an INPUT tag)
         w.run(lambda o, a, c: o.submit_sub(r, args((buf.tensor((N,), DataType.FLOAT32), TensorArgType.INPUT))))
+    finally:
+        close_and_check(w)
+
+
+# -- chips -------------------------------------------------------------------
+
+SCRIBBLE = Path(__file__).parent / "chip_sources" / "write_input.cpp"
+
+
+@pytest.mark.parametrize("access", [AccessMode.READ, AccessMode.READWRITE], ids=lambda a: a.name)
+def test_a_zero_copy_kernel_writing_a_read_only_argument_fails_the_run_and_never_lands(access):
+    w = Worker(level=3, num_chips=1, zero_copy=True, task_timeout=30)
+    try:
+        scribble = w.register(ChipCallable.from_source(SCRIBBLE, "grants.scribble"))
+        buf = make_buffer(w, BackendKind.FORK_SHM, access)
+        w.init()
+        t = buf.tensor((N,), DataType.FLOAT32)
+        with pytest.raises(RuntimeError) as info:
+            w.run(lambda o, a, c: o.submit_next_level(scribble, args((t, TensorArgType.INPUT)), worker=0))
+        msg = str(info.value)
+        assert f"write to read-only bytes of buffer {buf.identity} (FORK_SHM, grants {access.name}" in msg
+        assert "on chip 0 failed" in msg and "chip 0 was ended" in msg
+        np.testing.assert_array_equal(owner_bytes(buf), np.ones(N, dtype=np.float32))
     finally:
         close_and_check(w)
