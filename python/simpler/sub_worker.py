@@ -22,7 +22,7 @@ _WRITE_MASK_AT = 32  # CallConfig: bytes 32..63 are the engine's write mask
 
 class MappedArgs:
     """A sub task's arguments in the sub-worker: one MappedArg per tensor (its
-    bytes in this process, read-only for READ grants, plus the geometry) and the
+    bytes in this process, read-only for READ grants and INPUT views, plus the geometry) and the
     u64 scalars. `args[i]` is the i-th MappedArg, `args.array(i)` a zero-copy
     NumPy array over its view."""
 

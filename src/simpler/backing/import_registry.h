@@ -3,7 +3,8 @@
 // most once, and builds the three consumer forms of a Tensor: a ChipTensor
 // (materialize), a MappedArg (map_arg, for Python sub-workers) and a
 // forwarded Tensor that keeps the source identity with nothing mapped
-// (reexport).
+// (reexport). READ grants and the views a task does not write are handed out
+// in the backing's read-only form (read_only_base), listed in grant_fault.h.
 //
 // Refusals (each an ImportRefusal code with a message naming the identity):
 // an invalid descriptor; a different descriptor under an identity already
