@@ -14,7 +14,7 @@ from typing import Callable, List, Optional, Sequence
 
 import numpy as np
 
-from simpler.buffer import MappedArg, default_registry, mapped_array
+from simpler.buffer import AccessMode, MappedArg, default_registry, mapped_array
 from simpler.task_interface import read_blob
 
 _WRITE_MASK_AT = 32  # CallConfig: bytes 32..63 are the engine's write mask
@@ -52,6 +52,7 @@ def make_dispatcher(callables: Sequence[Callable]) -> Callable[[int, bytes, byte
             fn = callables[callable_id]
         except IndexError:
             return f"unknown sub-worker callable {callable_id}"
+        tensors: Sequence[MappedArg] = ()
         try:
             decoded = read_blob(blob)
             # The engine's write mask (CallConfig bytes 32..63): a view the task
@@ -60,7 +61,24 @@ def make_dispatcher(callables: Sequence[Callable]) -> Callable[[int, bytes, byte
                                                            bytes(config[_WRITE_MASK_AT:]))
             fn(MappedArgs(tensors, scalars))
         except BaseException as e:  # noqa: BLE001 - every failure goes back to the parent as data
-            return "".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip()
+            text = "".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip()
+            return text + _read_only_note(text, decoded.tensors if tensors else [], tensors)
         return None
 
     return dispatch
+
+
+def _read_only_note(text: str, wire: Sequence, mapped: Sequence[MappedArg]) -> str:
+    """When NumPy or a memoryview refused a write to read-only memory, names
+    the task's read-only arguments: their buffer and grant, and whether the
+    grant or the INPUT tag made them read-only."""
+    if "read-only" not in text:
+        return ""
+    parts = []
+    for i, (t, a) in enumerate(zip(wire, mapped, strict=False)):
+        if not a.read_only:
+            continue
+        d = t.buffer
+        why = "" if d.access == AccessMode.READ else "; not written by this task (INPUT), so mapped read-only"
+        parts.append(f"argument {i}: buffer {d.identity} ({d.backend_kind.name}, grants {d.access.name}{why})")
+    return "\n(read-only arguments of this task: " + "; ".join(parts) + ")" if parts else ""
