@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -233,24 +234,30 @@ void bind_backing(nb::module_& m) {
             "tensors"_a, "scalars"_a = std::vector<uint64_t>{})
         .def(
             "map_arg",
-            [](nb::handle self, const Tensor& t) {
+            [](nb::handle self, const Tensor& t, bool writable) {
                 ImportRegistry& r = nb::cast<ImportRegistry&>(self);
-                const simpler::MappedArg a = r.map_arg(t);
+                const simpler::MappedArg a = r.map_arg(t, writable);
                 return nb::cast(new BoundMappedArg(a, nb::borrow(self), &r), nb::rv_policy::take_ownership);
             },
-            "tensor"_a, nb::sig("def map_arg(self, tensor: Tensor) -> MappedArg"))
+            "tensor"_a, "writable"_a = true,
+            nb::sig("def map_arg(self, tensor: Tensor, writable: bool = True) -> MappedArg"),
+            "The view's bytes in this process; read-only (and mapped so) for a READ grant or writable=False.")
         .def(
             "map_args",
-            [](nb::handle self, const std::vector<Tensor>& tensors, const std::vector<uint64_t>& scalars) {
+            [](nb::handle self, const std::vector<Tensor>& tensors, const std::vector<uint64_t>& scalars,
+               const nb::bytes& write_mask) {
                 ImportRegistry& r = nb::cast<ImportRegistry&>(self);
-                const simpler::MappedArgs args = r.map_args(tensors, scalars);
+                const std::span<const uint8_t> mask(reinterpret_cast<const uint8_t*>(write_mask.c_str()),
+                                                    write_mask.size());
+                const simpler::MappedArgs args = r.map_args(tensors, scalars, mask);
                 nb::list out;
                 for (const simpler::MappedArg& a : args.tensors)
                     out.append(nb::cast(new BoundMappedArg(a, nb::borrow(self), &r), nb::rv_policy::take_ownership));
                 return nb::make_tuple(out, nb::cast(args.scalars));
             },
-            "tensors"_a, "scalars"_a = std::vector<uint64_t>{},
-            "(list of MappedArg, list of scalars): the MappedArgs form.")
+            "tensors"_a, "scalars"_a = std::vector<uint64_t>{}, "write_mask"_a = nb::bytes(""),
+            "(list of MappedArg, list of scalars): the MappedArgs form. write_mask: CallConfig's (bit i: tensor i "
+            "is written; the others are mapped read-only); empty: every tensor as its grant allows.")
         .def("reexport", nb::overload_cast<const Tensor&>(&ImportRegistry::reexport), "tensor"_a,
              "Forwarding: the same Tensor (source identity kept), validated; maps nothing.")
         .def("unregister", &ImportRegistry::unregister, "identity"_a)

@@ -640,10 +640,15 @@ class ImportRegistry:
 
     def materialize_args(self, tensors: Sequence[Tensor], scalars: Sequence[int] = []) -> ChipStorageTaskArgs: ...
 
-    def map_arg(self, tensor: Tensor) -> MappedArg: ...
+    def map_arg(self, tensor: Tensor, writable: bool = True) -> MappedArg:
+        """
+        The view's bytes in this process; read-only (and mapped so) for a READ grant or writable=False.
+        """
 
-    def map_args(self, tensors: Sequence[Tensor], scalars: Sequence[int] = []) -> tuple:
-        """(list of MappedArg, list of scalars): the MappedArgs form."""
+    def map_args(self, tensors: Sequence[Tensor], scalars: Sequence[int] = [], write_mask: bytes = ...) -> tuple:
+        """
+        (list of MappedArg, list of scalars): the MappedArgs form. write_mask: CallConfig's (bit i: tensor i is written; the others are mapped read-only); empty: every tensor as its grant allows.
+        """
 
     def reexport(self, tensor: Tensor) -> Tensor:
         """

@@ -299,7 +299,8 @@ def default_registry() -> ImportRegistry:
 
 
 def mapped_array(arg: MappedArg) -> np.ndarray:
-    """A zero-copy NumPy array over a MappedArg's view (read-only for READ grants)."""
+    """A zero-copy NumPy array over a MappedArg's view (read-only when the
+    MappedArg is: a READ grant, or a view the task does not write)."""
     return _array_over(arg, arg.shapes, arg.strides, arg.dtype, 0, arg.read_only)
 
 

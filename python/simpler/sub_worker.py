@@ -2,7 +2,8 @@
 
 The child receives the argument blob, decodes it with `read_blob` (which
 validates every tensor), maps each backing once through this process's
-ImportRegistry, and calls the registered function with a `MappedArgs`. An
+ImportRegistry (the views the task does not write, by the engine's write mask,
+read-only), and calls the registered function with a `MappedArgs`. An
 exception comes back to the parent as text: its type, message and traceback.
 """
 
@@ -13,13 +14,15 @@ from typing import Callable, List, Optional, Sequence
 
 import numpy as np
 
-from simpler.buffer import MappedArg, default_registry, mapped_array
+from simpler.buffer import AccessMode, MappedArg, default_registry, mapped_array
 from simpler.task_interface import read_blob
+
+_WRITE_MASK_AT = 32  # CallConfig: bytes 32..63 are the engine's write mask
 
 
 class MappedArgs:
     """A sub task's arguments in the sub-worker: one MappedArg per tensor (its
-    bytes in this process, read-only for READ grants, plus the geometry) and the
+    bytes in this process, read-only for READ grants and INPUT views, plus the geometry) and the
     u64 scalars. `args[i]` is the i-th MappedArg, `args.array(i)` a zero-copy
     NumPy array over its view."""
 
@@ -49,12 +52,33 @@ def make_dispatcher(callables: Sequence[Callable]) -> Callable[[int, bytes, byte
             fn = callables[callable_id]
         except IndexError:
             return f"unknown sub-worker callable {callable_id}"
+        tensors: Sequence[MappedArg] = ()
         try:
             decoded = read_blob(blob)
-            tensors, scalars = default_registry().map_args(decoded.tensors, decoded.scalars)
+            # The engine's write mask (CallConfig bytes 32..63): a view the task
+            # does not write is mapped read-only, and a write to it fails the task.
+            tensors, scalars = default_registry().map_args(decoded.tensors, decoded.scalars,
+                                                           bytes(config[_WRITE_MASK_AT:]))
             fn(MappedArgs(tensors, scalars))
         except BaseException as e:  # noqa: BLE001 - every failure goes back to the parent as data
-            return "".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip()
+            text = "".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip()
+            return text + _read_only_note(text, decoded.tensors if tensors else [], tensors)
         return None
 
     return dispatch
+
+
+def _read_only_note(text: str, wire: Sequence, mapped: Sequence[MappedArg]) -> str:
+    """When NumPy or a memoryview refused a write to read-only memory, names
+    the task's read-only arguments: their buffer and grant, and whether the
+    grant or the INPUT tag made them read-only."""
+    if "read-only" not in text:
+        return ""
+    parts = []
+    for i, (t, a) in enumerate(zip(wire, mapped, strict=False)):
+        if not a.read_only:
+            continue
+        d = t.buffer
+        why = "" if d.access == AccessMode.READ else "; not written by this task (INPUT), so mapped read-only"
+        parts.append(f"argument {i}: buffer {d.identity} ({d.backend_kind.name}, grants {d.access.name}{why})")
+    return "\n(read-only arguments of this task: " + "; ".join(parts) + ")" if parts else ""

@@ -3,11 +3,14 @@
 #include <unistd.h>
 
 #include "simpler/backing/identity_minter.h"
+#include "simpler/backing/owned_backing_table.h"
 
 namespace simpler {
 
 BackingOwner::BackingOwner(const BufferDescriptor& desc, uint8_t* base, IdentityMinter* minter)
-    : desc_(desc), base_(base), minter_(minter), creator_pid_(getpid()) {}
+    : desc_(desc), base_(base), minter_(minter), creator_pid_(getpid()) {
+    process_owned_backings().add(desc_);
+}
 
 bool BackingOwner::is_creator_process() const noexcept { return getpid() == creator_pid_; }
 
@@ -32,6 +35,13 @@ void BackingOwner::close_from_destructor() noexcept {
     closed_ = true;
     const bool creator = is_creator_process();
     release_backing(creator);
+    if (creator) {
+        try {
+            process_owned_backings().remove(desc_.identity);
+        } catch (...) {
+            // remove() allocates nothing; a failed lock is the only way here.
+        }
+    }
     if (creator && minter_ != nullptr) {
         try {
             minter_->release(desc_.identity);

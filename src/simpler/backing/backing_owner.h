@@ -11,6 +11,10 @@
 // registers each live export of the bytes; close() refuses with
 // ExportsAliveError while any export is alive, changes nothing, and can be
 // retried. close() is idempotent. The owner trusts its own arguments only.
+//
+// Records: every owner lists its descriptor in process_owned_backings()
+// (owned_backing_table.h) from construction until the creating process closes
+// it; the submit path checks each host descriptor against that record.
 #pragma once
 
 #include <atomic>

@@ -1,10 +1,14 @@
 #include "simpler/backing/fork_region_table.h"
 
+#include <unistd.h>
+
 namespace simpler {
 
 void ForkRegionTable::add(const CanonicalIdentity& id, const ForkRegion& region) {
     std::lock_guard lock(mu_);
-    regions_[id] = region;
+    ForkRegion& r = regions_[id];
+    r = region;
+    r.creator = getpid();
 }
 
 void ForkRegionTable::remove(const CanonicalIdentity& id) {
@@ -38,6 +42,12 @@ uint32_t ForkRegionTable::pins(const CanonicalIdentity& id) const {
     std::lock_guard lock(mu_);
     const auto it = regions_.find(id);
     return it == regions_.end() ? 0 : it->second.pins;
+}
+
+bool ForkRegionTable::created_here(const CanonicalIdentity& id) const {
+    std::lock_guard lock(mu_);
+    const auto it = regions_.find(id);
+    return it != regions_.end() && it->second.creator == getpid();
 }
 
 size_t ForkRegionTable::size() const {

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <sys/types.h>
 #include <unordered_map>
 
 #include "simpler/task_interface/buffer_enums.h"
@@ -35,6 +36,7 @@ struct ForkRegion {
     uint64_t nbytes = 0;
     BackendKind backend = BackendKind::FORK_SHM;
     uint32_t pins = 0;
+    pid_t creator = 0;  // the process that created the region (add() records it)
 };
 
 class ForkRegionTable {
@@ -47,6 +49,8 @@ public:
     bool pin(const CanonicalIdentity& id, uint64_t base, uint64_t nbytes, BackendKind backend);
     void unpin(const CanonicalIdentity& id);
     [[nodiscard]] uint32_t pins(const CanonicalIdentity& id) const;
+    // True when id is listed and this process created it (not a forked child).
+    [[nodiscard]] bool created_here(const CanonicalIdentity& id) const;
     [[nodiscard]] size_t size() const;
 
 private:

@@ -9,6 +9,7 @@
 
 #include "simpler/backing/device_owner_table.h"
 #include "simpler/backing/fork_region_table.h"
+#include "simpler/backing/grant_fault.h"
 #include "simpler/backing/identity_minter.h"
 #include "simpler/backing/shm_name.h"
 
@@ -217,11 +218,62 @@ const ImportedBacking& ImportRegistry::import_backing(const BufferDescriptor& d)
     throw ImportRefused(r.refusal, r.message);
 }
 
-ChipTensor ImportRegistry::materialize(const Tensor& t) {
+namespace {
+
+bool read_only_grant(const BufferDescriptor& d) noexcept { return d.access == static_cast<uint8_t>(AccessMode::READ); }
+
+bool mask_bit(std::span<const uint8_t> mask, size_t i) noexcept {
+    if (mask.empty()) return true;
+    return i / 8 < mask.size() && (mask[i / 8] & (1u << (i % 8))) != 0;
+}
+
+}  // namespace
+
+uint64_t ImportRegistry::read_only_base(const ImportedBacking& cb) {
+    auto& b = const_cast<ImportedBacking&>(cb);  // entries_ owns it; the cache is ours to fill
+    if (b.ro_base != 0) return b.ro_base;
+    const auto kind = static_cast<BackendKind>(b.descriptor.backend_kind);
+    void* base = reinterpret_cast<void*>(b.base);
+    const auto os_error = [&b](const char* what) {
+        return std::runtime_error(std::string(backend_kind_name(b.descriptor.backend_kind)) + " backing " +
+                                  b.descriptor.identity.to_string() + ": " + what +
+                                  " for its read-only mapping failed: " + std::strerror(errno));
+    };
+    if (kind == BackendKind::POSIX_SHM && read_only_grant(b.descriptor)) {
+        b.ro_base = b.base;  // opened O_RDONLY and mapped PROT_READ
+    } else if (kind == BackendKind::POSIX_SHM || kind == BackendKind::FORK_SHM) {
+        // A second mapping of the same shared pages, then made read-only.
+        void* p = ::mremap(base, 0, b.nbytes, MREMAP_MAYMOVE);
+        if (p == MAP_FAILED) throw os_error("mremap");
+        if (::mprotect(p, b.nbytes, PROT_READ) != 0) {
+            const std::runtime_error e = os_error("mprotect");
+            ::munmap(p, b.nbytes);
+            throw e;
+        }
+        b.ro_base = reinterpret_cast<uint64_t>(p);
+        b.ro_mapped = true;
+        ++stats_.maps;
+    } else if (kind == BackendKind::FORK_COW) {
+        b.ro_base = b.base;
+        // A forked consumer holds a private copy: protecting it touches no one
+        // else. The creating process keeps its own bytes writable.
+        if (!config_.fork_regions->created_here(b.descriptor.identity)) {
+            if (::mprotect(base, b.nbytes, PROT_READ) != 0) throw os_error("mprotect");
+            b.ro_protected = true;
+        }
+    } else {
+        return b.base;  // device memory: the chip's own arena, nothing to protect here
+    }
+    if (kind != BackendKind::FORK_COW || b.ro_protected)
+        b.ro_listed = list_read_only_range(b.ro_base, b.nbytes, b.descriptor);
+    return b.ro_base;
+}
+
+ChipTensor ImportRegistry::materialize(const Tensor& t, bool writable) {
     throw_if_invalid(validate_tensor(t));
     const ImportedBacking& b = import_backing(t.buffer);
     ChipTensor c{};
-    c.buffer.addr = b.base;
+    c.buffer.addr = writable && !read_only_grant(t.buffer) ? b.base : read_only_base(b);
     c.buffer.size = t.buffer.nbytes;
     c.start_offset = t.byte_offset / data_type_element_size(t.dtype);
     std::memcpy(c.shapes, t.shapes, sizeof c.shapes);
@@ -233,19 +285,19 @@ ChipTensor ImportRegistry::materialize(const Tensor& t) {
 }
 
 void ImportRegistry::materialize_args(std::span<const Tensor> tensors, std::span<const uint64_t> scalars,
-                                      ChipStorageTaskArgs& out) {
+                                      ChipStorageTaskArgs& out, std::span<const uint8_t> write_mask) {
     out.clear();
-    for (const Tensor& t : tensors) out.add_tensor(materialize(t));
+    for (size_t i = 0; i < tensors.size(); ++i) out.add_tensor(materialize(tensors[i], mask_bit(write_mask, i)));
     for (uint64_t s : scalars) out.add_scalar(s);
 }
 
-MappedArg ImportRegistry::map_arg(const Tensor& t) {
+MappedArg ImportRegistry::map_arg(const Tensor& t, bool writable) {
     throw_if_invalid(validate_tensor(t));
     const ImportedBacking& b = import_backing(t.buffer);
     MappedArg a;
-    a.data = reinterpret_cast<uint8_t*>(b.base) + t.byte_offset;
+    a.read_only = !writable || read_only_grant(t.buffer);
+    a.data = reinterpret_cast<uint8_t*>(a.read_only ? read_only_base(b) : b.base) + t.byte_offset;
     a.view_nbytes = t.extent_bytes();
-    a.read_only = t.buffer.access == static_cast<uint8_t>(AccessMode::READ);
     a.byte_offset = t.byte_offset;
     a.backing_nbytes = t.buffer.nbytes;
     a.ndims = t.ndims;
@@ -256,10 +308,11 @@ MappedArg ImportRegistry::map_arg(const Tensor& t) {
     return a;
 }
 
-MappedArgs ImportRegistry::map_args(std::span<const Tensor> tensors, std::span<const uint64_t> scalars) {
+MappedArgs ImportRegistry::map_args(std::span<const Tensor> tensors, std::span<const uint64_t> scalars,
+                                    std::span<const uint8_t> write_mask) {
     MappedArgs out;
     out.tensors.reserve(tensors.size());
-    for (const Tensor& t : tensors) out.tensors.push_back(map_arg(t));
+    for (size_t i = 0; i < tensors.size(); ++i) out.tensors.push_back(map_arg(tensors[i], mask_bit(write_mask, i)));
     out.scalars.assign(scalars.begin(), scalars.end());
     return out;
 }
@@ -277,6 +330,14 @@ BufferDescriptor ImportRegistry::reexport(const BufferDescriptor& d) {
 }
 
 void ImportRegistry::unmap(ImportedBacking& b) noexcept {
+    if (b.ro_listed) delist_read_only_range(b.ro_base);
+    if (b.ro_mapped) {
+        ::munmap(reinterpret_cast<void*>(b.ro_base), b.nbytes);
+        ++stats_.unmaps;
+    }
+    if (b.ro_protected) ::mprotect(reinterpret_cast<void*>(b.base), b.nbytes, PROT_READ | PROT_WRITE);
+    b.ro_base = 0;
+    b.ro_listed = b.ro_mapped = b.ro_protected = false;
     if (b.pinned) {
         try {
             config_.fork_regions->unpin(b.descriptor.identity);

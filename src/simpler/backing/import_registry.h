@@ -3,7 +3,8 @@
 // most once, and builds the three consumer forms of a Tensor: a ChipTensor
 // (materialize), a MappedArg (map_arg, for Python sub-workers) and a
 // forwarded Tensor that keeps the source identity with nothing mapped
-// (reexport).
+// (reexport). READ grants and the views a task does not write are handed out
+// in the backing's read-only form (read_only_base), listed in grant_fault.h.
 //
 // Refusals (each an ImportRefusal code with a message naming the identity):
 // an invalid descriptor; a different descriptor under an identity already
@@ -98,6 +99,16 @@ struct ImportedBacking {
     bool pinned = false;  // this registry pinned its fork region (and unpins it)
     int64_t exports = 0;  // live host exports of these bytes (add_export)
     BufferDescriptor descriptor{};
+    // The read-only form (read_only_base): 0 until first asked for. For a
+    // READ-granted POSIX shm object it is `base` (mapped PROT_READ); for a
+    // writable shm object or a FORK_SHM region a second mapping of the same
+    // pages (mremap of size 0) made PROT_READ; for a FORK_COW region in a
+    // forked consumer `base` itself, made PROT_READ (the consumer's private
+    // copy); in the process that created a FORK_COW region, `base` unchanged.
+    uint64_t ro_base = 0;
+    bool ro_mapped = false;     // ro_base is a second mapping this registry unmaps
+    bool ro_protected = false;  // base was made PROT_READ here (restored on unmap)
+    bool ro_listed = false;     // ro_base is listed in the grant-fault table
 };
 
 struct ImportResult {
@@ -130,12 +141,25 @@ public:
 
     // Tensor -> ChipTensor: addr = backing base, size = nbytes,
     // start_offset = byte_offset / element size. Validates t first.
-    ChipTensor materialize(const Tensor& t);
-    void materialize_args(std::span<const Tensor> tensors, std::span<const uint64_t> scalars, ChipStorageTaskArgs& out);
+    // With writable false (an INPUT argument) or a READ grant the address is
+    // the backing's read-only form (read_only_base), so a write through it
+    // faults (grant_fault.h) instead of landing.
+    ChipTensor materialize(const Tensor& t, bool writable = true);
+    // write_mask: CallConfig's (bit i set: tensor i is written); empty: every
+    // tensor as its grant allows.
+    void materialize_args(std::span<const Tensor> tensors, std::span<const uint64_t> scalars, ChipStorageTaskArgs& out,
+                          std::span<const uint8_t> write_mask = {});
 
-    // Tensor -> MappedArg (host address at the view, read-only for READ grants).
-    MappedArg map_arg(const Tensor& t);
-    MappedArgs map_args(std::span<const Tensor> tensors, std::span<const uint64_t> scalars);
+    // Tensor -> MappedArg (host address at the view; read-only, and mapped so,
+    // for READ grants and for writable false).
+    MappedArg map_arg(const Tensor& t, bool writable = true);
+    MappedArgs map_args(std::span<const Tensor> tensors, std::span<const uint64_t> scalars,
+                        std::span<const uint8_t> write_mask = {});
+
+    // The address of byte 0 of b's read-only form, made on first use (at most
+    // one per backing) and listed in the grant-fault table. Throws
+    // std::runtime_error when the OS refuses.
+    uint64_t read_only_base(const ImportedBacking& b);
 
     // Forwarding: a validated copy that keeps the source identity; maps nothing.
     Tensor reexport(const Tensor& t);

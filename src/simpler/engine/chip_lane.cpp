@@ -41,9 +41,11 @@ ipc::TaskOutcome ChipLane::materialize(const ipc::TaskView& task) noexcept {
                         device_memory_->chip_of_range(descriptor_address(t.buffer), t.buffer.nbytes))
                     device_owners_.record(t.buffer.identity, *owner);
             }
-            out.add_tensor(registry_.materialize(t));
-            tags_.push_back(writes_tensor(config, static_cast<size_t>(i)) ? TensorArgType::INOUT
-                                                                          : TensorArgType::INPUT);
+            // An argument the task does not write gets the read-only form of its
+            // backing: a zero-copy kernel's store to it faults (grant_fault.h).
+            const bool writes = writes_tensor(config, static_cast<size_t>(i));
+            out.add_tensor(registry_.materialize(t, writes));
+            tags_.push_back(writes ? TensorArgType::INOUT : TensorArgType::INPUT);
         }
         for (int32_t i = 0; i < view.scalar_count(); ++i) out.add_scalar(view.scalar(i));
     } catch (const std::exception& e) {

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "simpler/backing/identity_minter.h"
+#include "simpler/backing/owned_backing_table.h"
 
 namespace simpler {
 
@@ -97,6 +98,27 @@ std::string DeviceMemory::identity_problem(const CanonicalIdentity& id) const {
     if (it == blocks_.end() || !it->second.releasing) return {};
     return "device memory of chip " + std::to_string(it->second.backing.owner_chip) +
            " was released (its scope ended or it was freed); a task may not name it any more";
+}
+
+std::string DeviceMemory::descriptor_problem(const BufferDescriptor& d) const {
+    if (heaps_.empty()) return {};
+    std::lock_guard lock(mu_);
+    auto it = blocks_.find(d.identity);
+    if (it == blocks_.end()) return {};
+    const BufferDescriptor& r = it->second.backing.descriptor;
+    const std::string chip = "chip " + std::to_string(it->second.backing.owner_chip);
+    if (it->second.releasing)
+        return "device memory of " + chip +
+               " was released (its scope ended or it was freed); a task may not name it any more";
+    if (r.backend_kind != d.backend_kind || r.address_space != d.address_space || r.nbytes != d.nbytes ||
+        descriptor_address(r) != descriptor_address(d))
+        return "the descriptor disagrees with its owner's record (" + std::string(backend_kind_name(d.backend_kind)) +
+               ", " + std::to_string(d.nbytes) + " B; device memory of " + chip + " was handed out as " +
+               backend_kind_name(r.backend_kind) + ", " + std::to_string(r.nbytes) + " B at another address)";
+    if (!grant_within(static_cast<AccessMode>(d.access), static_cast<AccessMode>(r.access)))
+        return std::string("the descriptor grants ") + access_mode_name(d.access) + ", but its owner granted " +
+               access_mode_name(r.access) + " (device memory of " + chip + ")";
+    return {};
 }
 
 chip::ArenaStats DeviceMemory::stats(uint32_t chip) const {

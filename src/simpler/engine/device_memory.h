@@ -65,6 +65,10 @@ public:
     void release_all() noexcept;
     // Empty when `id` is not a block being released, else why it is refused.
     [[nodiscard]] std::string identity_problem(const CanonicalIdentity& id) const;
+    // identity_problem(d.identity), and for a block of this DeviceMemory: why d
+    // disagrees with the descriptor alloc() handed out (backend, address,
+    // nbytes, or a grant beyond the block's). Empty when d is not a block here.
+    [[nodiscard]] std::string descriptor_problem(const BufferDescriptor& d) const;
 
     [[nodiscard]] uint32_t num_chips() const noexcept { return static_cast<uint32_t>(heaps_.size()); }
     [[nodiscard]] chip::ArenaStats stats(uint32_t chip) const;

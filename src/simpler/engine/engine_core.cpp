@@ -65,9 +65,16 @@ MemberTarget EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t
             " tensors and " + std::to_string(m.args->scalar_count()) + " scalars; a chip takes at most " +
             std::to_string(CHIP_MAX_TENSOR_ARGS) + " and " + std::to_string(CHIP_MAX_SCALAR_ARGS));
     m.args->check_access();
+    const BufferDescriptor* checked = nullptr;  // the last descriptor descriptor_problem passed
     for (size_t i = 0; i < m.args->tensor_count(); ++i) {
         const Tensor& t = m.args->tensor(i);
         const CanonicalIdentity& id = t.buffer.identity;
+        // Views of one backing usually come in a row: one check per run of equal descriptors.
+        if (config_.descriptor_problem && (checked == nullptr || !(*checked == t.buffer))) {
+            if (std::string why = config_.descriptor_problem(t.buffer); !why.empty())
+                throw std::invalid_argument(where(task, member, i) + ", buffer " + id.to_string() + ": " + why);
+            checked = &t.buffer;
+        }
         if (config_.identity_problem) {
             if (std::string why = config_.identity_problem(id); !why.empty())
                 throw std::invalid_argument(where(task, member, i) + ", buffer " + id.to_string() + ": " + why);
@@ -126,7 +133,7 @@ TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const 
     for (const MemberSubmit& m : members) {
         record.blobs.push_back(encode_blob(*m.args));
         TaskConfig& c = record.configs.emplace_back(config);
-        if (kind == TaskKind::NEXT_LEVEL) set_write_mask(c, m.args->tags());
+        set_write_mask(c, m.args->tags());
     }
 
     std::span<const TaskId> preds = tracker_.submit(task, tracked);  // throws, recording nothing, on refusal

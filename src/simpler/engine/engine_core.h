@@ -57,6 +57,11 @@ struct EngineConfig {
     std::function<std::optional<uint32_t>(const CanonicalIdentity&)> device_owner;
     // Empty when the identity is live; else why it is refused (e.g. its generation is stale).
     std::function<std::string(const CanonicalIdentity&)> identity_problem;
+    // Empty when the descriptor is one its owner handed out (or not this
+    // process's to judge); else why it is refused (a forged identity or
+    // grant). Asked once per distinct descriptor of a member, before
+    // identity_problem.
+    std::function<std::string(const BufferDescriptor&)> descriptor_problem;
     // Keep every inferred edge with its explanation (edge_log()); off, the
     // tracker records none (tracker.record_explanations is overridden).
     bool record_edges = false;

@@ -6,13 +6,24 @@
 #include <sstream>
 #include <utility>
 
+#include "simpler/backing/grant_fault.h"
 #include "simpler/backing/identity_minter.h"
+#include "simpler/backing/owned_backing_table.h"
 
 namespace simpler {
 
 static_assert(sizeof(ipc::CallConfig) == sizeof(CallConfig));
 
 namespace {
+
+// The mailbox of the task this child serves; the grant-fault handler reports
+// through it (a forked child serves one mailbox).
+ipc::Mailbox* g_fault_mailbox = nullptr;
+
+void report_grant_fault(const char* message, size_t length) noexcept {
+    if (g_fault_mailbox != nullptr)
+        g_fault_mailbox->finish_failed(ipc::TaskError::TASK_FAILED, std::string_view(message, length));
+}
 
 // How long the parked scheduler thread sleeps before it looks whether a wait()
 // still drives (it is woken at once only by close()): from 1 ms, doubling while
@@ -107,14 +118,17 @@ EngineConfig Worker::engine_config() {
         if (std::optional<uint32_t> chip = device_->owner_of(id)) return chip;
         return config_.device_owner ? config_.device_owner(id) : std::nullopt;
     };
-    e.identity_problem = [this](const CanonicalIdentity& id) -> std::string {
-        if (std::string why = device_->identity_problem(id); !why.empty()) return why;
+    e.descriptor_problem = [this](const BufferDescriptor& d) -> std::string {
+        if (d.address_space != static_cast<uint8_t>(AddressSpace::DEVICE))
+            return process_owned_backings().problem(d);  // one lookup; foreign owners are not ours to judge
+        if (std::string why = device_->descriptor_problem(d); !why.empty()) return why;
         // One minter lookup: an identity another incarnation minted is not ours to judge.
-        if (const Liveness l = process_identity_minter().check_live(id);
+        if (const Liveness l = process_identity_minter().check_live(d.identity);
             !l.live() && l.status != LivenessStatus::NOT_MINTED_HERE)
-            return describe_liveness(id, l);
-        return config_.identity_problem ? config_.identity_problem(id) : std::string();
+            return describe_liveness(d.identity, l);
+        return {};
     };
+    if (config_.identity_problem) e.identity_problem = config_.identity_problem;
     return e;
 }
 
@@ -155,6 +169,10 @@ void Worker::init() {
                 // Ctrl-C at a terminal signals the whole process group: it is the
                 // owner's to handle (Worker.run ends the run), not a child's to die of.
                 ::signal(SIGINT, SIG_IGN);
+                // A write to read-only granted bytes fails the task in flight
+                // with the buffer and the grant, then ends this child.
+                g_fault_mailbox = lanes_[i].mailbox.get();
+                install_grant_fault_handler(&report_grant_fault, lanes_[i].ref.name().c_str());
                 ipc::TaskHandler handler = make_child_handler(lanes_[i].ref);
                 return ipc::serve_tasks(*lanes_[i].mailbox, handler, config_.spin);
             });

@@ -3,11 +3,13 @@
 //
 //   bytes  0..31  the caller's: u32 block_dim at 0, u8 zero_copy at 4, u8
 //                 checked at 5, the rest (_pad0) zero
-//   bytes 32..63  the engine's write_mask: for a NEXT_LEVEL member, bit i (byte
+//   bytes 32..63  the engine's write_mask: for every member, bit i (byte
 //                 i/8, bit i%8) is set when tensor i's tag writes it (OUTPUT,
 //                 OUTPUT_EXISTING, INOUT). Tags never cross a boundary; this
-//                 mask is what a chip needs of them to stage: which views come
-//                 back. The engine overwrites it at submit.
+//                 mask is what a consumer needs of them: which views a chip
+//                 stages back, and which views a chip or a sub-worker may map
+//                 writable (the others get read-only mappings). The engine
+//                 overwrites it at submit.
 //
 // A plain POD pinned below (and by tests/cpp/task_interface/test_abi_layout.cpp);
 // the ipc mailbox carries it as 64 opaque bytes. A chip takes at most

@@ -9,9 +9,11 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include "simpler/backing/fork_owner.h"
+#include "simpler/backing/grant_fault.h"
 #include "simpler/backing/identity_minter.h"
 #include "simpler/engine/chip_lane.h"
 #include "simpler/engine/device_memory.h"
@@ -99,8 +101,31 @@ TEST(ChipLane, AStagedRunCopiesBackOnlyWhatTheMaskSaysIsWritten) {
     TaskArgs mislabelled = args_of({{src.tensor(), TensorArgType::INPUT}, {dst.tensor(), TensorArgType::INPUT}});
     ASSERT_EQ(lane.run(1, mislabelled).error, ipc::TaskError::NONE);
     EXPECT_EQ(dst.data()[0], 0.0f);  // staged: the device copy was written, the host view was not
-    ASSERT_EQ(lane.run(1, mislabelled, /*zero_copy=*/true).error, ipc::TaskError::NONE);
-    EXPECT_EQ(dst.data()[0], 5.0f);  // zero-copy: kernels write host bytes in place
+}
+
+void report_to_stderr(const char* message, size_t length) noexcept { (void)!write(2, message, length); }
+
+TEST(ChipLaneDeathTest, AZeroCopyKernelWritingAnInputViewFaultsNamingTheBufferAndLandsNothing) {
+    HostVector src, dst;
+    std::fill(src.data(), src.data() + N, 5.0f);
+    std::fill(dst.data(), dst.data() + N, 0.0f);
+    // std.copy writes its second argument; tagged INPUT, the chip maps it read-only.
+    TaskArgs mislabelled = args_of({{src.tensor(), TensorArgType::INPUT}, {dst.tensor(), TensorArgType::INPUT}});
+    const std::string who = "write to read-only bytes of buffer " + dst.owner->identity().to_string() +
+                            " \\(FORK_SHM, grants READWRITE; an INPUT argument is mapped read-only\\)";
+    EXPECT_EXIT(
+        {
+            install_grant_fault_handler(&report_to_stderr, "chip 0");
+            Lane child;  // its core threads must live in the dying process
+            (void)child.run(1, mislabelled, /*zero_copy=*/true);
+        },
+        ::testing::ExitedWithCode(GRANT_FAULT_EXIT_STATUS), who + " at byte offset [0-9]+; chip 0 was ended");
+    EXPECT_EQ(dst.data()[0], 0.0f);  // the region is shared with the dead child: nothing landed
+    // OUTPUT_EXISTING: the same run writes in place.
+    Lane lane;
+    TaskArgs labelled = args_of({{src.tensor(), TensorArgType::INPUT}, {dst.tensor(), TensorArgType::OUTPUT_EXISTING}});
+    ASSERT_EQ(lane.run(1, labelled, /*zero_copy=*/true).error, ipc::TaskError::NONE);
+    EXPECT_EQ(dst.data()[0], 5.0f);
 }
 
 TEST(ChipLane, ACheckedRunFailsOnAWriteTheMaskDoesNotAllowNamingTheBuffer) {
