@@ -10,19 +10,22 @@
 #include <stdexcept>
 #include <string>
 
+#include "checked_args.h"
 #include "simpler/task_interface/call_config.h"
 #include "value_eq.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
 using simpler::CallConfig;
+using simpler::bindings::bool_of;
+using simpler::bindings::BoolArg;
+using simpler::bindings::IntArg;
 
 namespace {
 
-uint32_t block_dim_of(int64_t v) {
-    if (v < 0 || v > int64_t{UINT32_MAX})
-        throw std::invalid_argument("CallConfig.block_dim: must fit u32 (got " + std::to_string(v) + ")");
-    return static_cast<uint32_t>(v);
+uint32_t block_dim_of(IntArg v) {
+    return static_cast<uint32_t>(
+        simpler::bindings::uint_of(v.h, "CallConfig.block_dim", -1, UINT32_MAX, "must fit u32"));
 }
 
 }  // namespace
@@ -35,22 +38,26 @@ void bind_call_config(nb::module_& m) {
                            "fail the task on a write outside the views it may write (wins over zero_copy).")
         .def(
             "__init__",
-            [](CallConfig* self, int64_t block_dim, bool zero_copy, bool checked) {
+            [](CallConfig* self, IntArg block_dim, BoolArg zero_copy, BoolArg checked) {
                 new (self) CallConfig{};
                 self->block_dim = block_dim_of(block_dim);
-                self->zero_copy = zero_copy ? 1 : 0;
-                self->checked = checked ? 1 : 0;
+                self->zero_copy = bool_of(zero_copy, "CallConfig.zero_copy") ? 1 : 0;
+                self->checked = bool_of(checked, "CallConfig.checked") ? 1 : 0;
             },
-            "block_dim"_a = 0, "zero_copy"_a = false, "checked"_a = false)
+            "block_dim"_a = 0, "zero_copy"_a = false, "checked"_a = false,
+            nb::sig("def __init__(self, block_dim: int = 0, zero_copy: bool = False, checked: bool = False) -> None"))
         .def_prop_rw(
             "block_dim", [](const CallConfig& c) { return c.block_dim; },
-            [](CallConfig& c, int64_t v) { c.block_dim = block_dim_of(v); })
+            [](CallConfig& c, IntArg v) { c.block_dim = block_dim_of(v); },
+            nb::for_setter(nb::sig("def block_dim(self, arg: int, /) -> None")))
         .def_prop_rw(
             "zero_copy", [](const CallConfig& c) { return c.zero_copy != 0; },
-            [](CallConfig& c, bool v) { c.zero_copy = v ? 1 : 0; })
+            [](CallConfig& c, BoolArg v) { c.zero_copy = bool_of(v, "CallConfig.zero_copy") ? 1 : 0; },
+            nb::for_setter(nb::sig("def zero_copy(self, arg: bool, /) -> None")))
         .def_prop_rw(
             "checked", [](const CallConfig& c) { return c.checked != 0; },
-            [](CallConfig& c, bool v) { c.checked = v ? 1 : 0; })
+            [](CallConfig& c, BoolArg v) { c.checked = bool_of(v, "CallConfig.checked") ? 1 : 0; },
+            nb::for_setter(nb::sig("def checked(self, arg: bool, /) -> None")))
         .def("to_bytes", [](const CallConfig& c) { return nb::bytes(reinterpret_cast<const char*>(&c), sizeof c); })
         .def_static(
             "from_bytes",

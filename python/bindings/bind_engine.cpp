@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "checked_args.h"
 #include "simpler/engine/worker.h"
 #include "value_eq.h"
 
@@ -52,11 +53,29 @@ using simpler::TraceEvent;
 using simpler::TracePhase;
 using simpler::Worker;
 using simpler::WorkerConfig;
+using simpler::bindings::IntArg;
+using simpler::bindings::obj_of;
+using simpler::bindings::ObjArg;
 
 namespace {
 
+// A Python exception's traceback, type and message, through utf8_of
+// (nanobind's what() cannot encode a lone surrogate).
+std::string python_error_text(const nb::python_error& e) {
+    try {
+        nb::object lines =
+            nb::module_::import_("traceback").attr("format_exception")(e.type(), e.value(), e.traceback());
+        return simpler::bindings::utf8_of(nb::str("").attr("join")(lines));
+    } catch (const nb::python_error&) {
+        return simpler::bindings::short_type_name(e.type()) + ": " + simpler::bindings::utf8_of(e.value());
+    }
+}
+
 // Child side: hands the task to the Python dispatcher, which returns None on
-// success or the failure's text (type, message and traceback).
+// success or the failure's text (type, message and traceback). The text
+// crosses as UTF-8 with what UTF-8 cannot hold (a lone surrogate)
+// backslash-escaped; an exception escaping the dispatcher itself is reported
+// the same way.
 simpler::ipc::TaskHandler python_handler(const nb::object& dispatch) {
     return [dispatch](const simpler::ipc::TaskView& task) -> simpler::ipc::TaskOutcome {
         try {
@@ -64,9 +83,9 @@ simpler::ipc::TaskHandler python_handler(const nb::object& dispatch) {
             nb::bytes config(reinterpret_cast<const char*>(task.config.bytes), sizeof task.config.bytes);
             nb::object r = dispatch(task.callable_id, blob, config);
             if (r.is_none()) return {};
-            return {simpler::ipc::TaskError::TASK_FAILED, nb::cast<std::string>(r)};
+            return {simpler::ipc::TaskError::TASK_FAILED, simpler::bindings::utf8_of(r)};
         } catch (const nb::python_error& e) {
-            return {simpler::ipc::TaskError::TASK_FAILED, e.what()};
+            return {simpler::ipc::TaskError::TASK_FAILED, python_error_text(e)};
         }
     };
 }
@@ -112,13 +131,18 @@ simpler::ipc::Deadline deadline_after(std::optional<double> timeout_s) {
 }
 
 // A member as Python names it: worker None (a sub task: any idle sub-worker)
-// or a next-level worker index, refused with ValueError when negative.
-MemberSubmit member_of(const TaskArgs* args, std::optional<int64_t> worker) {
-    if (worker && (*worker < 0 || *worker > int64_t{UINT32_MAX}))
-        throw std::invalid_argument("worker=" + std::to_string(*worker) +
-                                    ": a next-level worker index is >= 0 (None: a sub task)");
+// or a next-level worker index: ValueError when negative or past u32,
+// TypeError when not an int (a bool is not one).
+MemberSubmit member_of(const TaskArgs* args, const std::optional<IntArg>& worker) {
     MemberSubmit m{args, std::nullopt};
-    if (worker) m.worker = static_cast<uint32_t>(*worker);
+    if (!worker) return m;
+    PyObject* p = worker->h.ptr();
+    int overflow = 0;
+    const long long x = PyLong_Check(p) && !PyBool_Check(p) ? PyLong_AsLongLongAndOverflow(p, &overflow) : 0;
+    if (overflow < 0 || x < 0)
+        throw std::invalid_argument("worker=" + simpler::bindings::repr_of(worker->h) +
+                                    ": a next-level worker index is >= 0 (None: a sub task)");
+    m.worker = static_cast<uint32_t>(simpler::bindings::uint_of(worker->h, "worker", -1, UINT32_MAX, "must fit u32"));
     return m;
 }
 
@@ -281,8 +305,7 @@ void bind_engine(nb::module_& m) {
         .def(
             "submit",
             [](Worker& w, TaskKind kind, uint64_t callable,
-               const std::vector<std::pair<const TaskArgs*, std::optional<int64_t>>>& members,
-               const nb::bytes& config) {
+               const std::vector<std::pair<const TaskArgs*, std::optional<IntArg>>>& members, const nb::bytes& config) {
                 std::vector<MemberSubmit> ms;
                 for (const auto& [args, worker] : members) ms.push_back(member_of(args, worker));
                 return w.submit(kind, callable, ms, config_of(config));
@@ -292,12 +315,14 @@ void bind_engine(nb::module_& m) {
             "nothing recorded.")
         .def(
             "submit_one",
-            [](Worker& w, TaskKind kind, uint64_t callable, const TaskArgs& args, std::optional<int64_t> worker,
+            [](Worker& w, TaskKind kind, uint64_t callable, ObjArg<TaskArgs> args, std::optional<IntArg> worker,
                const nb::bytes& config) {
-                const MemberSubmit member = member_of(&args, worker);
+                const MemberSubmit member = member_of(&obj_of(args, "args"), worker);
                 return w.submit(kind, callable, {&member, 1}, config_of(config));
             },
             "kind"_a, "callable"_a, "args"_a, "worker"_a.none(), "config"_a,
+            nb::sig("def submit_one(self, kind: TaskKind, callable: int, args: TaskArgs, worker: int | None, "
+                    "config: bytes) -> TaskHandle"),
             "submit() of one member, without building a list (the hot path of submit_next_level / submit_sub).")
         .def(
             "wait",

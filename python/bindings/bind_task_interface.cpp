@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "checked_args.h"
 #include "simpler/task_interface/buffer.h"
 #include "simpler/task_interface/task_args.h"
 #include "simpler/task_interface/task_args_wire.h"
@@ -55,6 +56,15 @@ using simpler::Tensor;
 using simpler::TensorArgType;
 using simpler::throw_if_invalid;
 using simpler::validate_chip_tensor;
+using simpler::bindings::DimsArg;
+using simpler::bindings::enum_of;
+using simpler::bindings::EnumArg;
+using simpler::bindings::IntArg;
+using simpler::bindings::obj_of;
+using simpler::bindings::ObjArg;
+using simpler::bindings::u32_of;
+using simpler::bindings::u64_of;
+using simpler::bindings::uints_of;
 
 namespace {
 
@@ -113,16 +123,10 @@ std::string dims_repr(const uint32_t* v, uint32_t n) {
     return s + (n == 1 ? ",)" : ")");
 }
 
-std::vector<uint32_t> checked_dims(const std::vector<uint64_t>& in, const char* field) {
-    std::vector<uint32_t> out;
-    out.reserve(in.size());
-    for (size_t i = 0; i < in.size(); ++i) {
-        if (in[i] > UINT32_MAX)
-            throw std::invalid_argument(std::string("Tensor.") + field + "[" + std::to_string(i) +
-                                        "]: must fit u32 (got " + std::to_string(in[i]) + ")");
-        out.push_back(static_cast<uint32_t>(in[i]));
-    }
-    return out;
+// A shapes or strides argument as u32 dims; `field` is the full name ("Tensor.shapes").
+std::vector<uint32_t> checked_dims(DimsArg in, const char* field) {
+    const std::vector<uint64_t> v = uints_of(in.h, field, UINT32_MAX, "must fit u32");
+    return std::vector<uint32_t>(v.begin(), v.end());
 }
 
 uint64_t tensor_hash(const Tensor& t) {
@@ -151,7 +155,8 @@ void bind_task_interface(nb::module_& m) {
         .value("FP8E8M0", DataType::FP8E8M0)
         .value("FP4E2M1", DataType::FP4E2M1);
     m.def(
-        "element_size", [](DataType t) { return element_size(t); }, "dtype"_a, "Element size in bytes of a DataType.");
+        "element_size", [](EnumArg<DataType> t) { return element_size(enum_of(t, "element_size.dtype")); }, "dtype"_a,
+        nb::sig("def element_size(dtype: DataType) -> int"), "Element size in bytes of a DataType.");
 
     nb::enum_<AddressSpace>(m, "AddressSpace").value("HOST", AddressSpace::HOST).value("DEVICE", AddressSpace::DEVICE);
     nb::enum_<AccessMode>(m, "AccessMode", "What a backing grants")
@@ -177,10 +182,12 @@ void bind_task_interface(nb::module_& m) {
                                   "buffer_id and generation only.")
         .def(
             "__init__",
-            [](CanonicalIdentity* self, const nb::bytes& owner, uint64_t buffer_id, uint32_t generation) {
-                new (self) CanonicalIdentity(make_identity(owner, buffer_id, generation));
+            [](CanonicalIdentity* self, const nb::bytes& owner, IntArg buffer_id, IntArg generation) {
+                new (self) CanonicalIdentity(make_identity(owner, u64_of(buffer_id, "CanonicalIdentity.buffer_id"),
+                                                           u32_of(generation, "CanonicalIdentity.generation")));
             },
-            "owner_instance_id"_a, "buffer_id"_a, "generation"_a)
+            "owner_instance_id"_a, "buffer_id"_a, "generation"_a,
+            nb::sig("def __init__(self, owner_instance_id: bytes, buffer_id: int, generation: int) -> None"))
         .def_prop_ro("owner_instance_id",
                      [](const CanonicalIdentity& id) {
                          return nb::bytes(reinterpret_cast<const char*>(id.owner_instance_id), OWNER_INSTANCE_ID_BYTES);
@@ -198,10 +205,18 @@ void bind_task_interface(nb::module_& m) {
                                  "How to find a backing: identity, backend and its body, size and grant.")
         .def(
             "__init__",
-            [](BufferDescriptor* self, const CanonicalIdentity& identity, BackendKind backend, AccessMode access,
-               uint64_t nbytes, const nb::bytes& body, std::optional<AddressSpace> address_space,
-               uint32_t owner_worker_path_id) {
-                AddressSpace space = address_space.value_or(
+            [](BufferDescriptor* self, ObjArg<CanonicalIdentity> identity_arg, EnumArg<BackendKind> backend_arg,
+               EnumArg<AccessMode> access_arg, IntArg nbytes_arg, const nb::bytes& body,
+               std::optional<EnumArg<AddressSpace>> address_space, IntArg path_id_arg) {
+                const CanonicalIdentity& identity = obj_of(identity_arg, "BufferDescriptor.identity");
+                const BackendKind backend = enum_of(backend_arg, "BufferDescriptor.backend_kind");
+                const AccessMode access = enum_of(access_arg, "BufferDescriptor.access");
+                const uint64_t nbytes = u64_of(nbytes_arg, "BufferDescriptor.nbytes");
+                const uint32_t owner_worker_path_id = u32_of(path_id_arg, "BufferDescriptor.owner_worker_path_id");
+                const std::optional<AddressSpace> chosen =
+                    address_space ? std::optional(enum_of(*address_space, "BufferDescriptor.address_space"))
+                                  : std::nullopt;
+                AddressSpace space = chosen.value_or(
                     backend == BackendKind::VMM_WINDOW || backend == BackendKind::DEVICE_MALLOC ? AddressSpace::DEVICE
                                                                                                 : AddressSpace::HOST);
                 new (self) BufferDescriptor(make_buffer_descriptor(
@@ -210,6 +225,9 @@ void bind_task_interface(nb::module_& m) {
             },
             "identity"_a, "backend_kind"_a, "access"_a, "nbytes"_a, "body"_a = nb::bytes(""),
             "address_space"_a = nb::none(), "owner_worker_path_id"_a = 0u,
+            nb::sig("def __init__(self, identity: CanonicalIdentity, backend_kind: BackendKind, access: AccessMode, "
+                    "nbytes: int, body: bytes = b'', address_space: AddressSpace | None = None, "
+                    "owner_worker_path_id: int = 0) -> None"),
             "Fills the fields, zeroes the rest and validates (ValueError names the field and rule). "
             "address_space defaults to the backend's (DEVICE for VMM_WINDOW / DEVICE_MALLOC).")
         .def_static(
@@ -251,13 +269,18 @@ void bind_task_interface(nb::module_& m) {
                        "The L3+ task argument: a buffer descriptor plus a strided view; carries no address.")
         .def(
             "__init__",
-            [](Tensor* self, const BufferDescriptor& buffer, const std::vector<uint64_t>& shapes, DataType dtype,
-               std::optional<std::vector<uint64_t>> strides, uint64_t byte_offset) {
-                std::vector<uint32_t> s = checked_dims(shapes, "shapes");
-                std::vector<uint32_t> st = strides ? checked_dims(*strides, "strides") : std::vector<uint32_t>{};
-                new (self) Tensor(make_tensor(buffer, s, dtype, st, byte_offset));
+            [](Tensor* self, ObjArg<BufferDescriptor> buffer, DimsArg shapes, EnumArg<DataType> dtype,
+               std::optional<DimsArg> strides, IntArg byte_offset) {
+                const BufferDescriptor& b = obj_of(buffer, "Tensor.buffer");
+                std::vector<uint32_t> s = checked_dims(shapes, "Tensor.shapes");
+                const DataType t = enum_of(dtype, "Tensor.dtype");
+                std::vector<uint32_t> st = strides ? checked_dims(*strides, "Tensor.strides") : std::vector<uint32_t>{};
+                new (self) Tensor(make_tensor(b, s, t, st, u64_of(byte_offset, "Tensor.byte_offset")));
             },
             "buffer"_a, "shapes"_a, "dtype"_a, "strides"_a = nb::none(), "byte_offset"_a = 0u,
+            nb::sig(
+                "def __init__(self, buffer: BufferDescriptor, shapes: collections.abc.Sequence[int], dtype: DataType, "
+                "strides: collections.abc.Sequence[int] | None = None, byte_offset: int = 0) -> None"),
             "strides are element strides (row-major when None); byte_offset is in bytes. Validates: "
             "ValueError names the field and rule.")
         .def_prop_ro("buffer", [](const Tensor& t) { return t.buffer; })
@@ -280,13 +303,19 @@ void bind_task_interface(nb::module_& m) {
     nb::class_<ChipTensor>(m, "ChipTensor", "A task argument as the chip runtime receives it: resolved address + view.")
         .def(
             "__init__",
-            [](ChipTensor* self, uint64_t addr, uint64_t size, const std::vector<uint64_t>& shapes, DataType dtype,
-               std::optional<std::vector<uint64_t>> strides, uint64_t start_offset, AddressSpace space) {
-                std::vector<uint32_t> s = checked_dims(shapes, "shapes");
+            [](ChipTensor* self, IntArg addr_arg, IntArg size_arg, DimsArg shapes, EnumArg<DataType> dtype_arg,
+               std::optional<DimsArg> strides, IntArg start_offset_arg, EnumArg<AddressSpace> space_arg) {
+                const uint64_t addr = u64_of(addr_arg, "ChipTensor.addr");
+                const uint64_t size = u64_of(size_arg, "ChipTensor.size");
+                std::vector<uint32_t> s = checked_dims(shapes, "ChipTensor.shapes");
+                const DataType dtype = enum_of(dtype_arg, "ChipTensor.dtype");
+                const uint64_t start_offset = u64_of(start_offset_arg, "ChipTensor.start_offset");
+                const AddressSpace space = enum_of(space_arg, "ChipTensor.address_space");
                 if (s.empty() || s.size() > MAX_TENSOR_DIMS)
                     throw std::invalid_argument("ChipTensor.ndims: must be in 1..5 (got " + std::to_string(s.size()) +
                                                 ")");
-                std::vector<uint32_t> st = strides ? checked_dims(*strides, "strides") : std::vector<uint32_t>{};
+                std::vector<uint32_t> st =
+                    strides ? checked_dims(*strides, "ChipTensor.strides") : std::vector<uint32_t>{};
                 if (!st.empty() && st.size() != s.size())
                     throw std::invalid_argument("ChipTensor.strides: must have one stride per dimension");
                 ChipTensor t{};
@@ -304,7 +333,11 @@ void bind_task_interface(nb::module_& m) {
                 new (self) ChipTensor(t);
             },
             "addr"_a, "size"_a, "shapes"_a, "dtype"_a, "strides"_a = nb::none(), "start_offset"_a = 0u,
-            "address_space"_a = AddressSpace::HOST, "start_offset is in elements.")
+            "address_space"_a = AddressSpace::HOST,
+            nb::sig("def __init__(self, addr: int, size: int, shapes: collections.abc.Sequence[int], dtype: DataType, "
+                    "strides: collections.abc.Sequence[int] | None = None, start_offset: int = 0, "
+                    "address_space: AddressSpace = simpler._core.AddressSpace.HOST) -> None"),
+            "start_offset is in elements.")
         .def_prop_ro("addr", [](const ChipTensor& t) { return t.buffer.addr; })
         .def_prop_ro("size", [](const ChipTensor& t) { return t.buffer.size; })
         .def_prop_ro("start_offset", [](const ChipTensor& t) { return t.start_offset; })
@@ -360,10 +393,25 @@ void bind_task_interface(nb::module_& m) {
                          "The L3+ argument list: Tensors with their tags, then u64 scalars. len() and [i] "
                          "address the tensors.")
         .def(nb::init<>())
-        .def("add_tensor", &TaskArgs::add_tensor, "tensor"_a, "tag"_a = TensorArgType::INPUT,
-             "Validates the tensor and that its buffer grants what the tag needs; tensors before scalars.")
-        .def("add_scalar", &TaskArgs::add_scalar, "value"_a)
-        .def("set_tag", &TaskArgs::set_tag, "index"_a, "tag"_a)
+        .def(
+            "add_tensor",
+            [](TaskArgs& a, ObjArg<Tensor> tensor, EnumArg<TensorArgType> tag) {
+                a.add_tensor(obj_of(tensor, "TaskArgs.add_tensor.tensor"), enum_of(tag, "TaskArgs.add_tensor.tag"));
+            },
+            "tensor"_a, "tag"_a = TensorArgType::INPUT,
+            nb::sig(
+                "def add_tensor(self, tensor: Tensor, tag: TensorArgType = simpler._core.TensorArgType.INPUT) -> None"),
+            "Validates the tensor and that its buffer grants what the tag needs; tensors before scalars.")
+        .def(
+            "add_scalar", [](TaskArgs& a, IntArg value) { a.add_scalar(u64_of(value, "TaskArgs.add_scalar.value")); },
+            "value"_a, nb::sig("def add_scalar(self, value: int) -> None"),
+            "A u64: an int in [0, 2**64) (a NumPy integer too; not a bool or a float).")
+        .def(
+            "set_tag",
+            [](TaskArgs& a, size_t index, EnumArg<TensorArgType> tag) {
+                a.set_tag(index, enum_of(tag, "TaskArgs.set_tag.tag"));
+            },
+            "index"_a, "tag"_a, nb::sig("def set_tag(self, index: int, tag: TensorArgType) -> None"))
         .def("tag", &TaskArgs::tag, "index"_a)
         .def("scalar", &TaskArgs::scalar, "index"_a)
         .def("check_access", &TaskArgs::check_access,

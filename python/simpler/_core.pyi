@@ -107,7 +107,7 @@ class CanonicalIdentity:
 class BufferDescriptor:
     """How to find a backing: identity, backend and its body, size and grant."""
 
-    def __init__(self, identity: CanonicalIdentity, backend_kind: BackendKind, access: AccessMode, nbytes: int, body: bytes = ..., address_space: AddressSpace | None = None, owner_worker_path_id: int = 0) -> None:
+    def __init__(self, identity: CanonicalIdentity, backend_kind: BackendKind, access: AccessMode, nbytes: int, body: bytes = b'', address_space: AddressSpace | None = None, owner_worker_path_id: int = 0) -> None:
         """
         Fills the fields, zeroes the rest and validates (ValueError names the field and rule). address_space defaults to the backend's (DEVICE for VMM_WINDOW / DEVICE_MALLOC).
         """
@@ -266,7 +266,10 @@ class TaskArgs:
         Validates the tensor and that its buffer grants what the tag needs; tensors before scalars.
         """
 
-    def add_scalar(self, value: int) -> None: ...
+    def add_scalar(self, value: int) -> None:
+        """
+        A u64: an int in [0, 2**64) (a NumPy integer too; not a bool or a float).
+        """
 
     def set_tag(self, index: int, tag: TensorArgType) -> None: ...
 

@@ -42,6 +42,7 @@ from simpler._core import (
     create_posix_shm,
     element_size,
 )
+from simpler.arg_checks import check_int, check_type
 
 __all__ = [
     "AccessMode",
@@ -219,8 +220,7 @@ class Buffer:
     ) -> Tensor:
         """A view over this backing: row-major element strides by default;
         strides > 0; byte_offset in bytes, a multiple of the element size."""
-        return Tensor(self._owner.descriptor, tuple(shapes), dtype, None if strides is None else tuple(strides),
-                      byte_offset)
+        return Tensor(self._owner.descriptor, shapes, dtype, strides, byte_offset)
 
     def array(self, shapes: Sequence[int], dtype: DataType, strides: Optional[Sequence[int]] = None,
               byte_offset: int = 0) -> np.ndarray:
@@ -275,6 +275,10 @@ def create_buffer(
     """A new owned host backing of `nbytes` bytes. POSIX_SHM (the default) is a
     named shm any process can map; FORK_SHM and FORK_COW are pre-fork regions,
     visible to children forked afterwards (FORK_COW grants READ only)."""
+    nbytes = check_int("create_buffer.nbytes", nbytes, minimum=1, bits=64)
+    check_type("create_buffer.access", access, AccessMode)
+    check_type("create_buffer.backend", backend, BackendKind)
+    owner_worker_path_id = check_int("create_buffer.owner_worker_path_id", owner_worker_path_id, bits=32)
     if backend == BackendKind.POSIX_SHM:
         return Buffer(create_posix_shm(nbytes, access, owner_worker_path_id))
     if backend == BackendKind.FORK_SHM:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from simpler._core import build_chip_library, chip_orchestration_names
+from simpler.arg_checks import check_type
 
 
 @dataclass(frozen=True)
@@ -28,8 +29,11 @@ class ChipCallable:
     library: Optional[str] = None  # a shared library's path; None: the standard set
 
     def __post_init__(self) -> None:
-        if not isinstance(self.orchestration, str) or not self.orchestration:
-            raise ValueError("ChipCallable: the orchestration name must be a non-empty string")
+        check_type("ChipCallable.orchestration", self.orchestration, str)
+        if not self.orchestration:
+            raise ValueError("ChipCallable.orchestration: must be a non-empty name (got '')")
+        if self.library is not None:
+            check_type("ChipCallable.library", self.library, str)
         if self.library is not None and not os.path.isfile(self.library):
             raise ValueError(f"ChipCallable: no chip library at {self.library!r}")
 

@@ -49,8 +49,8 @@ class DeviceBuffer:
     def tensor(self, shapes: Optional[Sequence[int]] = None, dtype: Optional[DataType] = None,
                strides: Optional[Sequence[int]] = None, byte_offset: int = 0) -> Tensor:
         """A view over the device memory; by default the whole (shape, dtype) it was allocated with."""
-        return Tensor(self.descriptor, tuple(self.shape if shapes is None else shapes),
-                      self.dtype if dtype is None else dtype, None if strides is None else tuple(strides), byte_offset)
+        return Tensor(self.descriptor, self.shape if shapes is None else shapes, self.dtype if dtype is None else dtype,
+                      strides, byte_offset)
 
     def release(self) -> None:
         """Refused at submit from now on; freed once every task submitted before

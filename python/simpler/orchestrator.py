@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from simpler._core import CallConfig, CanonicalIdentity, DataType, TaskHandle, TaskKind, element_size
+from simpler.arg_checks import check_bool, check_int, check_shape, check_type, got
 from simpler.callable_handle import CallableHandle
 from simpler.device_buffer import DeviceBuffer
 from simpler.task_interface import TaskArgs, Tensor, TensorArgType
@@ -36,6 +37,26 @@ def _check_views(what: str, src: object, dst: object) -> None:
 
 
 _DEFAULT_CONFIG = CallConfig().to_bytes()
+
+
+def _config_bytes(cfg: Optional[CallConfig]) -> bytes:
+    """A submit's call config as the engine takes it (None: the default)."""
+    if cfg is None:
+        return _DEFAULT_CONFIG
+    if type(cfg) is not CallConfig:
+        check_type("cfg", cfg, CallConfig)
+    return cfg.to_bytes()
+
+
+def _checked_list(field: str, values: object, item_type: Optional[type] = None) -> list:
+    """The items of a group's args_list or workers argument as a list; TypeError
+    naming the field when it is not a sequence or an item is not an item_type."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise TypeError(f"{field}: expected a sequence (got {got(values)})")
+    if item_type is not None:
+        for i, v in enumerate(values):
+            check_type(f"{field}[{i}]", v, item_type)
+    return list(values)
 
 
 class Orchestrator:
@@ -59,7 +80,7 @@ class Orchestrator:
                 cfg: Optional[CallConfig]) -> TaskHandle:
         self._check_open("submit")
         handle = self._worker._check_callable(callable, kind)
-        config = _DEFAULT_CONFIG if cfg is None else cfg.to_bytes()
+        config = _config_bytes(cfg)
         try:
             task: TaskHandle = self._core.submit(kind, handle.id, members, config)
         except ValueError as e:
@@ -74,7 +95,7 @@ class Orchestrator:
                 or self._core.closed or self._ended):
             self._check_open("submit")
             self._worker._check_callable(callable, kind)
-        config = _DEFAULT_CONFIG if cfg is None else cfg.to_bytes()
+        config = _config_bytes(cfg)
         try:
             task: TaskHandle = self._core.submit_one(kind, callable.id, args, worker, config)
         except ValueError as e:
@@ -92,7 +113,9 @@ class Orchestrator:
                                 workers: Optional[Sequence[int]] = None) -> TaskHandle:
         """One node of N members, member i on `workers[i]` (default: worker i), all
         dispatched together. Members are not ordered against each other."""
-        workers = list(range(len(args_list))) if workers is None else list(workers)
+        args_list = _checked_list("submit_next_level_group.args_list", args_list, TaskArgs)
+        workers = list(range(len(args_list))) if workers is None else _checked_list(
+            "submit_next_level_group.workers", workers)
         if len(workers) != len(args_list):
             raise ValueError(f"submit_next_level_group: {len(args_list)} argument lists but {len(workers)} workers")
         return self._submit(TaskKind.NEXT_LEVEL, callable, list(zip(args_list, workers, strict=True)), cfg)
@@ -104,6 +127,7 @@ class Orchestrator:
     def submit_sub_group(self, callable: CallableHandle, args_list: Sequence[TaskArgs],
                          cfg: Optional[CallConfig] = None) -> TaskHandle:
         """One node of N sub tasks, dispatched together to N distinct sub-workers."""
+        args_list = _checked_list("submit_sub_group.args_list", args_list, TaskArgs)
         return self._submit(TaskKind.SUB, callable, [(a, None) for a in args_list], cfg)
 
     # -- device memory ----------------------------------------------------------
@@ -113,9 +137,10 @@ class Orchestrator:
         scoped=False it outlives the run, until `release()` or Worker.close()."""
         self._check_open("alloc_child_tensor")
         core = self._worker._running()
-        shape = tuple(int(n) for n in shape)
-        if not shape or any(n <= 0 for n in shape):
-            raise ValueError(f"alloc_child_tensor: shape must be non-empty with every extent > 0 (got {shape})")
+        worker = check_int("alloc_child_tensor.worker", worker, bits=32)
+        shape = check_shape("alloc_child_tensor.shape", shape)
+        check_type("alloc_child_tensor.dtype", dtype, DataType)
+        check_bool("alloc_child_tensor.scoped", scoped)
         desc = core.alloc_device(worker, math.prod(shape) * element_size(dtype))
         buf = DeviceBuffer(core, desc, worker, shape, dtype)
         self._allocated[buf.identity] = buf

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 import os
 import threading
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
@@ -52,6 +53,7 @@ from simpler._core import (
     create_posix_shm,
     element_size,
 )
+from simpler.arg_checks import check_bool, check_int, check_shape, check_type, got, text
 from simpler.buffer import AccessMode, Buffer, SharedTensor, create_buffer
 from simpler.callable_handle import CallableHandle
 from simpler.chip_callable import ChipCallable, check_orchestrations
@@ -62,10 +64,34 @@ from simpler.trace import chrome_trace, write_chrome_trace
 # Worker keywords named otherwise than their WorkerConfig field: the field's
 # dotted path and how the keyword's value becomes the field's.
 _RENAMED: dict[str, Tuple[str, Callable[[Any], Any]]] = {
-    "chip_core_threads": ("chip_lane.chip.runtime.core_threads", int),
-    "chip_arena_bytes": ("chip_lane.chip.arena_bytes", int),
+    "chip_core_threads": ("chip_lane.chip.runtime.core_threads", operator.index),
+    "chip_arena_bytes": ("chip_lane.chip.arena_bytes", operator.index),
     "zero_copy": ("chip_lane.chip.staging", lambda z: StagingMode.ZERO_COPY if z else StagingMode.STAGE),
 }
+
+# The keywords whose value is not of the type the field holds: a bool for
+# zero_copy, seconds (int or float) for spin and task_timeout (None: default).
+_BOOL_KEYWORDS = {"zero_copy"}
+_SECONDS_KEYWORDS = {"spin", "task_timeout"}
+
+
+def _checked_option(name: str, path: str, value: Any, current: Any) -> Any:
+    """`value` for keyword `name` (field `path`) when its type is the field's:
+    TypeError naming both otherwise (a bool is not an int, 1 is not a bool, a
+    float is not a count)."""
+    field = f"WorkerConfig.{path}"
+    try:
+        if name in _BOOL_KEYWORDS or (name not in _SECONDS_KEYWORDS and isinstance(current, bool)):
+            return check_bool(field, value)
+        if name in _SECONDS_KEYWORDS:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"{field}: expected a number of seconds (got {got(value)})")
+            return value
+        if isinstance(current, int):
+            return check_int(field, value, minimum=None)
+    except TypeError as e:
+        raise TypeError(f"{e} ({name}={value!r})") from None
+    return value
 
 
 # Each Worker's serial, which its CallableHandles carry.
@@ -74,6 +100,13 @@ _worker_serials = itertools.count(1)
 
 def _as_is(value: Any) -> Any:
     return value
+
+
+def _callable_name(fn: Callable) -> str:
+    """What errors and traces call a sub-worker callable: its __qualname__ (or
+    repr), with what UTF-8 cannot encode escaped, so it can cross into C++."""
+    name = getattr(fn, "__qualname__", None)
+    return text(name if isinstance(name, str) else repr(fn))
 
 
 def worker_config(**options: Any) -> WorkerConfig:
@@ -90,6 +123,7 @@ def worker_config(**options: Any) -> WorkerConfig:
             target = getattr(target, p)
         if not hasattr(target, field):
             raise TypeError(f"Worker: no option {name!r}")
+        value = _checked_option(name, path, value, getattr(target, field))
         try:
             setattr(target, field, convert(value))
         except TypeError as e:
@@ -130,6 +164,7 @@ class Worker:
                  device_memory_bytes: Optional[int] = None, zero_copy: Optional[bool] = None,
                  record_edges: Optional[bool] = None, trace: Optional[bool] = None,
                  trace_capacity: Optional[int] = None, spin: Optional[float] = None):
+        level = check_int("Worker.level", level, minimum=None)
         if level < 3:
             raise ValueError(f"Worker(level={level}): a Worker is level 3 (a host) or above; level 2 is a chip")
         self._config = worker_config(
@@ -172,8 +207,7 @@ class Worker:
         if not callable(fn):
             raise TypeError(f"Worker.register: {fn!r} is neither a ChipCallable nor callable")
         self._sub_callables.append(fn)
-        name = getattr(fn, "__qualname__", repr(fn))
-        return CallableHandle(len(self._sub_callables) - 1, TaskKind.SUB, name, self._serial)
+        return CallableHandle(len(self._sub_callables) - 1, TaskKind.SUB, _callable_name(fn), self._serial)
 
     def init(self) -> "Worker":
         self._check_process("init")
@@ -203,9 +237,9 @@ class Worker:
         with this Worker. Before init() it is a FORK_SHM region (the children
         inherit it at the same address: nothing to map); after init() a POSIX shm
         (each consumer maps it once)."""
-        shape = tuple(int(n) for n in shape)
-        if not shape or any(n <= 0 for n in shape):
-            raise ValueError(f"alloc_shared_tensor: shape must be non-empty with every extent > 0 (got {shape})")
+        shape = check_shape("alloc_shared_tensor.shape", shape)
+        check_type("alloc_shared_tensor.dtype", dtype, DataType)
+        check_type("alloc_shared_tensor.access", access, AccessMode)
         nbytes = math.prod(shape) * element_size(dtype)
         owner = create_fork_shm(nbytes, access) if self._core is None else create_posix_shm(nbytes, access, 0)
         t = SharedTensor(owner, shape, dtype)
@@ -269,8 +303,7 @@ class Worker:
     def callable_name(self, kind: TaskKind, callable_id: int) -> str:
         if kind == TaskKind.NEXT_LEVEL:
             return self._chip_callables[callable_id].orchestration
-        fn = self._sub_callables[callable_id]
-        return getattr(fn, "__qualname__", repr(fn))
+        return _callable_name(self._sub_callables[callable_id])
 
     def _check_callable(self, handle: object, kind: TaskKind) -> CallableHandle:
         if not isinstance(handle, CallableHandle):

@@ -82,7 +82,7 @@ def test_indexing_is_bounds_checked():
 def test_scalars_are_u64():
     args = TaskArgs()
     args.add_scalar(2**64 - 1)
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match=r"TaskArgs.add_scalar.value: must be >= 0 \(got -1\)"):
         args.add_scalar(-1)
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match=r"TaskArgs.add_scalar.value: must fit u64"):
         args.add_scalar(2**64)
