@@ -39,8 +39,7 @@ uint64_t uint_of_index(nb::handle index, nb::handle original, const char* field,
         u = PyLong_AsUnsignedLongLong(index.ptr());
         if (u == static_cast<uint64_t>(-1) && PyErr_Occurred()) {
             PyErr_Clear();
-            throw std::invalid_argument(field_name(field, slot) + ": " + max_rule + " (got " + repr_of(original) +
-                                        ")");
+            throw std::invalid_argument(field_name(field, slot) + ": " + max_rule + " (got " + repr_of(original) + ")");
         }
     } else {
         u = static_cast<uint64_t>(x);
@@ -86,9 +85,7 @@ std::string repr_of(nb::handle v) {
     return s;
 }
 
-std::string short_type_name(nb::handle type) {
-    return utf8_of(nb::getattr(type, "__name__", nb::str("?")));
-}
+std::string short_type_name(nb::handle type) { return utf8_of(nb::getattr(type, "__name__", nb::str("?"))); }
 
 void throw_type_error(const char* field, int slot, const char* expected, nb::handle got) {
     throw nb::type_error((field_name(field, slot) + ": expected " + expected + " (got " + got_of(got) + ")").c_str());
@@ -141,8 +138,7 @@ std::vector<uint64_t> uints_of(nb::handle v, const char* field, uint64_t max, co
     PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
     std::vector<uint64_t> out;
     out.reserve(static_cast<size_t>(n));
-    for (Py_ssize_t i = 0; i < n; ++i)
-        out.push_back(uint_of(items[i], field, static_cast<int>(i), max, max_rule));
+    for (Py_ssize_t i = 0; i < n; ++i) out.push_back(uint_of(items[i], field, static_cast<int>(i), max, max_rule));
     return out;
 }
 
