@@ -44,19 +44,31 @@ def _closing_worker(**options) -> Worker:
     return w
 
 
+class _HangingRun:
+    """A Worker with one sub-worker, and an orch fn submitting a task that hangs
+    (marking `started` once it runs) and a second one queued behind it."""
+
+    def __init__(self, tmp_path):
+        self.w = _closing_worker(num_sub_workers=1)
+        self.hang = self.w.register(_hang)
+        self.w.init()
+        self.started = str(tmp_path / "started")
+        self.where = _path_tensor(self.w, self.started)
+        self.out = self.w.create_buffer(16).tensor((4,), DataType.INT32)
+        self.pids = self.w.child_pids()
+
+    def submit(self, o):
+        o.submit_sub(self.hang, args((self.where, TensorArgType.INPUT), (self.out, TensorArgType.OUTPUT_EXISTING)))
+        # needs the first one's output: queued behind it, never dispatched
+        o.submit_sub(self.hang, args((self.where, TensorArgType.INPUT), (self.out, TensorArgType.INPUT)))
+
+
 def test_close_from_another_thread_makes_the_waiting_run_raise(tmp_path):
-    w = _closing_worker(num_sub_workers=1)
-    hang = w.register(_hang)
-    w.init()
-    started = str(tmp_path / "started")
-    where = _path_tensor(w, started)
-    out = w.create_buffer(16).tensor((4,), DataType.INT32)
-    pids = w.child_pids()
+    run = _HangingRun(tmp_path)
+    w, started, pids = run.w, run.started, run.pids
 
     def orch(o, _a, _c):
-        o.submit_sub(hang, args((where, TensorArgType.INPUT), (out, TensorArgType.OUTPUT_EXISTING)))
-        # needs the first one's output: queued behind it, never dispatched
-        o.submit_sub(hang, args((where, TensorArgType.INPUT), (out, TensorArgType.INPUT)))
+        run.submit(o)
 
     def close_once_started():
         _wait_for_file(started)
@@ -196,18 +208,12 @@ def test_ctrl_c_ends_a_waiting_run_and_the_worker_goes_on(tmp_path):
 def test_ctrl_c_inside_the_orchestration_function_cancels_without_waiting(tmp_path):
     # KeyboardInterrupt out of orch_fn (Ctrl-C while it builds the graph): run()
     # does not wait for the tasks it submitted (one of them never ends).
-    w = _closing_worker(num_sub_workers=1)
-    hang = w.register(_hang)
-    w.init()
-    started = str(tmp_path / "started")
-    where = _path_tensor(w, started)
-    out = w.create_buffer(16).tensor((4,), DataType.INT32)
-    pids = w.child_pids()
+    run = _HangingRun(tmp_path)
+    w, pids = run.w, run.pids
 
     def orch(o, _a, _c):
-        o.submit_sub(hang, args((where, TensorArgType.INPUT), (out, TensorArgType.OUTPUT_EXISTING)))
-        o.submit_sub(hang, args((where, TensorArgType.INPUT), (out, TensorArgType.INPUT)))
-        _wait_for_file(started)
+        run.submit(o)
+        _wait_for_file(run.started)
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt) as err:
