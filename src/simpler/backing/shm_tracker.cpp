@@ -68,8 +68,10 @@ bool drain(int sock, std::unordered_set<std::string>& names) noexcept {
         if (static_cast<size_t>(n) > MESSAGE_MAX || !valid_body(buf + 1, static_cast<size_t>(n) - 1)) continue;
         try {
             std::string body(buf + 1, static_cast<size_t>(n) - 1);
-            if (buf[0] == '+') names.insert(std::move(body));
-            if (buf[0] == '-') names.erase(body);
+            if (buf[0] == '+')
+                names.insert(std::move(body));
+            else if (buf[0] == '-')
+                names.erase(body);
         } catch (...) {
             // Out of memory in the tracker: the name is not tracked.
         }
@@ -179,7 +181,7 @@ bool ShmTracker::send_locked(char op, const std::string& body) noexcept {
     char buf[MESSAGE_MAX];
     if (body.size() + 1 > sizeof buf) return false;
     buf[0] = op;
-    std::memcpy(buf + 1, body.data(), body.size());
+    std::copy(body.begin(), body.end(), buf + 1);  // a counted message, no terminator
     for (;;) {
         const ssize_t n = send(sock_, buf, body.size() + 1, MSG_NOSIGNAL);
         if (n == static_cast<ssize_t>(body.size() + 1)) return true;
