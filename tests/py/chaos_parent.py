@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 from simpler import ChipCallable, DataType, TensorArgType, Worker, view_array
+from worker_helpers import args as _args  # tests/py is this script's directory, first on sys.path
 
 IN, OUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING
 F32 = DataType.FLOAT32
@@ -188,17 +189,6 @@ def main() -> int:
     print("result", outcome, f"{elapsed:.4f}", msg, flush=True)
     w.close()
     return 0
-
-
-def _args(*pairs, scalars=()):
-    from simpler import TaskArgs
-
-    ta = TaskArgs()
-    for t, tag in pairs:
-        ta.add_tensor(t, tag)
-    for s in scalars:
-        ta.add_scalar(s)
-    return ta
 
 
 if __name__ == "__main__":

@@ -109,6 +109,13 @@ Worker::~Worker() {
 
 bool Worker::in_owner_process() const noexcept { return getpid() == owner_pid_; }
 
+void Worker::require_owner_process(const char* what) const {
+    if (!in_owner_process())
+        throw std::logic_error(std::string(what) +
+                               ": this process was forked from the Worker's owner; a Worker runs only in the "
+                               "process that created it");
+}
+
 EngineConfig Worker::engine_config() {
     EngineConfig e;
     e.children[static_cast<size_t>(ChildKind::CHIP)] = config_.num_chips;
@@ -148,10 +155,7 @@ ipc::TaskHandler Worker::make_child_handler(ChildRef child) {
 }
 
 void Worker::init() {
-    if (!in_owner_process())
-        throw std::logic_error(
-            "Worker.init: this process was forked from the Worker's owner; a Worker runs only in "
-            "the process that created it");
+    require_owner_process("Worker.init");
     if (closed_) throw std::logic_error("Worker.init: the Worker is closed; create a new one");
     if (initialized_) throw std::logic_error("Worker.init: already initialized");
     const ChildCounts children = core_.children();
@@ -202,10 +206,7 @@ void Worker::init() {
 
 TaskHandle Worker::submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
                           const TaskConfig& config) {
-    if (!in_owner_process())
-        throw std::logic_error(
-            "Worker.submit: this process was forked from the Worker's owner; a Worker runs only in "
-            "the process that created it");
+    require_owner_process("Worker.submit");
     if (closed_) throw std::logic_error("Worker.submit: the Worker is closed");
     if (!initialized_) throw std::logic_error("Worker.submit: the Worker is not running (call init())");
     for (size_t m = 0; m < members.size(); ++m) {
@@ -234,10 +235,7 @@ TaskHandle Worker::submit(TaskKind kind, uint64_t callable, std::span<const Memb
 
 bool Worker::wait_until(ipc::Deadline until) {
     if (!initialized_) throw std::logic_error("Worker.wait: the Worker was never initialized");
-    if (!in_owner_process())
-        throw std::logic_error(
-            "Worker.wait: this process was forked from the Worker's owner; a Worker runs only in "
-            "the process that created it");
+    require_owner_process("Worker.wait");
     // The waiting thread drives the lanes itself (collects results, dispatches
     // what they release) while the scheduler thread stands down: a finished
     // task reaches the waiter in one hand-off instead of two.
@@ -282,10 +280,7 @@ bool Worker::wait_until(ipc::Deadline until) {
 }
 
 std::string Worker::cancel_run(const std::string& why) {
-    if (!in_owner_process())
-        throw std::logic_error(
-            "Worker.cancel_run: this process was forked from the Worker's owner; a Worker runs only in "
-            "the process that created it");
+    require_owner_process("Worker.cancel_run");
     std::lock_guard lock(mu_);
     if (!initialized_ || stopping_) return {};
     const size_t poisoned_before = core_.poisoned_count();

@@ -193,6 +193,8 @@ private:
     [[nodiscard]] size_t lane_of(ChildRef c) const noexcept {
         return lane_base_[static_cast<size_t>(c.kind)] + c.index;
     }
+    // std::logic_error naming `what` in a process forked from the owner (see in_owner_process()).
+    void require_owner_process(const char* what) const;
     void scheduler_loop() noexcept;
     // Collects results, dispatches what is ready, returns the nearest task deadline.
     ipc::Deadline progress_locked();
