@@ -29,7 +29,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -88,6 +90,30 @@ simpler::ipc::TaskHandler python_handler(const nb::object& dispatch) {
             return {simpler::ipc::TaskError::TASK_FAILED, python_error_text(e)};
         }
     };
+}
+
+// Child side of a next-level Worker lane: worker_start(index) starts the child's
+// own Worker (forking its children) and returns (dispatch, close). Each task
+// goes to dispatch like a sub-worker's; close() runs when the handler is
+// destroyed, which serve's caller does once the parent asks the child to stop.
+simpler::ipc::TaskHandler next_level_worker_handler(const nb::object& worker_start, uint32_t index) {
+    nb::tuple started = nb::cast<nb::tuple>(worker_start(index));
+    struct Closer {
+        nb::object close;
+        explicit Closer(nb::object c) : close(std::move(c)) {}
+        Closer(const Closer&) = delete;
+        Closer& operator=(const Closer&) = delete;
+        ~Closer() {
+            try {
+                close();
+            } catch (const nb::python_error& e) {
+                std::fprintf(stderr, "simpler: closing a next-level Worker failed: %s\n", python_error_text(e).c_str());
+            }
+        }
+    };
+    auto closer = std::make_shared<Closer>(nb::borrow(started[1]));
+    simpler::ipc::TaskHandler run = python_handler(started[0]);
+    return [run = std::move(run), closer](const simpler::ipc::TaskView& task) { return run(task); };
 }
 
 // Seconds as a whole count of `Duration`, rounded away from zero (a positive
@@ -202,6 +228,8 @@ void bind_engine(nb::module_& m) {
         .def(nb::init<>())
         .def_rw("num_chips", &WorkerConfig::num_chips)
         .def_rw("num_sub_workers", &WorkerConfig::num_sub_workers)
+        .def_rw("num_workers", &WorkerConfig::num_workers, "Next-level Worker children (a level-4 Worker's L3s).")
+        .def_rw("worker_callable_names", &WorkerConfig::worker_callable_names)
         .def_rw("blob_capacity", &WorkerConfig::blob_capacity, "Bytes of each mailbox's argument blob.")
         .def_prop_rw(
             "spin", [](const WorkerConfig& c) { return spin_seconds(c.spin); },
@@ -271,7 +299,7 @@ void bind_engine(nb::module_& m) {
         .def(
             "__init__",
             [](Worker* self, const WorkerConfig& config, const nb::object& chip_dispatch,
-               const nb::object& sub_dispatch) {
+               const nb::object& sub_dispatch, const nb::object& worker_start) {
                 WorkerConfig c = config;
                 if (!chip_dispatch.is_none())
                     c.chip_handler = [chip_dispatch](uint32_t) {
@@ -283,12 +311,21 @@ void bind_engine(nb::module_& m) {
                         PyOS_AfterFork_Child();
                         return python_handler(sub_dispatch);
                     };
+                if (!worker_start.is_none())
+                    c.worker_handler = [worker_start](uint32_t index) {
+                        PyOS_AfterFork_Child();
+                        return next_level_worker_handler(worker_start, index);
+                    };
                 new (self) Worker(std::move(c));
             },
             "config"_a, "chip_dispatch"_a.none() = nb::none(), "sub_dispatch"_a.none() = nb::none(),
+            "worker_start"_a.none() = nb::none(),
             "Validates config (ValueError) and builds the Worker; nothing runs before init(). chip_dispatch: a "
             "Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index "
-            "config.chip_lane.chip.orchestrations. sub_dispatch: the handler each sub-worker child calls.")
+            "config.chip_lane.chip.orchestrations. sub_dispatch: the handler each sub-worker child calls. "
+            "worker_start(index) -> (dispatch, close): called in next-level Worker child `index` right after its "
+            "fork; it starts that child's Worker, dispatch runs each task there, close() runs when the child is "
+            "told to stop.")
         .def(
             "init",
             [](Worker& w) {

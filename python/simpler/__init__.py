@@ -6,7 +6,7 @@ re-exported here, with the runtime: Worker, Orchestrator, CallConfig, ChipCallab
 DeviceBuffer, MappedArgs, and the handles a run speaks of: TaskHandle (what a
 submit returns), ChildRef and ChildKind (which child a task ran on)."""
 
-from simpler._core import CallConfig, ChildKind, ChildRef, TaskHandle
+from simpler._core import CallConfig, ChildKind, ChildRef, TaskHandle, TaskKind
 from simpler.buffer import *  # noqa: F403
 from simpler.chip_callable import ChipCallable
 from simpler.deps import *  # noqa: F403
@@ -51,6 +51,7 @@ __all__ = [
     "SharedTensor",
     "TaskArgs",
     "TaskHandle",
+    "TaskKind",
     "Tensor",
     "TensorArgType",
     "TensorOverlap",

@@ -848,6 +848,19 @@ class WorkerConfig:
     def num_sub_workers(self, arg: int, /) -> None: ...
 
     @property
+    def num_workers(self) -> int:
+        """Next-level Worker children (a level-4 Worker's L3s)."""
+
+    @num_workers.setter
+    def num_workers(self, arg: int, /) -> None: ...
+
+    @property
+    def worker_callable_names(self) -> list[str]: ...
+
+    @worker_callable_names.setter
+    def worker_callable_names(self, arg: Sequence[str], /) -> None: ...
+
+    @property
     def blob_capacity(self) -> int:
         """Bytes of each mailbox's argument blob."""
 
@@ -972,9 +985,9 @@ class EngineWorker:
     The C++ Worker: forked children fed through mailboxes by whichever thread drives them (submit(), wait(), or a background thread between them).
     """
 
-    def __init__(self, config: WorkerConfig, chip_dispatch: object | None = None, sub_dispatch: object | None = None) -> None:
+    def __init__(self, config: WorkerConfig, chip_dispatch: object | None = None, sub_dispatch: object | None = None, worker_start: object | None = None) -> None:
         """
-        Validates config (ValueError) and builds the Worker; nothing runs before init(). chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index config.chip_lane.chip.orchestrations. sub_dispatch: the handler each sub-worker child calls.
+        Validates config (ValueError) and builds the Worker; nothing runs before init(). chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index config.chip_lane.chip.orchestrations. sub_dispatch: the handler each sub-worker child calls. worker_start(index) -> (dispatch, close): called in next-level Worker child `index` right after its fork; it starts that child's Worker, dispatch runs each task there, close() runs when the child is told to stop.
         """
 
     def init(self) -> None:

@@ -1,18 +1,37 @@
 """CallableHandle: what Worker.register returns — the id a task names its
-callable by, its kind (NEXT_LEVEL for a chip orchestration, SUB for a Python
-sub-worker callable), its name (for messages) and the Worker that registered it
-(`worker_serial`: ids are per Worker, so another Worker refuses the handle)."""
+callable by, the kind of child it runs on (`runs_on`: CHIP for a chip
+orchestration, WORKER for an orchestration function a next-level Worker runs,
+SUB_WORKER for a Python sub-worker callable), its name (for messages) and the
+Worker tree that registered it (`worker_serial`: ids are per tree, so another
+Worker refuses the handle; the Workers nested under the one that registered
+share its serial)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simpler._core import TaskKind
+from simpler._core import ChildKind, TaskKind
 
 
 @dataclass(frozen=True)
 class CallableHandle:
     id: int
-    kind: TaskKind
+    runs_on: ChildKind
     name: str
     worker_serial: int
+
+    @property
+    def kind(self) -> TaskKind:
+        """SUB for a sub-worker callable, NEXT_LEVEL for the rest."""
+        return TaskKind.SUB if self.runs_on == ChildKind.SUB_WORKER else TaskKind.NEXT_LEVEL
+
+    def describe(self) -> str:
+        """'chip orchestration', 'next-level Worker orchestration' or 'sub-worker callable'."""
+        return _DESCRIPTIONS[self.runs_on]
+
+
+_DESCRIPTIONS = {
+    ChildKind.CHIP: "chip orchestration",
+    ChildKind.WORKER: "next-level Worker orchestration",
+    ChildKind.SUB_WORKER: "sub-worker callable",
+}

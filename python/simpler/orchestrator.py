@@ -26,6 +26,7 @@ from simpler.device_buffer import DeviceBuffer
 from simpler.task_interface import TaskArgs, Tensor, TensorArgType
 
 if TYPE_CHECKING:
+    from simpler.nested import ForwardedScope
     from simpler.worker import Worker
 
 def _check_views(what: str, src: object, dst: object) -> None:
@@ -60,10 +61,15 @@ def _checked_list(field: str, values: object, item_type: Optional[type] = None) 
 
 
 class Orchestrator:
-    def __init__(self, worker: Worker) -> None:
+    def __init__(self, worker: Worker, scope: Optional[ForwardedScope] = None) -> None:
         self._worker = worker
         self._core = worker._running()
         self._serial = worker._serial
+        # Where each kind of task runs (a handle must be of that kind of child).
+        self._runs_on = {TaskKind.NEXT_LEVEL: worker._runs_on(TaskKind.NEXT_LEVEL),
+                         TaskKind.SUB: worker._runs_on(TaskKind.SUB)}
+        # A nested run: what its parent's task forwarded, which every submit must stay within.
+        self._scope = scope
         self.submitted: List[TaskHandle] = []
         self._scopes: List[List[DeviceBuffer]] = [[]]  # [0]: the run's own scope
         # What this run allocated, by identity: once a block is freed the engine no
@@ -81,6 +87,9 @@ class Orchestrator:
         self._check_open("submit")
         handle = self._worker._check_callable(callable, kind)
         config = _config_bytes(cfg)
+        if self._scope is not None:
+            for m, (args, _) in enumerate(members):
+                self._scope.check(args, f"{self._worker.path}: submit (member {m})")
         try:
             task: TaskHandle = self._core.submit(kind, handle.id, members, config)
         except ValueError as e:
@@ -91,11 +100,13 @@ class Orchestrator:
     def _submit_one(self, kind: TaskKind, callable: CallableHandle, args: TaskArgs, worker: Optional[int],
                     cfg: Optional[CallConfig]) -> TaskHandle:
         # The hot path: one member, no list, the default config prebuilt.
-        if (type(callable) is not CallableHandle or callable.kind != kind or callable.worker_serial != self._serial
-                or self._core.closed or self._ended):
+        if (type(callable) is not CallableHandle or callable.runs_on != self._runs_on[kind]
+                or callable.worker_serial != self._serial or self._core.closed or self._ended):
             self._check_open("submit")
             self._worker._check_callable(callable, kind)
         config = _config_bytes(cfg)
+        if self._scope is not None:
+            self._scope.check(args, f"{self._worker.path}: submit")
         try:
             task: TaskHandle = self._core.submit_one(kind, callable.id, args, worker, config)
         except ValueError as e:
@@ -105,7 +116,9 @@ class Orchestrator:
 
     def submit_next_level(self, callable: CallableHandle, args: TaskArgs, cfg: Optional[CallConfig] = None,
                           worker: int = 0) -> TaskHandle:
-        """Runs chip orchestration `callable` on next-level worker `worker` (a chip) with `args`."""
+        """Runs `callable` on next-level child `worker` with `args`: a chip
+        orchestration on a chip of a level-3 Worker; an orchestration function
+        as one run of a next-level Worker (level 4 and above)."""
         return self._submit_one(TaskKind.NEXT_LEVEL, callable, args, worker, cfg)
 
     def submit_next_level_group(self, callable: CallableHandle, args_list: Sequence[TaskArgs],

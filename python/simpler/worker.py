@@ -43,6 +43,7 @@ import threading
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from simpler._core import (
+    ChildKind,
     DataType,
     EngineWorker,
     StagingMode,
@@ -57,6 +58,7 @@ from simpler.arg_checks import check_bool, check_int, check_shape, check_type, g
 from simpler.buffer import AccessMode, Buffer, SharedTensor, create_buffer
 from simpler.callable_handle import CallableHandle
 from simpler.chip_callable import ChipCallable, check_orchestrations
+from simpler.nested import ForwardedScope, child_name, start_child, with_path
 from simpler.orchestrator import Orchestrator
 from simpler.sub_worker import MappedArgs, make_dispatcher
 from simpler.trace import chrome_trace, write_chrome_trace
@@ -167,6 +169,9 @@ class Worker:
         level = check_int("Worker.level", level, minimum=None)
         if level < 3:
             raise ValueError(f"Worker(level={level}): a Worker is level 3 (a host) or above; level 2 is a chip")
+        if level > 3 and num_chips:
+            raise ValueError(f"Worker(level={level}, num_chips={num_chips}): the next level of a level-{level} Worker "
+                             f"is level-{level - 1} Workers (add_worker), not chips; chips belong to level-3 Workers")
         self._config = worker_config(
             num_chips=num_chips, num_sub_workers=num_sub_workers, task_timeout=task_timeout,
             blob_capacity=blob_capacity, chip_core_threads=chip_core_threads, chip_arena_bytes=chip_arena_bytes,
@@ -176,10 +181,17 @@ class Worker:
         self.num_chips = self._config.num_chips
         self.num_sub_workers = self._config.num_sub_workers
         self._sub_callables: List[Callable] = []
+        # Orchestration functions fn(orch, args, cfg) that next-level Workers run (level 4 and above).
+        self._orchestrations: List[Callable] = []
+        self._children: List[Worker] = []  # next-level Workers (add_worker)
+        self._parent: Optional[Worker] = None  # the Worker this one was added to
+        # How failure paths and repr name this Worker: 'L4' at the top, 'L3[0]' as child 0 of an L4.
+        self.path_name = f"L{level}"
+        self.path = self.path_name  # from the top: 'L4/L3[0]'
         # Chip callable 0 is the runtime's own: std.copy, behind orch.copy_to / copy_from.
         self._chip_callables: List[ChipCallable] = [ChipCallable("std.copy")]
         self._serial = next(_worker_serials)
-        self._copy_handle = CallableHandle(0, TaskKind.NEXT_LEVEL, "std.copy", self._serial)
+        self._copy_handle = CallableHandle(0, ChildKind.CHIP, "std.copy", self._serial)
         self._core: Optional[EngineWorker] = None
         self._buffers: List[Buffer] = []
         self._pid = os.getpid()
@@ -192,22 +204,91 @@ class Worker:
         callables' names are added to it)."""
         return self._config
 
-    def register(self, fn: Union[ChipCallable, Callable[[MappedArgs], None]]) -> CallableHandle:
-        """Registers a chip orchestration (a ChipCallable, run by submit_next_level)
-        or a sub-worker callable `fn(args: MappedArgs)` (run by submit_sub); returns
-        the handle a task names it by."""
+    def register(self, fn: Union[ChipCallable, Callable[..., None]], kind: Optional[TaskKind] = None) -> CallableHandle:
+        """Registers a callable and returns the handle a task names it by:
+        - a ChipCallable: a chip orchestration, run by submit_next_level on a
+          level-3 Worker's chips (registered on a level-4 or higher Worker, it
+          is run by the level-3 Workers below it);
+        - on a level-3 Worker, a Python callable `fn(args: MappedArgs)`: a
+          sub-worker callable, run by submit_sub;
+        - on a level-4 or higher Worker, a Python callable `fn(orch, args, cfg)`:
+          an orchestration function, run by submit_next_level as one run of a
+          next-level Worker child (and by the Workers below, by the same handle);
+          kind=TaskKind.SUB registers a sub-worker callable instead.
+        Register on the top Worker, before init(): every Worker below it knows
+        what it registered, by the same handles."""
         self._check_process("register")
+        if self._parent is not None:
+            raise RuntimeError(f"Worker.register: this Worker is {self.path}, a child of another Worker; register on "
+                               "the top Worker (every Worker below it knows the same callables)")
         if self._core is not None:
             raise RuntimeError("Worker.register: register before init() — the children are forked at init() "
                                "and know only what was registered then")
+        if kind is not None:
+            check_type("Worker.register.kind", kind, TaskKind)
         if isinstance(fn, ChipCallable):
+            if kind == TaskKind.SUB:
+                raise ValueError(f"Worker.register: a ChipCallable ({fn.orchestration!r}) runs on a chip, not on a "
+                                 "sub-worker (kind=TaskKind.SUB)")
             check_orchestrations([*self._chip_callables, fn])
             self._chip_callables.append(fn)
-            return CallableHandle(len(self._chip_callables) - 1, TaskKind.NEXT_LEVEL, fn.orchestration, self._serial)
+            return CallableHandle(len(self._chip_callables) - 1, ChildKind.CHIP, fn.orchestration, self._serial)
         if not callable(fn):
             raise TypeError(f"Worker.register: {fn!r} is neither a ChipCallable nor callable")
+        if kind is None:
+            kind = TaskKind.NEXT_LEVEL if self.level > 3 else TaskKind.SUB
+        if kind == TaskKind.NEXT_LEVEL:
+            if self.level == 3:
+                raise ValueError(f"Worker.register: the next level of a level-3 Worker is chips; a Python callable "
+                                 f"({_callable_name(fn)}) runs on its sub-workers (kind=TaskKind.SUB), a chip "
+                                 "orchestration is a ChipCallable")
+            self._orchestrations.append(fn)
+            return CallableHandle(len(self._orchestrations) - 1, ChildKind.WORKER, _callable_name(fn), self._serial)
         self._sub_callables.append(fn)
-        return CallableHandle(len(self._sub_callables) - 1, TaskKind.SUB, _callable_name(fn), self._serial)
+        return CallableHandle(len(self._sub_callables) - 1, ChildKind.SUB_WORKER, _callable_name(fn), self._serial)
+
+    def add_worker(self, child: "Worker") -> int:
+        """Adds level-(N-1) Worker `child` as a next-level child of this level-N
+        Worker (N >= 4) and returns its index (the `worker=` of submit_next_level).
+        Before init(); the child is not initialised by the caller: this Worker's
+        init() forks it, and it forks its own children. The child registers
+        nothing itself: it knows what the top Worker registered."""
+        self._check_process("add_worker")
+        check_type("Worker.add_worker.child", child, Worker)
+        if self.level == 3:
+            raise ValueError("Worker.add_worker: a level-3 Worker's next level is chips (num_chips); Workers are "
+                             "children of a level-4 or higher Worker")
+        if self._core is not None:
+            raise RuntimeError("Worker.add_worker: add children before init() — they are forked at init()")
+        if child.level != self.level - 1:
+            raise ValueError(f"Worker.add_worker: the children of a level-{self.level} Worker are level-"
+                             f"{self.level - 1} Workers (got a level-{child.level} one)")
+        if child is self or child._parent is not None or child in self._children:
+            raise ValueError(f"Worker.add_worker: {child!r} is already a child of a Worker")
+        if child._core is not None:
+            raise ValueError("Worker.add_worker: the child was initialised; add it before init() and let this "
+                             "Worker start it")
+        if child._sub_callables or child._orchestrations or len(child._chip_callables) > 1:
+            raise ValueError("Worker.add_worker: the child registered callables of its own; register them on the "
+                             "top Worker, whose children all know them by the same handles")
+        if child._buffers:
+            raise ValueError("Worker.add_worker: the child owns buffers already; create them on the top Worker "
+                             "(or inside the child's orchestration)")
+        child._parent = self
+        self._children.append(child)
+        return len(self._children) - 1
+
+    def _adopt(self, parent: "Worker", index: int) -> None:
+        """In child process `index` of `parent`, right after its fork: this
+        Worker takes the tree's registrations and its place in the tree."""
+        self._pid = os.getpid()
+        self._serial = parent._serial
+        self._chip_callables = parent._chip_callables
+        self._sub_callables = parent._sub_callables
+        self._orchestrations = parent._orchestrations
+        self._copy_handle = parent._copy_handle
+        self.path_name = child_name(parent.level, index)
+        self.path = f"{parent.path}/{self.path_name}"
 
     def init(self) -> "Worker":
         self._check_process("init")
@@ -220,7 +301,11 @@ class Worker:
         config.chip_lane.chip.orchestrations = [c.orchestration for c in self._chip_callables]
         config.chip_lane.chip.libraries = libraries
         config.sub_callable_names = [self.callable_name(TaskKind.SUB, i) for i in range(len(self._sub_callables))]
-        core = EngineWorker(config, None, dispatch)
+        config.num_workers = len(self._children)
+        config.worker_callable_names = [_callable_name(f) for f in self._orchestrations]
+        children = self._children
+        worker_start = (lambda index: start_child(self, index)) if children else None
+        core = EngineWorker(config, None, dispatch, worker_start)
         core.init()
         self._core = core
         return self
@@ -259,8 +344,18 @@ class Worker:
         waits for them too; the KeyboardInterrupt carries a note saying which. The
         Worker stays usable. close() from another thread ends the wait with a
         RuntimeError naming the tasks that had not finished."""
+        return self._run(orch_fn, args, cfg, None)
+
+    def _run_forwarded(self, orch_fn: Callable[[Orchestrator, Any, Any], None], args: Any, cfg: Any,
+                       scope: ForwardedScope) -> None:
+        """One run of a nested Worker for its parent's task: run(), with every
+        submit held to the views the parent's task forwarded."""
+        self._run(orch_fn, args, cfg, scope)
+
+    def _run(self, orch_fn: Callable[[Orchestrator, Any, Any], None], args: Any, cfg: Any,
+             scope: Optional[ForwardedScope]) -> Orchestrator:
         core = self._running()
-        orch = Orchestrator(self)
+        orch = Orchestrator(self, scope)
         if not self._run_lock.acquire(blocking=False):
             raise RuntimeError("Worker.run: a run is already in progress on this Worker (run() called from inside "
                                "an orchestration function, or from two threads at once)")
@@ -277,7 +372,7 @@ class Worker:
                     pass  # the orchestration error is the one to report
                 raise
             orch._end_run()
-            _wait(core)
+            self._wait(core)
             return orch
         except KeyboardInterrupt as interrupt:
             # wherever it struck: in orch_fn, between it and the wait, or in the wait
@@ -286,6 +381,18 @@ class Worker:
             raise
         finally:
             self._run_lock.release()
+
+    def _wait(self, core: EngineWorker) -> None:
+        """_wait(core); at the top of a tree of Workers, a failure leads with its
+        path from here ('L4 → L3[0] → chip 1: ...'; a nested Worker's server
+        adds its own)."""
+        if not self._children or self._parent is not None:
+            _wait(core)
+            return
+        try:
+            _wait(core)
+        except RuntimeError as e:
+            raise RuntimeError(with_path(self.path_name, self.level, str(e))) from None
 
     def _check_process(self, what: str) -> None:
         if os.getpid() != self._pid:
@@ -302,6 +409,8 @@ class Worker:
 
     def callable_name(self, kind: TaskKind, callable_id: int) -> str:
         if kind == TaskKind.NEXT_LEVEL:
+            if self.level > 3:
+                return _callable_name(self._orchestrations[callable_id])
             return self._chip_callables[callable_id].orchestration
         return _callable_name(self._sub_callables[callable_id])
 
@@ -311,11 +420,20 @@ class Worker:
         if handle.worker_serial != self._serial:
             raise ValueError(f"callable {handle.name!r} was registered on another Worker; a handle names a "
                              "callable of the Worker that registered it (register it on this one too)")
-        if handle.kind != kind:
-            raise ValueError(f"callable {handle.name!r} is a {handle.kind.name} callable, "
-                             f"not a {kind.name} one")
+        expected = self._runs_on(kind)
+        if handle.runs_on != expected:
+            runs = {ChildKind.CHIP: "chips", ChildKind.WORKER: f"level-{self.level - 1} Workers",
+                    ChildKind.SUB_WORKER: "sub-workers"}[expected]
+            raise ValueError(f"callable {handle.name!r} is a {handle.describe()}; this {kind.name} submit of "
+                             f"{self.path} runs on its {runs}")
         self._running()
         return handle
+
+    def _runs_on(self, kind: TaskKind) -> ChildKind:
+        """The kind of child a `kind` task of this Worker runs on."""
+        if kind == TaskKind.SUB:
+            return ChildKind.SUB_WORKER
+        return ChildKind.WORKER if self.level > 3 else ChildKind.CHIP
 
     def take_edge_log(self) -> list:
         """Every edge inferred since the last call (an EdgeExplanation each: which
@@ -385,5 +503,7 @@ class Worker:
 
     def __repr__(self) -> str:
         state = "closed" if self._core and self._core.closed else ("running" if self._core else "not initialized")
-        return (f"Worker(level={self.level}, num_chips={self.num_chips}, "
-                f"num_sub_workers={self.num_sub_workers}, {state})")
+        workers = f"num_workers={len(self._children)}" if self.level > 3 else f"num_chips={self.num_chips}"
+        where = f"{self.path}, " if self._parent is not None else ""
+        return f"Worker({where}level={self.level}, {workers}, num_sub_workers={self.num_sub_workers}, {state})"
+

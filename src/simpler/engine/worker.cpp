@@ -69,6 +69,10 @@ void WorkerConfig::validate() const {
     if (close_grace.count() < 0)
         throw std::invalid_argument("WorkerConfig.close_grace: must be >= 0 seconds (got " + seconds_text(close_grace) +
                                     ")");
+    if (num_chips > 0 && num_workers > 0)
+        throw std::invalid_argument(
+            "WorkerConfig.num_workers: a Worker's next level is chips or Workers, not both (got " +
+            std::to_string(num_chips) + " chips and " + std::to_string(num_workers) + " Workers)");
     try {
         chip_lane.chip.validate();
     } catch (const std::invalid_argument& e) {
@@ -77,9 +81,10 @@ void WorkerConfig::validate() const {
 }
 
 bool WorkerConfig::same_options(const WorkerConfig& o) const {
-    return num_chips == o.num_chips && num_sub_workers == o.num_sub_workers && blob_capacity == o.blob_capacity &&
-           spin == o.spin && task_timeout == o.task_timeout && close_grace == o.close_grace &&
-           chip_lane == o.chip_lane && device_memory_bytes == o.device_memory_bytes && record_edges == o.record_edges &&
+    return num_chips == o.num_chips && num_sub_workers == o.num_sub_workers && num_workers == o.num_workers &&
+           worker_callable_names == o.worker_callable_names && blob_capacity == o.blob_capacity && spin == o.spin &&
+           task_timeout == o.task_timeout && close_grace == o.close_grace && chip_lane == o.chip_lane &&
+           device_memory_bytes == o.device_memory_bytes && record_edges == o.record_edges &&
            sub_callable_names == o.sub_callable_names && trace == o.trace && trace_capacity == o.trace_capacity;
 }
 
@@ -90,6 +95,8 @@ Worker::Worker(WorkerConfig config)
       core_(engine_config()) {
     if (config_.num_sub_workers > 0 && !config_.sub_handler)
         throw std::invalid_argument("WorkerConfig.sub_handler: required when num_sub_workers > 0");
+    if (config_.num_workers > 0 && !config_.worker_handler)
+        throw std::invalid_argument("WorkerConfig.worker_handler: required when num_workers > 0");
     if (config_.trace) trace_ = std::make_unique<TraceRecorder>(config_.trace_capacity);
 }
 
@@ -120,6 +127,8 @@ EngineConfig Worker::engine_config() {
     EngineConfig e;
     e.children[static_cast<size_t>(ChildKind::CHIP)] = config_.num_chips;
     e.children[static_cast<size_t>(ChildKind::SUB_WORKER)] = config_.num_sub_workers;
+    e.children[static_cast<size_t>(ChildKind::WORKER)] = config_.num_workers;
+    if (config_.num_workers > 0) e.next_level = ChildKind::WORKER;
     e.record_edges = config_.record_edges;
     e.device_owner = [this](const CanonicalIdentity& id) -> std::optional<uint32_t> {
         if (std::optional<uint32_t> chip = device_->owner_of(id)) return chip;
@@ -149,7 +158,7 @@ ipc::TaskHandler Worker::make_child_handler(ChildRef child) {
             lane.device_memory = device_.get();
             return make_chip_lane_handler(child.index, lane);
         }
-        case ChildKind::WORKER: break;
+        case ChildKind::WORKER: return config_.worker_handler(child.index);
     }
     throw std::logic_error("Worker: no handler for " + child.name());
 }
@@ -178,7 +187,11 @@ void Worker::init() {
                 g_fault_mailbox = lanes_[i].mailbox.get();
                 install_grant_fault_handler(&report_grant_fault, lanes_[i].ref.name().c_str());
                 ipc::TaskHandler handler = make_child_handler(lanes_[i].ref);
-                return ipc::serve_tasks(*lanes_[i].mailbox, handler, config_.spin);
+                const int status = ipc::serve_tasks(*lanes_[i].mailbox, handler, config_.spin);
+                // What the handler owns goes now, before the child exits: a
+                // next-level Worker's handler closes that Worker (stops its children).
+                handler = nullptr;
+                return status;
             });
         }
         std::vector<ipc::WatchedChild> watched;
@@ -191,6 +204,7 @@ void Worker::init() {
     } catch (...) {
         config_.chip_handler = nullptr;
         config_.sub_handler = nullptr;
+        config_.worker_handler = nullptr;
         closed_.store(true, std::memory_order_release);
         if (watcher_) watcher_->stop();
         lanes_.clear();  // ChildProcess destructors SIGKILL and reap
@@ -200,6 +214,7 @@ void Worker::init() {
     // they hold (for Python callables: references the garbage collector cannot see).
     config_.chip_handler = nullptr;
     config_.sub_handler = nullptr;
+    config_.worker_handler = nullptr;
     device_->seal_in_parent();  // device bytes live in the chip processes only
     initialized_ = true;
 }
@@ -295,8 +310,9 @@ std::string Worker::cancel_run(const std::string& why) {
 }
 
 std::string Worker::callable_name(TaskKind kind, uint64_t callable) const {
-    const std::vector<std::string>& names =
-        kind == TaskKind::SUB ? config_.sub_callable_names : config_.chip_lane.chip.orchestrations;
+    const std::vector<std::string>& names = kind == TaskKind::SUB     ? config_.sub_callable_names
+                                            : config_.num_workers > 0 ? config_.worker_callable_names
+                                                                      : config_.chip_lane.chip.orchestrations;
     return callable < names.size() ? "'" + names[callable] + "'" : std::to_string(callable);
 }
 

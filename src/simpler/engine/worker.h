@@ -73,6 +73,7 @@ using ChildHandlerFactory = std::function<ipc::TaskHandler(uint32_t index)>;
 struct WorkerConfig {
     uint32_t num_chips = 0;
     uint32_t num_sub_workers = 0;
+    uint32_t num_workers = 0;  // next-level Worker children (an L4's L3s); a Worker has chips or Workers, not both
     size_t blob_capacity = ipc::DEFAULT_BLOB_CAPACITY;
     ipc::SpinPolicy spin{};                         // every waiter's; a fixed budget is at most MAX_SPIN
     std::chrono::milliseconds task_timeout{0};      // per task; 0: none
@@ -83,6 +84,8 @@ struct WorkerConfig {
     bool record_edges = false;                      // keep every inferred edge (edge_log)
     std::vector<std::string> sub_callable_names;    // by callable id, for error messages (chips: chip_lane's)
     ChildHandlerFactory sub_handler;                // required when num_sub_workers > 0; likewise
+    ChildHandlerFactory worker_handler;             // required when num_workers > 0: runs a next-level Worker
+    std::vector<std::string> worker_callable_names; // by callable id: the next-level Workers' orchestrations
     // Consulted after the Worker's own device memory and this process's minter (see EngineConfig).
     std::function<std::optional<uint32_t>(const CanonicalIdentity&)> device_owner;
     std::function<std::string(const CanonicalIdentity&)> identity_problem;
@@ -94,7 +97,8 @@ struct WorkerConfig {
     // Throws std::invalid_argument naming the field and the rule for an option
     // out of range: spin (0 <= budget <= MAX_SPIN, a valid SpinPolicy),
     // task_timeout and close_grace (>= 0), chip_lane.chip (ChipServiceConfig::
-    // validate). The Worker constructor calls it first.
+    // validate), num_chips and num_workers (not both above 0: the next level is
+    // chips or Workers). The Worker constructor calls it first.
     void validate() const;
     // Whether every option equals other's; the collaborators (handlers and
     // hooks, which have no equality) are not compared.

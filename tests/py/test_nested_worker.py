@@ -1,0 +1,391 @@
+"""Nested Workers (L4 -> L3 -> L2): a level-4 Worker forks level-3 Workers as
+its next-level children, runs orchestration functions in them, forwards its
+tensors by re-export, orders their work by the forwarded views, and reports a
+failure anywhere below it with the path to where it happened."""
+
+import json
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+from worker_helpers import alive, args, closing, kernel_callable, rendezvous_dir, time_bound, wait_gone  # noqa: F401
+
+from simpler import ChipCallable, DataType, TaskKind, TensorArgType, Worker
+from simpler._core import EdgeKind
+from simpler.buffer import default_registry
+
+IN, OUT, INOUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING, TensorArgType.INOUT
+F32 = DataType.FLOAT32
+N = 1024
+
+
+def bits(x: float) -> int:
+    """A float32 scalar as the u64 a task carries (std.add_scalar reads its low 32 bits)."""
+    return int(np.float32(x).view(np.uint32))
+
+
+def descendants(pid: int) -> list:
+    """Every process below `pid` (from /proc/<pid>/task/*/children)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            tids = os.listdir(f"/proc/{p}/task")
+        except FileNotFoundError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    kids = [int(k) for k in f.read().split()]
+            except FileNotFoundError:
+                continue
+            out += kids
+            todo += kids
+    return out
+
+
+def tree(closing, children=2, chips=2, subs=0, top_subs=0, **options):
+    """A level-4 Worker with `children` level-3 Workers of `chips` chips each (not initialised)."""
+    w4 = Worker(level=4, num_sub_workers=top_subs, **options)
+    for _ in range(children):
+        w4.add_worker(Worker(level=3, num_chips=chips, num_sub_workers=subs))
+    closing(w4)
+    return w4
+
+
+def halves(buf, n=N):
+    h = n // 2
+    return [buf.tensor((h,), F32, None, k * h * 4) for k in range(2)]
+
+
+def test_two_l3_children_write_disjoint_halves_of_one_l4_buffer_at_once(closing, tmp_path):
+    w4 = tree(closing, record_edges=True)
+    rdv = w4.register(kernel_callable("test.rendezvous"))
+
+    def forward(o, a, cfg):
+        o.submit_next_level(rdv, a, worker=1)
+
+    fwd = w4.register(forward)
+    w4.init()
+    where = rendezvous_dir(w4, tmp_path)
+    out = w4.create_buffer(N * 4)
+    out.array((N,), DataType.INT32)[...] = 0
+
+    def top(o, _a, _c):
+        for k in range(2):
+            # each half on its own L3 child: the two chip tasks finish only if they run at once
+            half = out.tensor((N // 2,), DataType.INT32, None, k * N // 2 * 4)
+            o.submit_next_level(fwd, args((where, IN), (half, OUT), scalars=(k, 20_000)), worker=k)
+
+    w4.run(top)
+    got = out.array((N,), DataType.INT32)
+    assert (got[: N // 2] == 1).all() and (got[N // 2:] == 2).all()
+    assert w4.take_edge_log() == []  # disjoint halves: no edge at L4
+
+
+def test_overlapping_writes_from_two_l3_children_are_ordered_and_the_edge_explained(closing):
+    w4 = tree(closing, record_edges=True)
+    vadd = w4.register(ChipCallable("std.vector_add"))
+
+    def add_on_chip(o, a, cfg):
+        o.submit_next_level(vadd, a, worker=0)
+
+    fwd = w4.register(add_on_chip)
+    w4.init()
+    a, b, c = (w4.create_buffer(N * 4) for _ in range(3))
+    a.array((N,), F32)[...] = np.arange(N)
+    b.array((N,), F32)[...] = 1
+    c.array((N,), F32)[...] = -1
+
+    def top(o, _a, _c):
+        # c = a + b on L3[0], then c[N/2:] = c[N/2:] + b[N/2:] on L3[1]: ordered after it
+        o.submit_next_level(fwd, args((a.tensor((N,), F32), IN), (b.tensor((N,), F32), IN),
+                                      (c.tensor((N,), F32), OUT)), worker=0)
+        d = w4_d.tensor((N // 2,), F32)
+        o.submit_next_level(fwd, args((halves(c)[1], IN), (halves(b)[1], IN), (d, OUT)), worker=1)
+
+    w4_d = w4.create_buffer(N * 2)
+    w4.run(top)
+    expect = np.arange(N, dtype=np.float32) + 1
+    np.testing.assert_array_equal(c.array((N,), F32), expect)
+    np.testing.assert_array_equal(w4_d.array((N // 2,), F32), expect[N // 2:] + 1)
+    edges = w4.take_edge_log()
+    assert len(edges) == 1, edges
+    e = edges[0]
+    assert e.kind == EdgeKind.READ_AFTER_WRITE and e.identity == c.identity
+
+
+def test_a_write_after_write_across_l3_children_is_ordered(closing, tmp_path):
+    w4 = tree(closing, record_edges=True)
+    add_scalar = w4.register(ChipCallable("std.add_scalar"))
+
+    def fill(o, a, cfg):
+        o.submit_next_level(add_scalar, a, worker=0)
+
+    fwd = w4.register(fill)
+    w4.init()
+    src, out = w4.create_buffer(N * 4), w4.create_buffer(N * 4)
+    src.array((N,), F32)[...] = 0
+
+    def top(o, _a, _c):
+        o.submit_next_level(fwd, args((src.tensor((N,), F32), IN), (out.tensor((N,), F32), OUT), scalars=(bits(1),)),
+                            worker=0)
+        o.submit_next_level(fwd, args((halves(src)[1], IN), (halves(out)[1], OUT), scalars=(bits(2),)), worker=1)
+
+    w4.run(top)
+    got = out.array((N,), F32)
+    assert (got[: N // 2] == 1).all() and (got[N // 2:] == 2).all()  # the second write landed last
+    edges = w4.take_edge_log()
+    assert [e.kind for e in edges] == [EdgeKind.WRITE_AFTER_WRITE] and edges[0].identity == out.identity
+
+
+def test_identity_is_the_same_at_l4_and_l3_and_the_forwarding_hop_maps_nothing(closing, tmp_path):
+    w4 = tree(closing, children=1, chips=1)
+    vadd = w4.register(ChipCallable("std.vector_add"))
+    report = tmp_path / "l3.json"
+
+    def forward(o, a, cfg):
+        stats = default_registry().stats
+        ids = [str(a[i].buffer.identity) for i in range(a.tensor_count)]
+        tags = [a.tag(i).name for i in range(a.tensor_count)]
+        report.write_text(json.dumps({"ids": ids, "tags": tags, "maps": stats["maps"],
+                                      "reexports": stats["reexports"], "pid": os.getpid()}))
+        o.submit_next_level(vadd, a, worker=0)
+
+    fwd = w4.register(forward)
+    w4.init()
+    x, y, z = (w4.create_buffer(64 * 4) for _ in range(3))
+    x.array((64,), F32)[...] = 2
+    y.array((64,), F32)[...] = 3
+    ts = [x.tensor((64,), F32), y.tensor((64,), F32), z.tensor((64,), F32)]
+    w4.run(lambda o, _a, _c: o.submit_next_level(fwd, args((ts[0], IN), (ts[1], IN), (ts[2], OUT)), worker=0))
+    seen = json.loads(report.read_text())
+    assert seen["ids"] == [str(t.buffer.identity) for t in ts]
+    assert seen["tags"] == ["INPUT", "INPUT", "INOUT"]
+    assert seen["maps"] == 0 and seen["reexports"] == 3 and seen["pid"] != os.getpid()
+    assert (z.array((64,), F32) == 5).all()
+
+
+def test_a_kernel_failure_at_l2_is_raised_at_l4_with_the_whole_path_and_the_tree_goes_on(closing):
+    w4 = tree(closing)
+    fail = w4.register(kernel_callable("test.fail"))
+    vadd = w4.register(ChipCallable("std.vector_add"))
+
+    def on_chip_1(o, a, cfg):
+        o.submit_next_level(fail, a, worker=1)
+
+    def add(o, a, cfg):
+        o.submit_next_level(vadd, a, worker=0)
+
+    failing, adding = w4.register(on_chip_1), w4.register(add)
+    w4.init()
+    a, c = w4.create_buffer(N * 4), w4.create_buffer(N * 4)
+    a.array((N,), F32)[...] = 1
+    ta = args((a.tensor((N,), F32), IN), (c.tensor((N,), F32), OUT))
+    with pytest.raises(RuntimeError) as e:
+        w4.run(lambda o, _a, _c: o.submit_next_level(failing, ta, worker=0))
+    text = str(e.value)
+    assert text.startswith("L4 → L3[0] → chip 1: "), text
+    assert "callable 'test_a_kernel_failure_at_l2_is_raised_at_l4_with_the_whole_path_and_the_tree_goes_on." \
+           "<locals>.on_chip_1'" in text  # the L4 task
+    assert "(callable 'test.fail', member 0) on chip 1 failed" in text  # the L3 task
+    assert "test.fail: deliberate failure 42" in text  # the cause
+    ta = args((a.tensor((N,), F32), IN), (a.tensor((N,), F32), IN), (c.tensor((N,), F32), OUT))
+    w4.run(lambda o, _a, _c: o.submit_next_level(adding, ta, worker=0))
+    assert (c.array((N,), F32) == 2).all()
+
+
+def test_an_orchestration_that_raises_in_an_l3_child_is_reported_with_its_traceback(closing):
+    w4 = tree(closing, children=1, chips=1)
+
+    def broken(o, a, cfg):
+        raise KeyError("no such tile")
+
+    h = w4.register(broken)
+    w4.init()
+    with pytest.raises(RuntimeError, match=r"(?s)^L4 → L3\[0\]: .*orchestration .*broken.* raised:.*KeyError"):
+        w4.run(lambda o, _a, _c: o.submit_next_level(h, args(), worker=0))
+
+
+def _gated_tree(closing, tmp_path):
+    """A tree whose L3 orchestration writes its Worker's child pids to a file
+    and then runs test.gate on chip 1 (held until the test says)."""
+    w4 = tree(closing)
+    gate = w4.register(kernel_callable("test.gate"))
+    vadd = w4.register(ChipCallable("std.vector_add"))
+    marks = tmp_path / "marks"
+    marks.mkdir()
+
+    def held(o, a, cfg):
+        (marks / f"{os.getpid()}").write_text(json.dumps(o._worker.child_pids()))
+        o.submit_next_level(gate, a, worker=1)
+
+    def add(o, a, cfg):
+        o.submit_next_level(vadd, a, worker=0)
+
+    handles = w4.register(held), w4.register(add)
+    w4.init()
+    path = str(tmp_path / "never").encode() + b"\0"
+    pbuf = w4.create_buffer(len(path))
+    pbuf.shm.buf[: len(path)] = path
+    return w4, handles, marks, pbuf.tensor((len(path),), DataType.UINT8)
+
+
+def _await_mark(marks, bound_s=30.0):
+    deadline = time.monotonic() + bound_s
+    while time.monotonic() < deadline:
+        for f in marks.iterdir():
+            text = f.read_text()
+            if text:
+                return int(f.name), json.loads(text)
+        time.sleep(0.01)
+    raise AssertionError("the L3 orchestration never started")
+
+
+@pytest.mark.parametrize("victim", ["l3", "chip"])
+def test_a_sigkilled_l3_child_or_chip_below_it_is_reported_at_l4_and_the_rest_goes_on(closing, tmp_path, victim):
+    w4, (held, add), marks, path = _gated_tree(closing, tmp_path)
+    shm_before = set(os.listdir("/dev/shm"))
+    a, c, hold = w4.create_buffer(N * 4), w4.create_buffer(N * 4), w4.create_buffer(64)
+    a.array((N,), F32)[...] = 1
+    l3_pids = w4.child_pids()
+    below = {p: descendants(p) for p in l3_pids}
+
+    def kill():
+        l3, chips = _await_mark(marks)
+        os.kill(l3 if victim == "l3" else chips[1], signal.SIGKILL)
+
+    killer = threading.Thread(target=kill)
+    killer.start()
+    with pytest.raises(RuntimeError) as e:
+        w4.run(lambda o, _a, _c: o.submit_next_level(
+            held, args((path, IN), (hold.tensor((16,), F32), OUT), scalars=(60_000,)), worker=0))
+    killer.join()
+    text = str(e.value)
+    if victim == "l3":
+        assert text.startswith("L4 → L3[0]: ") and "CHILD_DIED" in text and "signal 9" in text, text
+        assert wait_gone([l3_pids[0], *below[l3_pids[0]]]) == []  # the whole subtree went
+        assert any("worker 0: lost" in s for s in w4.child_status())
+        with pytest.raises(ValueError, match="worker=0 is lost"):
+            w4.run(lambda o, _a, _c: o.submit_next_level(add, args(), worker=0))
+    else:
+        assert text.startswith("L4 → L3[0] → chip 1: ") and "CHILD_DIED" in text and "signal 9" in text, text
+        assert alive(l3_pids[0])
+    survivor = 1 if victim == "l3" else 0
+    ta = args((a.tensor((N,), F32), IN), (a.tensor((N,), F32), IN), (c.tensor((N,), F32), OUT))
+    w4.run(lambda o, _a, _c: o.submit_next_level(add, ta, worker=survivor))
+    assert (c.array((N,), F32) == 2).all()
+    pids = w4.child_pids() + [p for ps in below.values() for p in ps]
+    w4.close()
+    assert wait_gone(pids) == []
+    assert set(os.listdir("/dev/shm")) - shm_before == set()
+
+
+def test_five_four_three_runs_a_chip_task_through_two_forwarding_hops(closing):
+    w5 = Worker(level=5)
+    closing(w5)
+    w4 = Worker(level=4)
+    w4.add_worker(Worker(level=3, num_chips=1))
+    assert w5.add_worker(w4) == 0
+    vadd = w5.register(ChipCallable("std.vector_add"))
+    fail = w5.register(kernel_callable("test.fail"))
+
+    def l3(o, a, cfg):
+        o.submit_next_level(vadd, a, worker=0)
+
+    def l3_fail(o, a, cfg):
+        o.submit_next_level(fail, a, worker=0)
+
+    h3, h3_fail = w5.register(l3), w5.register(l3_fail)
+
+    def l4(o, a, cfg):
+        o.submit_next_level(h3_fail if a.scalar_count else h3, a, worker=0)
+
+    h4 = w5.register(l4)
+    w5.init()
+    x, z = w5.create_buffer(N * 4), w5.create_buffer(N * 4)
+    x.array((N,), F32)[...] = 4
+    w5.run(lambda o, _a, _c: o.submit_next_level(
+        h4, args((x.tensor((N,), F32), IN), (x.tensor((N,), F32), IN), (z.tensor((N,), F32), OUT)), worker=0))
+    assert (z.array((N,), F32) == 8).all()
+    with pytest.raises(RuntimeError, match=r"^L5 → L4\[0\] → L3\[0\] → chip 0: .*deliberate failure 42"):
+        w5.run(lambda o, _a, _c: o.submit_next_level(h4, args((z.tensor((N,), F32), OUT), scalars=(1,)), worker=0))
+
+
+def _sum_halves(a):
+    a.array(2)[0] = a.array(0).sum() + a.array(1).sum()
+
+
+def test_a_group_across_l3_children_is_one_node_and_l4_sub_workers_read_its_output(closing):
+    w4 = tree(closing, top_subs=1, record_edges=True)
+    add_scalar = w4.register(ChipCallable("std.add_scalar"))
+
+    def fill(o, a, cfg):
+        o.submit_next_level(add_scalar, a, worker=1)
+
+    fwd = w4.register(fill)
+    total = w4.register(_sum_halves, kind=TaskKind.SUB)
+    w4.init()
+    src, out, s = w4.create_buffer(N * 4), w4.create_buffer(N * 4), w4.create_buffer(4)
+    src.array((N,), F32)[...] = 0
+
+    def top(o, _a, _c):
+        group = [args((h_in, IN), (h_out, OUT), scalars=(bits(k + 1),))
+                 for k, (h_in, h_out) in enumerate(zip(halves(src), halves(out), strict=True))]
+        o.submit_next_level_group(fwd, group)
+        o.submit_sub(total, args(*[(h, IN) for h in halves(out)], (s.tensor((1,), F32), OUT)))
+
+    w4.run(top)
+    assert s.array((1,), F32)[0] == N // 2 * 1 + N // 2 * 2
+    edges = w4.take_edge_log()
+    assert {(e.predecessor, e.successor) for e in edges} == {(1, 2)}  # the group is one node (task ids count from 1)
+
+
+def test_a_nested_orchestration_may_not_reach_beyond_the_views_it_was_forwarded(closing):
+    w4 = tree(closing, children=1, chips=1)
+    add_scalar = w4.register(ChipCallable("std.add_scalar"))
+
+    def write_input(o, a, cfg):
+        o.submit_next_level(add_scalar, args((a[1], IN), (a[0], OUT), scalars=(bits(1),)), worker=0)
+
+    h_input = w4.register(write_input)
+    w4.init()
+    src, out = w4.create_buffer(N * 2), w4.create_buffer(N * 4)
+    src_t = src.tensor((N // 2,), F32)
+    with pytest.raises(RuntimeError, match="outside every view of it written by the parent's task forwarded"):
+        w4.run(lambda o, _a, _c: o.submit_next_level(
+            h_input, args((src_t, IN), (halves(out)[1], OUT)), worker=0))
+    assert (out.array((N,), F32)[: N // 2] == 0).all()
+
+
+def test_register_and_add_worker_refuse_what_a_tree_cannot_run(closing):
+    w4 = Worker(level=4)
+    closing(w4)
+    with pytest.raises(ValueError, match="not chips"):
+        Worker(level=4, num_chips=1)
+    with pytest.raises(ValueError, match="level-3 Workers"):
+        w4.add_worker(Worker(level=4))
+    w3 = Worker(level=3, num_chips=1)
+    with pytest.raises(ValueError, match="next level is chips"):
+        w3.add_worker(Worker(level=2 + 1))
+    with pytest.raises(ValueError, match="next level of a level-3 Worker is chips"):
+        w3.register(lambda o, a, c: None, kind=TaskKind.NEXT_LEVEL)
+    own = Worker(level=3, num_chips=1)
+    own.register(lambda a: None)
+    with pytest.raises(ValueError, match="registered callables of its own"):
+        w4.add_worker(own)
+    assert w4.add_worker(w3) == 0
+    with pytest.raises(ValueError, match="already a child"):
+        w4.add_worker(w3)
+    with pytest.raises(RuntimeError, match="register on the top Worker"):
+        w3.register(lambda a: None)
+    chip = w4.register(ChipCallable("std.vector_add"))
+    sub = w4.register(lambda a: None, kind=TaskKind.SUB)
+    w4.init()
+    with pytest.raises(ValueError, match="is a chip orchestration; this NEXT_LEVEL submit of L4 runs on its level-3"):
+        w4.run(lambda o, _a, _c: o.submit_next_level(chip, args(), worker=0))
+    with pytest.raises(ValueError, match="sub-worker callable; this NEXT_LEVEL submit"):
+        w4.run(lambda o, _a, _c: o.submit_next_level(sub, args(), worker=0))
