@@ -171,7 +171,10 @@ class NextLevelServer:
         return None
 
 
-def start_child(parent: "Worker", index: int) -> Tuple[Callable[[int, bytes, bytes], Optional[str]], Callable[[], None]]:
+Dispatch = Callable[[int, bytes, bytes], Optional[str]]
+
+
+def start_child(parent: "Worker", index: int) -> Tuple[Dispatch, Callable[[], None]]:
     """Called in next-level child `index` right after the parent forked it:
     starts the child's Worker and returns (dispatch, close) for its lane. A child
     that cannot start answers every task with why."""

@@ -60,7 +60,7 @@ from simpler.callable_handle import CallableHandle
 from simpler.chip_callable import ChipCallable, check_orchestrations
 from simpler.nested import ForwardedScope, child_name, start_child, with_path
 from simpler.orchestrator import Orchestrator
-from simpler.sub_worker import MappedArgs, make_dispatcher
+from simpler.sub_worker import make_dispatcher
 from simpler.trace import chrome_trace, write_chrome_trace
 
 # Worker keywords named otherwise than their WorkerConfig field: the field's

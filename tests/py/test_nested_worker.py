@@ -11,11 +11,11 @@ import time
 
 import numpy as np
 import pytest
-from worker_helpers import alive, args, closing, kernel_callable, rendezvous_dir, time_bound, wait_gone  # noqa: F401
 
 from simpler import ChipCallable, DataType, TaskKind, TensorArgType, Worker
 from simpler._core import EdgeKind
 from simpler.buffer import default_registry
+from worker_helpers import alive, args, closing, kernel_callable, rendezvous_dir, time_bound, wait_gone  # noqa: F401
 
 IN, OUT, INOUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING, TensorArgType.INOUT
 F32 = DataType.FLOAT32
