@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from simpler._core import ChildKind, ChildRef, TaskHandle, TaskKind, TraceEvent, TracePhase
 
@@ -67,70 +69,169 @@ def _us(ns: int) -> float:
 
 def chrome_trace(events: Iterable[TraceEvent], callable_names: Optional[Mapping[Tuple[TaskKind, int], str]] = None,
                  *, num_chips: int = 0, num_sub_workers: int = 0, dropped: int = 0,
-                 process_name: str = "simpler Worker", pid: Optional[int] = None) -> dict:
+                 process_name: str = "simpler Worker", pid: Optional[int] = None,
+                 below: Sequence["ProcessTimeline"] = ()) -> dict:
     """The events as a Chrome Trace Event Format object ({"traceEvents": [...]}).
 
     One process (`pid`, default this process's id) with one thread per lane:
-    "submit" (tid 0: an instant per accepted task), then "chip i" and
-    "sub-worker j" (a complete "X" slice per member run, named after its
-    callable). Each task's wait from submit to its first publish is an async
-    "queued" slice. ts and dur are microseconds (floats) from the earliest event.
+    "submit" (tid 0: an instant per accepted task), then "chip i",
+    "sub-worker j" and "worker k" (a complete "X" slice per member run, named
+    after its callable). Each task's wait from submit to its first publish is
+    an async "queued" slice. `below` adds the timelines of the Workers nested
+    under this one (each its own process, after this one), on the same clock.
+    ts and dur are microseconds (floats) from the earliest event of them all.
     """
-    events = list(events)
-    names = dict(callable_names or {})
-    pid = os.getpid() if pid is None else pid
-    counts = {ChildKind.CHIP: num_chips, ChildKind.SUB_WORKER: num_sub_workers}
-    for e in events:
-        if e.phase == TracePhase.RUN:
-            counts[e.child.kind] = max(counts.get(e.child.kind, 0), e.child.index + 1)
-    origin = min((e.start_ns for e in events), default=0)
-    # One lane per child, kind by kind in ChildKind order, each named by ChildRef.name().
-    children = [ChildRef(k, i) for k in sorted(counts, key=lambda k: k.value) for i in range(counts[k])]
-    tids = {c: SUBMIT_TID + 1 + n for n, c in enumerate(children)}
-
-    def callable_name(kind: TaskKind, callable_id: int) -> str:
-        return names.get((kind, callable_id), f"callable {callable_id}")
-
-    out: List[dict] = [{"ph": "M", "name": "process_name", "pid": pid, "tid": SUBMIT_TID,
-                        "args": {"name": process_name}}]
-    lanes = [(SUBMIT_TID, "submit")] + [(tids[c], c.name()) for c in children]
-    for t, name in lanes:
-        out.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": t, "args": {"name": name}})
-        out.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": t, "args": {"sort_index": t}})
-
-    submitted: Dict[TaskHandle, TraceEvent] = {}
-    first_publish: Dict[TaskHandle, int] = {}
-    for e in events:
-        if e.phase == TracePhase.SUBMIT:
-            submitted[e.task] = e
-            out.append({"ph": "i", "s": "t", "name": f"submit {e.task.name()}", "cat": "submit", "pid": pid,
-                        "tid": SUBMIT_TID, "ts": _us(e.start_ns - origin),
-                        "args": {"task": e.task.id, "run": e.task.run, "callable": callable_name(e.kind, e.callable),
-                                 "kind": e.kind.name, "members": e.members}})
-            continue
-        first_publish[e.task] = min(first_publish.get(e.task, e.start_ns), e.start_ns)
-        args = {"task": e.task.id, "run": e.task.run, "member": e.member, "callable": callable_name(e.kind, e.callable),
-                "callable_id": e.callable, "kind": e.kind.name, "ok": e.ok}
-        if not e.ok:
-            args["error"] = e.error
-        if e.task in submitted:
-            args["queued_us"] = _us(e.start_ns - submitted[e.task].start_ns)
-        out.append({"ph": "X", "name": callable_name(e.kind, e.callable), "cat": e.child.kind.name.lower(),
-                    "pid": pid, "tid": tids[e.child], "ts": _us(e.start_ns - origin), "dur": _us(e.end_ns - e.start_ns),
-                    "args": args})
-
-    for task, s in submitted.items():
-        if task not in first_publish:
-            continue
-        common = {"cat": "queue", "name": f"queued {task.name()}", "id": task.id, "pid": pid, "tid": SUBMIT_TID}
-        out.append({**common, "ph": "b", "ts": _us(s.start_ns - origin)})
-        out.append({**common, "ph": "e", "ts": _us(first_publish[task] - origin)})
-
+    top = ProcessTimeline(list(events), dict(callable_names or {}), process_name,
+                          os.getpid() if pid is None else pid,
+                          {ChildKind.CHIP: num_chips, ChildKind.SUB_WORKER: num_sub_workers})
+    timelines = [top, *below]
+    origin = min((e.start_ns for t in timelines for e in t.events), default=0)
+    out: List[dict] = []
+    for sort_index, t in enumerate(timelines):
+        out += t.chrome_events(origin, sort_index)
     return {"traceEvents": out, "displayTimeUnit": "ns",
             "otherData": {"origin_monotonic_ns": origin, "dropped_events": dropped}}
+
+
+@dataclass
+class ProcessTimeline:
+    """One Worker's events, as one process of a Chrome trace."""
+
+    events: List[Any]  # TraceEvent, or anything with its attributes (RecordedEvent)
+    names: Dict[Tuple[TaskKind, int], str]
+    process_name: str
+    pid: int
+    counts: Dict[ChildKind, int]
+
+    def chrome_events(self, origin: int, sort_index: int) -> List[dict]:
+        pid, events, counts = self.pid, self.events, dict(self.counts)
+        for e in events:
+            if e.phase == TracePhase.RUN:
+                counts[e.child.kind] = max(counts.get(e.child.kind, 0), e.child.index + 1)
+        # One lane per child, kind by kind in ChildKind order, each named by ChildRef.name().
+        children = [ChildRef(k, i) for k in sorted(counts, key=lambda k: k.value) for i in range(counts[k])]
+        tids = {c: SUBMIT_TID + 1 + n for n, c in enumerate(children)}
+
+        def callable_name(kind: TaskKind, callable_id: int) -> str:
+            return self.names.get((kind, callable_id), f"callable {callable_id}")
+
+        out: List[dict] = [{"ph": "M", "name": "process_name", "pid": pid, "tid": SUBMIT_TID,
+                            "args": {"name": self.process_name}},
+                           {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": SUBMIT_TID,
+                            "args": {"sort_index": sort_index}}]
+        lanes = [(SUBMIT_TID, "submit")] + [(tids[c], c.name()) for c in children]
+        for t, name in lanes:
+            out.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": t, "args": {"name": name}})
+            out.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": t, "args": {"sort_index": t}})
+
+        submitted: Dict[TaskHandle, Any] = {}
+        first_publish: Dict[TaskHandle, int] = {}
+        for e in events:
+            if e.phase == TracePhase.SUBMIT:
+                submitted[e.task] = e
+                out.append({"ph": "i", "s": "t", "name": f"submit {e.task.name()}", "cat": "submit", "pid": pid,
+                            "tid": SUBMIT_TID, "ts": _us(e.start_ns - origin),
+                            "args": {"task": e.task.id, "run": e.task.run,
+                                     "callable": callable_name(e.kind, e.callable), "kind": e.kind.name,
+                                     "members": e.members}})
+                continue
+            first_publish[e.task] = min(first_publish.get(e.task, e.start_ns), e.start_ns)
+            args = {"task": e.task.id, "run": e.task.run, "member": e.member,
+                    "callable": callable_name(e.kind, e.callable), "callable_id": e.callable, "kind": e.kind.name,
+                    "ok": e.ok}
+            if not e.ok:
+                args["error"] = e.error
+            if e.task in submitted:
+                args["queued_us"] = _us(e.start_ns - submitted[e.task].start_ns)
+            out.append({"ph": "X", "name": callable_name(e.kind, e.callable), "cat": e.child.kind.name.lower(),
+                        "pid": pid, "tid": tids[e.child], "ts": _us(e.start_ns - origin),
+                        "dur": _us(e.end_ns - e.start_ns), "args": args})
+
+        for task, s in submitted.items():
+            if task not in first_publish:
+                continue
+            common = {"cat": "queue", "name": f"queued {task.name()}", "id": f"{pid}.{task.id}", "pid": pid,
+                      "tid": SUBMIT_TID}
+            out.append({**common, "ph": "b", "ts": _us(s.start_ns - origin)})
+            out.append({**common, "ph": "e", "ts": _us(first_publish[task] - origin)})
+        return out
+
+
+@dataclass(frozen=True)
+class RecordedEvent:
+    """A TraceEvent read back from a nested Worker's record (same attributes)."""
+
+    phase: TracePhase
+    kind: TaskKind
+    ok: bool
+    member: int
+    child: ChildRef
+    members: int
+    task: TaskHandle
+    callable: int
+    start_ns: int
+    end_ns: int
+    error: str
+
+
+def event_record(e: Any) -> dict:
+    """A TraceEvent as a JSON-able dict (RecordedEvent.of reads it back)."""
+    return {"phase": e.phase.value, "kind": e.kind.value, "ok": e.ok, "member": e.member,
+            "child": [e.child.kind.value, e.child.index], "members": e.members, "task": [e.task.id, e.task.run],
+            "callable": e.callable, "start_ns": e.start_ns, "end_ns": e.end_ns, "error": e.error}
+
+
+def recorded_event(d: dict) -> RecordedEvent:
+    return RecordedEvent(TracePhase(d["phase"]), TaskKind(d["kind"]), d["ok"], d["member"],
+                         ChildRef(ChildKind(d["child"][0]), d["child"][1]), d["members"],
+                         TaskHandle(d["task"][0], d["task"][1]), d["callable"], d["start_ns"], d["end_ns"],
+                         d["error"])
 
 
 def write_chrome_trace(path: str | os.PathLike[str], trace: dict) -> None:
     """Writes a chrome_trace() object as JSON to `path`."""
     with open(path, "w", encoding="utf-8") as f:
         json.dump(trace, f)
+
+
+class TreeTrace:
+    """Where the Workers nested under a traced Worker leave their timelines: a
+    directory the top Worker makes at init() (removed at its close()); each
+    nested Worker appends its events to its own file after every run it makes
+    for its parent, so the top's write_trace() shows every level on one clock."""
+
+    def __init__(self) -> None:
+        self.directory = tempfile.mkdtemp(prefix="simpler-trace-")
+
+    def _file(self, path: str) -> str:
+        return os.path.join(self.directory, path.replace("/", "_") + ".jsonl")
+
+    def append(self, path: str, pid: int, names: Mapping[Tuple[TaskKind, int], str], counts: Mapping[ChildKind, int],
+               events: Iterable[Any]) -> None:
+        """Adds `events` of nested Worker `path` (process `pid`) to its file."""
+        record = {"path": path, "pid": pid, "names": [[k.value, i, n] for (k, i), n in names.items()],
+                  "counts": [[k.value, n] for k, n in counts.items()], "events": [event_record(e) for e in events]}
+        with open(self._file(path), "a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+
+    def timelines(self) -> List[ProcessTimeline]:
+        """One ProcessTimeline per nested Worker that recorded something, by path."""
+        out = []
+        for name in sorted(os.listdir(self.directory)):
+            events: List[Any] = []
+            header: dict = {}
+            with open(os.path.join(self.directory, name), encoding="utf-8") as f:
+                for line in f:
+                    header = json.loads(line)
+                    events += [recorded_event(d) for d in header["events"]]
+            names = {(TaskKind(k), i): n for k, i, n in header["names"]}
+            counts = {ChildKind(k): n for k, n in header["counts"]}
+            out.append(ProcessTimeline(events, names, f"simpler Worker {header['path']}", header["pid"], counts))
+        return out
+
+    def clear(self) -> None:
+        for name in os.listdir(self.directory):
+            os.unlink(os.path.join(self.directory, name))
+
+    def remove(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)

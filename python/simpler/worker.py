@@ -61,7 +61,7 @@ from simpler.chip_callable import ChipCallable, check_orchestrations
 from simpler.nested import ForwardedScope, child_name, start_child, with_path
 from simpler.orchestrator import Orchestrator
 from simpler.sub_worker import make_dispatcher
-from simpler.trace import chrome_trace, write_chrome_trace
+from simpler.trace import ProcessTimeline, TreeTrace, chrome_trace, write_chrome_trace
 
 # Worker keywords named otherwise than their WorkerConfig field: the field's
 # dotted path and how the keyword's value becomes the field's.
@@ -188,6 +188,8 @@ class Worker:
         # How failure paths and repr name this Worker: 'L4' at the top, 'L3[0]' as child 0 of an L4.
         self.path_name = f"L{level}"
         self.path = self.path_name  # from the top: 'L4/L3[0]'
+        self._tree_trace: Optional[TreeTrace] = None  # traced, with Workers below: where they leave their timelines
+        self._tree_below: List[ProcessTimeline] = []  # their timelines, kept at close()
         # Chip callable 0 is the runtime's own: std.copy, behind orch.copy_to / copy_from.
         self._chip_callables: List[ChipCallable] = [ChipCallable("std.copy")]
         self._serial = next(_worker_serials)
@@ -289,6 +291,9 @@ class Worker:
         self._copy_handle = parent._copy_handle
         self.path_name = child_name(parent.level, index)
         self.path = f"{parent.path}/{self.path_name}"
+        self._tree_trace = parent._tree_trace
+        if self._tree_trace is not None:
+            self._config.trace = True  # a traced tree traces every level
 
     def init(self) -> "Worker":
         self._check_process("init")
@@ -304,6 +309,8 @@ class Worker:
         config.num_workers = len(self._children)
         config.worker_callable_names = [_callable_name(f) for f in self._orchestrations]
         children = self._children
+        if children and self._config.trace and self._tree_trace is None:
+            self._tree_trace = TreeTrace()
         worker_start = (lambda index: start_child(self, index)) if children else None
         core = EngineWorker(config, None, dispatch, worker_start)
         core.init()
@@ -349,8 +356,17 @@ class Worker:
     def _run_forwarded(self, orch_fn: Callable[[Orchestrator, Any, Any], None], args: Any, cfg: Any,
                        scope: ForwardedScope) -> None:
         """One run of a nested Worker for its parent's task: run(), with every
-        submit held to the views the parent's task forwarded."""
-        self._run(orch_fn, args, cfg, scope)
+        submit held to the views the parent's task forwarded. In a traced tree
+        the run's events go to the tree's record for the top's write_trace()."""
+        try:
+            self._run(orch_fn, args, cfg, scope)
+        finally:
+            if self._tree_trace is not None and self._core is not None:
+                events = self._core.trace_events()
+                self._core.trace_clear()
+                self._tree_trace.append(self.path, os.getpid(), self._trace_names(),
+                                        {ChildKind.CHIP: self.num_chips, ChildKind.SUB_WORKER: self.num_sub_workers,
+                                         ChildKind.WORKER: len(self._children)}, events)
 
     def _run(self, orch_fn: Callable[[Orchestrator, Any, Any], None], args: Any, cfg: Any,
              scope: Optional[ForwardedScope]) -> Orchestrator:
@@ -464,18 +480,28 @@ class Worker:
         core = self._traced("trace_clear")
         if core:
             core.trace_clear()
+        if self._tree_trace is not None:
+            self._tree_trace.clear()
 
     def write_trace(self, path: str | os.PathLike[str]) -> None:
         """Writes the timeline so far to `path` as Chrome Trace Event Format JSON
-        (open it in https://ui.perfetto.dev); RuntimeError unless trace=True."""
+        (open it in https://ui.perfetto.dev); RuntimeError unless trace=True.
+        With Workers nested below, each is a process of its own under this one
+        ('simpler Worker L4/L3[0]', its chips and sub-workers as lanes)."""
         core = self._traced("write_trace")
         events = core.trace_events() if core else []
-        names = {(TaskKind.NEXT_LEVEL, i): c.orchestration for i, c in enumerate(self._chip_callables)}
-        names.update({(TaskKind.SUB, i): self.callable_name(TaskKind.SUB, i) for i in range(len(self._sub_callables))})
-        trace = chrome_trace(events, names, num_chips=self.num_chips,
+        below = self._tree_trace.timelines() if self._tree_trace is not None else self._tree_below
+        trace = chrome_trace(events, self._trace_names(), num_chips=self.num_chips,
                              num_sub_workers=self.num_sub_workers, dropped=core.trace_dropped() if core else 0,
-                             process_name=f"simpler Worker (level {self.level})")
+                             process_name=f"simpler Worker {self.path} (level {self.level})", below=below)
         write_chrome_trace(path, trace)
+
+    def _trace_names(self) -> dict:
+        """What a trace calls each callable, by (kind, id)."""
+        next_level = len(self._orchestrations) if self.level > 3 else len(self._chip_callables)
+        names = {(TaskKind.NEXT_LEVEL, i): self.callable_name(TaskKind.NEXT_LEVEL, i) for i in range(next_level)}
+        names.update({(TaskKind.SUB, i): self.callable_name(TaskKind.SUB, i) for i in range(len(self._sub_callables))})
+        return names
 
     # -- teardown -------------------------------------------------------------
     def close(self) -> None:
@@ -485,6 +511,10 @@ class Worker:
             return  # a forked child never tears down its parent's Worker
         if self._core is not None:
             self._core.close()
+        if self._tree_trace is not None and self._parent is None:
+            self._tree_below = self._tree_trace.timelines()  # write_trace() still shows them after close()
+            self._tree_trace.remove()
+            self._tree_trace = None
         errors = []
         for b in self._buffers:
             try:

@@ -389,3 +389,39 @@ def test_register_and_add_worker_refuse_what_a_tree_cannot_run(closing):
         w4.run(lambda o, _a, _c: o.submit_next_level(chip, args(), worker=0))
     with pytest.raises(ValueError, match="sub-worker callable; this NEXT_LEVEL submit"):
         w4.run(lambda o, _a, _c: o.submit_next_level(sub, args(), worker=0))
+
+
+def test_the_trace_of_a_tree_shows_every_level_as_its_own_process_on_one_clock(closing, tmp_path):
+    w4 = tree(closing, trace=True, record_edges=True)
+    vadd = w4.register(ChipCallable("std.vector_add"))
+
+    def add(o, a, cfg):
+        o.submit_next_level(vadd, a, worker=1)
+
+    fwd = w4.register(add)
+    w4.init()
+    a, c = w4.create_buffer(N * 4), w4.create_buffer(N * 4)
+    ta = [args((h, IN), (h, IN), (o, OUT)) for h, o in zip(halves(a), halves(c), strict=True)]
+    w4.run(lambda o, _a, _c: [o.submit_next_level(fwd, t, worker=k) for k, t in enumerate(ta)])
+    path = tmp_path / "tree.json"
+    w4.write_trace(path)
+    events = json.loads(path.read_text())["traceEvents"]
+    processes = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    assert sorted(processes.values()) == ["simpler Worker L4 (level 4)", "simpler Worker L4/L3[0]",
+                                          "simpler Worker L4/L3[1]"]
+    by_name = {v: k for k, v in processes.items()}
+    slices = [e for e in events if e["ph"] == "X"]
+    top = [e for e in slices if e["pid"] == by_name["simpler Worker L4 (level 4)"]]
+    assert sorted(e["name"] for e in top) == ["test_the_trace_of_a_tree_shows_every_level_as_its_own_process_on_one_"
+                                              "clock.<locals>.add"] * 2
+    for k in range(2):
+        child = [e for e in slices if e["pid"] == by_name[f"simpler Worker L4/L3[{k}]"]]
+        assert [e["name"] for e in child] == ["std.vector_add"]
+        lane = [e for e in events if e.get("name") == "thread_name" and e["pid"] == child[0]["pid"]
+                and e["tid"] == child[0]["tid"]]
+        assert lane[0]["args"]["name"] == "chip 1"
+        # on one clock: the chip run lies inside the L4 task's run on that child
+        worker_lane = next(e["tid"] for e in events if e.get("name") == "thread_name"
+                           and e["pid"] == by_name["simpler Worker L4 (level 4)"] and e["args"]["name"] == f"worker {k}")
+        parent = next(e for e in top if e["tid"] == worker_lane)
+        assert parent["ts"] <= child[0]["ts"] and child[0]["ts"] + child[0]["dur"] <= parent["ts"] + parent["dur"]
