@@ -195,10 +195,12 @@ def write_chrome_trace(path: str | os.PathLike[str], trace: dict) -> None:
 
 
 class TreeTrace:
-    """Where the Workers nested under a traced Worker leave their timelines: a
-    directory the top Worker makes at init() (removed at its close()); each
-    nested Worker appends its events to its own file after every run it makes
-    for its parent, so the top's write_trace() shows every level on one clock."""
+    """Where the Workers nested under a traced Worker (trace=True or
+    record_edges=True) leave their timelines and edges: a directory the top
+    Worker makes at init() (removed at its close()); each nested Worker appends
+    its events and edges to its own files after every run it makes for its
+    parent, so the top's write_trace() shows every level on one clock and
+    take_edge_logs_below() every level's edges."""
 
     def __init__(self) -> None:
         self.directory = tempfile.mkdtemp(prefix="simpler-trace-")
@@ -214,10 +216,26 @@ class TreeTrace:
         with open(self._file(path), "a", encoding="utf-8") as f:
             f.write(json.dumps(record) + "\n")
 
+    def append_edges(self, path: str, edges: Iterable[Any]) -> None:
+        """Adds the edges nested Worker `path` inferred (their repr) to its edge file."""
+        with open(self._file(path)[: -len(".jsonl")] + ".edges", "a", encoding="utf-8") as f:
+            f.writelines(repr(e) + "\n" for e in edges)
+
+    def take_edges(self) -> Dict[str, List[str]]:
+        """Every nested Worker's edges recorded since the last call, by path; clears them."""
+        out: Dict[str, List[str]] = {}
+        for name in sorted(os.listdir(self.directory)):
+            if name.endswith(".edges"):
+                file = os.path.join(self.directory, name)
+                with open(file, encoding="utf-8") as f:
+                    out[name[: -len(".edges")].replace("_", "/")] = f.read().splitlines()
+                os.unlink(file)
+        return out
+
     def timelines(self) -> List[ProcessTimeline]:
         """One ProcessTimeline per nested Worker that recorded something, by path."""
         out = []
-        for name in sorted(os.listdir(self.directory)):
+        for name in sorted(n for n in os.listdir(self.directory) if n.endswith(".jsonl")):
             events: List[Any] = []
             header: dict = {}
             with open(os.path.join(self.directory, name), encoding="utf-8") as f:
@@ -230,8 +248,10 @@ class TreeTrace:
         return out
 
     def clear(self) -> None:
+        """Forgets the timelines recorded so far (the edges stay until taken)."""
         for name in os.listdir(self.directory):
-            os.unlink(os.path.join(self.directory, name))
+            if name.endswith(".jsonl"):
+                os.unlink(os.path.join(self.directory, name))
 
     def remove(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)

@@ -40,7 +40,7 @@ import math
 import operator
 import os
 import threading
-from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from simpler._core import (
     ChildKind,
@@ -293,7 +293,9 @@ class Worker:
         self.path = f"{parent.path}/{self.path_name}"
         self._tree_trace = parent._tree_trace
         if self._tree_trace is not None:
-            self._config.trace = True  # a traced tree traces every level
+            # a traced tree traces every level, and records every level's edges when the top does
+            self._config.trace = self._config.trace or parent._config.trace
+            self._config.record_edges = self._config.record_edges or parent._config.record_edges
 
     def init(self) -> "Worker":
         self._check_process("init")
@@ -309,7 +311,7 @@ class Worker:
         config.num_workers = len(self._children)
         config.worker_callable_names = [_callable_name(f) for f in self._orchestrations]
         children = self._children
-        if children and self._config.trace and self._tree_trace is None:
+        if children and (self._config.trace or self._config.record_edges) and self._tree_trace is None:
             self._tree_trace = TreeTrace()
         worker_start = (lambda index: start_child(self, index)) if children else None
         core = EngineWorker(config, None, dispatch, worker_start)
@@ -361,12 +363,15 @@ class Worker:
         try:
             self._run(orch_fn, args, cfg, scope)
         finally:
-            if self._tree_trace is not None and self._core is not None:
-                events = self._core.trace_events()
-                self._core.trace_clear()
-                self._tree_trace.append(self.path, os.getpid(), self._trace_names(),
-                                        {ChildKind.CHIP: self.num_chips, ChildKind.SUB_WORKER: self.num_sub_workers,
-                                         ChildKind.WORKER: len(self._children)}, events)
+            record, core = self._tree_trace, self._core
+            if record is not None and core is not None and self._config.trace:
+                events = core.trace_events()
+                core.trace_clear()
+                record.append(self.path, os.getpid(), self._trace_names(),
+                              {ChildKind.CHIP: self.num_chips, ChildKind.SUB_WORKER: self.num_sub_workers,
+                               ChildKind.WORKER: len(self._children)}, events)
+            if record is not None and core is not None and self._config.record_edges:
+                record.append_edges(self.path, core.take_edge_log())
 
     def _run(self, orch_fn: Callable[[Orchestrator, Any, Any], None], args: Any, cfg: Any,
              scope: Optional[ForwardedScope]) -> Orchestrator:
@@ -456,6 +461,16 @@ class Worker:
         arguments, which rule, which overlap answer), then clears them. Needs
         Worker(record_edges=True)."""
         return self._running().take_edge_log()
+
+    def take_edge_logs_below(self) -> Dict[str, List[str]]:
+        """The edges every Worker nested below this one inferred since the last
+        call, by path ('L4/L3[0]': one line per EdgeExplanation), then clears
+        them. Needs record_edges=True on this (the top) Worker."""
+        self._running()
+        if self._tree_trace is None or not self._config.record_edges:
+            raise RuntimeError("Worker.take_edge_logs_below: needs a Worker with nested Workers created with "
+                               "record_edges=True")
+        return self._tree_trace.take_edges()
 
     def child_status(self) -> List[str]:
         return self._core.child_status() if self._core else []

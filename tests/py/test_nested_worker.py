@@ -140,6 +140,9 @@ def test_a_write_after_write_across_l3_children_is_ordered(closing, tmp_path):
     assert (got[: N // 2] == 1).all() and (got[N // 2:] == 2).all()  # the second write landed last
     edges = w4.take_edge_log()
     assert [e.kind for e in edges] == [EdgeKind.WRITE_AFTER_WRITE] and edges[0].identity == out.identity
+    assert "WRITE_AFTER_WRITE" in repr(edges[0]) and "PARTIAL (SHARED_BYTES)" in repr(edges[0])  # proven
+    # each L3 child ran one chip task per run: no edge below
+    assert w4.take_edge_logs_below() == {"L4/L3[0]": [], "L4/L3[1]": []}
 
 
 def test_identity_is_the_same_at_l4_and_l3_and_the_forwarding_hop_maps_nothing(closing, tmp_path):
