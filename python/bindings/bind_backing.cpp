@@ -21,6 +21,7 @@
 #include "simpler/backing/fork_owner.h"
 #include "simpler/backing/identity_minter.h"
 #include "simpler/backing/import_registry.h"
+#include "simpler/backing/owner_path_table.h"
 #include "simpler/backing/posix_shm_owner.h"
 #include "simpler/backing/shm_tracker.h"
 #include "simpler/task_interface/task_args.h"
@@ -103,6 +104,12 @@ std::unique_ptr<BackingOwner> as_owner(std::unique_ptr<BackingOwner> o) { return
 }  // namespace
 
 void bind_backing(nb::module_& m) {
+    m.def(
+        "intern_owner_path", [](const std::string& path) { return simpler::process_owner_paths().intern(path); },
+        "path"_a,
+        "The owner_worker_path_id of a Worker's tree path ('L4/L3[0]') in this process, interned on first use.");
+    m.def("owner_path", &simpler::owner_path_of, "descriptor"_a,
+          "Where a descriptor's buffer was made ('L4/L3[0]/chip 1') when this process made it, else '<path#N>'.");
     static nb::object import_refused =
         nb::steal(PyErr_NewExceptionWithDoc("simpler._core.ImportRefused",
                                             "An ImportRegistry refused a descriptor; the message starts with the "
@@ -176,8 +183,10 @@ void bind_backing(nb::module_& m) {
         "dies), or -1 before the first POSIX shm backing.");
     m.def(
         "create_fork_shm",
-        [](uint64_t nbytes, AccessMode access) { return as_owner(simpler::ForkOwner::create_shared(nbytes, access)); },
-        "nbytes"_a, "access"_a = AccessMode::READWRITE,
+        [](uint64_t nbytes, AccessMode access, uint32_t owner_worker_path_id) {
+            return as_owner(simpler::ForkOwner::create_shared(nbytes, access, nullptr, nullptr, owner_worker_path_id));
+        },
+        "nbytes"_a, "access"_a = AccessMode::READWRITE, "owner_worker_path_id"_a = 0u,
         "A pre-fork MAP_SHARED backing: children forked afterwards see and write it at the same address.");
     m.def(
         "create_fork_cow", [](uint64_t nbytes) { return as_owner(simpler::ForkOwner::create_cow(nbytes)); }, "nbytes"_a,

@@ -261,6 +261,9 @@ void bind_engine(nb::module_& m) {
         .def_rw("sub_callable_names", &WorkerConfig::sub_callable_names)
         .def_rw("trace", &WorkerConfig::trace)
         .def_rw("trace_capacity", &WorkerConfig::trace_capacity)
+        .def_rw("path", &WorkerConfig::path,
+                "The Worker's place in its tree ('L4/L3[0]'); its chips' device memory carries '<path>/chip i' as "
+                "its owner path.")
         .def("validate", &WorkerConfig::validate, "ValueError naming the field and the rule it breaks.")
         .def(
             "__eq__", [](const WorkerConfig& a, const WorkerConfig& b) { return a.same_options(b); },

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "checked_args.h"
+#include "simpler/backing/owner_path_table.h"
 #include "simpler/task_interface/buffer.h"
 #include "simpler/task_interface/task_args.h"
 #include "simpler/task_interface/task_args_wire.h"
@@ -113,8 +114,7 @@ std::string body_repr(const BufferDescriptor& d) {
 std::string descriptor_repr(const BufferDescriptor& d) {
     return std::string("BufferDescriptor(") + backend_kind_name(d.backend_kind) + ", " + d.identity.to_string() + ", " +
            address_space_name(d.address_space) + ", " + access_mode_name(d.access) +
-           ", nbytes=" + std::to_string(d.nbytes) + ", " + body_repr(d) + ", path#" +
-           std::to_string(d.owner_worker_path_id) + ")";
+           ", nbytes=" + std::to_string(d.nbytes) + ", " + body_repr(d) + ", owner " + simpler::owner_path_of(d) + ")";
 }
 
 std::string dims_repr(const uint32_t* v, uint32_t n) {

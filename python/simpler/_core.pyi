@@ -487,6 +487,16 @@ class DependencyTracker:
     @property
     def live_keys(self) -> int: ...
 
+def intern_owner_path(path: str) -> int:
+    """
+    The owner_worker_path_id of a Worker's tree path ('L4/L3[0]') in this process, interned on first use.
+    """
+
+def owner_path(descriptor: BufferDescriptor) -> str:
+    """
+    Where a descriptor's buffer was made ('L4/L3[0]/chip 1') when this process made it, else '<path#N>'.
+    """
+
 class ImportRefused(ValueError):
     """
     An ImportRegistry refused a descriptor; the message starts with the ImportRefusal name.
@@ -570,7 +580,7 @@ def shm_tracker_pid() -> int:
     The pid of this process's /dev/shm tracker (it unlinks this process's POSIX shm objects when the process dies), or -1 before the first POSIX shm backing.
     """
 
-def create_fork_shm(nbytes: int, access: AccessMode = AccessMode.READWRITE) -> BackingOwner:
+def create_fork_shm(nbytes: int, access: AccessMode = AccessMode.READWRITE, owner_worker_path_id: int = 0) -> BackingOwner:
     """
     A pre-fork MAP_SHARED backing: children forked afterwards see and write it at the same address.
     """
@@ -928,6 +938,15 @@ class WorkerConfig:
 
     @trace_capacity.setter
     def trace_capacity(self, arg: int, /) -> None: ...
+
+    @property
+    def path(self) -> str:
+        """
+        The Worker's place in its tree ('L4/L3[0]'); its chips' device memory carries '<path>/chip i' as its owner path.
+        """
+
+    @path.setter
+    def path(self, arg: str, /) -> None: ...
 
     def validate(self) -> None:
         """ValueError naming the field and the rule it breaks."""

@@ -77,6 +77,11 @@ class Orchestrator:
         self._allocated: Dict[CanonicalIdentity, DeviceBuffer] = {}
         self._ended = False  # the run finished building: nothing more may be submitted through this
 
+    @property
+    def worker(self) -> Worker:
+        """The Worker this orchestration runs on (in a nested run: the child's own Worker)."""
+        return self._worker
+
     def _check_open(self, what: str) -> None:
         if self._ended:
             raise RuntimeError(f"Orchestrator.{what}: this Orchestrator's run has ended (orch_fn returned); submit "
@@ -150,6 +155,10 @@ class Orchestrator:
         scoped=False it outlives the run, until `release()` or Worker.close()."""
         self._check_open("alloc_child_tensor")
         core = self._worker._running()
+        if self._worker.level > 3:
+            raise ValueError(f"alloc_child_tensor on {self._worker.path} (level {self._worker.level}): device memory "
+                             "belongs to the chips of a level-3 Worker; allocate it inside the orchestration function "
+                             "that runs there (its orch.alloc_child_tensor)")
         worker = check_int("alloc_child_tensor.worker", worker, bits=32)
         shape = check_shape("alloc_child_tensor.shape", shape)
         check_type("alloc_child_tensor.dtype", dtype, DataType)

@@ -53,6 +53,7 @@ from simpler._core import (
     create_fork_shm,
     create_posix_shm,
     element_size,
+    intern_owner_path,
 )
 from simpler.arg_checks import check_bool, check_int, check_shape, check_type, got, text
 from simpler.buffer import AccessMode, Buffer, SharedTensor, create_buffer
@@ -309,6 +310,7 @@ class Worker:
         config.chip_lane.chip.libraries = libraries
         config.sub_callable_names = [self.callable_name(TaskKind.SUB, i) for i in range(len(self._sub_callables))]
         config.num_workers = len(self._children)
+        config.path = self.path
         config.worker_callable_names = [_callable_name(f) for f in self._orchestrations]
         children = self._children
         if children and (self._config.trace or self._config.record_edges) and self._tree_trace is None:
@@ -321,7 +323,7 @@ class Worker:
 
     def create_buffer(self, nbytes: int, access: AccessMode = AccessMode.READWRITE) -> Buffer:
         """A POSIX shm buffer owned by this Worker (closed with it)."""
-        b = create_buffer(nbytes, access)
+        b = create_buffer(nbytes, access, owner_worker_path_id=intern_owner_path(self.path))
         self._buffers.append(b)
         return b
 
@@ -335,7 +337,9 @@ class Worker:
         check_type("alloc_shared_tensor.dtype", dtype, DataType)
         check_type("alloc_shared_tensor.access", access, AccessMode)
         nbytes = math.prod(shape) * element_size(dtype)
-        owner = create_fork_shm(nbytes, access) if self._core is None else create_posix_shm(nbytes, access, 0)
+        path_id = intern_owner_path(self.path)
+        owner = (create_fork_shm(nbytes, access, path_id) if self._core is None
+                 else create_posix_shm(nbytes, access, path_id))
         t = SharedTensor(owner, shape, dtype)
         self._buffers.append(t)
         return t

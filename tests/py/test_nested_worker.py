@@ -428,3 +428,40 @@ def test_the_trace_of_a_tree_shows_every_level_as_its_own_process_on_one_clock(c
                            and e["pid"] == by_name["simpler Worker L4 (level 4)"] and e["args"]["name"] == f"worker {k}")
         parent = next(e for e in top if e["tid"] == worker_lane)
         assert parent["ts"] <= child[0]["ts"] and child[0]["ts"] + child[0]["dur"] <= parent["ts"] + parent["dur"]
+
+
+def test_what_an_l3_child_makes_carries_its_owner_path_and_l4_sees_only_an_id(closing, tmp_path):
+    w4 = tree(closing)
+    vadd = w4.register(ChipCallable("std.vector_add"))
+    report = tmp_path / "made.json"
+
+    def make(o, a, cfg):
+        host = o.worker.create_buffer(64)
+        device = o.alloc_child_tensor(1, (16,), F32)
+        try:  # a DEVICE block of chip 1 sent to chip 0: the refusal names where it was made
+            o.submit_next_level(vadd, args((device.tensor(), IN), (device.tensor(), IN), (device.tensor(), OUT)),
+                                worker=0)
+        except ValueError as e:
+            refused = str(e)
+        report.write_text(json.dumps({"host": repr(host.descriptor), "device": repr(device.descriptor),
+                                      "refused": refused, "forwarded": repr(a[0].buffer),
+                                      "host_id": host.descriptor.owner_worker_path_id}))
+
+    h = w4.register(make)
+    w4.init()
+    mine = w4.create_buffer(64)
+    assert repr(mine.descriptor).endswith(", owner L4)")
+    w4.run(lambda o, _a, _c: o.submit_next_level(h, args((mine.tensor((16,), F32), IN)), worker=1))
+    seen = json.loads(report.read_text())
+    assert seen["host"].endswith(", owner L4/L3[1])") and seen["host_id"] > 0
+    assert seen["device"].endswith(", owner L4/L3[1]/chip 1)")
+    assert f"(owner L4/L3[1]/chip 1): DEVICE memory of chip 1 may only be dispatched to that chip" in seen["refused"]
+    assert seen["forwarded"].endswith(f", owner <path#{mine.descriptor.owner_worker_path_id}>)")  # not minted there
+
+
+def test_device_memory_cannot_be_allocated_at_l4_and_the_refusal_says_where_it_can(closing):
+    w4 = tree(closing, children=1, chips=1)
+    w4.init()
+    with pytest.raises(ValueError, match=r"device memory belongs to the chips of a level-3 Worker.*inside the "
+                                         r"orchestration function that runs there"):
+        w4.run(lambda o, _a, _c: o.alloc_child_tensor(0, (16,), F32))

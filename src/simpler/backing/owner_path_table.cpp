@@ -28,4 +28,13 @@ std::string OwnerPathTable::render(const BufferDescriptor& d, IdentityMinter& mi
     return render(d.owner_worker_path_id);
 }
 
+OwnerPathTable& process_owner_paths() {
+    static OwnerPathTable table;
+    return table;
+}
+
+std::string owner_path_of(const BufferDescriptor& d) {
+    return process_owner_paths().render(d, process_identity_minter());
+}
+
 }  // namespace simpler

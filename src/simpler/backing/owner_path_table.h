@@ -35,4 +35,12 @@ private:
     std::vector<std::string> paths_;  // paths_[id - 1]
 };
 
+// This process's table: the owners (create_buffer, device memory) stamp its ids
+// on the descriptors they make, and repr and errors render them. A forked child
+// keeps the copy it inherited (ids interned before the fork render alike).
+OwnerPathTable& process_owner_paths();
+// "<path>" for a descriptor minted by this incarnation with an id interned
+// here, "<path#N>" otherwise: process_owner_paths().render(d, process minter).
+[[nodiscard]] std::string owner_path_of(const BufferDescriptor& d);
+
 }  // namespace simpler

@@ -44,7 +44,9 @@ DeviceBacking DeviceMemory::alloc(uint32_t chip, uint64_t nbytes, AccessMode acc
                                  std::to_string(s.largest_free_block) + ")");
     }
     try {
-        DeviceBacking b = wrap_device_pointer(BackendKind::DEVICE_MALLOC, addr, nbytes, access, chip, owners_);
+        const uint32_t path_id = chip < chip_path_ids_.size() ? chip_path_ids_[chip] : 0;
+        DeviceBacking b =
+            wrap_device_pointer(BackendKind::DEVICE_MALLOC, addr, nbytes, access, chip, owners_, nullptr, path_id);
         blocks_.emplace(b.descriptor.identity, Block{b, false});
         return b;
     } catch (...) {

@@ -70,6 +70,9 @@ public:
     // nbytes, or a grant beyond the block's). Empty when d is not a block here.
     [[nodiscard]] std::string descriptor_problem(const BufferDescriptor& d) const;
 
+    // The owner_worker_path_id alloc() stamps on chip i's blocks (0 until set: no path).
+    void set_chip_path_ids(std::vector<uint32_t> ids) { chip_path_ids_ = std::move(ids); }
+
     [[nodiscard]] uint32_t num_chips() const noexcept { return static_cast<uint32_t>(heaps_.size()); }
     [[nodiscard]] chip::ArenaStats stats(uint32_t chip) const;
     [[nodiscard]] size_t live_blocks() const;
@@ -85,6 +88,7 @@ private:
     mutable std::mutex mu_;
     DeviceOwnerTable owners_;
     std::unordered_map<CanonicalIdentity, Block> blocks_;
+    std::vector<uint32_t> chip_path_ids_;
 };
 
 }  // namespace simpler

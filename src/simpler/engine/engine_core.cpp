@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "simpler/backing/owner_path_table.h"
 #include "simpler/task_interface/task_args.h"
 
 namespace simpler {
@@ -23,6 +24,11 @@ EngineCore::EngineCore(EngineConfig config)
 }
 
 namespace {
+
+// "<identity> (owner L4/L3[0])": a refused buffer, with where it was made.
+std::string buffer_name(const BufferDescriptor& d) {
+    return d.identity.to_string() + " (owner " + owner_path_of(d) + ")";
+}
 
 std::string where(TaskId task, uint32_t member, size_t arg) {
     return "submit of task " + std::to_string(task) + " refused: member " + std::to_string(member) + ", argument " +
@@ -72,24 +78,24 @@ MemberTarget EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t
         // Views of one backing usually come in a row: one check per run of equal descriptors.
         if (config_.descriptor_problem && (checked == nullptr || !(*checked == t.buffer))) {
             if (std::string why = config_.descriptor_problem(t.buffer); !why.empty())
-                throw std::invalid_argument(where(task, member, i) + ", buffer " + id.to_string() + ": " + why);
+                throw std::invalid_argument(where(task, member, i) + ", buffer " + buffer_name(t.buffer) + ": " + why);
             checked = &t.buffer;
         }
         if (config_.identity_problem) {
             if (std::string why = config_.identity_problem(id); !why.empty())
-                throw std::invalid_argument(where(task, member, i) + ", buffer " + id.to_string() + ": " + why);
+                throw std::invalid_argument(where(task, member, i) + ", buffer " + buffer_name(t.buffer) + ": " + why);
         }
         if (t.buffer.address_space != static_cast<uint8_t>(AddressSpace::DEVICE)) continue;
         if (target.kind == ChildKind::SUB_WORKER)
-            throw std::invalid_argument(where(task, member, i) + ", buffer " + id.to_string() +
+            throw std::invalid_argument(where(task, member, i) + ", buffer " + buffer_name(t.buffer) +
                                         ": a Python sub-worker takes HOST tensors only (this one is DEVICE memory)");
         std::optional<uint32_t> owner = config_.device_owner ? config_.device_owner(id) : std::nullopt;
         if (!owner)
-            throw std::invalid_argument(where(task, member, i) + ", buffer " + id.to_string() +
+            throw std::invalid_argument(where(task, member, i) + ", buffer " + buffer_name(t.buffer) +
                                         ": DEVICE buffer unknown to this Worker");
         if (target.kind != ChildKind::CHIP || *owner != *target.index)
             throw std::invalid_argument(
-                where(task, member, i) + ", buffer " + id.to_string() + ": DEVICE memory of " +
+                where(task, member, i) + ", buffer " + buffer_name(t.buffer) + ": DEVICE memory of " +
                 ChildRef{ChildKind::CHIP, *owner}.name() +
                 " may only be dispatched to that chip, not to worker=" + std::to_string(*target.index));
     }

@@ -9,6 +9,7 @@
 #include "simpler/backing/grant_fault.h"
 #include "simpler/backing/identity_minter.h"
 #include "simpler/backing/owned_backing_table.h"
+#include "simpler/backing/owner_path_table.h"
 
 namespace simpler {
 
@@ -85,7 +86,8 @@ bool WorkerConfig::same_options(const WorkerConfig& o) const {
            worker_callable_names == o.worker_callable_names && blob_capacity == o.blob_capacity && spin == o.spin &&
            task_timeout == o.task_timeout && close_grace == o.close_grace && chip_lane == o.chip_lane &&
            device_memory_bytes == o.device_memory_bytes && record_edges == o.record_edges &&
-           sub_callable_names == o.sub_callable_names && trace == o.trace && trace_capacity == o.trace_capacity;
+           sub_callable_names == o.sub_callable_names && trace == o.trace && trace_capacity == o.trace_capacity &&
+           path == o.path;
 }
 
 Worker::Worker(WorkerConfig config)
@@ -98,6 +100,12 @@ Worker::Worker(WorkerConfig config)
     if (config_.num_workers > 0 && !config_.worker_handler)
         throw std::invalid_argument("WorkerConfig.worker_handler: required when num_workers > 0");
     if (config_.trace) trace_ = std::make_unique<TraceRecorder>(config_.trace_capacity);
+    if (!config_.path.empty()) {
+        std::vector<uint32_t> ids;
+        for (uint32_t i = 0; i < config_.num_chips; ++i)
+            ids.push_back(process_owner_paths().intern(config_.path + "/" + ChildRef{ChildKind::CHIP, i}.name()));
+        device_->set_chip_path_ids(std::move(ids));
+    }
 }
 
 Worker::~Worker() {

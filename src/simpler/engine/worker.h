@@ -91,6 +91,9 @@ struct WorkerConfig {
     std::function<std::string(const CanonicalIdentity&)> identity_problem;
     bool trace = false;                              // record a TraceRecorder timeline (see trace.h)
     size_t trace_capacity = DEFAULT_TRACE_CAPACITY;  // events kept; later ones are counted as dropped
+    // This Worker's place in its tree ("L4/L3[0]"): device memory of chip i
+    // carries the owner path "<path>/chip i". Empty: no path (id 0).
+    std::string path;
 
     static constexpr std::chrono::seconds MAX_SPIN{1};
 
