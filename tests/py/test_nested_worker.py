@@ -424,8 +424,9 @@ def test_the_trace_of_a_tree_shows_every_level_as_its_own_process_on_one_clock(c
                 and e["tid"] == child[0]["tid"]]
         assert lane[0]["args"]["name"] == "chip 1"
         # on one clock: the chip run lies inside the L4 task's run on that child
-        worker_lane = next(e["tid"] for e in events if e.get("name") == "thread_name"
-                           and e["pid"] == by_name["simpler Worker L4 (level 4)"] and e["args"]["name"] == f"worker {k}")
+        l4 = by_name["simpler Worker L4 (level 4)"]
+        worker_lane = next(e["tid"] for e in events if e.get("name") == "thread_name" and e["pid"] == l4
+                           and e["args"]["name"] == f"worker {k}")
         parent = next(e for e in top if e["tid"] == worker_lane)
         assert parent["ts"] <= child[0]["ts"] and child[0]["ts"] + child[0]["dur"] <= parent["ts"] + parent["dur"]
 
@@ -455,7 +456,7 @@ def test_what_an_l3_child_makes_carries_its_owner_path_and_l4_sees_only_an_id(cl
     seen = json.loads(report.read_text())
     assert seen["host"].endswith(", owner L4/L3[1])") and seen["host_id"] > 0
     assert seen["device"].endswith(", owner L4/L3[1]/chip 1)")
-    assert f"(owner L4/L3[1]/chip 1): DEVICE memory of chip 1 may only be dispatched to that chip" in seen["refused"]
+    assert "(owner L4/L3[1]/chip 1): DEVICE memory of chip 1 may only be dispatched to that chip" in seen["refused"]
     assert seen["forwarded"].endswith(f", owner <path#{mine.descriptor.owner_worker_path_id}>)")  # not minted there
 
 
