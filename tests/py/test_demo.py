@@ -51,3 +51,18 @@ def test_wire_demo_runs_and_shows_refusals():
     assert "tag OUTPUT_EXISTING needs access the buffer does not grant" in out
     assert "tensor[1]: Tensor.buffer.body[31]: must be zero past body_len (got 0xee)" in out
     assert out.count("refused ") == 7
+
+
+def test_demo_levels_4_tiles_over_two_l3_workers_and_matches_numpy(tmp_path):
+    trace = tmp_path / "tree.json"
+    result = _run("demo", "--levels", "4", "--trace", str(trace))
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "C matches NumPy: True" in out
+    assert "L4 edges inferred: 0" in out and "L4/L3[0] edges inferred: 0" in out and "L4/L3[1] edges inferred: 0" in out
+    import json
+
+    events = json.loads(trace.read_text())["traceEvents"]
+    names = {e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    assert names == {"simpler Worker L4 (level 4)", "simpler Worker L4/L3[0]", "simpler Worker L4/L3[1]"}
+    assert sum(1 for e in events if e["ph"] == "X" and e["name"] == "std.matmul") == 8
