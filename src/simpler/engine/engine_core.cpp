@@ -70,6 +70,11 @@ MemberTarget EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t
             refused() + "member " + std::to_string(member) + " has " + std::to_string(m.args->tensor_count()) +
             " tensors and " + std::to_string(m.args->scalar_count()) + " scalars; a chip takes at most " +
             std::to_string(CHIP_MAX_TENSOR_ARGS) + " and " + std::to_string(CHIP_MAX_SCALAR_ARGS));
+    if (target.kind == ChildKind::WORKER && m.args->tensor_count() > CALL_CONFIG_WRITE_MASK_BITS)
+        throw std::invalid_argument(
+            refused() + "member " + std::to_string(member) + " has " + std::to_string(m.args->tensor_count()) +
+            " tensors; a next-level Worker takes at most " + std::to_string(CALL_CONFIG_WRITE_MASK_BITS) +
+            " (the call config's write mask says which ones the task writes)");
     m.args->check_access();
     const BufferDescriptor* checked = nullptr;  // the last descriptor descriptor_problem passed
     for (size_t i = 0; i < m.args->tensor_count(); ++i) {
