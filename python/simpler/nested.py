@@ -107,6 +107,11 @@ class ForwardedScope:
             views = self._views.get(t.buffer.identity)
             if views is None:
                 continue
+            if t.buffer != views[0][0].buffer:
+                raise ValueError(
+                    f"{what} refused: argument {i} names buffer {t.buffer.identity} with a descriptor other than the "
+                    f"one the parent's task forwarded ({t.buffer!r}, forwarded {views[0][0].buffer!r}); a nested "
+                    "orchestration passes on the descriptors it received")
             writes = args.tag(i) in _WRITING_TAGS
             if any((w or not writes) and overlap(v, t)[0] == TensorOverlap.COVERED for v, w in views):
                 continue

@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from simpler import ChipCallable, DataType, TaskKind, TensorArgType, Worker
+from simpler import AccessMode, BufferDescriptor, ChipCallable, DataType, TaskKind, Tensor, TensorArgType, Worker
 from simpler._core import EdgeKind
 from simpler.buffer import default_registry
 from worker_helpers import alive, args, closing, kernel_callable, rendezvous_dir, time_bound, wait_gone  # noqa: F401
@@ -466,3 +466,21 @@ def test_device_memory_cannot_be_allocated_at_l4_and_the_refusal_says_where_it_c
     with pytest.raises(ValueError, match=r"device memory belongs to the chips of a level-3 Worker.*inside the "
                                          r"orchestration function that runs there"):
         w4.run(lambda o, _a, _c: o.alloc_child_tensor(0, (16,), F32))
+
+
+def test_a_nested_orchestration_may_not_pass_on_a_forwarded_buffer_with_another_grant(closing):
+    w4 = tree(closing, children=1, chips=1)
+    add_scalar = w4.register(ChipCallable("std.add_scalar"))
+
+    def upgrade(o, a, cfg):
+        d = a[0].buffer
+        forged = BufferDescriptor(d.identity, d.backend_kind, AccessMode.READWRITE, d.nbytes, d.body)
+        o.submit_next_level(add_scalar, args((a[1], IN), (Tensor(forged, (N // 2,), F32), OUT), scalars=(bits(1),)),
+                            worker=0)
+
+    h = w4.register(upgrade)
+    w4.init()
+    ro, src = w4.create_buffer(N * 2, AccessMode.READ), w4.create_buffer(N * 2)
+    with pytest.raises(RuntimeError, match="with a descriptor other than the one the parent's task forwarded"):
+        w4.run(lambda o, _a, _c: o.submit_next_level(
+            h, args((ro.tensor((N // 2,), F32), IN), (src.tensor((N // 2,), F32), IN)), worker=0))
