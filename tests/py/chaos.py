@@ -1,6 +1,7 @@
 """The chaos driver: RUNS runs of tests/py/chaos_parent.py, each a Worker
 process running a random graph with one random fault (a child SIGKILLed, a
 task raising, or the Worker process itself SIGKILLed at a random moment).
+Every third run is a tree (a level-4 Worker over two level-3 ones).
 
     python tests/py/chaos.py [--runs N] [--seed S]     (N defaults to $SIMPLER_CHAOS_RUNS or 200)
 
@@ -70,11 +71,11 @@ def wait_until(cond, bound_s: float):
         time.sleep(0.02)
 
 
-def one_run(i: int, rng: random.Random, fault: str, before: set) -> dict:
+def one_run(i: int, rng: random.Random, fault: str, shape: str, before: set) -> dict:
     seed = rng.randrange(1 << 30)
-    proc = subprocess.Popen([sys.executable, PARENT, str(seed), fault], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, PARENT, str(seed), fault, shape], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=HERE)
-    rec = {"run": i, "seed": seed, "fault": fault}
+    rec = {"run": i, "seed": seed, "fault": fault, "shape": shape}
     try:
         if fault == "parent_kill":
             try:
@@ -106,7 +107,7 @@ def one_run(i: int, rng: random.Random, fault: str, before: set) -> dict:
             names_task = "task " in text and ("chip " in text or "sub-worker " in text)
             if fault == "task_raise" and not (names_task and "chaos: injected failure" in text):
                 rec["problem"] = f"the raised error does not name the task and its cause: {text}"
-            names_death = "signal 9" in text and ("chip " in text or "sub-worker " in text)
+            names_death = "signal 9" in text and ("chip " in text or "sub-worker " in text or "worker " in text)
             if fault == "child_kill" and not names_death:
                 rec["problem"] = f"the raised error does not name the child and its death: {text}"
         elif fault == "task_raise":
@@ -156,13 +157,14 @@ def main() -> int:
     t0 = time.monotonic()
     for i in range(opts.runs):
         fault = rng.choice(["child_kill", "task_raise", "parent_kill"])
-        rec = one_run(i, rng, fault, shm_names())
+        shape = "tree" if i % 3 == 2 else "host"  # every third run: a level-4 Worker over two level-3 ones
+        rec = one_run(i, rng, fault, shape, shm_names())
         records.append(rec)
         if "problem" in rec:
-            print(f"chaos run {i} (seed {rec['seed']}, {fault}): {rec['problem']}", flush=True)
+            print(f"chaos run {i} (seed {rec['seed']}, {fault}, {shape}): {rec['problem']}", flush=True)
     outcomes: dict = {}
     for r in records:
-        key = f"{r['fault']}/{r.get('outcome', 'none')}"
+        key = f"{r['shape']}/{r['fault']}/{r.get('outcome', 'none')}"
         outcomes[key] = outcomes.get(key, 0) + 1
     raised = [r["seconds"] for r in records if r.get("outcome") == "raised"]
     summary = {

@@ -7,7 +7,13 @@ of three shared buffers, injects its fault, runs it and reports on stdout:
     result raised <seconds> <message on one line>
     result wrong <what>      a byte differs (a silent wrong answer)
 
-    python chaos_parent.py SEED FAULT    FAULT: child_kill | task_raise | parent_kill
+    python chaos_parent.py SEED FAULT [tree]    FAULT: child_kill | task_raise | parent_kill
+
+With `tree` the Worker is a level-4 one over two level-3 Workers (2 chips and
+2 sub-workers each): every operation is an L4 task forwarded to a random L3
+child, whose orchestration runs it on one of its chips or sub-workers (a chip
+group spans the two children), and child_kill picks its victim among every
+process of the tree.
 
 child_kill: a thread SIGKILLs one random child at a random moment of the run.
 task_raise: one random sub task raises. parent_kill: runs graphs until killed
@@ -23,7 +29,7 @@ import time
 
 import numpy as np
 
-from simpler import ChipCallable, DataType, TensorArgType, Worker, view_array
+from simpler import ChipCallable, DataType, TaskKind, TensorArgType, Worker, view_array
 from worker_helpers import args as _args  # tests/py is this script's directory, first on sys.path
 
 IN, OUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING
@@ -106,15 +112,71 @@ class Graph:
                 data[b][o:o + SEG] = val
 
 
+def descendants(pid: int) -> list:
+    """Every process below `pid` (from /proc/<pid>/task/*/children)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            tids = os.listdir(f"/proc/{p}/task")
+        except FileNotFoundError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    kids = [int(k) for k in f.read().split()]
+            except OSError:
+                continue
+            out += kids
+            todo += kids
+    return out
+
+
+class Tree:
+    """The tree shape: a level-4 Worker whose operations run in its L3 children.
+    Each submit_* here takes the operation's views and runs it one level down."""
+
+    def __init__(self, w: Worker, rng: random.Random):
+        self.rng = rng
+        vadd = w.register(ChipCallable("std.vector_add"))
+        add_scalar = w.register(ChipCallable("std.add_scalar"))
+        subs = [w.register(f, kind=TaskKind.SUB) for f in (triple, slow_triple, boom)]
+
+        def l3_chip(o, a, _c):  # scalars: which callable (0 vadd, 1 add_scalar), chip, [the add_scalar operand]
+            if a.scalar(0) == 0:
+                o.submit_next_level(vadd, _args((a[0], IN), (a[1], IN), (a[2], OUT)), worker=a.scalar(1))
+            else:
+                o.submit_next_level(add_scalar, _args((a[0], IN), (a[1], OUT), scalars=(a.scalar(2),)),
+                                    worker=a.scalar(1))
+
+        def l3_sub(o, a, _c):  # scalar: which sub callable
+            o.submit_sub(subs[a.scalar(0)], _args((a[0], IN), (a[1], OUT)))
+
+        def l3_sub_group(o, a, _c):
+            o.submit_sub_group(subs[0], [_args((a[0], IN), (a[1], OUT)), _args((a[2], IN), (a[3], OUT))])
+
+        self.chip, self.sub, self.sub_group = w.register(l3_chip), w.register(l3_sub), w.register(l3_sub_group)
+
+    def child(self) -> int:
+        return self.rng.randrange(2)
+
+
 def main() -> int:
     seed, fault = int(sys.argv[1]), sys.argv[2]
+    tree = len(sys.argv) > 3 and sys.argv[3] == "tree"
     rng = random.Random(seed)
-    w = Worker(level=3, num_chips=2, num_sub_workers=2, task_timeout=20)
-    vadd = w.register(ChipCallable("std.vector_add"))
-    add_scalar = w.register(ChipCallable("std.add_scalar"))
-    tri = w.register(triple)
-    slow = w.register(slow_triple)
-    bad = w.register(boom)
+    if tree:
+        w = Worker(level=4, task_timeout=20)
+        for _ in range(2):
+            w.add_worker(Worker(level=3, num_chips=2, num_sub_workers=2))
+        shape = Tree(w, rng)
+    else:
+        w = Worker(level=3, num_chips=2, num_sub_workers=2, task_timeout=20)
+        vadd = w.register(ChipCallable("std.vector_add"))
+        add_scalar = w.register(ChipCallable("std.add_scalar"))
+        tri = w.register(triple)
+        slow = w.register(slow_triple)
+        bad = w.register(boom)
     w.init()
     print("children", *w.child_pids(), flush=True)
     bufs = [w.create_buffer(LEN * 4) for _ in range(NUM_BUFFERS)]
@@ -130,7 +192,33 @@ def main() -> int:
         for b, s in zip(bufs, start, strict=True):
             view_array(b.tensor((LEN,), F32))[...] = s
 
+        def tree_orch(o, _a, _c):
+            for kind, v in graph.ops:
+                t = [view(s) for s in v]
+                chip = rng.randrange(2)
+                if kind == "vadd":
+                    o.submit_next_level(shape.chip, _args((t[0], IN), (t[1], IN), (t[2], OUT), scalars=(0, chip)),
+                                        worker=shape.child())
+                elif kind == "add_scalar":
+                    o.submit_next_level(shape.chip, _args((t[0], IN), (t[1], OUT), scalars=(1, chip, f32_bits(1.5))),
+                                        worker=shape.child())
+                elif kind in ("sub", "boom"):
+                    which = 2 if kind == "boom" else rng.randrange(2)
+                    o.submit_next_level(shape.sub, _args((t[0], IN), (t[1], OUT), scalars=(which,)),
+                                        worker=shape.child())
+                elif kind == "sub_group":
+                    o.submit_next_level(shape.sub_group, _args((t[0], IN), (t[1], OUT), (t[2], IN), (t[3], OUT)),
+                                        worker=shape.child())
+                else:  # a chip group across the two L3 children
+                    o.submit_next_level_group(shape.chip, [
+                        _args((t[0], IN), (t[1], OUT), scalars=(1, rng.randrange(2), f32_bits(1.5))),
+                        _args((t[2], IN), (t[3], OUT), scalars=(1, rng.randrange(2), f32_bits(1.5)))],
+                        workers=[0, 1])
+
         def orch(o, _a, _c):
+            if tree:
+                tree_orch(o, _a, _c)
+                return
             for kind, v in graph.ops:
                 t = [view(s) for s in v]
                 if kind == "vadd":
@@ -179,10 +267,13 @@ def main() -> int:
     raise_at = rng.randrange(6) if fault == "task_raise" else -1
     on_start = None
     if fault == "child_kill":
-        victim = rng.choice(w.child_pids())
         delay = rng.uniform(0, 0.01)
+        pick = rng.random()
 
         def on_start():
+            # in a tree, any process of it: an L3 child, or a chip or sub-worker below one
+            pids = descendants(os.getpid()) if tree else w.child_pids()
+            victim = pids[int(pick * len(pids))]
             threading.Timer(delay, os.kill, (victim, signal.SIGKILL)).start()
 
     outcome, elapsed, msg = one_graph(raise_at, on_start)
