@@ -1,10 +1,13 @@
 // Worker: one level of the hierarchy as running processes — N next-level
-// children (chips) and M sub-workers, forked before any thread exists, each fed
-// through its own mailbox by whichever thread drives the lanes (see Threads).
+// children (chips at level 3; next-level Workers above it, each running a
+// Worker of its own in its process) and M sub-workers, forked before any
+// thread exists, each fed through its own mailbox by whichever thread drives
+// the lanes (see Threads).
 //
 // Life: construct (nothing runs) -> init() forks every child in a fixed order
-// (chips, then sub-workers), then starts the child watcher and the scheduler
-// thread -> submit()/wait() any number of times -> close(). What a child does
+// (chips, then sub-workers, then next-level Workers), then starts the child
+// watcher and the scheduler thread -> submit()/wait() any number of times ->
+// close(). What a child does
 // with a task is the job of the handler its factory makes inside the child, so
 // a child owns what it builds there (an import registry, a chip runtime).
 //
