@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 "$PY" -m nanobind.stubgen -q -m simpler._core -o python/simpler/_core.pyi
+"$PY" scripts/compact_stub.py python/simpler/_core.pyi  # the blank lines inside classes go
 echo "wrote python/simpler/_core.pyi"

@@ -6,35 +6,20 @@ import enum
 
 class DataType(enum.Enum):
     """Element type of a view (values frozen by the ABI)"""
-
     FLOAT32 = 0
-
     FLOAT16 = 1
-
     INT32 = 2
-
     INT16 = 3
-
     INT8 = 4
-
     UINT8 = 5
-
     BFLOAT16 = 6
-
     INT64 = 7
-
     UINT64 = 8
-
     UINT16 = 9
-
     UINT32 = 10
-
     BOOL = 11
-
     FP8E4M3FN = 12
-
     FP8E8M0 = 13
-
     FP4E2M1 = 14
 
 def element_size(dtype: DataType) -> int:
@@ -42,268 +27,185 @@ def element_size(dtype: DataType) -> int:
 
 class AddressSpace(enum.Enum):
     HOST = 0
-
     DEVICE = 1
 
 class AccessMode(enum.Enum):
     """What a backing grants"""
-
     READ = 0
-
     WRITE = 1
-
     READWRITE = 2
 
 class BackendKind(enum.Enum):
     FORK_SHM = 0
-
     POSIX_SHM = 1
-
     VMM_WINDOW = 2
-
     REMOTE_SIDECAR = 3
-
     DEVICE_MALLOC = 4
-
     FORK_COW = 5
 
 class TensorArgType(enum.Enum):
     """Per-argument tag driving dependency inference"""
-
     INPUT = 0
-
     OUTPUT = 1
-
     INOUT = 2
-
     OUTPUT_EXISTING = 3
-
     NO_DEP = 4
 
 class CanonicalIdentity:
     """
     The 32-byte identity of one backing; == and hash read owner_instance_id, buffer_id and generation only.
     """
-
     def __init__(self, owner_instance_id: bytes, buffer_id: int, generation: int) -> None: ...
-
     @property
     def owner_instance_id(self) -> bytes: ...
-
     @property
     def buffer_id(self) -> int: ...
-
     @property
     def generation(self) -> int: ...
-
     def __eq__(self, other: object, /) -> bool: ...
-
     def __hash__(self) -> int: ...
-
     def __repr__(self) -> str: ...
-
     def __str__(self) -> str: ...
 
 class BufferDescriptor:
     """How to find a backing: identity, backend and its body, size and grant."""
-
     def __init__(self, identity: CanonicalIdentity, backend_kind: BackendKind, access: AccessMode, nbytes: int, body: bytes = b'', address_space: AddressSpace | None = None, owner_worker_path_id: int = 0) -> None:
         """
         Fills the fields, zeroes the rest and validates (ValueError names the field and rule). address_space defaults to the backend's (DEVICE for VMM_WINDOW / DEVICE_MALLOC).
         """
-
     @staticmethod
     def for_address(identity: CanonicalIdentity, backend_kind: BackendKind, access: AccessMode, nbytes: int, base: int, owner_worker_path_id: int = 0) -> BufferDescriptor:
         """
         A descriptor for an address-bearing backend (FORK_SHM, FORK_COW, VMM_WINDOW, DEVICE_MALLOC): base stored as 8 bytes little-endian.
         """
-
     @property
     def magic(self) -> int: ...
-
     @property
     def address_space(self) -> AddressSpace: ...
-
     @property
     def access(self) -> AccessMode: ...
-
     @property
     def backend_kind(self) -> BackendKind: ...
-
     @property
     def identity(self) -> CanonicalIdentity: ...
-
     @property
     def nbytes(self) -> int: ...
-
     @property
     def owner_worker_path_id(self) -> int: ...
-
     @property
     def body_len(self) -> int: ...
-
     @property
     def body(self) -> bytes: ...
-
     @property
     def address(self) -> int | None:
         """
         The base of an address-bearing backend; None for POSIX_SHM and REMOTE_SIDECAR.
         """
-
     def __eq__(self, other: object, /) -> bool: ...
-
     def __hash__(self) -> int: ...
-
     def __repr__(self) -> str: ...
 
 class Tensor:
     """
     The L3+ task argument: a buffer descriptor plus a strided view; carries no address.
     """
-
     def __init__(self, buffer: BufferDescriptor, shapes: Sequence[int], dtype: DataType, strides: Sequence[int] | None = None, byte_offset: int = 0) -> None:
         """
         strides are element strides (row-major when None); byte_offset is in bytes. Validates: ValueError names the field and rule.
         """
-
     @property
     def buffer(self) -> BufferDescriptor: ...
-
     @property
     def byte_offset(self) -> int: ...
-
     @property
     def ndims(self) -> int: ...
-
     @property
     def shapes(self) -> tuple: ...
-
     @property
     def strides(self) -> tuple: ...
-
     @property
     def dtype(self) -> DataType: ...
-
     @property
     def extent_bytes(self) -> int:
         """Bytes from the view's first element to one past its last."""
-
     def __eq__(self, other: object, /) -> bool: ...
-
     def __hash__(self) -> int: ...
-
     def __repr__(self) -> str: ...
 
 class ChipTensor:
     """
     A task argument as the chip runtime receives it: resolved address + view.
     """
-
     def __init__(self, addr: int, size: int, shapes: Sequence[int], dtype: DataType, strides: Sequence[int] | None = None, start_offset: int = 0, address_space: AddressSpace = AddressSpace.HOST) -> None:
         """start_offset is in elements."""
-
     @property
     def addr(self) -> int: ...
-
     @property
     def size(self) -> int: ...
-
     @property
     def start_offset(self) -> int: ...
-
     @property
     def ndims(self) -> int: ...
-
     @property
     def shapes(self) -> tuple: ...
-
     @property
     def strides(self) -> tuple: ...
-
     @property
     def dtype(self) -> DataType: ...
-
     @property
     def address_space(self) -> AddressSpace: ...
-
     def __eq__(self, other: object, /) -> bool: ...
-
     def __hash__(self) -> int: ...
-
     def __repr__(self) -> str: ...
 
 class ChipStorageTaskArgs:
     """
     The L2 entry arguments: up to 256 ChipTensors, then up to 128 u64 scalars.
     """
-
     def __init__(self) -> None: ...
-
     def add_tensor(self, tensor: ChipTensor) -> None: ...
-
     def add_scalar(self, value: int) -> None: ...
-
     @property
     def tensor_count(self) -> int: ...
-
     @property
     def scalar_count(self) -> int: ...
-
     def tensor(self, index: int) -> ChipTensor: ...
-
     def scalar(self, index: int) -> int: ...
 
 class TaskArgs:
     """
     The L3+ argument list: Tensors with their tags, then u64 scalars. len() and [i] address the tensors.
     """
-
     def __init__(self) -> None: ...
-
     def add_tensor(self, tensor: Tensor, tag: TensorArgType = TensorArgType.INPUT) -> None:
         """
         Validates the tensor and that its buffer grants what the tag needs; tensors before scalars.
         """
-
     def add_scalar(self, value: int) -> None:
         """
         A u64: an int in [0, 2**64) (a NumPy integer too; not a bool or a float).
         """
-
     def set_tag(self, index: int, tag: TensorArgType) -> None: ...
-
     def tag(self, index: int) -> TensorArgType: ...
-
     def scalar(self, index: int) -> int: ...
-
     def check_access(self) -> None:
         """Re-checks access ⊆ granted for every argument (what submit runs)."""
-
     @property
     def tensor_count(self) -> int: ...
-
     @property
     def scalar_count(self) -> int: ...
-
     @property
     def tags(self) -> list[TensorArgType]: ...
-
     @property
     def scalars(self) -> list[int]: ...
-
     def __len__(self) -> int: ...
-
     def __getitem__(self, index: int) -> Tensor: ...
-
     def __repr__(self) -> str: ...
 
 class DecodedTaskArgs:
     """The tensors and scalars read back from an argument blob."""
-
     @property
     def tensors(self) -> list[Tensor]: ...
-
     @property
     def scalars(self) -> list[int]: ...
 
@@ -321,66 +223,43 @@ class CallConfig:
     """
     The 64 bytes of call configuration a task member carries to its child (docs/abi.md): block_dim, the most core threads a chip orchestration tiles for (0: all); zero_copy, run on host arguments in place instead of staging them; checked, stage between guard bytes and fail the task on a write outside the views it may write (wins over zero_copy).
     """
-
     def __init__(self, block_dim: int = 0, zero_copy: bool = False, checked: bool = False) -> None: ...
-
     @property
     def block_dim(self) -> int: ...
-
     @block_dim.setter
     def block_dim(self, arg: int, /) -> None: ...
-
     @property
     def zero_copy(self) -> bool: ...
-
     @zero_copy.setter
     def zero_copy(self, arg: bool, /) -> None: ...
-
     @property
     def checked(self) -> bool: ...
-
     @checked.setter
     def checked(self, arg: bool, /) -> None: ...
-
     def to_bytes(self) -> bytes: ...
-
     @staticmethod
     def from_bytes(data: bytes) -> CallConfig: ...
-
     def __eq__(self, other: object, /) -> bool: ...
-
     def __repr__(self) -> str: ...
 
 class TensorOverlap(enum.Enum):
     """Do two views of one backing share bytes? Only NONE drops an edge"""
-
     NONE = 0
-
     PARTIAL = 1
-
     COVERED = 2
 
 class OverlapReason(enum.Enum):
     """
     Why an overlap answer is PARTIAL: SHARED_BYTES (proven) or the fallback that applied
     """
-
     NONE = 0
-
     SHARED_BYTES = 1
-
     DIFFERENT_DTYPE = 2
-
     DIFFERENT_RANK = 3
-
     DIFFERENT_STRIDES = 4
-
     NOT_ROW_MAJOR = 5
-
     OFF_LATTICE = 6
-
     WRAPS_ROW = 7
-
     WORK_CAP = 8
 
 OVERLAP_DEFAULT_WORK_CAP: int = 4096
@@ -394,96 +273,68 @@ HOST_SCOPE: int = -1
 
 class EdgeKind(enum.Enum):
     """The rule that made an edge"""
-
     READ_AFTER_WRITE = 0
-
     WRITE_AFTER_WRITE = 1
-
     WRITE_AFTER_READ = 2
 
 class EdgeExplanation:
     """Why one edge exists: which arguments, which overlap answer"""
-
     @property
     def predecessor(self) -> int: ...
-
     @property
     def successor(self) -> int: ...
-
     @property
     def kind(self) -> EdgeKind: ...
-
     @property
     def successor_member(self) -> int: ...
-
     @property
     def successor_arg(self) -> int: ...
-
     @property
     def predecessor_member(self) -> int: ...
-
     @property
     def predecessor_arg(self) -> int: ...
-
     @property
     def successor_tag(self) -> TensorArgType: ...
-
     @property
     def predecessor_tag(self) -> TensorArgType: ...
-
     @property
     def identity(self) -> CanonicalIdentity: ...
-
     @property
     def scope(self) -> int: ...
-
     @property
     def overlap(self) -> TensorOverlap: ...
-
     @property
     def reason(self) -> OverlapReason: ...
-
     @property
     def proven(self) -> bool:
         """
         True when the edge rests on a proven shared byte; False for a fallback PARTIAL
         """
-
     def __repr__(self) -> str: ...
 
 class DependencyTracker:
     """Infers a task's predecessors from its tensor arguments and tags"""
-
     def __init__(self, exact_strides: bool = True, work_cap: int = 4096, record_explanations: bool = True) -> None: ...
-
     def submit(self, task: int, tensors: Sequence[Tensor], tags: Sequence[TensorArgType], target_chip: int = -1) -> list[int]:
         """
         Submits a one-member task; returns its predecessors. ValueError (nothing recorded) on refusal.
         """
-
     def submit_group(self, task: int, members: Sequence[tuple[Sequence[Tensor], Sequence[TensorArgType], int]]) -> list[int]:
         """
         Submits one node of several members, each (tensors, tags, target_chip); returns its predecessors.
         """
-
     def complete(self, task: int) -> None:
         """
         Retires a task: its entries leave the tracker. IndexError when it is not live.
         """
-
     def explain(self, pred: int, succ: int) -> EdgeExplanation | None:
         """Why pred -> succ exists, or None when there is no such edge"""
-
     def edges_into(self, succ: int) -> list[EdgeExplanation]: ...
-
     def is_live(self, task: int) -> bool: ...
-
     @property
     def live_tasks(self) -> int: ...
-
     @property
     def live_entries(self) -> int: ...
-
     @property
     def live_keys(self) -> int: ...
 
@@ -504,67 +355,44 @@ class ImportRefused(ValueError):
 
 class ImportRefusal(enum.Enum):
     """Why an ImportRegistry refused a descriptor"""
-
     NONE = 0
-
     INVALID_DESCRIPTOR = 1
-
     REGISTRY_CLOSED = 2
-
     DESCRIPTOR_MISMATCH = 3
-
     STALE_GENERATION = 4
-
     SHM_MISSING = 5
-
     SHM_TOO_SMALL = 6
-
     NOT_A_FORK_REGION = 7
-
     DEVICE_ON_HOST = 8
-
     DEVICE_WRONG_CHIP = 9
-
     DEVICE_OWNER_UNKNOWN = 10
-
     REMOTE_UNSUPPORTED = 11
-
     OS_ERROR = 12
 
 class BackingOwner:
     """
     The owner of one host backing. Supports the buffer protocol over all of its bytes (writable: the owner fills its own bytes); close() raises BufferError while any export is alive.
     """
-
     @property
     def descriptor(self) -> BufferDescriptor: ...
-
     @property
     def identity(self) -> CanonicalIdentity: ...
-
     @property
     def nbytes(self) -> int: ...
-
     @property
     def backend(self) -> BackendKind: ...
-
     @property
     def access(self) -> AccessMode: ...
-
     @property
     def closed(self) -> bool: ...
-
     @property
     def export_count(self) -> int: ...
-
     @property
     def shm_name(self) -> str | None:
         """The POSIX shm name (no leading '/'); None for other backends."""
-
     @property
     def address(self) -> int:
         """Owner-side address of byte 0 (0 once closed)."""
-
     def close(self) -> None:
         """
         Releases the backing: idempotent; BufferError while exports are alive (nothing changes, retry later). Only the creating process unlinks.
@@ -597,43 +425,31 @@ class MappedArg:
     """
     One mapped argument for a Python sub-worker: a buffer of exactly the view's bytes (read-only when the grant is READ) plus the geometry.
     """
-
     @property
     def address(self) -> int: ...
-
     @property
     def view_nbytes(self) -> int: ...
-
     @property
     def read_only(self) -> bool: ...
-
     @property
     def byte_offset(self) -> int: ...
-
     @property
     def backing_nbytes(self) -> int: ...
-
     @property
     def ndims(self) -> int: ...
-
     @property
     def shapes(self) -> tuple: ...
-
     @property
     def strides(self) -> tuple: ...
-
     @property
     def dtype(self) -> DataType: ...
-
     @property
     def identity(self) -> CanonicalIdentity: ...
-
     @property
     def buffer(self) -> object:
         """
         A memoryview of exactly the view's bytes (for torch.frombuffer / numpy.frombuffer).
         """
-
     def numpy(self) -> object:
         """
         A zero-copy NumPy array of the view with its strides (simpler.buffer.mapped_array).
@@ -643,40 +459,29 @@ class ImportRegistry:
     """
     The consumer side: resolves descriptors (map-once per identity) for a host endpoint or, with chip_index, for that chip.
     """
-
     def __init__(self, chip_index: int | None = None) -> None: ...
-
     def import_backing(self, descriptor: BufferDescriptor) -> int:
         """
         The backing's base address in this process (mapping it on first receipt).
         """
-
     def materialize_args(self, tensors: Sequence[Tensor], scalars: Sequence[int] = []) -> ChipStorageTaskArgs: ...
-
     def map_arg(self, tensor: Tensor, writable: bool = True) -> MappedArg:
         """
         The view's bytes in this process; read-only (and mapped so) for a READ grant or writable=False.
         """
-
     def map_args(self, tensors: Sequence[Tensor], scalars: Sequence[int] = [], write_mask: bytes = ...) -> tuple:
         """
         (list of MappedArg, list of scalars): the MappedArgs form. write_mask: CallConfig's (bit i: tensor i is written; the others are mapped read-only); empty: every tensor as its grant allows.
         """
-
     def reexport(self, tensor: Tensor) -> Tensor:
         """
         Forwarding: the same Tensor (source identity kept), validated; maps nothing.
         """
-
     def unregister(self, identity: CanonicalIdentity) -> bool: ...
-
     def close(self) -> None: ...
-
     @property
     def closed(self) -> bool: ...
-
     def __len__(self) -> int: ...
-
     @property
     def stats(self) -> dict: ...
 
@@ -684,76 +489,53 @@ class StagingMode(enum.Enum):
     """
     How a chip reaches host arguments: STAGE copies them into device memory and back; ZERO_COPY runs on them in place; CHECKED stages them between guard bytes and fails a run that wrote outside the views it may write.
     """
-
     STAGE = 0
-
     ZERO_COPY = 1
-
     CHECKED = 2
 
 class RuntimeConfig:
     """
     A chip's task runtime: core_threads in [1, 256], ring_slots in [2, 1048576].
     """
-
     def __init__(self) -> None: ...
-
     @property
     def core_threads(self) -> int: ...
-
     @core_threads.setter
     def core_threads(self, arg: int, /) -> None: ...
-
     @property
     def ring_slots(self) -> int: ...
-
     @ring_slots.setter
     def ring_slots(self, arg: int, /) -> None: ...
-
     def __eq__(self, other: object, /) -> bool: ...
-
     def __repr__(self) -> str: ...
 
 class ChipServiceConfig:
     """
     A simulated chip's options: arena_bytes of device memory for staged copies and run temporaries, its runtime, its staging mode, the libraries it loads and the chip orchestration each callable id names.
     """
-
     def __init__(self) -> None: ...
-
     @property
     def arena_bytes(self) -> int: ...
-
     @arena_bytes.setter
     def arena_bytes(self, arg: int, /) -> None: ...
-
     @property
     def runtime(self) -> RuntimeConfig: ...
-
     @runtime.setter
     def runtime(self, arg: RuntimeConfig, /) -> None: ...
-
     @property
     def staging(self) -> StagingMode: ...
-
     @staging.setter
     def staging(self, arg: StagingMode, /) -> None: ...
-
     @property
     def libraries(self) -> list[str]: ...
-
     @libraries.setter
     def libraries(self, arg: Sequence[str], /) -> None: ...
-
     @property
     def orchestrations(self) -> list[str]: ...
-
     @orchestrations.setter
     def orchestrations(self, arg: Sequence[str], /) -> None: ...
-
     def validate(self) -> None:
         """ValueError naming the field and the rule it breaks."""
-
     def __eq__(self, other: object, /) -> bool: ...
 
 def build_chip_library(source_path: str, flags: Sequence[str] | None = None, compiler: str = '', cache_dir: str = '') -> tuple[str, str, bool]:
@@ -768,312 +550,224 @@ def chip_orchestration_names(libraries: Sequence[str]) -> list[str]:
 
 class TaskKind(enum.Enum):
     NEXT_LEVEL = 0
-
     SUB = 1
 
 class ChildKind(enum.Enum):
     CHIP = 0
-
     SUB_WORKER = 1
-
     WORKER = 2
 
 class ChildRef:
     """
     Which child of a Worker: its kind and its index among the Worker's children of that kind. name() is the spelling every error, trace lane and status line uses.
     """
-
     def __init__(self, kind: ChildKind, index: int) -> None: ...
-
     @property
     def kind(self) -> ChildKind: ...
-
     @property
     def index(self) -> int: ...
-
     def name(self) -> str:
         """'chip 0', 'sub-worker 1', 'worker 2'."""
-
     def __eq__(self, other: object, /) -> bool: ...
-
     def __hash__(self) -> int: ...
-
     def __repr__(self) -> str: ...
 
 class TaskHandle:
     """
     What a submit returns: the task's id within its Worker and the run it was submitted in (runs count Worker.run() calls from 0).
     """
-
     def __init__(self, id: int, run: int) -> None: ...
-
     @property
     def id(self) -> int: ...
-
     @property
     def run(self) -> int: ...
-
     def name(self) -> str:
         """'task 3 of run 1'."""
-
     def __eq__(self, other: object, /) -> bool: ...
-
     def __lt__(self, arg: TaskHandle, /) -> bool:
         """Submit order (ids count up across runs)."""
-
     def __hash__(self) -> int: ...
-
     def __repr__(self) -> str: ...
 
 class ChipLaneConfig:
     """The Worker's simulated chips: the chip each child builds."""
-
     def __init__(self) -> None: ...
-
     @property
     def chip(self) -> ChipServiceConfig: ...
-
     @chip.setter
     def chip(self, arg: ChipServiceConfig, /) -> None: ...
-
     def __eq__(self, other: object, /) -> bool: ...
 
 class WorkerConfig:
     """
     A Worker's options, each default the C++ initializer's. spin and task_timeout are seconds; validate() raises ValueError naming the field and the rule.
     """
-
     def __init__(self) -> None: ...
-
     @property
     def num_chips(self) -> int: ...
-
     @num_chips.setter
     def num_chips(self, arg: int, /) -> None: ...
-
     @property
     def num_sub_workers(self) -> int: ...
-
     @num_sub_workers.setter
     def num_sub_workers(self, arg: int, /) -> None: ...
-
     @property
     def num_workers(self) -> int:
         """Next-level Worker children (a level-4 Worker's L3s)."""
-
     @num_workers.setter
     def num_workers(self, arg: int, /) -> None: ...
-
     @property
     def worker_callable_names(self) -> list[str]: ...
-
     @worker_callable_names.setter
     def worker_callable_names(self, arg: Sequence[str], /) -> None: ...
-
     @property
     def blob_capacity(self) -> int:
         """Bytes of each mailbox's argument blob."""
-
     @blob_capacity.setter
     def blob_capacity(self, arg: int, /) -> None: ...
-
     @property
     def spin(self) -> float | None:
         """
         Every waiter's spin budget in seconds: None adapts (up to 25 us), 0 never spins, 0 < s <= 1 spins s seconds.
         """
-
     @spin.setter
     def spin(self, spin: float | None) -> None: ...
-
     @property
     def task_timeout(self) -> float | None:
         """
         Seconds a task may run (rounded up to whole milliseconds); None: no limit. 0, NaN and infinity are refused.
         """
-
     @task_timeout.setter
     def task_timeout(self, task_timeout: float | None) -> None: ...
-
     @property
     def close_grace(self) -> float:
         """Seconds close() waits for a child before it kills it."""
-
     @close_grace.setter
     def close_grace(self, arg: float, /) -> None: ...
-
     @property
     def chip_lane(self) -> ChipLaneConfig: ...
-
     @chip_lane.setter
     def chip_lane(self, arg: ChipLaneConfig, /) -> None: ...
-
     @property
     def device_memory_bytes(self) -> int:
         """Per chip, for alloc_child_tensor."""
-
     @device_memory_bytes.setter
     def device_memory_bytes(self, arg: int, /) -> None: ...
-
     @property
     def record_edges(self) -> bool: ...
-
     @record_edges.setter
     def record_edges(self, arg: bool, /) -> None: ...
-
     @property
     def sub_callable_names(self) -> list[str]: ...
-
     @sub_callable_names.setter
     def sub_callable_names(self, arg: Sequence[str], /) -> None: ...
-
     @property
     def trace(self) -> bool: ...
-
     @trace.setter
     def trace(self, arg: bool, /) -> None: ...
-
     @property
     def trace_capacity(self) -> int: ...
-
     @trace_capacity.setter
     def trace_capacity(self, arg: int, /) -> None: ...
-
     @property
     def path(self) -> str:
         """
         The Worker's place in its tree ('L4/L3[0]'); its chips' device memory carries '<path>/chip i' as its owner path.
         """
-
     @path.setter
     def path(self, arg: str, /) -> None: ...
-
     def validate(self) -> None:
         """ValueError naming the field and the rule it breaks."""
-
     def __eq__(self, other: object, /) -> bool:
         """Every option equal (the C++ handlers and hooks are not options)."""
 
 class TracePhase(enum.Enum):
     SUBMIT = 0
-
     RUN = 1
 
 class TraceEvent:
     """
     One timeline event (steady-clock ns = time.monotonic_ns()): SUBMIT when the engine accepted a task; RUN from publishing one member to its child's mailbox to collecting its result.
     """
-
     @property
     def phase(self) -> TracePhase: ...
-
     @property
     def kind(self) -> TaskKind: ...
-
     @property
     def ok(self) -> bool: ...
-
     @property
     def member(self) -> int: ...
-
     @property
     def child(self) -> ChildRef: ...
-
     @property
     def members(self) -> int: ...
-
     @property
     def task(self) -> TaskHandle: ...
-
     @property
     def callable(self) -> int: ...
-
     @property
     def start_ns(self) -> int: ...
-
     @property
     def end_ns(self) -> int: ...
-
     @property
     def error(self) -> str: ...
-
     def __repr__(self) -> str: ...
 
 class EngineWorker:
     """
     The C++ Worker: forked children fed through mailboxes by whichever thread drives them (submit(), wait(), or a background thread between them).
     """
-
     def __init__(self, config: WorkerConfig, chip_dispatch: object | None = None, sub_dispatch: object | None = None, worker_start: object | None = None) -> None:
         """
         Validates config (ValueError) and builds the Worker; nothing runs before init(). chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index config.chip_lane.chip.orchestrations. sub_dispatch: the handler each sub-worker child calls. worker_start(index) -> (dispatch, close): called in next-level Worker child `index` right after its fork; it starts that child's Worker, dispatch runs each task there, close() runs when the child is told to stop.
         """
-
     def init(self) -> None:
         """Forks every child (chips, then sub-workers), then starts the threads."""
-
     def submit(self, kind: TaskKind, callable: int, members: Sequence[tuple[TaskArgs, int | None]], config: bytes) -> TaskHandle:
         """
         Publishes a task of (TaskArgs, worker) members (worker None: a sub task); ValueError on refusal, nothing recorded.
         """
-
     def submit_one(self, kind: TaskKind, callable: int, args: TaskArgs, worker: int | None, config: bytes) -> TaskHandle:
         """
         submit() of one member, without building a list (the hot path of submit_next_level / submit_sub).
         """
-
     def wait(self, timeout: float | None = None) -> bool:
         """
         Waits (spin, then futex) until every task has finished and returns True; RuntimeError names the first failure. With a timeout (seconds) returns False when tasks are still unfinished then.
         """
-
     def cancel_run(self, why: str) -> str:
         """
         Ends the run early: tasks not yet dispatched never run; those on a child finish there and the next wait() waits for them. Returns what it did, in words.
         """
-
     def close(self) -> None: ...
-
     @property
     def initialized(self) -> bool: ...
-
     @property
     def closed(self) -> bool: ...
-
     def alloc_device(self, chip: int, nbytes: int, access: AccessMode = AccessMode.READWRITE) -> BufferDescriptor:
         """
         DEVICE_MALLOC memory on one chip: its descriptor (the body is the device pointer).
         """
-
     def release_device(self, identity: CanonicalIdentity) -> None:
         """
         Refuses the block at submit from now on; frees it once every earlier task has finished.
         """
-
     def device_owner(self, identity: CanonicalIdentity) -> int | None:
         """The chip a device block lives on, or None."""
-
     def device_stats(self, chip: int) -> dict: ...
-
     def take_edge_log(self) -> list[EdgeExplanation]:
         """
         The edges inferred since the last call, with their explanations (record_edges=True), and clears them.
         """
-
     def child_status(self) -> list[str]: ...
-
     @property
     def tracing(self) -> bool: ...
-
     def trace_events(self) -> list[TraceEvent]:
         """
         The timeline so far (empty unless trace=True); members still in flight are not in it yet.
         """
-
     def trace_dropped(self) -> int:
         """Events not stored because the trace_capacity was reached."""
-
     def trace_clear(self) -> None:
         """Forgets the stored events and the dropped count."""
-
     def child_pids(self) -> list[int]: ...
