@@ -13,16 +13,22 @@
 // forwards tasks from C++ (Python's nested Workers run orchestration functions,
 // python/simpler/nested.py).
 //
-// Round trip: one task naming one tensor per iteration, submit() then wait(),
-// hot (every waiter spins up to 1 ms) and adaptive (the default policy).
-// Throughput: N independent tasks over 2 lanes (L3: 2 chips; L4: 2 L3
-// children, one chip each), one wait(). Real time.
+// Rows: the raw spin ping-pong; the forwarding work alone (the child's decode,
+// re-export and tagging of the one-tensor task, in one process, nothing
+// mapped); the round trip, one task naming one tensor per iteration, submit()
+// then wait(), hot (every waiter spins up to 1 ms) and adaptive (the default
+// policy); throughput, N independent empty tasks over 2 lanes (L3: 2 chips;
+// L4: 2 L3 children, one chip each), one wait(). Real time, except the
+// forwarding work (CPU time).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
-#include <cstring>
+#include <cstdint>
+#include <exception>
 #include <memory>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "benchmarks/raw_ping_pong.h"
@@ -37,9 +43,7 @@ namespace {
 
 enum Regime : int64_t { HOT = 0, ADAPTIVE = 2 };
 
-ipc::SpinPolicy policy_of(int64_t regime) {
-    return regime == HOT ? ipc::fixed_spin_policy(1ms) : ipc::SpinPolicy{};
-}
+ipc::SpinPolicy policy_of(int64_t regime) { return regime == HOT ? ipc::fixed_spin_policy(1ms) : ipc::SpinPolicy{}; }
 
 const char* regime_name(int64_t regime) { return regime == HOT ? "hot" : "adaptive"; }
 
@@ -67,6 +71,26 @@ TensorArgType forwarded_tag(const CallConfig& config, size_t i, const Tensor& t)
                                                                           : TensorArgType::OUTPUT_EXISTING;
 }
 
+// The forwarded task as this level's arguments: the blob opened and every
+// tensor validated, re-exported (nothing mapped) and tagged from the write
+// mask, the scalars copied. False (args cleared) when the blob is refused.
+bool forwarded_args(const ipc::TaskView& task, const CallConfig& config, ImportRegistry& registry, TaskArgs& args) {
+    args.clear();
+    TaskArgsView view;
+    if (!TaskArgsView::open(task.blob.data(), task.blob.size(), view).ok()) return false;
+    Tensor t;
+    for (int32_t i = 0; i < view.tensor_count(); ++i) {
+        if (!view.tensor(i, t).ok()) {
+            args.clear();
+            return false;
+        }
+        const Tensor r = registry.reexport(t);
+        args.add_tensor(r, forwarded_tag(config, static_cast<size_t>(i), r));
+    }
+    for (int32_t i = 0; i < view.scalar_count(); ++i) args.add_scalar(view.scalar(i));
+    return true;
+}
+
 // Made in L4 child `index` right after fork: an L3 Worker with one chip, and
 // the handler that forwards each task to that chip.
 ipc::TaskHandler forwarding_handler(ipc::SpinPolicy spin) {
@@ -79,19 +103,10 @@ ipc::TaskHandler forwarding_handler(ipc::SpinPolicy spin) {
     auto f = std::make_shared<Forwarder>(l3_config(1, spin));
     f->l3.init();
     return [f](const ipc::TaskView& task) -> ipc::TaskOutcome {
-        TaskArgsView view;
-        if (ValidationError e = TaskArgsView::open(task.blob.data(), task.blob.size(), view); !e.ok())
-            return {ipc::TaskError::BAD_ARGUMENTS, "L3: blob refused"};
         const CallConfig config = call_config_from_bytes(task.config.bytes);
-        f->args.clear();
-        Tensor t;
         try {
-            for (int32_t i = 0; i < view.tensor_count(); ++i) {
-                if (!view.tensor(i, t).ok()) return {ipc::TaskError::BAD_ARGUMENTS, "L3: tensor refused"};
-                const Tensor r = f->registry.reexport(t);
-                f->args.add_tensor(r, forwarded_tag(config, static_cast<size_t>(i), r));
-            }
-            for (int32_t i = 0; i < view.scalar_count(); ++i) f->args.add_scalar(view.scalar(i));
+            if (!forwarded_args(task, config, f->registry, f->args))
+                return {ipc::TaskError::BAD_ARGUMENTS, "L3[0]: the blob was refused"};
             const MemberSubmit m{&f->args, 0};
             f->l3.submit(TaskKind::NEXT_LEVEL, task.callable_id, {&m, 1}, config);
             f->l3.wait();
@@ -125,6 +140,20 @@ TaskArgs one_tensor_args(benchmark::State& state) {
 }
 
 void BM_RawSpinPingPong(benchmark::State& state) { bench::raw_spin_ping_pong(state); }
+
+// The forwarding child's own work per task, in one process: open the blob of
+// the one-tensor task, validate, re-export and tag its tensor, copy its scalar.
+void BM_ForwardedArgs(benchmark::State& state) {
+    const std::vector<std::byte> blob = bench::one_tensor_blob();
+    const ipc::TaskView task{1, 0, {}, blob};
+    ImportRegistry registry;
+    TaskArgs args;
+    for (auto _ : state) {
+        if (!forwarded_args(task, CallConfig{}, registry, args)) state.SkipWithError("blob refused");
+        benchmark::DoNotOptimize(args);
+    }
+    if (registry.stats().maps != 0) state.SkipWithError("forwarding mapped a backing");
+}
 
 // Baseline: L3 -> chip, one one-tensor task per iteration.
 void BM_L3RoundTrip(benchmark::State& state) {
@@ -178,6 +207,7 @@ void BM_L4IndependentTasks(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_RawSpinPingPong)->UseRealTime();
+BENCHMARK(BM_ForwardedArgs);
 BENCHMARK(BM_L3RoundTrip)->ArgName("regime")->Arg(HOT)->Arg(ADAPTIVE)->UseRealTime();
 BENCHMARK(BM_L4RoundTrip)->ArgName("regime")->Arg(HOT)->Arg(ADAPTIVE)->UseRealTime();
 BENCHMARK(BM_L3IndependentTasks)
