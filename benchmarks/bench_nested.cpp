@@ -17,7 +17,8 @@
 // re-export and tagging of the one-tensor task, in one process, nothing
 // mapped); the round trip, one task naming one tensor per iteration, submit()
 // then wait(), hot (every waiter spins up to 1 ms) and adaptive (the default
-// policy); throughput, N independent empty tasks over 2 lanes (L3: 2 chips;
+// policy), with a control: the L3 round trip next to a third spinning process;
+// throughput, N independent empty tasks over 2 lanes (L3: 2 chips;
 // L4: 2 L3 children, one chip each), one wait(). Real time, except the
 // forwarding work (CPU time).
 #include <benchmark/benchmark.h>
@@ -26,6 +27,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <new>
 #include <span>
 #include <string>
 #include <utility>
@@ -165,6 +167,29 @@ void BM_L3RoundTrip(benchmark::State& state) {
     w.close();
 }
 
+// Control: the L3 round trip while a third process spins as a waiter does
+// (yielding after 2 us). A hot L4 round trip keeps three processes spinning
+// (L4's wait(), the L3 child's wait(), the chip); this shows what a third
+// spinner alone costs the two-process round trip on this machine.
+void BM_L3RoundTripThirdSpinner(benchmark::State& state) {
+    state.SetLabel(regime_name(state.range(0)));
+    ipc::SharedRegion region(sizeof(uint32_t));
+    auto* stop = new (region.data()) uint32_t{0};
+    ipc::ChildProcess spinner = ipc::ChildProcess::spawn([stop] {
+        (void)bench::spin_yield_change(*stop, 0, ipc::Clock::now() + bench::CHILD_IDLE_LIMIT);
+        return 0;
+    });
+    {
+        Worker w(l3_config(1, policy_of(state.range(0))));
+        w.init();
+        const TaskArgs args = one_tensor_args(state);
+        bench::worker_round_trips(state, w, TaskKind::NEXT_LEVEL, MemberSubmit{&args, 0});
+        w.close();
+    }
+    bench::at(*stop).store(bench::STOP, std::memory_order_release);
+    bench::finish_child(state, spinner);
+}
+
 // The same task L4 -> L3 -> chip: one forwarding hop more.
 void BM_L4RoundTrip(benchmark::State& state) {
     state.SetLabel(regime_name(state.range(0)));
@@ -209,6 +234,7 @@ void BM_L4IndependentTasks(benchmark::State& state) {
 BENCHMARK(BM_RawSpinPingPong)->UseRealTime();
 BENCHMARK(BM_ForwardedArgs);
 BENCHMARK(BM_L3RoundTrip)->ArgName("regime")->Arg(HOT)->Arg(ADAPTIVE)->UseRealTime();
+BENCHMARK(BM_L3RoundTripThirdSpinner)->ArgName("regime")->Arg(HOT)->UseRealTime();
 BENCHMARK(BM_L4RoundTrip)->ArgName("regime")->Arg(HOT)->Arg(ADAPTIVE)->UseRealTime();
 BENCHMARK(BM_L3IndependentTasks)
     ->ArgNames({"regime", "n"})
