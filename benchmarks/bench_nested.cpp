@@ -94,8 +94,8 @@ bool forwarded_args(const ipc::TaskView& task, const CallConfig& config, ImportR
 }
 
 // Made in L4 child `index` right after fork: an L3 Worker with one chip, and
-// the handler that forwards each task to that chip.
-ipc::TaskHandler forwarding_handler(ipc::SpinPolicy spin) {
+// the handler that forwards each task to that chip (failures name L3[index]).
+ipc::TaskHandler forwarding_handler(uint32_t index, ipc::SpinPolicy spin) {
     struct Forwarder {
         Worker l3;
         ImportRegistry registry;
@@ -104,16 +104,16 @@ ipc::TaskHandler forwarding_handler(ipc::SpinPolicy spin) {
     };
     auto f = std::make_shared<Forwarder>(l3_config(1, spin));
     f->l3.init();
-    return [f](const ipc::TaskView& task) -> ipc::TaskOutcome {
+    return [f, name = "L3[" + std::to_string(index) + "]"](const ipc::TaskView& task) -> ipc::TaskOutcome {
         const CallConfig config = call_config_from_bytes(task.config.bytes);
         try {
             if (!forwarded_args(task, config, f->registry, f->args))
-                return {ipc::TaskError::BAD_ARGUMENTS, "L3[0]: the blob was refused"};
+                return {ipc::TaskError::BAD_ARGUMENTS, name + ": the blob was refused"};
             const MemberSubmit m{&f->args, 0};
             f->l3.submit(TaskKind::NEXT_LEVEL, task.callable_id, {&m, 1}, config);
             f->l3.wait();
         } catch (const std::exception& e) {
-            return {ipc::TaskError::TASK_FAILED, std::string("L3[0] -> ") + e.what()};
+            return {ipc::TaskError::TASK_FAILED, name + " -> " + e.what()};
         }
         return {};
     };
@@ -123,7 +123,7 @@ WorkerConfig l4_config(uint32_t workers, ipc::SpinPolicy spin) {
     WorkerConfig c;
     c.num_workers = workers;
     c.spin = spin;
-    c.worker_handler = [spin](uint32_t) { return forwarding_handler(spin); };
+    c.worker_handler = [spin](uint32_t index) { return forwarding_handler(index, spin); };
     return c;
 }
 
