@@ -38,7 +38,8 @@ def median_runs(run, repeats):
 
 
 def chip_task(o, a, cfg):
-    """The L3 orchestration every L4 task runs: one empty chip task."""
+    """The L3 orchestration every L4 task runs: one empty chip task, on chip 0 (an
+    L3 child runs one L4 task at a time, so a second chip would add nothing)."""
     o.submit_next_level(_NOOP, a, worker=0)
 
 
