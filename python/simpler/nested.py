@@ -122,6 +122,10 @@ class ForwardedScope:
                 "views its task received (the parent ordered its tasks by them)")
 
 
+# The scope of a task that forwarded no tensor: it restricts nothing (shared; a scope never changes).
+_NOTHING_FORWARDED = ForwardedScope(())
+
+
 def _writes(config: bytes, i: int) -> bool:
     return bool((config[_WRITE_MASK_AT + i // 8] >> (i % 8)) & 1)
 
@@ -131,10 +135,15 @@ def forwarded_args(blob: bytes, config: bytes) -> Tuple[TaskArgs, ForwardedScope
     validated and re-exported (same identity, nothing mapped), tagged by the
     write mask; and the scope they allow."""
     decoded = read_blob(blob)
-    registry = default_registry()
+    tensors = decoded.tensors
     args = TaskArgs()
+    if not tensors:  # the hot path of tensor-less tasks: nothing to re-export or to hold a submit to
+        for s in decoded.scalars:
+            args.add_scalar(s)
+        return args, _NOTHING_FORWARDED
+    registry = default_registry()
     views = []
-    for i, t in enumerate(decoded.tensors):
+    for i, t in enumerate(tensors):
         view = registry.reexport(t)
         writes = _writes(config, i)
         if not writes:

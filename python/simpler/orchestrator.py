@@ -65,9 +65,8 @@ class Orchestrator:
         self._worker = worker
         self._core = worker._running()
         self._serial = worker._serial
-        # Where each kind of task runs (a handle must be of that kind of child).
-        self._runs_on = {TaskKind.NEXT_LEVEL: worker._runs_on(TaskKind.NEXT_LEVEL),
-                         TaskKind.SUB: worker._runs_on(TaskKind.SUB)}
+        # Where each kind of task runs (a handle must be of that kind of child); the Worker's, read-only.
+        self._runs_on = worker._runs_on_by_kind
         # A nested run: what its parent's task forwarded, which every submit must stay within.
         self._scope = scope
         self.submitted: List[TaskHandle] = []

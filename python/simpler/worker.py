@@ -199,6 +199,8 @@ class Worker:
         self._buffers: List[Buffer] = []
         self._pid = os.getpid()
         self._run_lock = threading.Lock()  # held while run() builds or waits (runs do not nest)
+        # _runs_on of each TaskKind, built once: every run's Orchestrator reads it (the level never changes).
+        self._runs_on_by_kind = {k: self._runs_on(k) for k in (TaskKind.NEXT_LEVEL, TaskKind.SUB)}
 
     # -- set-up ---------------------------------------------------------------
     @property

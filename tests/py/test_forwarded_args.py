@@ -1,0 +1,53 @@
+"""forwarded_args (simpler.nested): a parent's task blob as a nested run's
+TaskArgs and the scope that holds its submits, with and without tensors."""
+
+import pytest
+
+from simpler import DataType, TaskArgs, TensorArgType
+from simpler._core import write_blob
+from simpler.buffer import create_buffer
+from simpler.nested import forwarded_args
+from worker_helpers import args
+
+F32 = DataType.FLOAT32
+
+
+def config(written=()):
+    """64 call-config bytes whose write mask (bytes 32..63) sets the bits of `written`."""
+    c = bytearray(64)
+    for i in written:
+        c[32 + i // 8] |= 1 << (i % 8)
+    return bytes(c)
+
+
+@pytest.fixture
+def buf():
+    b = create_buffer(256)
+    yield b
+    b.close()
+
+
+def test_a_task_without_tensors_forwards_its_scalars_in_order_and_holds_no_submit(buf):
+    fwd, scope = forwarded_args(write_blob(args(scalars=(5, 2**64 - 1, 0))), config())
+    assert fwd.tensor_count == 0
+    assert fwd.scalars == [5, 2**64 - 1, 0]
+    # nothing was forwarded, so nothing the nested run names is out of scope
+    scope.check(args((buf.tensor((64,), F32), TensorArgType.INOUT)), "submit")
+
+
+def test_an_empty_task_forwards_nothing():
+    fwd, _ = forwarded_args(write_blob(TaskArgs()), config())
+    assert (fwd.tensor_count, fwd.scalar_count) == (0, 0)
+
+
+def test_forwarded_tensors_are_tagged_by_the_write_mask_and_hold_submits_to_their_views(buf):
+    low, high = buf.tensor((16,), F32), buf.tensor((16,), F32, byte_offset=64)
+    blob = write_blob(args((low, TensorArgType.INPUT), (high, TensorArgType.INOUT), scalars=(9,)))
+    fwd, scope = forwarded_args(blob, config(written=(1,)))
+    assert fwd.tags == [TensorArgType.INPUT, TensorArgType.INOUT]
+    assert fwd.scalars == [9]
+    scope.check(args((high, TensorArgType.OUTPUT_EXISTING)), "submit")
+    with pytest.raises(ValueError, match=r"argument 0 \(OUTPUT_EXISTING\).*written by"):
+        scope.check(args((low, TensorArgType.OUTPUT_EXISTING)), "submit")
+    with pytest.raises(ValueError, match="outside every view"):
+        scope.check(args((buf.tensor((64,), F32), TensorArgType.INPUT)), "submit")
