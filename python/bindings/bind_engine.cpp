@@ -90,6 +90,21 @@ simpler::ipc::TaskHandler python_handler(const nb::object& dispatch) {
     };
 }
 
+// Child side: a Python child's import cache is simpler.buffer's
+// default_registry(); a forget drops each identity from it.
+simpler::ForgetHandler python_forget() {
+    return [](std::span<const simpler::CanonicalIdentity> ids) {
+        try {
+            nb::list out;
+            for (const simpler::CanonicalIdentity& id : ids) out.append(id);
+            nb::module_::import_("simpler.buffer").attr("forget_imports")(out);
+        } catch (nb::python_error& e) {
+            // Nothing to report to: a forget is not a task. The cache keeps the entry.
+            e.discard_as_unraisable("simpler: forget in a Python child");
+        }
+    };
+}
+
 // Seconds as a whole count of `Duration`, rounded away from zero (a positive
 // time never becomes 0: none). ValueError for a value no int64 count holds.
 template <class Duration>
@@ -276,12 +291,12 @@ void bind_engine(nb::module_& m) {
                 if (!chip_dispatch.is_none())
                     c.chip_handler = [chip_dispatch](uint32_t) {
                         PyOS_AfterFork_Child();
-                        return python_handler(chip_dispatch);
+                        return simpler::ChildHandlers{python_handler(chip_dispatch), python_forget()};
                     };
                 if (!sub_dispatch.is_none())
                     c.sub_handler = [sub_dispatch](uint32_t) {
                         PyOS_AfterFork_Child();
-                        return python_handler(sub_dispatch);
+                        return simpler::ChildHandlers{python_handler(sub_dispatch), python_forget()};
                     };
                 new (self) Worker(std::move(c));
             },

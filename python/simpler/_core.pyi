@@ -545,6 +545,12 @@ class BackingOwner:
     def closed(self) -> bool: ...
 
     @property
+    def free_pending(self) -> bool:
+        """
+        Closed, and the free still waits for unfinished tasks that name the buffer.
+        """
+
+    @property
     def export_count(self) -> int: ...
 
     @property
@@ -557,7 +563,12 @@ class BackingOwner:
 
     def close(self) -> None:
         """
-        Releases the backing: idempotent; BufferError while exports are alive (nothing changes, retry later). Only the creating process unlinks.
+        Releases the backing: idempotent; BufferError while exports are alive (nothing changes, retry later). Only the creating process unlinks, and only once no unfinished task of this process names the buffer (at once when none does; free_pending says whether it still waits).
+        """
+
+    def wait_freed(self) -> None:
+        """
+        Blocks (the GIL released, asleep) until the free of a closed buffer has run; at once when none is pending.
         """
 
 def create_posix_shm(nbytes: int, access: AccessMode = AccessMode.READWRITE, owner_worker_path_id: int = 0) -> BackingOwner:
@@ -659,6 +670,18 @@ class ImportRegistry:
         """
 
     def unregister(self, identity: CanonicalIdentity) -> bool: ...
+
+    def forget(self, identity: CanonicalIdentity) -> bool:
+        """
+        The owner freed the backing: drops the entry and refuses its generation from now on; a mapping a MappedArg still refers to stays mapped until the last one goes. False when it was not imported.
+        """
+
+    def identities(self) -> list[CanonicalIdentity]:
+        """The identities the cache holds now."""
+
+    @property
+    def kept_for_exports(self) -> int:
+        """Forgotten mappings kept alive by MappedArgs that still refer to them."""
 
     def close(self) -> None: ...
 

@@ -45,11 +45,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "simpler/engine/child_handlers.h"
 #include "simpler/engine/chip_lane.h"
 #include "simpler/engine/device_memory.h"
 #include "simpler/engine/engine_core.h"
@@ -63,9 +65,6 @@
 #include "simpler/ipc/spin_wait.h"
 
 namespace simpler {
-
-// Makes, inside child `index` right after fork, the handler that runs its tasks.
-using ChildHandlerFactory = std::function<ipc::TaskHandler(uint32_t index)>;
 
 // Everything a Worker is built from: its options (each default is the
 // initializer here and nowhere else) and its collaborators (handlers, hooks).
@@ -158,6 +157,16 @@ public:
     // submitted before this call has finished.
     void release_device(const CanonicalIdentity& id);
     [[nodiscard]] std::optional<uint32_t> device_owner(const CanonicalIdentity& id) const;
+
+    // Queues a forget of these identities to every lane of this Worker
+    // (child_handlers.h): an idle lane gets it at once, a busy one when its
+    // task is back, and the engine hands the lane no task until the child has
+    // answered it. The process's frees send it to every live Worker
+    // (live_workers.h). Ignored before init(), after close() and in a forked copy.
+    void forget(std::span<const CanonicalIdentity> identities);
+    // Marks every unfinished task naming `id` as holding it for a release
+    // (backing_retention.h: retains each one); they release it when they finish.
+    void hold_users(const CanonicalIdentity& id);
     // The edges inferred since the last call (WorkerConfig::record_edges), and clears them.
     [[nodiscard]] std::vector<EdgeExplanation> take_edge_log();
     [[nodiscard]] DeviceMemory& device_memory() noexcept { return *device_; }
@@ -184,6 +193,9 @@ private:
         std::unique_ptr<ipc::Mailbox> mailbox;
         ipc::ChildProcess child;
         std::optional<Dispatch> in_flight;
+        std::vector<CanonicalIdentity> forgets;  // queued for the child, oldest first
+        bool control_in_flight = false;          // a forget message is on the child
+        std::optional<Dispatch> held;            // taken for this lane while a forget was on it
         bool lost = false;
         std::string lost_why;
     };
@@ -200,6 +212,12 @@ private:
     ipc::Deadline progress_locked();
     void collect_results_locked();
     void dispatch_locked();
+    void publish_locked(size_t lane, const Dispatch& d);
+    // Queues the forget inbox on every lane and sends it to the idle ones.
+    void deliver_forgets_locked();
+    void publish_forget_locked(size_t lane);
+    // Hands the holds of finished tasks back to the process's retention.
+    void release_holds_locked();
     void lose_lane_locked(size_t lane, const std::string& why);
     [[nodiscard]] std::string describe_failure_locked(const RunFailure& f) const;
     [[nodiscard]] std::string callable_name(TaskKind kind, uint64_t callable) const;
@@ -209,7 +227,7 @@ private:
     // wait()'s error when close() ended the run: what had not finished, and the run's first failure.
     [[nodiscard]] std::string describe_closed_run_locked() const;
     EngineConfig engine_config();
-    ipc::TaskHandler make_child_handler(ChildRef child);
+    ChildHandlers make_child_handler(ChildRef child);
 
     WorkerConfig config_;
     std::unique_ptr<DeviceMemory> device_;  // before core_: the engine's hooks read it
@@ -230,6 +248,11 @@ private:
     bool initialized_ = false;
     std::atomic<bool> closed_{false};  // written under mu_; read without it by the entry points' checks
     std::vector<Dispatch> batch_;
+    std::vector<CanonicalIdentity> unheld_;     // scratch for release_holds_locked
+    std::vector<std::byte> forget_blob_;        // scratch for publish_forget_locked
+    std::mutex forget_mu_;                      // a leaf: guards forget_inbox_ only
+    std::vector<CanonicalIdentity> forget_inbox_;  // forget() -> the lanes, at the next progress
+    bool live_registered_ = false;              // listed in process_live_workers()
     std::unique_ptr<TraceRecorder> trace_;  // set when config_.trace; used under mu_
 };
 
