@@ -169,6 +169,7 @@ def test_release_waits_for_in_flight_chip_and_sub_tasks(closing, tmp_path, how):
     assert in_cache == 0, "the sub-worker's import cache still holds the freed buffer"
     assert refused_stale == 1, "a late descriptor of the freed buffer was not refused as stale"
     assert kept == 0
+    assert all(s.endswith(": usable") for s in w.child_status()), w.child_status()  # the forgets were served
 
 
 def test_release_of_idle_buffer_is_immediate_while_another_task_runs(closing, tmp_path):

@@ -214,9 +214,10 @@ void EngineCore::finish_task(TaskId task) {
         tracker_.complete(task);
         graph_.retire(task);
     }
-    if (const auto it = records_.find(task); it != records_.end() && !it->second.held.empty())
-        unheld_.insert(unheld_.end(), it->second.held.begin(), it->second.held.end());
-    records_.erase(task);
+    if (const auto it = records_.find(task); it != records_.end()) {
+        if (!it->second.held.empty()) unheld_.insert(unheld_.end(), it->second.held.begin(), it->second.held.end());
+        records_.erase(it);
+    }
     live_.erase(task);
     if (!releases_.empty()) run_due_releases();
 }

@@ -131,6 +131,7 @@ public:
     size_t hold_users(const CanonicalIdentity& id);
     // Appends (and forgets) the holds of tasks that finished since the last call.
     void take_unheld(std::vector<CanonicalIdentity>& out);
+    [[nodiscard]] bool has_unheld() const noexcept { return !unheld_.empty(); }
     // Appends (and forgets) every hold, finished or not (the Worker is closing:
     // its unfinished tasks never finish).
     void drop_all_holds(std::vector<CanonicalIdentity>& out);

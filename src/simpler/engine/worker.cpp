@@ -453,14 +453,18 @@ void Worker::publish_locked(size_t i, const Dispatch& d) {
 }
 
 void Worker::deliver_forgets_locked() {
-    {
+    // The task path pays one relaxed load here while no forget is queued anywhere.
+    if (forget_posted_.load(std::memory_order_acquire)) {
         std::lock_guard lock(forget_mu_);
-        if (!forget_inbox_.empty()) {
-            for (Lane& l : lanes_)
-                if (!l.lost) l.forgets.insert(l.forgets.end(), forget_inbox_.begin(), forget_inbox_.end());
-            forget_inbox_.clear();
+        forget_posted_.store(false, std::memory_order_relaxed);
+        for (Lane& l : lanes_) {
+            if (l.lost) continue;
+            if (l.forgets.empty() && !forget_inbox_.empty()) ++lanes_forgetting_;
+            l.forgets.insert(l.forgets.end(), forget_inbox_.begin(), forget_inbox_.end());
         }
+        forget_inbox_.clear();
     }
+    if (lanes_forgetting_ == 0) return;
     for (size_t i = 0; i < lanes_.size(); ++i) {
         const Lane& l = lanes_[i];
         if (!l.lost && !l.in_flight && !l.control_in_flight && !l.forgets.empty()) publish_forget_locked(i);
@@ -477,6 +481,7 @@ void Worker::publish_forget_locked(size_t i) {
     const ipc::PublishStatus st = l.mailbox->publish(FORGET_CALLABLE, ipc::CallConfig{}, forget_blob_, seq);
     if (st == ipc::PublishStatus::OK) {
         l.forgets.erase(l.forgets.begin(), l.forgets.begin() + static_cast<std::ptrdiff_t>(n));
+        if (l.forgets.empty()) --lanes_forgetting_;
         l.control_in_flight = true;
         return;
     }
@@ -484,6 +489,7 @@ void Worker::publish_forget_locked(size_t i) {
 }
 
 void Worker::release_holds_locked() {
+    if (!core_.has_unheld()) return;
     unheld_.clear();
     core_.take_unheld(unheld_);
     for (const CanonicalIdentity& id : unheld_) process_backing_retention().release(id);
@@ -493,6 +499,7 @@ void Worker::lose_lane_locked(size_t lane, const std::string& why) {
     Lane& l = lanes_[lane];
     l.lost = true;
     l.lost_why = why.empty() ? "lost" : why;
+    if (!l.forgets.empty()) --lanes_forgetting_;
     l.forgets.clear();
     l.control_in_flight = false;
     if (l.held) {
@@ -563,6 +570,7 @@ void Worker::forget(std::span<const CanonicalIdentity> identities) {
     {
         std::lock_guard lock(forget_mu_);
         forget_inbox_.insert(forget_inbox_.end(), identities.begin(), identities.end());
+        forget_posted_.store(true, std::memory_order_release);
     }
     bell_.ring();  // whoever drives the lanes delivers it now
 }

@@ -162,7 +162,7 @@ public:
     // (child_handlers.h): an idle lane gets it at once, a busy one when its
     // task is back, and the engine hands the lane no task until the child has
     // answered it. The process's frees send it to every live Worker
-    // (live_workers.h). Ignored before init(), after close() and in a forked copy.
+    // (live_workers.h). Ignored after close() and in a forked copy.
     void forget(std::span<const CanonicalIdentity> identities);
     // Marks every unfinished task naming `id` as holding it for a release
     // (backing_retention.h: retains each one); they release it when they finish.
@@ -252,6 +252,8 @@ private:
     std::vector<std::byte> forget_blob_;        // scratch for publish_forget_locked
     std::mutex forget_mu_;                      // a leaf: guards forget_inbox_ only
     std::vector<CanonicalIdentity> forget_inbox_;  // forget() -> the lanes, at the next progress
+    std::atomic<bool> forget_posted_{false};    // forget_inbox_ may be non-empty
+    size_t lanes_forgetting_ = 0;               // lanes with forgets queued (under mu_)
     bool live_registered_ = false;              // listed in process_live_workers()
     std::unique_ptr<TraceRecorder> trace_;  // set when config_.trace; used under mu_
 };

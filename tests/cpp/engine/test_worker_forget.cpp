@@ -230,7 +230,8 @@ TEST_F(WorkerForgetTest, ClosingABufferHeldTasksNameFreesItWhenTheyFinishAndForg
     for (size_t lane : {size_t{0}, SUB_LANE}) {
         ASSERT_TRUE(eventually([&] {
             return log_->forgets[lane].load() >= 1 && log_->last[lane] == named->identity();
-        })) << "lane " << lane;
+        })) << "lane "
+            << lane;
     }
     w.close();
 }
