@@ -312,12 +312,14 @@ std::string Worker::describe_in_flight_locked(size_t limit) const {
     size_t listed = 0;
     size_t rest = 0;
     for (const Lane& l : lanes_) {
-        if (!l.in_flight) continue;
+        // A member held behind a forget is the lane's as much as one on the child.
+        const std::optional<Dispatch>& member = l.in_flight ? l.in_flight : l.held;
+        if (!member) continue;
         if (listed == limit) {
             ++rest;
             continue;
         }
-        const Dispatch& d = *l.in_flight;
+        const Dispatch& d = *member;
         out += std::string(listed++ > 0 ? ", " : "") + (d.kind == TaskKind::SUB ? "sub " : "") + d.task.name() +
                " (callable " + callable_name(d.kind, d.callable) + ", member " + std::to_string(d.member) + ") on " +
                d.child.name();

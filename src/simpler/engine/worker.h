@@ -5,8 +5,15 @@
 // Life: construct (nothing runs) -> init() forks every child in a fixed order
 // (chips, then sub-workers), then starts the child watcher and the scheduler
 // thread -> submit()/wait() any number of times -> close(). What a child does
-// with a task is the job of the handler its factory makes inside the child, so
-// a child owns what it builds there (an import registry, a chip runtime).
+// with a task, and with a forget of a freed buffer, is the job of the handlers
+// its factory makes inside the child (child_handlers.h), so a child owns what
+// it builds there (an import registry, a chip runtime).
+//
+// Released buffers: from init() to close() the Worker is one of the process's
+// live Workers (live_workers.h). A host buffer released while unfinished tasks
+// name it is freed when the last of them finishes (hold_users() marks them;
+// their holds go back to process_backing_retention() as they finish, and all
+// of them at close()), and once it is freed every lane is sent a forget.
 //
 // Failure: a task's failure is data carried to wait(), which throws RunError
 // naming the task, the worker and the cause, after every other task has
@@ -143,7 +150,8 @@ public:
 
     // Stops every child and thread; idempotent, and a close() racing another
     // returns when the first has finished. Unstarted tasks are poisoned.
-    // Device memory still allocated is dropped with the chips. In a process
+    // Device memory still allocated is dropped with the chips, and released
+    // host buffers that only this Worker's unfinished tasks held are freed. In a process
     // forked from the one that built the Worker (user code calling fork()), it
     // touches nothing the owner shares (mailboxes, children, threads): it only
     // marks this copy closed, and the destructor then lets go of the copy's

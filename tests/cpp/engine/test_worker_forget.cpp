@@ -1,6 +1,7 @@
 // The Worker's forget message and the exact deferred free, with real forked
 // children: an idle lane gets a forget at once; a busy lane gets it after its
-// task and before its next one; a child without a forget hook ignores it and
+// task and before its next one; a task for a lane whose child is in a forget
+// waits for the answer; a child without a forget hook ignores it and
 // keeps serving; the reserved callable id is refused at submit; and closing an
 // owned buffer that held tasks name keeps its /dev/shm object until they
 // finish, frees it then, and sends every lane a forget of it, while a buffer no
@@ -38,6 +39,8 @@ struct Log {
     std::atomic<uint32_t> start_seq[16];
     std::atomic<uint32_t> end_seq[16];
     std::atomic<int> gate;
+    std::atomic<int> hold_forgets;  // 1: a forget waits for the gate too
+    std::atomic<int> in_forget;     // a forget handler has started
 };
 
 // scalars: [slot, hold]: a held task waits (up to 20 s) for the gate.
@@ -58,12 +61,17 @@ ipc::TaskHandler run_handler(Log* log) {
 }
 
 ChildHandlers handlers(Log* log, size_t lane) {
-    return ChildHandlers{run_handler(log), [log, lane](std::span<const CanonicalIdentity> ids) {
-                             if (!ids.empty()) log->last[lane] = ids.back();
-                             log->forgotten_ids[lane] += static_cast<uint32_t>(ids.size());
-                             log->forget_seq[lane] = ++log->seq;
-                             ++log->forgets[lane];
-                         }};
+    return ChildHandlers{
+        run_handler(log), [log, lane](std::span<const CanonicalIdentity> ids) {
+            log->in_forget = 1;
+            const auto give_up = std::chrono::steady_clock::now() + 20s;
+            while (log->hold_forgets.load() != 0 && log->gate.load() == 0 && std::chrono::steady_clock::now() < give_up)
+                std::this_thread::sleep_for(1ms);
+            if (!ids.empty()) log->last[lane] = ids.back();
+            log->forgotten_ids[lane] += static_cast<uint32_t>(ids.size());
+            log->forget_seq[lane] = ++log->seq;
+            ++log->forgets[lane];
+        }};
 }
 
 CanonicalIdentity ident(uint64_t id) {
@@ -167,6 +175,22 @@ TEST_F(WorkerForgetTest, ABusyLaneGetsTheForgetAfterItsTaskAndBeforeTheNext) {
     EXPECT_EQ(log_->last[0], id);
     EXPECT_LT(log_->end_seq[0].load(), log_->forget_seq[0].load());
     EXPECT_LT(log_->forget_seq[0].load(), log_->start_seq[1].load());
+    w.close();
+}
+
+TEST_F(WorkerForgetTest, ATaskForALaneWhoseChildIsInAForgetIsHeldUntilItAnswers) {
+    log_->hold_forgets = 1;
+    Worker w(config(1, 0));
+    w.init();
+    const CanonicalIdentity id = ident(9);
+    w.forget({&id, 1});
+    ASSERT_TRUE(eventually([&] { return log_->in_forget.load() == 1; }));  // the forget is on the child
+    TaskArgs a = task(0, false);
+    chip_task(w, a, 0);  // published only once the forget is answered, never refused as busy
+    log_->gate = 1;
+    w.wait();
+    EXPECT_EQ(log_->started[0].load(), 1u);
+    EXPECT_LT(log_->forget_seq[0].load(), log_->start_seq[0].load());
     w.close();
 }
 
