@@ -5,9 +5,11 @@
 // keeps serving; the reserved callable id is refused at submit; and closing an
 // owned buffer that held tasks name keeps its /dev/shm object until they
 // finish, frees it then, and sends every lane a forget of it, while a buffer no
-// task names goes at once.
+// task names goes at once; a task whose child is lost, and every unfinished
+// task of a Worker that closes, let go of what they held.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -258,4 +260,38 @@ TEST_F(WorkerForgetTest, ClosingABufferHeldTasksNameFreesItWhenTheyFinishAndForg
             << lane;
     }
     w.close();
+}
+
+TEST_F(WorkerForgetTest, ATaskWhoseChildIsLostReleasesItsHold) {
+    Worker w(config(1, 0));
+    w.init();
+    auto named = PosixShmOwner::create(256);
+    const Tensor t = bytes_of(named->descriptor());
+    TaskArgs held = task(0, true, &t);
+    chip_task(w, held, 0);
+    ASSERT_TRUE(eventually([&] { return log_->started[0].load() == 1; }));
+    named->close();
+    EXPECT_TRUE(named->free_pending());
+    ASSERT_EQ(kill(w.child_pids().at(0), SIGKILL), 0);
+    EXPECT_THROW(w.wait(), RunError);
+    EXPECT_FALSE(shm_exists(*named));
+    EXPECT_FALSE(named->free_pending());
+    w.close();
+}
+
+TEST_F(WorkerForgetTest, ClosingTheWorkerReleasesTheHoldsOfTasksThatNeverFinished) {
+    Worker w(config(1, 0));
+    w.init();
+    auto named = PosixShmOwner::create(256);
+    const Tensor t = bytes_of(named->descriptor());
+    TaskArgs held = task(0, true, &t);
+    TaskArgs queued = task(1, false, &t);
+    chip_task(w, held, 0);
+    chip_task(w, queued, 0);
+    ASSERT_TRUE(eventually([&] { return log_->started[0].load() == 1; }));
+    named->close();
+    EXPECT_TRUE(named->free_pending());
+    w.close();  // the held task never comes back, the queued one never runs
+    EXPECT_FALSE(shm_exists(*named));
+    EXPECT_FALSE(named->free_pending());
 }
