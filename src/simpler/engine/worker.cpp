@@ -292,6 +292,7 @@ std::string Worker::cancel_run(const std::string& why) {
     if (!initialized_ || stopping_) return {};
     const size_t poisoned_before = core_.poisoned_count();
     core_.abandon(why);
+    release_holds_locked();  // a cancelled task names nothing any more
     const size_t cancelled = core_.poisoned_count() - poisoned_before;
     core_.end_run();
     core_.clear_failure();

@@ -295,3 +295,26 @@ TEST_F(WorkerForgetTest, ClosingTheWorkerReleasesTheHoldsOfTasksThatNeverFinishe
     EXPECT_FALSE(shm_exists(*named));
     EXPECT_FALSE(named->free_pending());
 }
+
+TEST_F(WorkerForgetTest, CancellingTheOnlyTaskThatNamesABufferFreesItAtOnce) {
+    Worker w(config(1, 0));
+    w.init();
+    auto other = PosixShmOwner::create(256);
+    auto named = PosixShmOwner::create(256);
+    const Tensor o = bytes_of(other->descriptor());
+    const Tensor t = bytes_of(named->descriptor());
+    TaskArgs held = task(0, true, &o);
+    TaskArgs queued = task(1, false, &t);  // behind the held task on the one chip
+    chip_task(w, held, 0);
+    chip_task(w, queued, 0);
+    ASSERT_TRUE(eventually([&] { return log_->started[0].load() == 1; }));
+    named->close();
+    EXPECT_TRUE(named->free_pending());
+    (void)w.cancel_run("cancelled by the test");
+    EXPECT_FALSE(shm_exists(*named));
+    EXPECT_FALSE(named->free_pending());
+    log_->gate = 1;
+    w.wait();
+    EXPECT_EQ(log_->started[1].load(), 0u);
+    w.close();
+}
