@@ -288,3 +288,14 @@ def test_kept_view_survives_the_free_and_slot_reuse(closing):
     w.run(lambda o, _a, _c: o.submit_sub(read, args((new.tensor((N,), F32), IN), (out.tensor((N,), F32), OUT))))
     np.testing.assert_array_equal(out.array((N,), F32), np.arange(N, dtype=np.float32) + 100)
     assert "sub-worker 0: usable" in w.child_status()
+
+
+def test_release_buffer_refuses_bad_arguments_and_changes_nothing(closing):
+    w = Worker(level=3)
+    closing(w)
+    x = w.create_buffer(64)
+    with pytest.raises(TypeError, match=r"release_buffer.buffer: expected a Buffer \(got int 3\)"):
+        w.release_buffer(3)
+    with pytest.raises(TypeError, match=r"release_buffer.wait: expected a bool \(got int 1\)"):
+        w.release_buffer(x, wait=1)
+    assert not x.closed and os.path.exists(shm_path(x))
