@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "simpler/backing/backing_owner.h"
+#include "simpler/backing/backing_retention.h"
 #include "simpler/backing/fork_owner.h"
 #include "simpler/backing/identity_minter.h"
 #include "simpler/backing/import_registry.h"
@@ -155,6 +156,8 @@ void bind_backing(nb::module_& m) {
         .def_prop_ro("backend", &BackingOwner::backend)
         .def_prop_ro("access", &BackingOwner::access)
         .def_prop_ro("closed", &BackingOwner::closed)
+        .def_prop_ro("free_pending", &BackingOwner::free_pending,
+                     "Closed, and the free still waits for unfinished tasks that name the buffer.")
         .def_prop_ro("export_count", &BackingOwner::export_count)
         .def_prop_ro(
             "shm_name",
@@ -168,7 +171,17 @@ void bind_backing(nb::module_& m) {
             "Owner-side address of byte 0 (0 once closed).")
         .def("close", &BackingOwner::close,
              "Releases the backing: idempotent; BufferError while exports are alive (nothing changes, retry "
-             "later). Only the creating process unlinks.");
+             "later). Only the creating process unlinks, and only once no unfinished task of this process names "
+             "the buffer (at once when none does; free_pending says whether it still waits).")
+        .def(
+            "wait_freed",
+            [](const BackingOwner& o) {
+                const simpler::CanonicalIdentity id = o.identity();
+                nb::gil_scoped_release unlocked;
+                simpler::process_backing_retention().wait_freed(id);
+            },
+            "Blocks (the GIL released, asleep) until the free of a closed buffer has run; at once when none is "
+            "pending.");
 
     m.def(
         "create_posix_shm",
@@ -270,6 +283,12 @@ void bind_backing(nb::module_& m) {
         .def("reexport", nb::overload_cast<const Tensor&>(&ImportRegistry::reexport), "tensor"_a,
              "Forwarding: the same Tensor (source identity kept), validated; maps nothing.")
         .def("unregister", &ImportRegistry::unregister, "identity"_a)
+        .def("forget", &ImportRegistry::forget, "identity"_a,
+             "The owner freed the backing: drops the entry and refuses its generation from now on; a mapping a "
+             "MappedArg still refers to stays mapped until the last one goes. False when it was not imported.")
+        .def("identities", &ImportRegistry::identities, "The identities the cache holds now.")
+        .def_prop_ro("kept_for_exports", &ImportRegistry::kept_for_exports,
+                     "Forgotten mappings kept alive by MappedArgs that still refer to them.")
         .def("close", &ImportRegistry::close)
         .def_prop_ro("closed", &ImportRegistry::closed)
         .def("__len__", &ImportRegistry::size)

@@ -33,6 +33,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -92,11 +93,28 @@ simpler::ipc::TaskHandler python_handler(const nb::object& dispatch) {
     };
 }
 
+// Child side: a Python child's import cache is simpler.buffer's
+// default_registry(); a forget drops each identity from it.
+simpler::ForgetHandler python_forget() {
+    return [](std::span<const simpler::CanonicalIdentity> ids) {
+        try {
+            nb::list out;
+            for (const simpler::CanonicalIdentity& id : ids) out.append(id);
+            nb::module_::import_("simpler.buffer").attr("forget_imports")(out);
+        } catch (nb::python_error& e) {
+            // Nothing to report to: a forget is not a task. The cache keeps the entry.
+            e.discard_as_unraisable("simpler: forget in a Python child");
+        }
+    };
+}
+
 // Child side of a next-level Worker lane: worker_start(index) starts the child's
-// own Worker (forking its children) and returns (dispatch, close). Each task
-// goes to dispatch like a sub-worker's; close() runs when the handler is
-// destroyed, which serve's caller does once the parent asks the child to stop.
-simpler::ipc::TaskHandler next_level_worker_handler(const nb::object& worker_start, uint32_t index) {
+// own Worker (forking its children) and returns (dispatch, close, forget). Each
+// task goes to dispatch like a sub-worker's; a forget goes to forget(ids),
+// which drops them here and passes them on to the child's own lanes; close()
+// runs when the handlers are destroyed, which serve's caller does once the
+// parent asks the child to stop.
+simpler::ChildHandlers next_level_worker_handler(const nb::object& worker_start, uint32_t index) {
     nb::tuple started = nb::cast<nb::tuple>(worker_start(index));
     struct Closer {
         nb::object close;
@@ -113,7 +131,18 @@ simpler::ipc::TaskHandler next_level_worker_handler(const nb::object& worker_sta
     };
     auto closer = std::make_shared<Closer>(nb::borrow(started[1]));
     simpler::ipc::TaskHandler run = python_handler(started[0]);
-    return [run = std::move(run), closer](const simpler::ipc::TaskView& task) { return run(task); };
+    nb::object pass_on = nb::borrow(started[2]);
+    simpler::ForgetHandler forget = [pass_on](std::span<const simpler::CanonicalIdentity> ids) {
+        try {
+            nb::list out;
+            for (const simpler::CanonicalIdentity& id : ids) out.append(id);
+            pass_on(out);
+        } catch (nb::python_error& e) {
+            e.discard_as_unraisable("simpler: forget in a next-level Worker");
+        }
+    };
+    return {[run = std::move(run), closer](const simpler::ipc::TaskView& task) { return run(task); },
+            std::move(forget)};
 }
 
 // Seconds as a whole count of `Duration`, rounded away from zero (a positive
@@ -307,12 +336,12 @@ void bind_engine(nb::module_& m) {
                 if (!chip_dispatch.is_none())
                     c.chip_handler = [chip_dispatch](uint32_t) {
                         PyOS_AfterFork_Child();
-                        return python_handler(chip_dispatch);
+                        return simpler::ChildHandlers{python_handler(chip_dispatch), python_forget()};
                     };
                 if (!sub_dispatch.is_none())
                     c.sub_handler = [sub_dispatch](uint32_t) {
                         PyOS_AfterFork_Child();
-                        return python_handler(sub_dispatch);
+                        return simpler::ChildHandlers{python_handler(sub_dispatch), python_forget()};
                     };
                 if (!worker_start.is_none())
                     c.worker_handler = [worker_start](uint32_t index) {
@@ -377,6 +406,11 @@ void bind_engine(nb::module_& m) {
         .def("cancel_run", &Worker::cancel_run, "why"_a,
              "Ends the run early: tasks not yet dispatched never run; those on a child finish there and the next "
              "wait() waits for them. Returns what it did, in words.")
+        .def(
+            "forget",
+            [](Worker& w, const std::vector<simpler::CanonicalIdentity>& ids) { w.forget(ids); }, "identities"_a,
+            "Sends every lane a forget of these identities (their owner freed them); a nested Worker passes on "
+            "the forgets its parent sends it this way.")
         .def("close", &Worker::close, nb::call_guard<nb::gil_scoped_release>())
         .def_prop_ro("initialized", &Worker::initialized)
         .def_prop_ro("closed", &Worker::closed)

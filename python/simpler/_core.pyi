@@ -386,6 +386,11 @@ class BackingOwner:
     @property
     def closed(self) -> bool: ...
     @property
+    def free_pending(self) -> bool:
+        """
+        Closed, and the free still waits for unfinished tasks that name the buffer.
+        """
+    @property
     def export_count(self) -> int: ...
     @property
     def shm_name(self) -> str | None:
@@ -395,7 +400,11 @@ class BackingOwner:
         """Owner-side address of byte 0 (0 once closed)."""
     def close(self) -> None:
         """
-        Releases the backing: idempotent; BufferError while exports are alive (nothing changes, retry later). Only the creating process unlinks.
+        Releases the backing: idempotent; BufferError while exports are alive (nothing changes, retry later). Only the creating process unlinks, and only once no unfinished task of this process names the buffer (at once when none does; free_pending says whether it still waits).
+        """
+    def wait_freed(self) -> None:
+        """
+        Blocks (the GIL released, asleep) until the free of a closed buffer has run; at once when none is pending.
         """
 
 def create_posix_shm(nbytes: int, access: AccessMode = AccessMode.READWRITE, owner_worker_path_id: int = 0) -> BackingOwner:
@@ -478,6 +487,15 @@ class ImportRegistry:
         Forwarding: the same Tensor (source identity kept), validated; maps nothing.
         """
     def unregister(self, identity: CanonicalIdentity) -> bool: ...
+    def forget(self, identity: CanonicalIdentity) -> bool:
+        """
+        The owner freed the backing: drops the entry and refuses its generation from now on; a mapping a MappedArg still refers to stays mapped until the last one goes. False when it was not imported.
+        """
+    def identities(self) -> list[CanonicalIdentity]:
+        """The identities the cache holds now."""
+    @property
+    def kept_for_exports(self) -> int:
+        """Forgotten mappings kept alive by MappedArgs that still refer to them."""
     def close(self) -> None: ...
     @property
     def closed(self) -> bool: ...
@@ -738,6 +756,10 @@ class EngineWorker:
     def cancel_run(self, why: str) -> str:
         """
         Ends the run early: tasks not yet dispatched never run; those on a child finish there and the next wait() waits for them. Returns what it did, in words.
+        """
+    def forget(self, identities: Sequence[CanonicalIdentity]) -> None:
+        """
+        Sends every lane a forget of these identities (their owner freed them); a nested Worker passes on the forgets its parent sends it this way.
         """
     def close(self) -> None: ...
     @property

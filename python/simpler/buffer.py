@@ -8,7 +8,8 @@ directly; each constructor validates, and no function here builds one from bytes
 `Buffer` owns one host backing (POSIX_SHM, FORK_SHM or FORK_COW; the C++
 `BackingOwner`), names views over it with `tensor(...)`, and releases it with
 `close()`, which raises `BufferError` while any exported view of the bytes is
-alive. `view_array(tensor)` is the host accessor: a zero-copy NumPy array of
+alive, and frees the bytes once no unfinished task of this process names
+them. `view_array(tensor)` is the host accessor: a zero-copy NumPy array of
 exactly the view's bytes with its strides (read-only when the grant is READ), the
 same call for every host backend, in the owner or in a consumer process.
 `ImportRegistry` and `MappedArg` are the consumer side.
@@ -173,8 +174,11 @@ class Buffer:
 
     Create one with `create_buffer`. `tensor(...)` names a view; `close()`
     releases the backing (idempotent; BufferError while a view of the bytes is
-    exported, and then nothing changes, so it can be retried). Only the creating
-    process unlinks a POSIX shm; a forked child's copy never does."""
+    exported, and then nothing changes, so it can be retried). The bytes are
+    freed at once when no unfinished task of this process names the buffer,
+    else when the last one finishes (`free_pending`, `wait_freed()`); a submit
+    naming it is refused from the close on. Only the creating process unlinks a
+    POSIX shm; a forked child's copy never does."""
 
     def __init__(self, owner: BackingOwner):
         self._owner = owner
@@ -204,6 +208,16 @@ class Buffer:
     @property
     def closed(self) -> bool:
         return self._owner.closed
+
+    @property
+    def free_pending(self) -> bool:
+        """Closed, and the free still waits for unfinished tasks that name it."""
+        return self._owner.free_pending
+
+    def wait_freed(self) -> None:
+        """Blocks (asleep, the GIL released) until a closed buffer's bytes are
+        freed; returns at once when nothing is pending."""
+        self._owner.wait_freed()
 
     @property
     def shm(self) -> Optional[SharedMemoryView]:
@@ -300,6 +314,15 @@ def default_registry() -> ImportRegistry:
         _default_registry[1] = os.getpid()
     registry: ImportRegistry = _default_registry[0]
     return registry
+
+
+def forget_imports(identities: Sequence[CanonicalIdentity]) -> None:
+    """The owner freed these backings: drop them from this process's import
+    cache (a mapping a MappedArg or array still refers to stays until it goes).
+    A Worker's Python children run this when the Worker's forget reaches them."""
+    registry = default_registry()
+    for identity in identities:
+        registry.forget(identity)
 
 
 def mapped_array(arg: MappedArg) -> np.ndarray:

@@ -41,7 +41,7 @@ from simpler._core import (
     overlap,
     read_blob,
 )
-from simpler.buffer import default_registry
+from simpler.buffer import default_registry, forget_imports
 from simpler.task_interface import TaskArgs
 
 if TYPE_CHECKING:
@@ -188,10 +188,12 @@ class NextLevelServer:
 Dispatch = Callable[[int, bytes, bytes], Optional[str]]
 
 
-def start_child(parent: "Worker", index: int) -> Tuple[Dispatch, Callable[[], None]]:
+def start_child(parent: "Worker", index: int) -> Tuple[Dispatch, Callable[[], None], Callable[[list], None]]:
     """Called in next-level child `index` right after the parent forked it:
-    starts the child's Worker and returns (dispatch, close) for its lane. A child
-    that cannot start answers every task with why."""
+    starts the child's Worker and returns (dispatch, close, forget) for its
+    lane. A child that cannot start answers every task with why. forget(ids):
+    the owner freed these backings; they go from this process's import cache
+    and, through the child's own Worker, from every lane below."""
     child = parent._children[index]
     child._adopt(parent, index)
     try:
@@ -202,5 +204,11 @@ def start_child(parent: "Worker", index: int) -> Tuple[Dispatch, Callable[[], No
         def refuse(callable_id: int, blob: bytes, config: bytes) -> str:
             return why
 
-        return refuse, child.close
-    return NextLevelServer(child, parent._orchestrations), child.close
+        return refuse, child.close, forget_imports
+
+    def forget(identities: list) -> None:
+        forget_imports(identities)
+        if child._core is not None and not child._core.closed:
+            child._core.forget(identities)
+
+    return NextLevelServer(child, parent._orchestrations), child.close, forget

@@ -346,6 +346,23 @@ class Worker:
         self._buffers.append(t)
         return t
 
+    def release_buffer(self, buffer: Buffer, wait: bool = False) -> None:
+        """Releases a host buffer: never frees bytes a queued or running task
+        still names. When no unfinished task of any Worker of this process names
+        it, the bytes are freed now; else when the last such task finishes. From
+        the call on, a submit naming the buffer is refused, and once freed, every
+        child of every live Worker drops it from its import cache. Returns at once,
+        or with wait=True once the bytes are freed (asleep, the GIL released).
+        BufferError (nothing changes) while a view of the owner's own mapping is
+        exported. Buffer.close() is the same release without the wait."""
+        check_type("release_buffer.buffer", buffer, Buffer)
+        wait = check_bool("release_buffer.wait", wait)
+        buffer.close()
+        if wait:
+            buffer.wait_freed()
+        if buffer in self._buffers:
+            self._buffers.remove(buffer)
+
     # -- running --------------------------------------------------------------
     def run(self, orch_fn: Callable[[Orchestrator, Any, Any], None], args: Any = None,
             cfg: Any = None) -> Orchestrator:

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "simpler/backing/backing_retention.h"
 #include "simpler/backing/identity_minter.h"
 #include "simpler/backing/owned_backing_table.h"
 
@@ -27,29 +28,65 @@ void BackingOwner::close() {
     if (n > 0)
         throw ExportsAliveError("cannot close Buffer " + desc_.identity.to_string() + ": " + std::to_string(n) +
                                 " exported view(s) or import(s) of its bytes are still alive; drop them and retry");
+    if (is_creator_process()) {
+        close_in_creator();
+        return;
+    }
     close_from_destructor();
 }
 
-void BackingOwner::close_from_destructor() noexcept {
-    if (closed_) return;
-    closed_ = true;
-    const bool creator = is_creator_process();
-    release_backing(creator);
-    if (creator) {
-        try {
-            process_owned_backings().remove(desc_.identity);
-        } catch (...) {
-            // remove() allocates nothing; a failed lock is the only way here.
-        }
+bool BackingOwner::free_pending() const {
+    return closed_ && is_creator_process() && process_backing_retention().pending(desc_.identity);
+}
+
+namespace {
+
+// What the creator's free does after the backend let go of the bytes.
+void drop_record(const CanonicalIdentity& id, IdentityMinter* minter) noexcept {
+    try {
+        process_owned_backings().remove(id);
+    } catch (...) {
+        // remove() allocates nothing; a failed lock is the only way here.
     }
-    if (creator && minter_ != nullptr) {
+    if (minter != nullptr) {
         try {
-            minter_->release(desc_.identity);
+            minter->release(id);
         } catch (...) {
             // release() only throws if the OS random source fails on a fresh
             // incarnation, which cannot hold for an identity minted here.
         }
     }
+}
+
+}  // namespace
+
+void BackingOwner::close_in_creator() {
+    std::function<void()> backend = creator_release_action();
+    const CanonicalIdentity id = desc_.identity;
+    IdentityMinter* minter = minter_;
+    process_owned_backings().mark_released(id);
+    closed_ = true;
+    base_ = nullptr;
+    process_backing_retention().free_when_unused(id, [backend = std::move(backend), id, minter] {
+        backend();
+        drop_record(id, minter);
+    });
+}
+
+void BackingOwner::close_from_destructor() noexcept {
+    if (closed_) return;
+    const bool creator = is_creator_process();
+    if (creator) {
+        try {
+            close_in_creator();
+            return;
+        } catch (...) {
+            // No memory for the deferred free: free now, as before tasks were counted.
+        }
+    }
+    closed_ = true;
+    release_backing(creator);
+    if (creator) drop_record(desc_.identity, minter_);
     base_ = nullptr;
 }
 

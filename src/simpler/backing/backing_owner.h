@@ -12,6 +12,14 @@
 // ExportsAliveError while any export is alive, changes nothing, and can be
 // retried. close() is idempotent. The owner trusts its own arguments only.
 //
+// Tasks: in the creating process, close() (and the destructor of an owner
+// never closed) never frees bytes an unfinished task names. It marks the
+// record released (a later submit naming it is refused), and hands the free
+// to process_backing_retention() (backing_retention.h): at once when no
+// unfinished task of this process names the identity, else when the last one
+// finishes. The owner is closed() from the call on; free_pending() says
+// whether the bytes are still there.
+//
 // Records: every owner lists its descriptor in process_owned_backings()
 // (owned_backing_table.h) from construction until the creating process closes
 // it; the submit path checks each host descriptor against that record.
@@ -20,6 +28,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <sys/types.h>
@@ -50,6 +59,8 @@ public:
     [[nodiscard]] BackendKind backend() const noexcept { return static_cast<BackendKind>(desc_.backend_kind); }
     [[nodiscard]] AccessMode access() const noexcept { return static_cast<AccessMode>(desc_.access); }
     [[nodiscard]] bool closed() const noexcept { return closed_; }
+    // Closed, and the free still waits for unfinished tasks that name it.
+    [[nodiscard]] bool free_pending() const;
     // True in the process that created the backing (not in a forked child).
     [[nodiscard]] bool is_creator_process() const noexcept;
 
@@ -69,6 +80,9 @@ protected:
     // `creator` is true. Called once, by close() or the destructor of the
     // concrete class, and never throws.
     virtual void release_backing(bool creator) noexcept = 0;
+    // The creator's release_backing(true) as an action that no longer needs
+    // this object (the free of a close() deferred past it).
+    [[nodiscard]] virtual std::function<void()> creator_release_action() const = 0;
     // Holders of the bytes that the export count does not see (a ForkOwner's
     // pins by this process's ImportRegistry); close() refuses while non-zero.
     [[nodiscard]] virtual int64_t external_holders() const noexcept { return 0; }
@@ -80,6 +94,9 @@ protected:
     uint8_t* base_;
 
 private:
+    // The creator's close: the free (backend, record, identity) through the retention.
+    void close_in_creator();
+
     IdentityMinter* minter_;
     pid_t creator_pid_;
     bool closed_ = false;

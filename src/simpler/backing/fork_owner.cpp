@@ -60,15 +60,30 @@ int64_t ForkOwner::external_holders() const noexcept {
     }
 }
 
-void ForkOwner::release_backing(bool creator) noexcept {
-    if (base_ != nullptr) munmap(base_, desc_.nbytes);
+namespace {
+
+void release_region(uint8_t* base, uint64_t nbytes, ForkRegionTable* regions, const CanonicalIdentity& id,
+                    bool creator) noexcept {
+    if (base != nullptr) munmap(base, nbytes);
     if (creator) {
         try {
-            regions_->remove(desc_.identity);
+            regions->remove(id);
         } catch (...) {
             // remove() allocates nothing; a failed lock is the only way here.
         }
     }
+}
+
+}  // namespace
+
+void ForkOwner::release_backing(bool creator) noexcept {
+    release_region(base_, desc_.nbytes, regions_, desc_.identity, creator);
+}
+
+std::function<void()> ForkOwner::creator_release_action() const {
+    return [base = base_, nbytes = desc_.nbytes, regions = regions_, id = desc_.identity] {
+        release_region(base, nbytes, regions, id, true);
+    };
 }
 
 }  // namespace simpler

@@ -44,6 +44,7 @@ public:
 private:
     ForkOwner(const BufferDescriptor& desc, uint8_t* base, IdentityMinter* minter, ForkRegionTable* regions);
     void release_backing(bool creator) noexcept override;
+    [[nodiscard]] std::function<void()> creator_release_action() const override;
     [[nodiscard]] int64_t external_holders() const noexcept override;
 
     ForkRegionTable* regions_;

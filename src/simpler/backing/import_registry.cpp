@@ -364,7 +364,53 @@ void ImportRegistry::add_export(const CanonicalIdentity& id) {
 
 void ImportRegistry::drop_export(const CanonicalIdentity& id) noexcept {
     const auto it = entries_.find(id);
-    if (it != entries_.end() && it->second.exports > 0) --it->second.exports;
+    if (it != entries_.end()) {
+        if (it->second.exports > 0) --it->second.exports;
+        return;
+    }
+    const auto kept = kept_.find(id);
+    if (kept == kept_.end()) return;
+    if (--kept->second.exports > 0) return;
+    unmap(kept->second);
+    kept_.erase(kept);
+}
+
+bool ImportRegistry::forget(const CanonicalIdentity& id) noexcept {
+    try {
+        SlotState& s = slots_[slot_key(id)];
+        if (id.generation >= s.newest_generation) {
+            s.newest_generation = id.generation;
+            s.newest_released = true;
+        }
+    } catch (...) {
+        // Out of memory for the slot record: the entry still goes; only the
+        // refusal of a late descriptor of this generation is lost.
+    }
+    const auto it = entries_.find(id);
+    if (it == entries_.end()) return false;
+    bool keep = it->second.exports > 0;
+    if (keep) {
+        try {
+            kept_.emplace(id, it->second);
+        } catch (...) {
+            keep = false;  // cannot record it: leak the mapping rather than unmap under a live view
+        }
+        if (!keep) {
+            entries_.erase(it);
+            return true;
+        }
+    } else {
+        unmap(it->second);
+    }
+    entries_.erase(it);
+    return true;
+}
+
+std::vector<CanonicalIdentity> ImportRegistry::identities() const {
+    std::vector<CanonicalIdentity> out;
+    out.reserve(entries_.size());
+    for (const auto& [id, b] : entries_) out.push_back(id);
+    return out;
 }
 
 bool ImportRegistry::unregister(const CanonicalIdentity& id) {
@@ -390,6 +436,10 @@ void ImportRegistry::close() {
         if (b.exports > 0)
             throw ExportsAliveError("cannot close the ImportRegistry: " + std::to_string(b.exports) +
                                     " exported view(s) of " + id.to_string() + " are still alive");
+    if (!kept_.empty())
+        throw ExportsAliveError("cannot close the ImportRegistry: " + std::to_string(kept_.begin()->second.exports) +
+                                " exported view(s) of the forgotten " + kept_.begin()->first.to_string() +
+                                " are still alive");
     close_unchecked();
 }
 
@@ -397,6 +447,8 @@ void ImportRegistry::close_unchecked() noexcept {
     if (closed_) return;
     for (auto& [id, b] : entries_) unmap(b);
     entries_.clear();
+    for (auto& [id, b] : kept_) unmap(b);
+    kept_.clear();
     closed_ = true;
 }
 

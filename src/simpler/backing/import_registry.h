@@ -15,7 +15,9 @@
 // (fork_region_table.h); a DEVICE backing on a host endpoint, on a chip other
 // than its owner, or whose owner is unknown (device_owner_table.h);
 // REMOTE_SIDECAR (not supported here). The registry never unlinks anything;
-// unregister()/close() unmap only what it mapped.
+// unregister()/forget()/close() unmap only what it mapped. forget() is how an
+// owner's free reaches a consumer (the Worker's forget message): a mapping a
+// host export still refers to outlives it, outside the cache.
 //
 // Trust: a descriptor is either equal, in every validated field, to one this
 // registry validated and cached (a hit: the identity lookup reads only the 32
@@ -33,6 +35,7 @@
 #include <string>
 #include <sys/types.h>
 #include <unordered_map>
+#include <vector>
 
 #include "simpler/backing/backing_owner.h"
 #include "simpler/backing/mapped_arg.h"
@@ -175,6 +178,16 @@ public:
     // Drops the identity's entry (unmapping what this registry mapped) and
     // refuses its generation from now on; false when it was not imported.
     bool unregister(const CanonicalIdentity& id);
+    // The owner freed the backing: like unregister(), but never refuses. While
+    // host exports of the mapping are alive (a Python object still refers to
+    // it) the mapping is kept, out of the cache, and unmapped at its last
+    // drop_export(); false when the identity was not imported.
+    bool forget(const CanonicalIdentity& id) noexcept;
+    // The identities the cache holds now (forgotten mappings kept alive by
+    // exports are not in it), in no particular order.
+    [[nodiscard]] std::vector<CanonicalIdentity> identities() const;
+    // Forgotten mappings still alive because of exports.
+    [[nodiscard]] size_t kept_for_exports() const noexcept { return kept_.size(); }
     // Unmaps everything; later imports are refused. Idempotent. Both throw
     // ExportsAliveError (changing nothing) while exports are alive.
     void close();
@@ -207,6 +220,8 @@ private:
 
     ImportRegistryConfig config_;
     std::unordered_map<CanonicalIdentity, ImportedBacking> entries_;
+    // Forgotten while exported: unmapped at the last drop_export (or close()).
+    std::unordered_map<CanonicalIdentity, ImportedBacking> kept_;
     std::unordered_map<SlotKey, SlotState, SlotKeyHash> slots_;
     ImportStats stats_;
     bool closed_ = false;

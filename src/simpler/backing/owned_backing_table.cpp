@@ -44,7 +44,7 @@ std::string describe(const BufferDescriptor& d) {
 
 void OwnedBackingTable::add(const BufferDescriptor& d) {
     std::lock_guard lock(mu_);
-    by_identity_[d.identity] = d;
+    by_identity_[d.identity] = Record{d, false};
     by_location_[location_key(d)] = d.identity;
 }
 
@@ -52,7 +52,7 @@ void OwnedBackingTable::remove(const CanonicalIdentity& id) {
     std::lock_guard lock(mu_);
     const auto it = by_identity_.find(id);
     if (it == by_identity_.end()) return;
-    const auto loc = by_location_.find(location_key(it->second));
+    const auto loc = by_location_.find(location_key(it->second.descriptor));
     if (loc != by_location_.end() && loc->second == id) by_location_.erase(loc);
     by_identity_.erase(it);
 }
@@ -62,7 +62,11 @@ std::string OwnedBackingTable::problem(const BufferDescriptor& d, IdentityMinter
         std::lock_guard lock(mu_);
         const auto it = by_identity_.find(d.identity);
         if (it != by_identity_.end()) {
-            const BufferDescriptor& r = it->second;
+            if (it->second.released)
+                return "buffer " + d.identity.to_string() +
+                       " was released (close() or release_buffer); its free is pending until the tasks that name it "
+                       "finish, and a task may not name it any more";
+            const BufferDescriptor& r = it->second.descriptor;
             const bool same_bytes = r.backend_kind == d.backend_kind && r.address_space == d.address_space &&
                                     r.nbytes == d.nbytes && r.body_len == d.body_len &&
                                     std::memcmp(r.body, d.body, DESC_MAX_BYTES) == 0;
@@ -85,6 +89,12 @@ std::string OwnedBackingTable::problem(const BufferDescriptor& d, IdentityMinter
     if (l.status == LivenessStatus::NOT_MINTED_HERE) return {};
     if (l.live()) return "identity " + d.identity.to_string() + " is live but no host buffer of this process has it";
     return describe_liveness(d.identity, l);
+}
+
+void OwnedBackingTable::mark_released(const CanonicalIdentity& id) {
+    std::lock_guard lock(mu_);
+    const auto it = by_identity_.find(id);
+    if (it != by_identity_.end()) it->second.released = true;
 }
 
 bool OwnedBackingTable::contains(const CanonicalIdentity& id) const {

@@ -12,7 +12,9 @@
 //     or nbytes differ, or whose grant asks for more than the record grants
 //     (READ < READWRITE, WRITE < READWRITE; READ and WRITE are disjoint);
 //   - an identity of another nonce whose shm name or base address is one of
-//     this process's backings (a forged identity over real bytes).
+//     this process's backings (a forged identity over real bytes);
+//   - an identity whose owner released it (mark_released) while the free
+//     waits for the tasks that still name it.
 // Any other foreign descriptor is not this process's to judge and passes (its
 // consumer's import refuses what it cannot resolve).
 //
@@ -37,6 +39,9 @@ class OwnedBackingTable {
 public:
     void add(const BufferDescriptor& d);
     void remove(const CanonicalIdentity& id);
+    // The owner released id; the record stays (until remove()) so that
+    // problem() names the release while the free is pending.
+    void mark_released(const CanonicalIdentity& id);
     // Empty when d agrees with what its owner handed out (or is not this
     // process's to judge); else why it is refused. `minter` (nullptr: the
     // process's) says which nonce is this incarnation's.
@@ -46,7 +51,11 @@ public:
 
 private:
     mutable std::mutex mu_;
-    std::unordered_map<CanonicalIdentity, BufferDescriptor> by_identity_;
+    struct Record {
+        BufferDescriptor descriptor;
+        bool released = false;
+    };
+    std::unordered_map<CanonicalIdentity, Record> by_identity_;
     std::unordered_map<std::string, CanonicalIdentity> by_location_;  // resolution key -> identity
 };
 

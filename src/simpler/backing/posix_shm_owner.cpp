@@ -129,12 +129,22 @@ PosixShmOwner::PosixShmOwner(const BufferDescriptor& desc, uint8_t* base, Identi
 
 PosixShmOwner::~PosixShmOwner() { close_from_destructor(); }
 
-void PosixShmOwner::release_backing(bool creator) noexcept {
-    if (base_ != nullptr) munmap(base_, desc_.nbytes);
+namespace {
+
+void release_shm(uint8_t* base, uint64_t nbytes, const std::string& name, bool creator) noexcept {
+    if (base != nullptr) munmap(base, nbytes);
     if (creator) {
-        shm_unlink(shm_syscall_path(name_).c_str());
-        process_shm_tracker().unlinked(name_);
+        shm_unlink(shm_syscall_path(name).c_str());
+        process_shm_tracker().unlinked(name);
     }
+}
+
+}  // namespace
+
+void PosixShmOwner::release_backing(bool creator) noexcept { release_shm(base_, desc_.nbytes, name_, creator); }
+
+std::function<void()> PosixShmOwner::creator_release_action() const {
+    return [base = base_, nbytes = desc_.nbytes, name = name_] { release_shm(base, nbytes, name, true); };
 }
 
 }  // namespace simpler

@@ -40,6 +40,7 @@ public:
 private:
     PosixShmOwner(const BufferDescriptor& desc, uint8_t* base, IdentityMinter* minter, std::string name);
     void release_backing(bool creator) noexcept override;
+    [[nodiscard]] std::function<void()> creator_release_action() const override;
 
     std::string name_;
 };

@@ -73,7 +73,11 @@ ipc::TaskOutcome ChipLane::run(const ipc::TaskView& task) noexcept {
     return {};
 }
 
-ipc::TaskHandler make_chip_lane_handler(uint32_t chip_index, const ChipLaneConfig& config) {
+void ChipLane::forget(std::span<const CanonicalIdentity> identities) noexcept {
+    for (const CanonicalIdentity& id : identities) (void)registry_.forget(id);
+}
+
+ChildHandlers make_chip_lane_child(uint32_t chip_index, const ChipLaneConfig& config) {
     std::shared_ptr<ChipLane> lane;
     std::string why;
     try {
@@ -82,7 +86,12 @@ ipc::TaskHandler make_chip_lane_handler(uint32_t chip_index, const ChipLaneConfi
         why = std::string("chip ") + std::to_string(chip_index) + " could not start: " + e.what();
     }
     if (!lane) return [why](const ipc::TaskView&) { return ipc::TaskOutcome{ipc::TaskError::TASK_FAILED, why}; };
-    return [lane](const ipc::TaskView& task) { return lane->run(task); };
+    return ChildHandlers{[lane](const ipc::TaskView& task) { return lane->run(task); },
+                         [lane](std::span<const CanonicalIdentity> ids) { lane->forget(ids); }};
+}
+
+ipc::TaskHandler make_chip_lane_handler(uint32_t chip_index, const ChipLaneConfig& config) {
+    return make_chip_lane_child(chip_index, config).run;
 }
 
 }  // namespace simpler

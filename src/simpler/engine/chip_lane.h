@@ -20,12 +20,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "simpler/backing/device_owner_table.h"
 #include "simpler/backing/import_registry.h"
 #include "simpler/chip/chip_service.h"
+#include "simpler/engine/child_handlers.h"
 #include "simpler/ipc/serve_tasks.h"
 
 namespace simpler {
@@ -46,6 +48,9 @@ public:
     ChipLane(uint32_t chip_index, const ChipLaneConfig& config);
 
     ipc::TaskOutcome run(const ipc::TaskView& task) noexcept;
+    // The owner freed these backings: drops them from this chip's import cache
+    // (ImportRegistry::forget), so a late descriptor of them is refused here.
+    void forget(std::span<const CanonicalIdentity> identities) noexcept;
 
     [[nodiscard]] chip::ChipService& chip() noexcept { return chip_; }
     [[nodiscard]] const ImportRegistry& registry() const noexcept { return registry_; }
@@ -62,7 +67,10 @@ private:
     std::vector<TensorArgType> tags_;
 };
 
-// The handler a Worker's chip child serves with (ChildHandlerFactory body).
+// What a Worker's chip child serves with (ChildHandlerFactory body): its
+// tasks, and the forgets for its import cache.
+ChildHandlers make_chip_lane_child(uint32_t chip_index, const ChipLaneConfig& config);
+// make_chip_lane_child(...).run.
 ipc::TaskHandler make_chip_lane_handler(uint32_t chip_index, const ChipLaneConfig& config);
 
 }  // namespace simpler

@@ -6,6 +6,7 @@
 
 #include "simpler/backing/owner_path_table.h"
 #include "simpler/task_interface/task_args.h"
+#include "simpler/task_interface/task_args_wire.h"
 
 namespace simpler {
 
@@ -138,7 +139,7 @@ TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const 
     }
     queue_.check(task, targets);  // impossible targets are refused before anything is recorded
 
-    Record record{kind, run_, callable, {}, {}, targets, 0, static_cast<uint32_t>(members.size()), false};
+    Record record{kind, run_, callable, {}, {}, targets, 0, static_cast<uint32_t>(members.size()), false, {}};
     record.blobs.reserve(members.size());
     record.configs.reserve(members.size());
     for (const MemberSubmit& m : members) {
@@ -224,9 +225,50 @@ void EngineCore::finish_task(TaskId task) {
         tracker_.complete(task);
         graph_.retire(task);
     }
-    records_.erase(task);
+    if (const auto it = records_.find(task); it != records_.end()) {
+        if (!it->second.held.empty()) unheld_.insert(unheld_.end(), it->second.held.begin(), it->second.held.end());
+        records_.erase(it);
+    }
     live_.erase(task);
     if (!releases_.empty()) run_due_releases();
+}
+
+namespace {
+
+bool blob_names(std::span<const std::byte> blob, const CanonicalIdentity& id) noexcept {
+    TaskArgsView view;
+    if (!TaskArgsView::open(blob.data(), blob.size(), view).ok()) return false;
+    Tensor t;
+    for (int32_t i = 0; i < view.tensor_count(); ++i)
+        if (view.tensor(i, t).ok() && t.buffer.identity == id) return true;
+    return false;
+}
+
+}  // namespace
+
+size_t EngineCore::hold_users(const CanonicalIdentity& id) {
+    size_t n = 0;
+    for (auto& [task, r] : records_) {
+        bool names = false;
+        for (const std::vector<std::byte>& blob : r.blobs) names = names || blob_names(blob, id);
+        if (!names) continue;
+        r.held.push_back(id);
+        ++n;
+    }
+    return n;
+}
+
+void EngineCore::take_unheld(std::vector<CanonicalIdentity>& out) {
+    out.insert(out.end(), unheld_.begin(), unheld_.end());
+    unheld_.clear();
+}
+
+void EngineCore::drop_all_holds(std::vector<CanonicalIdentity>& out) {
+    take_unheld(out);
+    for (auto& [task, r] : records_) {
+        out.insert(out.end(), r.held.begin(), r.held.end());
+        r.held.clear();
+    }
 }
 
 void EngineCore::release_after(std::function<void()> action) {

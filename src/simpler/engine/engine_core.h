@@ -123,6 +123,19 @@ public:
     void release_after(std::function<void()> action);
     [[nodiscard]] size_t pending_releases() const noexcept { return releases_.size(); }
 
+    // Exact holds for a released host backing (backing_retention.h): marks
+    // every unfinished task whose arguments name `id` and returns how many.
+    // When a marked task finishes, `id` is queued once for it in
+    // take_unheld(). Scans the unfinished tasks' argument blobs; nothing is
+    // counted on the submit path.
+    size_t hold_users(const CanonicalIdentity& id);
+    // Appends (and forgets) the holds of tasks that finished since the last call.
+    void take_unheld(std::vector<CanonicalIdentity>& out);
+    [[nodiscard]] bool has_unheld() const noexcept { return !unheld_.empty(); }
+    // Appends (and forgets) every hold, finished or not (the Worker is closing:
+    // its unfinished tasks never finish).
+    void drop_all_holds(std::vector<CanonicalIdentity>& out);
+
     // Tasks submitted and not finished: a task is finished when every member
     // dispatched has come back (a failed group's other members included).
     [[nodiscard]] size_t unfinished() const noexcept { return live_.size(); }
@@ -150,6 +163,7 @@ private:
         uint32_t outstanding = 0;                   // members dispatched and not yet finished
         uint32_t undispatched = 0;
         bool failed = false;
+        std::vector<CanonicalIdentity> held;        // released backings this task holds (hold_users)
     };
 
     [[nodiscard]] MemberTarget target_of(TaskKind kind, const MemberSubmit& m) const noexcept;
@@ -179,6 +193,7 @@ private:
     std::deque<PendingRelease> releases_;  // in request order, so `before` never decreases
     std::vector<EdgeExplanation> edge_log_;
     std::vector<TaskId> failed_kept_;      // finished FAILED / POISONED, retired at clear_failure()
+    std::vector<CanonicalIdentity> unheld_;  // holds of finished tasks, until take_unheld()
     // Per kind, per child: why it is gone, empty while it lives.
     std::array<std::vector<std::string>, CHILD_KIND_COUNT> lost_;
     std::array<std::string, CHILD_KIND_COUNT> last_lost_;  // per kind: why the last one went, when one did

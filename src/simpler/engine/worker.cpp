@@ -6,10 +6,12 @@
 #include <sstream>
 #include <utility>
 
+#include "simpler/backing/backing_retention.h"
 #include "simpler/backing/grant_fault.h"
 #include "simpler/backing/identity_minter.h"
 #include "simpler/backing/owned_backing_table.h"
 #include "simpler/backing/owner_path_table.h"
+#include "simpler/engine/live_workers.h"
 
 namespace simpler {
 
@@ -156,7 +158,7 @@ EngineConfig Worker::engine_config() {
     return e;
 }
 
-ipc::TaskHandler Worker::make_child_handler(ChildRef child) {
+ChildHandlers Worker::make_child_handler(ChildRef child) {
     switch (child.kind) {
         case ChildKind::SUB_WORKER: return config_.sub_handler(child.index);
         case ChildKind::CHIP: {
@@ -164,7 +166,7 @@ ipc::TaskHandler Worker::make_child_handler(ChildRef child) {
             if (config_.chip_handler) return config_.chip_handler(child.index);
             ChipLaneConfig lane = config_.chip_lane;
             lane.device_memory = device_.get();
-            return make_chip_lane_handler(child.index, lane);
+            return make_chip_lane_child(child.index, lane);
         }
         case ChildKind::WORKER: return config_.worker_handler(child.index);
     }
@@ -194,7 +196,8 @@ void Worker::init() {
                 // with the buffer and the grant, then ends this child.
                 g_fault_mailbox = lanes_[i].mailbox.get();
                 install_grant_fault_handler(&report_grant_fault, lanes_[i].ref.name().c_str());
-                ipc::TaskHandler handler = make_child_handler(lanes_[i].ref);
+                ChildHandlers handlers = make_child_handler(lanes_[i].ref);
+                ipc::TaskHandler handler = serve_with_forget(std::move(handlers));
                 const int status = ipc::serve_tasks(*lanes_[i].mailbox, handler, config_.spin);
                 // What the handler owns goes now, before the child exits: a
                 // next-level Worker's handler closes that Worker (stops its children).
@@ -225,6 +228,8 @@ void Worker::init() {
     config_.worker_handler = nullptr;
     device_->seal_in_parent();  // device bytes live in the chip processes only
     initialized_ = true;
+    process_live_workers().add(this);  // a release from now on waits for this Worker's tasks too
+    live_registered_ = true;
 }
 
 TaskHandle Worker::submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
@@ -232,6 +237,9 @@ TaskHandle Worker::submit(TaskKind kind, uint64_t callable, std::span<const Memb
     require_owner_process("Worker.submit");
     if (closed_) throw std::logic_error("Worker.submit: the Worker is closed");
     if (!initialized_) throw std::logic_error("Worker.submit: the Worker is not running (call init())");
+    if (callable == FORGET_CALLABLE)
+        throw std::invalid_argument("submit refused: callable id " + std::to_string(callable) +
+                                    " is reserved for the Worker's forget message");
     for (size_t m = 0; m < members.size(); ++m) {
         if (members[m].args == nullptr) continue;  // refused by the engine with its message
         const size_t need = blob_size(*members[m].args);
@@ -308,6 +316,7 @@ std::string Worker::cancel_run(const std::string& why) {
     if (!initialized_ || stopping_) return {};
     const size_t poisoned_before = core_.poisoned_count();
     core_.abandon(why);
+    release_holds_locked();  // a cancelled task names nothing any more
     const size_t cancelled = core_.poisoned_count() - poisoned_before;
     core_.end_run();
     core_.clear_failure();
@@ -329,12 +338,14 @@ std::string Worker::describe_in_flight_locked(size_t limit) const {
     size_t listed = 0;
     size_t rest = 0;
     for (const Lane& l : lanes_) {
-        if (!l.in_flight) continue;
+        // A member held behind a forget is the lane's as much as one on the child.
+        const std::optional<Dispatch>& member = l.in_flight ? l.in_flight : l.held;
+        if (!member) continue;
         if (listed == limit) {
             ++rest;
             continue;
         }
-        const Dispatch& d = *l.in_flight;
+        const Dispatch& d = *member;
         out += std::string(listed++ > 0 ? ", " : "") + (d.kind == TaskKind::SUB ? "sub " : "") + d.task.name() +
                " (callable " + callable_name(d.kind, d.callable) + ", member " + std::to_string(d.member) + ") on " +
                d.child.name();
@@ -353,7 +364,9 @@ std::string Worker::describe_closed_run_locked() const {
 
 ipc::Deadline Worker::progress_locked() {
     collect_results_locked();
+    release_holds_locked();
     dispatch_locked();
+    release_holds_locked();
     ipc::Deadline deadline = ipc::NO_DEADLINE;
     for (const Lane& l : lanes_)
         if (l.in_flight) deadline = std::min(deadline, l.mailbox->deadline());
@@ -406,47 +419,122 @@ void Worker::collect_results_locked() {
                 core_.member_finished(
                     d, r->ok() ? std::string() : std::string(ipc::task_error_name(r->error)) + ": " + r->message);
             }
+        } else if (l.control_in_flight) {
+            if (std::optional<ipc::TaskResult> r = l.mailbox->poll_result()) {
+                // A forget the child refused changes nothing it holds; a dead child is lost below.
+                l.control_in_flight = false;
+                if (r->ok() || l.mailbox->usable()) {
+                    if (!l.forgets.empty()) {
+                        publish_forget_locked(i);
+                    } else if (l.held) {
+                        const Dispatch d = *l.held;
+                        l.held.reset();
+                        publish_locked(i, d);
+                    }
+                }
+            }
         }
         if (!l.lost && !l.mailbox->usable()) lose_lane_locked(i, l.mailbox->poison_reason());
     }
 }
 
 void Worker::dispatch_locked() {
+    deliver_forgets_locked();
     batch_.clear();
     core_.take(batch_);
     for (const Dispatch& d : batch_) {
         const size_t i = lane_of(d.child);
         Lane& l = lanes_[i];
-        ipc::CallConfig call{};
-        std::memcpy(call.bytes, d.config, sizeof *d.config);
-        const ipc::Deadline deadline =
-            config_.task_timeout.count() > 0 ? ipc::Clock::now() + config_.task_timeout : ipc::NO_DEADLINE;
-        uint64_t seq = 0;
-        // Stamped before the publish: the child may start at once, and the RUN
-        // interval must contain its whole run.
-        const int64_t published_ns = trace_ ? trace_now_ns() : 0;
-        const ipc::PublishStatus st = l.mailbox->publish(d.callable, call, d.blob, seq, deadline);
-        if (st == ipc::PublishStatus::OK) {
-            l.in_flight = d;
-            if (trace_) trace_->published(i, d, published_ns);
+        if (l.control_in_flight) {
+            l.held = d;  // published once the child has answered the forget
             continue;
         }
-        if (trace_) trace_->not_published(d, publish_status_text(st));
-        // A dead lane says how its child went ("CHILD_DIED: child killed by signal 9 ...").
-        std::string why = publish_status_text(st);
-        if (st == ipc::PublishStatus::LANE_DEAD) {
-            const std::string how = l.lost ? l.lost_why : l.mailbox->poison_reason();
-            if (!how.empty()) why += " (" + how + ")";
-        }
-        core_.member_finished(d, "not dispatched to " + d.child.name() + ": " + why);
-        if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, l.mailbox->poison_reason());
+        publish_locked(i, d);
     }
+}
+
+void Worker::publish_locked(size_t i, const Dispatch& d) {
+    Lane& l = lanes_[i];
+    ipc::CallConfig call{};
+    std::memcpy(call.bytes, d.config, sizeof *d.config);
+    const ipc::Deadline deadline =
+        config_.task_timeout.count() > 0 ? ipc::Clock::now() + config_.task_timeout : ipc::NO_DEADLINE;
+    uint64_t seq = 0;
+    // Stamped before the publish: the child may start at once, and the RUN
+    // interval must contain its whole run.
+    const int64_t published_ns = trace_ ? trace_now_ns() : 0;
+    const ipc::PublishStatus st = l.mailbox->publish(d.callable, call, d.blob, seq, deadline);
+    if (st == ipc::PublishStatus::OK) {
+        l.in_flight = d;
+        if (trace_) trace_->published(i, d, published_ns);
+        return;
+    }
+    if (trace_) trace_->not_published(d, publish_status_text(st));
+    // A dead lane says how its child went ("CHILD_DIED: child killed by signal 9 ...").
+    std::string why = publish_status_text(st);
+    if (st == ipc::PublishStatus::LANE_DEAD) {
+        const std::string how = l.lost ? l.lost_why : l.mailbox->poison_reason();
+        if (!how.empty()) why += " (" + how + ")";
+    }
+    core_.member_finished(d, "not dispatched to " + d.child.name() + ": " + why);
+    if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, l.mailbox->poison_reason());
+}
+
+void Worker::deliver_forgets_locked() {
+    // The task path pays one relaxed load here while no forget is queued anywhere.
+    if (forget_posted_.load(std::memory_order_acquire)) {
+        std::lock_guard lock(forget_mu_);
+        forget_posted_.store(false, std::memory_order_relaxed);
+        for (Lane& l : lanes_) {
+            if (l.lost) continue;
+            if (l.forgets.empty() && !forget_inbox_.empty()) ++lanes_forgetting_;
+            l.forgets.insert(l.forgets.end(), forget_inbox_.begin(), forget_inbox_.end());
+        }
+        forget_inbox_.clear();
+    }
+    if (lanes_forgetting_ == 0) return;
+    for (size_t i = 0; i < lanes_.size(); ++i) {
+        const Lane& l = lanes_[i];
+        if (!l.lost && !l.in_flight && !l.control_in_flight && !l.forgets.empty()) publish_forget_locked(i);
+    }
+}
+
+void Worker::publish_forget_locked(size_t i) {
+    Lane& l = lanes_[i];
+    const size_t fit = std::max<size_t>(1, config_.blob_capacity / sizeof(CanonicalIdentity));
+    const size_t n = std::min(fit, l.forgets.size());
+    forget_blob_.resize(n * sizeof(CanonicalIdentity));
+    std::memcpy(forget_blob_.data(), l.forgets.data(), forget_blob_.size());
+    uint64_t seq = 0;
+    const ipc::PublishStatus st = l.mailbox->publish(FORGET_CALLABLE, ipc::CallConfig{}, forget_blob_, seq);
+    if (st == ipc::PublishStatus::OK) {
+        l.forgets.erase(l.forgets.begin(), l.forgets.begin() + static_cast<std::ptrdiff_t>(n));
+        if (l.forgets.empty()) --lanes_forgetting_;
+        l.control_in_flight = true;
+        return;
+    }
+    if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, l.mailbox->poison_reason());
+}
+
+void Worker::release_holds_locked() {
+    if (!core_.has_unheld()) return;
+    unheld_.clear();
+    core_.take_unheld(unheld_);
+    for (const CanonicalIdentity& id : unheld_) process_backing_retention().release(id);
 }
 
 void Worker::lose_lane_locked(size_t lane, const std::string& why) {
     Lane& l = lanes_[lane];
     l.lost = true;
     l.lost_why = why.empty() ? "lost" : why;
+    if (!l.forgets.empty()) --lanes_forgetting_;
+    l.forgets.clear();
+    l.control_in_flight = false;
+    if (l.held) {
+        const Dispatch d = *l.held;
+        l.held.reset();
+        core_.member_finished(d, "not dispatched to " + d.child.name() + ": the child is gone (" + l.lost_why + ")");
+    }
     if (trace_) trace_->lane_lost(lane, l.lost_why);
     core_.child_lost(l.ref, l.ref.name() + " " + l.lost_why);
     if (!l.child.reaped()) l.child.signal(SIGKILL);  // a timed-out child may still run its task
@@ -459,6 +547,10 @@ void Worker::close() noexcept {
     }
     // A second close() (another thread's) returns once the first has stopped everything.
     std::lock_guard closing(close_mu_);
+    if (live_registered_) {
+        process_live_workers().remove(this);  // no release waits for this Worker's tasks from now on
+        live_registered_ = false;
+    }
     {
         std::lock_guard lock(mu_);
         if (closed_.load(std::memory_order_relaxed)) return;
@@ -476,6 +568,13 @@ void Worker::close() noexcept {
         if (l.child.pid() > 0 && !l.child.reaped()) l.child.stop(grace);
     if (watcher_) watcher_->stop();
     device_->release_all();
+    {
+        // The children are gone: tasks that never finished hold nothing any more.
+        std::lock_guard lock(mu_);
+        unheld_.clear();
+        core_.drop_all_holds(unheld_);
+        for (const CanonicalIdentity& id : unheld_) process_backing_retention().release(id);
+    }
 }
 
 DeviceBacking Worker::alloc_device(uint32_t chip, uint64_t nbytes, AccessMode access) {
@@ -493,6 +592,22 @@ void Worker::release_device(const CanonicalIdentity& id) {
 }
 
 std::optional<uint32_t> Worker::device_owner(const CanonicalIdentity& id) const { return device_->owner_of(id); }
+
+void Worker::forget(std::span<const CanonicalIdentity> identities) {
+    if (identities.empty() || !in_owner_process() || closed_) return;
+    {
+        std::lock_guard lock(forget_mu_);
+        forget_inbox_.insert(forget_inbox_.end(), identities.begin(), identities.end());
+        forget_posted_.store(true, std::memory_order_release);
+    }
+    bell_.ring();  // whoever drives the lanes delivers it now
+}
+
+void Worker::hold_users(const CanonicalIdentity& id) {
+    std::lock_guard lock(mu_);
+    if (!initialized_) return;
+    process_backing_retention().retain(id, core_.hold_users(id));
+}
 
 std::vector<EdgeExplanation> Worker::take_edge_log() {
     std::lock_guard lock(mu_);

@@ -7,9 +7,16 @@
 // Life: construct (nothing runs) -> init() forks every child in a fixed order
 // (chips, then sub-workers, then next-level Workers), then starts the child
 // watcher and the scheduler thread -> submit()/wait() any number of times ->
-// close(). What a child does
-// with a task is the job of the handler its factory makes inside the child, so
-// a child owns what it builds there (an import registry, a chip runtime).
+// close(). What a child does with a task, and with a forget of a freed buffer,
+// is the job of the handlers its factory makes inside the child
+// (child_handlers.h), so a child owns what it builds there (an import
+// registry, a chip runtime, a next-level Worker).
+//
+// Released buffers: from init() to close() the Worker is one of the process's
+// live Workers (live_workers.h). A host buffer released while unfinished tasks
+// name it is freed when the last of them finishes (hold_users() marks them;
+// their holds go back to process_backing_retention() as they finish, and all
+// of them at close()), and once it is freed every lane is sent a forget.
 //
 // Failure: a task's failure is data carried to wait(), which throws RunError
 // naming the task, the worker and the cause, after every other task has
@@ -48,11 +55,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "simpler/engine/child_handlers.h"
 #include "simpler/engine/chip_lane.h"
 #include "simpler/engine/device_memory.h"
 #include "simpler/engine/engine_core.h"
@@ -66,9 +75,6 @@
 #include "simpler/ipc/spin_wait.h"
 
 namespace simpler {
-
-// Makes, inside child `index` right after fork, the handler that runs its tasks.
-using ChildHandlerFactory = std::function<ipc::TaskHandler(uint32_t index)>;
 
 // Everything a Worker is built from: its options (each default is the
 // initializer here and nowhere else) and its collaborators (handlers, hooks).
@@ -154,7 +160,8 @@ public:
 
     // Stops every child and thread; idempotent, and a close() racing another
     // returns when the first has finished. Unstarted tasks are poisoned.
-    // Device memory still allocated is dropped with the chips. In a process
+    // Device memory still allocated is dropped with the chips, and released
+    // host buffers that only this Worker's unfinished tasks held are freed. In a process
     // forked from the one that built the Worker (user code calling fork()), it
     // touches nothing the owner shares (mailboxes, children, threads): it only
     // marks this copy closed, and the destructor then lets go of the copy's
@@ -168,6 +175,16 @@ public:
     // submitted before this call has finished.
     void release_device(const CanonicalIdentity& id);
     [[nodiscard]] std::optional<uint32_t> device_owner(const CanonicalIdentity& id) const;
+
+    // Queues a forget of these identities to every lane of this Worker
+    // (child_handlers.h): an idle lane gets it at once, a busy one when its
+    // task is back, and the engine hands the lane no task until the child has
+    // answered it. The process's frees send it to every live Worker
+    // (live_workers.h). Ignored after close() and in a forked copy.
+    void forget(std::span<const CanonicalIdentity> identities);
+    // Marks every unfinished task naming `id` as holding it for a release
+    // (backing_retention.h: retains each one); they release it when they finish.
+    void hold_users(const CanonicalIdentity& id);
     // The edges inferred since the last call (WorkerConfig::record_edges), and clears them.
     [[nodiscard]] std::vector<EdgeExplanation> take_edge_log();
     [[nodiscard]] DeviceMemory& device_memory() noexcept { return *device_; }
@@ -194,6 +211,9 @@ private:
         std::unique_ptr<ipc::Mailbox> mailbox;
         ipc::ChildProcess child;
         std::optional<Dispatch> in_flight;
+        std::vector<CanonicalIdentity> forgets;  // queued for the child, oldest first
+        bool control_in_flight = false;          // a forget message is on the child
+        std::optional<Dispatch> held;            // taken for this lane while a forget was on it
         bool lost = false;
         std::string lost_why;
     };
@@ -210,6 +230,12 @@ private:
     ipc::Deadline progress_locked();
     void collect_results_locked();
     void dispatch_locked();
+    void publish_locked(size_t lane, const Dispatch& d);
+    // Queues the forget inbox on every lane and sends it to the idle ones.
+    void deliver_forgets_locked();
+    void publish_forget_locked(size_t lane);
+    // Hands the holds of finished tasks back to the process's retention.
+    void release_holds_locked();
     void lose_lane_locked(size_t lane, const std::string& why);
     [[nodiscard]] std::string describe_failure_locked(const RunFailure& f) const;
     [[nodiscard]] std::string callable_name(TaskKind kind, uint64_t callable) const;
@@ -219,7 +245,7 @@ private:
     // wait()'s error when close() ended the run: what had not finished, and the run's first failure.
     [[nodiscard]] std::string describe_closed_run_locked() const;
     EngineConfig engine_config();
-    ipc::TaskHandler make_child_handler(ChildRef child);
+    ChildHandlers make_child_handler(ChildRef child);
 
     WorkerConfig config_;
     std::unique_ptr<DeviceMemory> device_;  // before core_: the engine's hooks read it
@@ -240,6 +266,13 @@ private:
     bool initialized_ = false;
     std::atomic<bool> closed_{false};  // written under mu_; read without it by the entry points' checks
     std::vector<Dispatch> batch_;
+    std::vector<CanonicalIdentity> unheld_;     // scratch for release_holds_locked
+    std::vector<std::byte> forget_blob_;        // scratch for publish_forget_locked
+    std::mutex forget_mu_;                      // a leaf: guards forget_inbox_ only
+    std::vector<CanonicalIdentity> forget_inbox_;  // forget() -> the lanes, at the next progress
+    std::atomic<bool> forget_posted_{false};    // forget_inbox_ may be non-empty
+    size_t lanes_forgetting_ = 0;               // lanes with forgets queued (under mu_)
+    bool live_registered_ = false;              // listed in process_live_workers()
     std::unique_ptr<TraceRecorder> trace_;  // set when config_.trace; used under mu_
 };
 

@@ -1,0 +1,55 @@
+// ChildHandlers: what a child process of a Worker serves with, made inside the
+// child right after fork by the Worker's ChildHandlerFactory — the task
+// handler, and the forget handler that hears the identities of backings their
+// owner has freed (the Worker's forget message, FORGET_CALLABLE below).
+//
+// A forget handler drops each identity from the child's import cache
+// (ImportRegistry::forget: a mapping a host export still refers to stays
+// mapped until the export goes, and a late descriptor of that generation is
+// refused). A child that forwards to another level (a nested Worker) forgets in
+// its own registry and passes the identities on with its own Worker::forget.
+// Without one, forgets are received and ignored.
+//
+// The forget message travels through the lane's mailbox as a task the engine
+// publishes itself: callable id FORGET_CALLABLE, a zero call config, and a
+// blob of whole 32-byte CanonicalIdentity values (docs/ipc.md). The Worker
+// hands that lane no task until the child has answered it; a submit naming
+// FORGET_CALLABLE is refused.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <utility>
+
+#include "simpler/ipc/serve_tasks.h"
+#include "simpler/task_interface/identity.h"
+
+namespace simpler {
+
+inline constexpr uint64_t FORGET_CALLABLE = ~uint64_t{0};
+
+using ForgetHandler = std::function<void(std::span<const CanonicalIdentity> identities)>;
+
+struct ChildHandlers {
+    ipc::TaskHandler run;
+    ForgetHandler forget;  // empty: forgets are ignored
+
+    ChildHandlers() = default;
+    ChildHandlers(ipc::TaskHandler r, ForgetHandler f) : run(std::move(r)), forget(std::move(f)) {}
+    // A task handler alone (a child that caches nothing).
+    template <class F>
+        requires std::invocable<F&, const ipc::TaskView&> && (!std::same_as<std::decay_t<F>, ChildHandlers>)
+    ChildHandlers(F f) : run(std::move(f)) {}  // NOLINT(google-explicit-constructor): a handler is a ChildHandlers
+};
+
+// Makes, inside child `index` right after fork, what it serves with.
+using ChildHandlerFactory = std::function<ChildHandlers(uint32_t index)>;
+
+// The task handler serve_tasks runs in the child: FORGET_CALLABLE goes to
+// `handlers.forget` (a blob that is not whole identities is BAD_ARGUMENTS),
+// every other callable to `handlers.run`.
+ipc::TaskHandler serve_with_forget(ChildHandlers handlers);
+
+}  // namespace simpler
