@@ -407,8 +407,8 @@ void bind_engine(nb::module_& m) {
              "Ends the run early: tasks not yet dispatched never run; those on a child finish there and the next "
              "wait() waits for them. Returns what it did, in words.")
         .def(
-            "forget",
-            [](Worker& w, const std::vector<simpler::CanonicalIdentity>& ids) { w.forget(ids); }, "identities"_a,
+            "forget", [](Worker& w, const std::vector<simpler::CanonicalIdentity>& ids) { w.forget(ids); },
+            "identities"_a,
             "Sends every lane a forget of these identities (their owner freed them); a nested Worker passes on "
             "the forgets its parent sends it this way.")
         .def("close", &Worker::close, nb::call_guard<nb::gil_scoped_release>())

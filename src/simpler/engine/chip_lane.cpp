@@ -14,6 +14,7 @@ ChipLane::ChipLane(uint32_t chip_index, const ChipLaneConfig& config)
       device_memory_(config.device_memory),
       chip_(config.chip),
       registry_(ImportRegistryConfig{Endpoint::chip(chip_index), nullptr, nullptr, &device_owners_, {}}),
+      log_(chip_index),
       args_(std::make_unique<ChipStorageTaskArgs>()) {
     tags_.reserve(CHIP_MAX_TENSOR_ARGS);
 }
@@ -69,12 +70,14 @@ ipc::TaskOutcome ChipLane::run(const ipc::TaskView& task) noexcept {
         return "tensor " + std::to_string(i) + " (buffer " + t.buffer.identity.to_string() + ")";
     };
     chip::ChipServiceResult r = chip_.run(task.callable_id, *args_, tags_, config, describe);
+    log_.record("task", registry_);
     if (!r.ok) return {ipc::TaskError::TASK_FAILED, r.error};
     return {};
 }
 
 void ChipLane::forget(std::span<const CanonicalIdentity> identities) noexcept {
     for (const CanonicalIdentity& id : identities) (void)registry_.forget(id);
+    log_.record("forget", registry_);
 }
 
 ChildHandlers make_chip_lane_child(uint32_t chip_index, const ChipLaneConfig& config) {

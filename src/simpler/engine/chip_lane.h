@@ -28,6 +28,7 @@
 #include "simpler/backing/import_registry.h"
 #include "simpler/chip/chip_service.h"
 #include "simpler/engine/child_handlers.h"
+#include "simpler/engine/import_log.h"
 #include "simpler/ipc/serve_tasks.h"
 
 namespace simpler {
@@ -63,6 +64,7 @@ private:
     chip::ChipService chip_;
     DeviceOwnerTable device_owners_;
     ImportRegistry registry_;
+    ImportLog log_;
     std::unique_ptr<ChipStorageTaskArgs> args_;
     std::vector<TensorArgType> tags_;
 };

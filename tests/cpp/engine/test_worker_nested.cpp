@@ -201,8 +201,7 @@ TEST_F(NestedWorkerTest, AKilledNestedWorkerTakesItsChipWithItAndIsReportedLost)
         try {
             w.submit(TaskKind::NEXT_LEVEL, 0, {&m, 1}, TaskConfig{});
             w.wait();
-        } catch (const std::exception&) {
-        }
+        } catch (const std::exception&) {}
         std::this_thread::sleep_for(1ms);
     }
     EXPECT_NE(w.child_status().at(0).find("worker 0: lost (CHILD_DIED: child killed by signal 9"), std::string::npos)
