@@ -10,10 +10,10 @@ import re
 
 import numpy as np
 import pytest
-from worker_helpers import args, closing, kernel_callable, time_bound  # noqa: F401
 
 from simpler import AccessMode, ChipCallable, DataType, TaskKind, Tensor, TensorArgType, Worker
 from simpler.buffer import default_registry
+from worker_helpers import args, closing, kernel_callable, time_bound  # noqa: F401
 
 IN, OUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING
 F32 = DataType.FLOAT32
