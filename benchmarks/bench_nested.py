@@ -23,18 +23,14 @@ from __future__ import annotations
 import argparse
 import cProfile
 import os
-import statistics
 import sys
 import time
 
 import simpler.worker
+from bench_worker import fmt_rate, fmt_us, median_runs, tasks_per_second  # benchmarks/, first on sys.path
 from simpler import ChipCallable, TaskArgs, Worker
 
 HOT = 1e-3
-
-
-def median_runs(run, repeats):
-    return statistics.median(run() for _ in range(repeats))
 
 
 def chip_task(o, a, cfg):
@@ -116,22 +112,7 @@ def throughput(nested, n, repeats, spin=None):
             for i in range(n):
                 o.submit_next_level(h, empty, worker=i & 1)
 
-        w.run(orch)  # warm-up
-
-        def run():
-            t0 = time.perf_counter()
-            w.run(orch)
-            return n / (time.perf_counter() - t0)
-
-        return median_runs(run, repeats)
-
-
-def fmt_us(v):
-    return f"{v:,.1f} µs"
-
-
-def fmt_rate(v):
-    return f"{v:,.0f} tasks/s ({1e6 / v:.1f} µs/task)"
+        return tasks_per_second(w, orch, n, repeats)
 
 
 def main(argv=None):

@@ -191,14 +191,19 @@ def throughput(target, shape, n, repeats, spin=None):
             def orch(o, _a, _c):
                 for _ in range(n):
                     o.submit_sub(h, args)
-        w.run(orch)  # warm-up
+        return tasks_per_second(w, orch, n, repeats)
 
-        def run():
-            t0 = time.perf_counter()
-            w.run(orch)
-            return n / (time.perf_counter() - t0)
 
-        return median_runs(run, repeats)
+def tasks_per_second(w, orch, n, repeats):
+    """Median over repeats of n / the time of one w.run(orch) (orch submits n tasks), after a warm-up run."""
+    w.run(orch)  # warm-up
+
+    def run():
+        t0 = time.perf_counter()
+        w.run(orch)
+        return n / (time.perf_counter() - t0)
+
+    return median_runs(run, repeats)
 
 
 def fmt_us(v):

@@ -30,7 +30,10 @@ import time
 import numpy as np
 
 from simpler import ChipCallable, DataType, TaskKind, TensorArgType, Worker, view_array
-from worker_helpers import args as _args  # tests/py is this script's directory, first on sys.path
+from worker_helpers import (
+    args as _args,  # tests/py is this script's directory, first on sys.path
+    descendants,
+)
 
 IN, OUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING
 F32 = DataType.FLOAT32
@@ -110,26 +113,6 @@ class Graph:
                 out = [(v[1], get[0] + np.float32(1.5)), (v[3], get[2] + np.float32(1.5))]
             for (b, o), val in out:
                 data[b][o:o + SEG] = val
-
-
-def descendants(pid: int) -> list:
-    """Every process below `pid` (from /proc/<pid>/task/*/children)."""
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            tids = os.listdir(f"/proc/{p}/task")
-        except FileNotFoundError:
-            continue
-        for tid in tids:
-            try:
-                with open(f"/proc/{p}/task/{tid}/children") as f:
-                    kids = [int(k) for k in f.read().split()]
-            except OSError:
-                continue
-            out += kids
-            todo += kids
-    return out
 
 
 class Tree:

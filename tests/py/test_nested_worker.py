@@ -15,7 +15,16 @@ import pytest
 from simpler import AccessMode, BufferDescriptor, ChipCallable, DataType, TaskKind, Tensor, TensorArgType, Worker
 from simpler._core import EdgeKind
 from simpler.buffer import default_registry
-from worker_helpers import alive, args, closing, kernel_callable, rendezvous_dir, time_bound, wait_gone  # noqa: F401
+from worker_helpers import (  # noqa: F401
+    alive,
+    args,
+    closing,
+    descendants,
+    kernel_callable,
+    rendezvous_dir,
+    time_bound,
+    wait_gone,
+)
 
 IN, OUT, INOUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING, TensorArgType.INOUT
 F32 = DataType.FLOAT32
@@ -25,26 +34,6 @@ N = 1024
 def bits(x: float) -> int:
     """A float32 scalar as the u64 a task carries (std.add_scalar reads its low 32 bits)."""
     return int(np.float32(x).view(np.uint32))
-
-
-def descendants(pid: int) -> list:
-    """Every process below `pid` (from /proc/<pid>/task/*/children)."""
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            tids = os.listdir(f"/proc/{p}/task")
-        except FileNotFoundError:
-            continue
-        for tid in tids:
-            try:
-                with open(f"/proc/{p}/task/{tid}/children") as f:
-                    kids = [int(k) for k in f.read().split()]
-            except FileNotFoundError:
-                continue
-            out += kids
-            todo += kids
-    return out
 
 
 def tree(closing, children=2, chips=2, subs=0, top_subs=0, **options):

@@ -47,6 +47,26 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+def descendants(pid: int) -> list:
+    """Every process below `pid` (from /proc/<pid>/task/*/children)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            tids = os.listdir(f"/proc/{p}/task")
+        except FileNotFoundError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    kids = [int(k) for k in f.read().split()]
+            except OSError:
+                continue
+            out += kids
+            todo += kids
+    return out
+
+
 def wait_gone(pids, bound_s: float = 10.0) -> list:
     """The pids still alive after waiting up to bound_s for every one to exit."""
     deadline = time.monotonic() + bound_s
