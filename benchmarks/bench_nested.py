@@ -24,10 +24,14 @@ import argparse
 import cProfile
 import os
 import sys
-import time
 
 import simpler.worker
-from bench_worker import fmt_rate, fmt_us, median_runs, tasks_per_second  # benchmarks/, first on sys.path
+from bench_worker import (  # benchmarks/, first on sys.path
+    fmt_rate,
+    fmt_us,
+    run_round_trip_us,
+    tasks_per_second,
+)
 from simpler import ChipCallable, TaskArgs, Worker
 
 HOT = 1e-3
@@ -89,16 +93,7 @@ def round_trip_us(nested, spin, k, repeats):
         def orch(o, _a, _c):
             o.submit_next_level(h, empty, worker=0)
 
-        for _ in range(100):
-            w.run(orch)
-
-        def run():
-            t0 = time.perf_counter()
-            for _ in range(k):
-                w.run(orch)
-            return (time.perf_counter() - t0) / k * 1e6
-
-        return median_runs(run, repeats)
+        return run_round_trip_us(w, orch, k, repeats)
 
 
 def throughput(nested, n, repeats, spin=None):

@@ -143,16 +143,21 @@ def round_trip_us(target, spin, k, repeats):
         else:
             def orch(o, _a, _c):
                 o.submit_sub(h, empty)
-        for _ in range(100):
+        return run_round_trip_us(w, orch, k, repeats)
+
+
+def run_round_trip_us(w, orch, k, repeats):
+    """Median over repeats of the mean time of k one-task w.run(orch) calls (µs), after 100 warm-up runs."""
+    for _ in range(100):
+        w.run(orch)
+
+    def run():
+        t0 = time.perf_counter()
+        for _ in range(k):
             w.run(orch)
+        return (time.perf_counter() - t0) / k * 1e6
 
-        def run():
-            t0 = time.perf_counter()
-            for _ in range(k):
-                w.run(orch)
-            return (time.perf_counter() - t0) / k * 1e6
-
-        return median_runs(run, repeats)
+    return median_runs(run, repeats)
 
 
 def throughput(target, shape, n, repeats, spin=None):
