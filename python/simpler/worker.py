@@ -8,6 +8,17 @@
     w.run(my_orch)                    # my_orch(orch, args, cfg) only builds the graph
     w.close()                         # also a context manager
 
+A level-4 (or higher) Worker's next level is Workers one level down:
+
+    w4 = Worker(level=4)
+    w4.add_worker(Worker(level=3, num_chips=2))     # forked and started by w4.init()
+    tile = w4.register(l3_fn)         # l3_fn(orch3, args, cfg) runs as one run of the child
+    w4.init()
+    w4.run(lambda o, a, c: o.submit_next_level(tile, ta, worker=0))
+
+The child side (forwarding, the forwarded views' bound, failure paths) is
+simpler.nested.
+
 Worker(..., trace=True) records a timeline of every run: write_trace(path)
 writes it as a Chrome trace (see simpler.trace), trace_events() returns it.
 
