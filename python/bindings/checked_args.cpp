@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nb = nanobind;
@@ -86,6 +87,11 @@ std::string repr_of(nb::handle v) {
 }
 
 std::string short_type_name(nb::handle type) { return utf8_of(nb::getattr(type, "__name__", nb::str("?"))); }
+
+std::string with_article(const std::string& name) {
+    const bool vowel = !name.empty() && std::string_view("AEIOUaeiou").find(name[0]) != std::string_view::npos;
+    return (vowel ? "an " : "a ") + name;
+}
 
 void throw_type_error(const char* field, int slot, const char* expected, nb::handle got) {
     throw nb::type_error((field_name(field, slot) + ": expected " + expected + " (got " + got_of(got) + ")").c_str());

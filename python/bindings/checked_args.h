@@ -75,6 +75,8 @@ std::vector<uint64_t> uints_of(nanobind::handle v, const char* field, uint64_t m
 
 // A type's __name__ ("DataType", not "simpler._core.DataType").
 std::string short_type_name(nanobind::handle type);
+// "a Tensor", "an AccessMode": a type's name with its article.
+std::string with_article(const std::string& name);
 
 // TypeError naming `field`, the expected type and the offending value.
 [[noreturn]] void throw_type_error(const char* field, int slot, const char* expected, nanobind::handle got);
@@ -82,7 +84,7 @@ std::string short_type_name(nanobind::handle type);
 template <class E>
 E enum_of(EnumArg<E> v, const char* field) {
     if (!nanobind::isinstance<E>(v.h)) {
-        throw_type_error(field, -1, ("a " + short_type_name(nanobind::type<E>())).c_str(), v.h);
+        throw_type_error(field, -1, with_article(short_type_name(nanobind::type<E>())).c_str(), v.h);
     }
     return nanobind::cast<E>(v.h);
 }
@@ -91,7 +93,7 @@ E enum_of(EnumArg<E> v, const char* field) {
 template <class T>
 const T& obj_of(ObjArg<T> v, const char* field) {
     if (!nanobind::isinstance<T>(v.h)) {
-        throw_type_error(field, -1, ("a " + short_type_name(nanobind::type<T>())).c_str(), v.h);
+        throw_type_error(field, -1, with_article(short_type_name(nanobind::type<T>())).c_str(), v.h);
     }
     return nanobind::cast<const T&>(v.h);
 }

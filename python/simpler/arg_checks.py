@@ -61,10 +61,15 @@ def check_shape(field: str, shape: Any) -> Tuple[int, ...]:
     return out
 
 
+def with_article(name: str) -> str:
+    """'a Tensor', 'an AccessMode'."""
+    return f"an {name}" if name[:1] in "AEIOUaeiou" and name else f"a {name}"
+
+
 def check_type(field: str, value: Any, cls: Type[T]) -> T:
     """`value` when it is a `cls`; TypeError naming the field otherwise."""
     if not isinstance(value, cls):
-        raise TypeError(f"{field}: expected a {cls.__name__} (got {got(value)})")
+        raise TypeError(f"{field}: expected {with_article(cls.__name__)} (got {got(value)})")
     return value
 
 

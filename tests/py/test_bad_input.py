@@ -93,7 +93,7 @@ CASES = [
      "BufferDescriptor.nbytes: must be >= 0 (got -1)"),
     ("descriptor-access-int",
      lambda: BufferDescriptor(make_identity(), BackendKind.POSIX_SHM, 1, 64, b"x"), TypeError,
-     "BufferDescriptor.access: expected a AccessMode (got int 1)"),
+     "BufferDescriptor.access: expected an AccessMode (got int 1)"),
     ("element-size-bool", lambda: element_size(True), TypeError, "element_size.dtype: expected a DataType (got True)"),
     # TaskArgs
     ("add-tensor-int", lambda: TaskArgs().add_tensor(3), TypeError, "TaskArgs.add_tensor.tensor: expected a Tensor (got int 3)"),
@@ -117,7 +117,7 @@ CASES = [
     ("create-buffer-float", lambda: create_buffer(64.0), TypeError, "create_buffer.nbytes: expected an int (got float 64.0)"),
     ("create-buffer-bool", lambda: create_buffer(True), TypeError, "create_buffer.nbytes: expected an int, not a bool"),
     ("create-buffer-over-u64", lambda: create_buffer(2**64), ValueError, "create_buffer.nbytes: must fit u64"),
-    ("create-buffer-access-int", lambda: create_buffer(64, 1), TypeError, "create_buffer.access: expected a AccessMode (got int 1)"),
+    ("create-buffer-access-int", lambda: create_buffer(64, 1), TypeError, "create_buffer.access: expected an AccessMode (got int 1)"),
     ("create-buffer-backend-int", lambda: create_buffer(64, AccessMode.READ, 2), TypeError, "create_buffer.backend: expected a BackendKind (got int 2)"),
     # Worker(...) keywords
     ("worker-level-float", lambda: Worker(level=3.5), TypeError, "Worker.level: expected an int (got float 3.5)"),
