@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -27,10 +28,20 @@ int pidfd_send_signal(int pidfd, int sig) noexcept {
     return static_cast<int>(syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0));
 }
 
+// What the owner-watch thread is started with. One per child process (static
+// in start_owner_watch): the thread posts `started` only once it has copied the
+// descriptor and is about to sleep, and never touches the struct afterwards.
+struct OwnerWatchStart {
+    int owner_pidfd = -1;
+    sem_t started{};
+};
+
 // The child's watch on its owner: sleeps in poll() on the owner's pidfd and
 // SIGKILLs its own process when the owner process has exited.
 void* watch_owner(void* arg) noexcept {
-    const int owner_pidfd = static_cast<int>(reinterpret_cast<intptr_t>(arg));
+    auto* start = static_cast<OwnerWatchStart*>(arg);
+    const int owner_pidfd = start->owner_pidfd;
+    sem_post(&start->started);
     for (;;) {
         pollfd p{owner_pidfd, POLLIN, 0};
         const int rc = poll(&p, 1, -1);
@@ -40,16 +51,27 @@ void* watch_owner(void* arg) noexcept {
     return nullptr;
 }
 
-// Starts watch_owner on a small detached thread; false when it cannot.
+// Starts watch_owner on a small detached thread and returns once that thread
+// runs (is about to sleep in poll()); false when it cannot. Waiting for it
+// matters: the body may fork (a nested Worker forks its own children), and a
+// fork while another thread is still starting up could copy a lock that
+// thread holds (the allocator's, the thread library's) into the new child.
 bool start_owner_watch(int owner_pidfd) noexcept {
+    static OwnerWatchStart start;
+    start.owner_pidfd = owner_pidfd;
+    if (sem_init(&start.started, 0, 0) != 0) return false;
     pthread_attr_t attr;
     if (pthread_attr_init(&attr) != 0) return false;
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&attr, OWNER_WATCH_STACK_BYTES);
     pthread_t thread;
-    const int rc = pthread_create(&thread, &attr, watch_owner, reinterpret_cast<void*>(intptr_t{owner_pidfd}));
+    const int rc = pthread_create(&thread, &attr, watch_owner, &start);
     pthread_attr_destroy(&attr);
-    return rc == 0;
+    if (rc != 0) return false;
+    while (sem_wait(&start.started) != 0) {
+        if (errno != EINTR) return false;
+    }
+    return true;
 }
 
 [[noreturn]] void run_child(int owner_pidfd, const std::function<int()>& body) noexcept {
