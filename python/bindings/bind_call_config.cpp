@@ -59,6 +59,9 @@ void bind_call_config(nb::module_& m) {
             [](CallConfig& c, BoolArg v) { c.checked = bool_of(v, "CallConfig.checked") ? 1 : 0; },
             nb::for_setter(nb::sig("def checked(self, arg: bool, /) -> None")))
         .def("to_bytes", [](const CallConfig& c) { return nb::bytes(reinterpret_cast<const char*>(&c), sizeof c); })
+        .def(
+            "writes", [](const CallConfig& c, size_t index) { return simpler::writes_tensor(c, index); }, "index"_a,
+            "Whether the engine's write mask says the task writes tensor `index` (False past the mask's 256 bits).")
         .def_static(
             "from_bytes",
             [](const nb::bytes& data) {

@@ -93,19 +93,25 @@ simpler::ipc::TaskHandler python_handler(const nb::object& dispatch) {
     };
 }
 
-// Child side: a Python child's import cache is simpler.buffer's
-// default_registry(); a forget drops each identity from it.
-simpler::ForgetHandler python_forget() {
-    return [](std::span<const simpler::CanonicalIdentity> ids) {
+// Child side: a forget handed to Python function `forget(ids: list)`. There
+// is nothing to report a failure to (a forget is not a task): the cache keeps
+// the entry and the error goes to sys.unraisablehook, labelled `where`.
+simpler::ForgetHandler python_forget(nb::object forget, const char* where) {
+    return [forget = std::move(forget), where](std::span<const simpler::CanonicalIdentity> ids) {
         try {
             nb::list out;
             for (const simpler::CanonicalIdentity& id : ids) out.append(id);
-            nb::module_::import_("simpler.buffer").attr("forget_imports")(out);
+            forget(out);
         } catch (nb::python_error& e) {
-            // Nothing to report to: a forget is not a task. The cache keeps the entry.
-            e.discard_as_unraisable("simpler: forget in a Python child");
+            e.discard_as_unraisable(where);
         }
     };
+}
+
+// A Python sub-worker's (or test chip's) import cache is simpler.buffer's default_registry().
+simpler::ForgetHandler python_forget() {
+    return python_forget(nb::module_::import_("simpler.buffer").attr("forget_imports"),
+                         "simpler: forget in a Python child");
 }
 
 // Child side of a next-level Worker lane: worker_start(index) starts the child's
@@ -131,18 +137,8 @@ simpler::ChildHandlers next_level_worker_handler(const nb::object& worker_start,
     };
     auto closer = std::make_shared<Closer>(nb::borrow(started[1]));
     simpler::ipc::TaskHandler run = python_handler(started[0]);
-    nb::object pass_on = nb::borrow(started[2]);
-    simpler::ForgetHandler forget = [pass_on](std::span<const simpler::CanonicalIdentity> ids) {
-        try {
-            nb::list out;
-            for (const simpler::CanonicalIdentity& id : ids) out.append(id);
-            pass_on(out);
-        } catch (nb::python_error& e) {
-            e.discard_as_unraisable("simpler: forget in a next-level Worker");
-        }
-    };
     return {[run = std::move(run), closer](const simpler::ipc::TaskView& task) { return run(task); },
-            std::move(forget)};
+            python_forget(nb::borrow(started[2]), "simpler: forget in a next-level Worker")};
 }
 
 // Seconds as a whole count of `Duration`, rounded away from zero (a positive

@@ -47,7 +47,6 @@ from simpler.task_interface import TaskArgs
 if TYPE_CHECKING:
     from simpler.worker import Worker
 
-_WRITE_MASK_AT = 32  # CallConfig: bytes 32..63 are the engine's write mask
 _WRITING_TAGS = frozenset({TensorArgType.OUTPUT, TensorArgType.INOUT, TensorArgType.OUTPUT_EXISTING})
 
 # One step of a failure path: a nested Worker, a chip or a sub-worker.
@@ -126,26 +125,19 @@ class ForwardedScope:
 _NOTHING_FORWARDED = ForwardedScope(())
 
 
-def _writes(config: bytes, i: int) -> bool:
-    return bool((config[_WRITE_MASK_AT + i // 8] >> (i % 8)) & 1)
-
-
-def forwarded_args(blob: bytes, config: bytes) -> Tuple[TaskArgs, ForwardedScope]:
+def forwarded_args(blob: bytes, config: CallConfig) -> Tuple[TaskArgs, ForwardedScope]:
     """The parent's task arguments as this level's TaskArgs: every tensor
     validated and re-exported (same identity, nothing mapped), tagged by the
-    write mask; and the scope they allow."""
+    call config's write mask; and the scope they allow."""
     decoded = read_blob(blob)
     tensors = decoded.tensors
     args = TaskArgs()
-    if not tensors:  # the hot path of tensor-less tasks: nothing to re-export or to hold a submit to
-        for s in decoded.scalars:
-            args.add_scalar(s)
-        return args, _NOTHING_FORWARDED
-    registry = default_registry()
     views = []
+    # a tensor-less task (the hot path) re-exports nothing and holds no submit
+    registry = default_registry() if tensors else None
     for i, t in enumerate(tensors):
         view = registry.reexport(t)
-        writes = _writes(config, i)
+        writes = config.writes(i)
         if not writes:
             tag = TensorArgType.INPUT
         elif view.buffer.access == AccessMode.READWRITE:
@@ -156,7 +148,7 @@ def forwarded_args(blob: bytes, config: bytes) -> Tuple[TaskArgs, ForwardedScope
         views.append((view, writes))
     for s in decoded.scalars:
         args.add_scalar(s)
-    return args, ForwardedScope(views)
+    return args, ForwardedScope(views) if views else _NOTHING_FORWARDED
 
 
 class NextLevelServer:
@@ -175,8 +167,9 @@ class NextLevelServer:
         except IndexError:
             return f"{name}: unknown orchestration {callable_id}"
         try:
-            args, scope = forwarded_args(blob, config)
-            self._worker._run_forwarded(fn, args, CallConfig.from_bytes(config), scope)
+            cfg = CallConfig.from_bytes(config)
+            args, scope = forwarded_args(blob, cfg)
+            self._worker._run_forwarded(fn, args, cfg, scope)
         except RuntimeError as e:
             return with_path(name, self._worker.level, str(e))
         except BaseException as e:  # noqa: BLE001 - every failure goes back to the parent as data

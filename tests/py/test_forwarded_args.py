@@ -3,7 +3,7 @@ TaskArgs and the scope that holds its submits, with and without tensors."""
 
 import pytest
 
-from simpler import DataType, TaskArgs, TensorArgType
+from simpler import CallConfig, DataType, TaskArgs, TensorArgType
 from simpler._core import write_blob
 from simpler.buffer import create_buffer
 from simpler.nested import forwarded_args
@@ -13,11 +13,11 @@ F32 = DataType.FLOAT32
 
 
 def config(written=()):
-    """64 call-config bytes whose write mask (bytes 32..63) sets the bits of `written`."""
+    """A CallConfig whose write mask (bytes 32..63) sets the bits of `written`."""
     c = bytearray(64)
     for i in written:
         c[32 + i // 8] |= 1 << (i % 8)
-    return bytes(c)
+    return CallConfig.from_bytes(bytes(c))
 
 
 @pytest.fixture

@@ -364,6 +364,9 @@ std::string Worker::describe_closed_run_locked() const {
 
 ipc::Deadline Worker::progress_locked() {
     collect_results_locked();
+    // Holds go back before the dispatch: a buffer they free is forgotten on each
+    // lane before that lane's next task. A task whose publish failed finishes
+    // in the dispatch; its holds go back after it.
     release_holds_locked();
     dispatch_locked();
     release_holds_locked();
@@ -516,10 +519,14 @@ void Worker::publish_forget_locked(size_t i) {
     if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, l.mailbox->poison_reason());
 }
 
-void Worker::release_holds_locked() {
-    if (!core_.has_unheld()) return;
+void Worker::release_holds_locked(bool all) {
+    if (!all && !core_.has_unheld()) return;
     unheld_.clear();
-    core_.take_unheld(unheld_);
+    if (all) {
+        core_.drop_all_holds(unheld_);
+    } else {
+        core_.take_unheld(unheld_);
+    }
     for (const CanonicalIdentity& id : unheld_) process_backing_retention().release(id);
 }
 
@@ -571,9 +578,7 @@ void Worker::close() noexcept {
     {
         // The children are gone: tasks that never finished hold nothing any more.
         std::lock_guard lock(mu_);
-        unheld_.clear();
-        core_.drop_all_holds(unheld_);
-        for (const CanonicalIdentity& id : unheld_) process_backing_retention().release(id);
+        release_holds_locked(/*all=*/true);
     }
 }
 

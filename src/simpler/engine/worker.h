@@ -234,8 +234,9 @@ private:
     // Queues the forget inbox on every lane and sends it to the idle ones.
     void deliver_forgets_locked();
     void publish_forget_locked(size_t lane);
-    // Hands the holds of finished tasks back to the process's retention.
-    void release_holds_locked();
+    // Hands the holds of finished tasks back to the process's retention; with
+    // `all`, every task's (close(): the unfinished ones never finish).
+    void release_holds_locked(bool all = false);
     void lose_lane_locked(size_t lane, const std::string& why);
     [[nodiscard]] std::string describe_failure_locked(const RunFailure& f) const;
     [[nodiscard]] std::string callable_name(TaskKind kind, uint64_t callable) const;
