@@ -133,19 +133,19 @@ def forwarded_args(blob: bytes, config: CallConfig) -> Tuple[TaskArgs, Forwarded
     tensors = decoded.tensors
     args = TaskArgs()
     views = []
-    # a tensor-less task (the hot path) re-exports nothing and holds no submit
-    registry = default_registry() if tensors else None
-    for i, t in enumerate(tensors):
-        view = registry.reexport(t)
-        writes = config.writes(i)
-        if not writes:
-            tag = TensorArgType.INPUT
-        elif view.buffer.access == AccessMode.READWRITE:
-            tag = TensorArgType.INOUT
-        else:
-            tag = TensorArgType.OUTPUT_EXISTING
-        args.add_tensor(view, tag)
-        views.append((view, writes))
+    if tensors:  # a tensor-less task (the hot path) re-exports nothing and holds no submit
+        registry = default_registry()
+        for i, t in enumerate(tensors):
+            view = registry.reexport(t)
+            writes = config.writes(i)
+            if not writes:
+                tag = TensorArgType.INPUT
+            elif view.buffer.access == AccessMode.READWRITE:
+                tag = TensorArgType.INOUT
+            else:
+                tag = TensorArgType.OUTPUT_EXISTING
+            args.add_tensor(view, tag)
+            views.append((view, writes))
     for s in decoded.scalars:
         args.add_scalar(s)
     return args, ForwardedScope(views) if views else _NOTHING_FORWARDED
