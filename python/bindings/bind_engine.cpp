@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "checked_args.h"
+#include "remote_children.h"
 #include "simpler/engine/worker.h"
 #include "value_eq.h"
 
@@ -327,8 +328,12 @@ void bind_engine(nb::module_& m) {
         .def(
             "__init__",
             [](Worker* self, const WorkerConfig& config, const nb::object& chip_dispatch,
-               const nb::object& sub_dispatch, const nb::object& worker_start) {
+               const nb::object& sub_dispatch, const nb::object& worker_start, const RemoteChildren* remote) {
                 WorkerConfig c = config;
+                if (remote != nullptr) {
+                    c.num_relay_workers = remote->count;
+                    c.relay_handler = remote->factory;
+                }
                 if (!chip_dispatch.is_none())
                     c.chip_handler = [chip_dispatch](uint32_t) {
                         PyOS_AfterFork_Child();
@@ -347,13 +352,13 @@ void bind_engine(nb::module_& m) {
                 new (self) Worker(std::move(c));
             },
             "config"_a, "chip_dispatch"_a.none() = nb::none(), "sub_dispatch"_a.none() = nb::none(),
-            "worker_start"_a.none() = nb::none(),
+            "worker_start"_a.none() = nb::none(), "remote"_a.none() = nb::none(),
             "Validates config (ValueError) and builds the Worker; nothing runs before init(). chip_dispatch: a "
             "Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index "
             "config.chip_lane.chip.orchestrations. sub_dispatch: the handler each sub-worker child calls. "
             "worker_start(index) -> (dispatch, close): called in next-level Worker child `index` right after its "
             "fork; it starts that child's Worker, dispatch runs each task there, close() runs when the child is "
-            "told to stop.")
+            "told to stop. remote: the last next-level children live in other MPI ranks (RemoteChildren).")
         .def(
             "init",
             [](Worker& w) {

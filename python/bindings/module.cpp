@@ -11,6 +11,7 @@ void bind_deps(nb::module_& m);
 void bind_backing(nb::module_& m);
 void bind_engine(nb::module_& m);
 void bind_chip(nb::module_& m);
+void bind_remote(nb::module_& m);
 
 NB_MODULE(_core, m) {
     m.doc() = "simpler's C++ core: wire types, argument blobs and the runtime engine";
@@ -21,4 +22,5 @@ NB_MODULE(_core, m) {
     bind_backing(m);
     bind_chip(m);
     bind_engine(m);
+    bind_remote(m);
 }

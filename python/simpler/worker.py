@@ -71,6 +71,7 @@ from simpler.buffer import AccessMode, Buffer, SharedTensor, create_buffer
 from simpler.callable_handle import CallableHandle
 from simpler.chip_callable import ChipCallable, check_orchestrations
 from simpler.nested import ForwardedScope, child_name, start_child, with_path
+from simpler import remote
 from simpler.orchestrator import Orchestrator
 from simpler.sub_worker import make_dispatcher
 from simpler.trace import ProcessTimeline, TreeTrace, chrome_trace, write_chrome_trace
@@ -196,6 +197,9 @@ class Worker:
         # Orchestration functions fn(orch, args, cfg) that next-level Workers run (level 4 and above).
         self._orchestrations: List[Callable] = []
         self._children: List[Worker] = []  # next-level Workers (add_worker)
+        # Remote next-level Workers (add_remote_workers): the options of each, children after the local ones.
+        self._remote: List[Dict[str, Any]] = []
+        self._heartbeat_timeout = remote.DEFAULT_HEARTBEAT_TIMEOUT_S
         self._parent: Optional[Worker] = None  # the Worker this one was added to
         # How failure paths and repr name this Worker: 'L4' at the top, 'L3[0]' as child 0 of an L4.
         self.path_name = f"L{level}"
@@ -220,7 +224,8 @@ class Worker:
         callables' names are added to it)."""
         return self._config
 
-    def register(self, fn: Union[ChipCallable, Callable[..., None]], kind: Optional[TaskKind] = None) -> CallableHandle:
+    def register(self, fn: Union[ChipCallable, Callable[..., None], str],
+                 kind: Optional[TaskKind] = None) -> CallableHandle:
         """Registers a callable and returns the handle a task names it by:
         - a ChipCallable: a chip orchestration, run by submit_next_level on a
           level-3 Worker's chips (registered on a level-4 or higher Worker, it
@@ -231,6 +236,9 @@ class Worker:
           an orchestration function, run by submit_next_level as one run of a
           next-level Worker child (and by the Workers below, by the same handle);
           kind=TaskKind.SUB registers a sub-worker callable instead.
+        A string "pkg.module:fn" registers the Python callable at that import
+        path, resolved at init() in every process that runs it (a remote
+        Worker's callables must be named so, or be module-level functions).
         Register on the top Worker, before init(): every Worker below it knows
         what it registered, by the same handles."""
         self._check_process("register")
@@ -249,8 +257,10 @@ class Worker:
             check_orchestrations([*self._chip_callables, fn])
             self._chip_callables.append(fn)
             return CallableHandle(len(self._chip_callables) - 1, ChildKind.CHIP, fn.orchestration, self._serial)
+        if isinstance(fn, str):
+            fn = remote.PathCallable(fn)
         if not callable(fn):
-            raise TypeError(f"Worker.register: {fn!r} is neither a ChipCallable nor callable")
+            raise TypeError(f"Worker.register: {fn!r} is neither a ChipCallable, a callable nor an import path")
         if kind is None:
             kind = TaskKind.NEXT_LEVEL if self.level > 3 else TaskKind.SUB
         if kind == TaskKind.NEXT_LEVEL:
@@ -279,6 +289,9 @@ class Worker:
         if child.level != self.level - 1:
             raise ValueError(f"Worker.add_worker: the children of a level-{self.level} Worker are level-"
                              f"{self.level - 1} Workers (got a level-{child.level} one)")
+        if self._remote:
+            raise RuntimeError("Worker.add_worker: add the local children before add_remote_workers (remote "
+                               "children take the indices after them)")
         if child is self or child._parent is not None or child in self._children:
             raise ValueError(f"Worker.add_worker: {child!r} is already a child of a Worker")
         if child._core is not None:
@@ -293,6 +306,46 @@ class Worker:
         child._parent = self
         self._children.append(child)
         return len(self._children) - 1
+
+    def add_remote_workers(self, n: int, num_chips: Optional[int] = None, num_sub_workers: Optional[int] = None,
+                           *, heartbeat_timeout: Optional[float] = None, **options: Any) -> List[int]:
+        """Adds `n` level-(N-1) Workers that live in other MPI ranks (other
+        hosts) as next-level children of this level-N Worker (N >= 4, the top
+        of its tree), after the local ones, and returns their indices. The
+        program runs under mpirun (python -m simpler launch -n K script.py):
+        rank 0 is this Worker; rank j + 1 serves the j-th remote child, with
+        these Worker options, from init() on (see simpler.remote). A remote rank
+        silent for `heartbeat_timeout` seconds (default 2.5) is lost."""
+        self._check_process("add_remote_workers")
+        n = check_int("Worker.add_remote_workers.n", n, minimum=1)
+        if self.level == 3:
+            raise ValueError("Worker.add_remote_workers: a level-3 Worker's next level is chips (num_chips); remote "
+                             "Workers are children of a level-4 or higher Worker")
+        if self._parent is not None:
+            raise ValueError(f"Worker.add_remote_workers: this Worker is {self.path}, a child of another Worker; "
+                             "remote Workers are children of the top Worker (rank 0)")
+        if self._core is not None:
+            raise RuntimeError("Worker.add_remote_workers: add children before init() — they start at init()")
+        if self.level != 4:
+            raise ValueError(f"Worker.add_remote_workers: remote children are level-3 Workers, the children of a "
+                             f"level-4 Worker (this one is level {self.level})")
+        if heartbeat_timeout is not None:
+            if isinstance(heartbeat_timeout, bool) or not isinstance(heartbeat_timeout, (int, float)) or \
+                    not 0 < heartbeat_timeout <= 3600:
+                raise ValueError(f"Worker.add_remote_workers.heartbeat_timeout: seconds, > 0 and at most 3600 "
+                                 f"(got {heartbeat_timeout!r})")
+            self._heartbeat_timeout = float(heartbeat_timeout)
+        options = {"num_chips": num_chips, "num_sub_workers": num_sub_workers, **options}
+        options = {k: v for k, v in options.items() if v is not None}
+        worker_config(**options)  # refused here, on every rank, naming the option
+        first = len(self._children) + len(self._remote)
+        self._remote.extend(dict(options) for _ in range(n))
+        return list(range(first, first + n))
+
+    @property
+    def num_workers(self) -> int:
+        """Next-level Worker children, local and remote."""
+        return len(self._children) + len(self._remote)
 
     def _adopt(self, parent: "Worker", index: int) -> None:
         """In child process `index` of `parent`, right after its fork: this
@@ -316,22 +369,35 @@ class Worker:
         if self._core is not None:
             raise RuntimeError("Worker.init: " + ("the Worker is closed; create a new one" if self._core.closed
                                                    else "already initialized"))
+        if self._remote and self._parent is None:
+            rank = remote.mpi_rank()
+            if rank:  # a remote child's rank: serves it and exits
+                remote.serve_rank(self, rank, self._heartbeat_timeout)
+        try:
+            remote.resolve_all(self._orchestrations)
+            remote.resolve_all(self._sub_callables)
+        except RuntimeError as e:
+            raise RuntimeError(f"Worker.init: {e}") from None
         libraries = check_orchestrations(self._chip_callables)
         dispatch = make_dispatcher(self._sub_callables) if self.num_sub_workers else None
         config = self._config
         config.chip_lane.chip.orchestrations = [c.orchestration for c in self._chip_callables]
         config.chip_lane.chip.libraries = libraries
         config.sub_callable_names = [self.callable_name(TaskKind.SUB, i) for i in range(len(self._sub_callables))]
-        config.num_workers = len(self._children)
+        config.num_workers = self.num_workers
         config.path = self.path
         config.worker_callable_names = [_callable_name(f) for f in self._orchestrations]
         children = self._children
         if children and (self._config.trace or self._config.record_edges) and self._tree_trace is None:
             self._tree_trace = TreeTrace()
         worker_start = (lambda index: start_child(self, index)) if children else None
-        core = EngineWorker(config, None, dispatch, worker_start)
+        relays = (remote.remote_children(self, len(children), self._remote, self._heartbeat_timeout)
+                  if self._remote else None)
+        core = EngineWorker(config, None, dispatch, worker_start, relays)
         core.init()
         self._core = core
+        if self._remote:
+            remote.dismiss_extra_ranks(1 + len(self._remote))
         return self
 
     def create_buffer(self, nbytes: int, access: AccessMode = AccessMode.READWRITE) -> Buffer:
@@ -403,7 +469,7 @@ class Worker:
                 core.trace_clear()
                 record.append(self.path, os.getpid(), self._trace_names(),
                               {ChildKind.CHIP: self.num_chips, ChildKind.SUB_WORKER: self.num_sub_workers,
-                               ChildKind.WORKER: len(self._children)}, events)
+                               ChildKind.WORKER: self.num_workers}, events)
             if record is not None and core is not None and self._config.record_edges:
                 record.append_edges(self.path, core.take_edge_log())
 
@@ -441,7 +507,7 @@ class Worker:
         """_wait(core); at the top of a tree of Workers, a failure leads with its
         path from here ('L4 → L3[0] → chip 1: ...'; a nested Worker's server
         adds its own)."""
-        if not self._children or self._parent is not None:
+        if not self.num_workers or self._parent is not None:
             _wait(core)
             return
         try:
@@ -582,7 +648,7 @@ class Worker:
 
     def __repr__(self) -> str:
         state = "closed" if self._core and self._core.closed else ("running" if self._core else "not initialized")
-        workers = f"num_workers={len(self._children)}" if self.level > 3 else f"num_chips={self.num_chips}"
+        workers = f"num_workers={self.num_workers}" if self.level > 3 else f"num_chips={self.num_chips}"
         where = f"{self.path}, " if self._parent is not None else ""
         return f"Worker({where}level={self.level}, {workers}, num_sub_workers={self.num_sub_workers}, {state})"
 

@@ -5,6 +5,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -65,18 +66,14 @@ int reserve_pages(int fd, uint64_t nbytes) noexcept {
 
 std::unique_ptr<PosixShmOwner> PosixShmOwner::create(uint64_t nbytes, AccessMode access, IdentityMinter* minter,
                                                      uint32_t owner_worker_path_id) {
-    if (nbytes == 0) throw std::invalid_argument("PosixShmOwner: nbytes must be > 0");
-    if (nbytes > static_cast<uint64_t>(std::numeric_limits<off_t>::max()))
-        throw std::invalid_argument("PosixShmOwner: nbytes " + std::to_string(nbytes) +
-                                    " exceeds the largest file size");
+    check_size(nbytes);
     if (minter == nullptr) minter = &process_identity_minter();
     const CanonicalIdentity id = minter->mint();
-    auto fail = [&](std::runtime_error e) -> std::runtime_error {
-        minter->release(id);
-        return e;
-    };
     const std::optional<std::string> name = shm_name_for(id);
-    if (!name) throw fail(std::runtime_error("PosixShmOwner: identity " + id.to_string() + " does not fit a shm name"));
+    if (!name) {
+        minter->release(id);
+        throw std::runtime_error("PosixShmOwner: identity " + id.to_string() + " does not fit a shm name");
+    }
     BufferDescriptor desc;
     try {
         desc = make_buffer_descriptor(id, BackendKind::POSIX_SHM, AddressSpace::HOST, access, nbytes,
@@ -86,42 +83,75 @@ std::unique_ptr<PosixShmOwner> PosixShmOwner::create(uint64_t nbytes, AccessMode
         minter->release(id);
         throw;
     }
+    return make(desc, *name, minter);
+}
+
+std::unique_ptr<PosixShmOwner> PosixShmOwner::create_shadow(const BufferDescriptor& source) {
+    check_size(source.nbytes);
+    static std::atomic<uint64_t> shadows{0};
+    // "sp" + this incarnation's nonce (what leak checks and the tracker know) + "-s<n>": no minted name has an 's'.
+    const OwnerNonce nonce = process_identity_minter().nonce();
+    uint8_t bytes[OWNER_INSTANCE_ID_BYTES];
+    std::memcpy(bytes, &nonce, sizeof bytes);
+    char suffix[24];
+    std::snprintf(suffix, sizeof suffix, "-s%llx", static_cast<unsigned long long>(++shadows));
+    const std::string name = shm_name_prefix_for(bytes) + suffix;
+    const BufferDescriptor desc = make_buffer_descriptor(
+        source.identity, BackendKind::POSIX_SHM, AddressSpace::HOST, static_cast<AccessMode>(source.access),
+        source.nbytes, {reinterpret_cast<const uint8_t*>(name.data()), name.size()}, source.owner_worker_path_id);
+    return make(desc, name, nullptr);
+}
+
+void PosixShmOwner::check_size(uint64_t nbytes) {
+    if (nbytes == 0) throw std::invalid_argument("PosixShmOwner: nbytes must be > 0");
+    if (nbytes > static_cast<uint64_t>(std::numeric_limits<off_t>::max()))
+        throw std::invalid_argument("PosixShmOwner: nbytes " + std::to_string(nbytes) +
+                                    " exceeds the largest file size");
+}
+
+std::unique_ptr<PosixShmOwner> PosixShmOwner::make(const BufferDescriptor& desc, const std::string& name,
+                                                   IdentityMinter* minter) {
+    const uint64_t nbytes = desc.nbytes;
+    auto fail = [&](std::runtime_error e) -> std::runtime_error {
+        if (minter != nullptr) minter->release(desc.identity);
+        return e;
+    };
     // Refused before anything exists when it cannot fit (a request the kernel
     // would only refuse after filling /dev/shm page by page).
-    if (const auto space = shm_space(); space && nbytes > space->first) throw fail(no_space(nbytes, *name));
+    if (const auto space = shm_space(); space && nbytes > space->first) throw fail(no_space(nbytes, name));
 
     ShmTracker& tracker = process_shm_tracker();
     try {
-        tracker.will_create(*name);  // before the name exists: it cannot outlive this process unnoticed
+        tracker.will_create(name);  // before the name exists: it cannot outlive this process unnoticed
     } catch (const std::runtime_error& e) {
-        throw fail(std::runtime_error("PosixShmOwner: cannot create '" + *name + "': " + e.what()));
+        throw fail(std::runtime_error("PosixShmOwner: cannot create '" + name + "': " + e.what()));
     }
-    const std::string path = shm_syscall_path(*name);
+    const std::string path = shm_syscall_path(name);
     auto undo = [&](std::runtime_error e) -> std::runtime_error {
         shm_unlink(path.c_str());
-        tracker.unlinked(*name);
+        tracker.unlinked(name);
         return fail(std::move(e));
     };
     const int fd = shm_open(path.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0) {
         const int err = errno;
-        tracker.unlinked(*name);  // not ours to unlink (EEXIST) or never made
-        throw fail(os_error("shm_open(O_CREAT|O_EXCL)", *name, err));
+        tracker.unlinked(name);  // not ours to unlink (EEXIST) or never made
+        throw fail(os_error("shm_open(O_CREAT|O_EXCL)", name, err));
     }
     if (ftruncate(fd, static_cast<off_t>(nbytes)) != 0) {
         const int err = errno;
         ::close(fd);
-        throw undo(os_error("ftruncate", *name, err));
+        throw undo(os_error("ftruncate", name, err));
     }
     if (const int err = reserve_pages(fd, nbytes); err != 0) {
         ::close(fd);
-        throw undo(err == ENOSPC ? no_space(nbytes, *name) : os_error("posix_fallocate", *name, err));
+        throw undo(err == ENOSPC ? no_space(nbytes, name) : os_error("posix_fallocate", name, err));
     }
     void* p = mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     const int err = errno;
     ::close(fd);
-    if (p == MAP_FAILED) throw undo(os_error("mmap", *name, err));
-    return std::unique_ptr<PosixShmOwner>(new PosixShmOwner(desc, static_cast<uint8_t*>(p), minter, *name));
+    if (p == MAP_FAILED) throw undo(os_error("mmap", name, err));
+    return std::unique_ptr<PosixShmOwner>(new PosixShmOwner(desc, static_cast<uint8_t*>(p), minter, name));
 }
 
 PosixShmOwner::PosixShmOwner(const BufferDescriptor& desc, uint8_t* base, IdentityMinter* minter, std::string name)

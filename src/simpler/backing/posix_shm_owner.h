@@ -32,6 +32,13 @@ class PosixShmOwner final : public BackingOwner {
 public:
     static std::unique_ptr<PosixShmOwner> create(uint64_t nbytes, AccessMode access = AccessMode::READWRITE,
                                                  IdentityMinter* minter = nullptr, uint32_t owner_worker_path_id = 0);
+    // A host-local stand-in for a backing that lives on another host (a remote
+    // task's REMOTE_SIDECAR argument, docs/remote.md): an object of `source`'s
+    // nbytes under a name of this process's own ("sp<nonce>-s<n>", never a
+    // minted name), whose POSIX_SHM descriptor keeps the source's identity,
+    // access and owner path. Nothing is minted or released; the object is
+    // tracked, reserved, mapped and unlinked like any other. Same errors as create().
+    static std::unique_ptr<PosixShmOwner> create_shadow(const BufferDescriptor& source);
     ~PosixShmOwner() override;
 
     // The name body (no leading '/').
@@ -39,6 +46,11 @@ public:
 
 private:
     PosixShmOwner(const BufferDescriptor& desc, uint8_t* base, IdentityMinter* minter, std::string name);
+    static void check_size(uint64_t nbytes);
+    // Creates, reserves and maps the object `name` for `desc`; on failure
+    // releases desc's identity in `minter` (none: nothing to release).
+    static std::unique_ptr<PosixShmOwner> make(const BufferDescriptor& desc, const std::string& name,
+                                               IdentityMinter* minter);
     void release_backing(bool creator) noexcept override;
     [[nodiscard]] std::function<void()> creator_release_action() const override;
 

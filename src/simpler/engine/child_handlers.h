@@ -47,6 +47,21 @@ struct ChildHandlers {
 // Makes, inside child `index` right after fork, what it serves with.
 using ChildHandlerFactory = std::function<ChildHandlers(uint32_t index)>;
 
+// A next-level child that is no process of this host (a remote L3 Worker): a
+// relay thread of the Worker serves its lane in this process with `handlers`,
+// which carry each task to the child and its result back. `lost` says, once
+// the child is gone for good, why (empty while it is reachable); the relay
+// thread asks after every idle spell and after every task, and the Worker then
+// loses the lane with that text.
+struct RelayLane {
+    ChildHandlers handlers;
+    std::function<std::string()> lost;
+};
+
+// Makes, in the Worker's own process at init() (after every fork), the relay
+// of next-level child `index`; an exception fails init().
+using RelayLaneFactory = std::function<RelayLane(uint32_t index)>;
+
 // The task handler serve_tasks runs in the child: FORGET_CALLABLE goes to
 // `handlers.forget` (a blob that is not whole identities is BAD_ARGUMENTS),
 // every other callable to `handlers.run`.

@@ -72,6 +72,10 @@ void WorkerConfig::validate() const {
     if (close_grace.count() < 0)
         throw std::invalid_argument("WorkerConfig.close_grace: must be >= 0 seconds (got " + seconds_text(close_grace) +
                                     ")");
+    if (num_relay_workers > num_workers)
+        throw std::invalid_argument("WorkerConfig.num_relay_workers: at most num_workers (got " +
+                                    std::to_string(num_relay_workers) + " of " + std::to_string(num_workers) +
+                                    " Workers)");
     if (num_chips > 0 && num_workers > 0)
         throw std::invalid_argument(
             "WorkerConfig.num_workers: a Worker's next level is chips or Workers, not both (got " +
@@ -85,11 +89,11 @@ void WorkerConfig::validate() const {
 
 bool WorkerConfig::same_options(const WorkerConfig& o) const {
     return num_chips == o.num_chips && num_sub_workers == o.num_sub_workers && num_workers == o.num_workers &&
-           worker_callable_names == o.worker_callable_names && blob_capacity == o.blob_capacity && spin == o.spin &&
-           task_timeout == o.task_timeout && close_grace == o.close_grace && chip_lane == o.chip_lane &&
-           device_memory_bytes == o.device_memory_bytes && record_edges == o.record_edges &&
-           sub_callable_names == o.sub_callable_names && trace == o.trace && trace_capacity == o.trace_capacity &&
-           path == o.path;
+           num_relay_workers == o.num_relay_workers && worker_callable_names == o.worker_callable_names &&
+           blob_capacity == o.blob_capacity && spin == o.spin && task_timeout == o.task_timeout &&
+           close_grace == o.close_grace && chip_lane == o.chip_lane && device_memory_bytes == o.device_memory_bytes &&
+           record_edges == o.record_edges && sub_callable_names == o.sub_callable_names && trace == o.trace &&
+           trace_capacity == o.trace_capacity && path == o.path;
 }
 
 Worker::Worker(WorkerConfig config)
@@ -99,8 +103,10 @@ Worker::Worker(WorkerConfig config)
       core_(engine_config()) {
     if (config_.num_sub_workers > 0 && !config_.sub_handler)
         throw std::invalid_argument("WorkerConfig.sub_handler: required when num_sub_workers > 0");
-    if (config_.num_workers > 0 && !config_.worker_handler)
+    if (config_.num_workers > config_.num_relay_workers && !config_.worker_handler)
         throw std::invalid_argument("WorkerConfig.worker_handler: required when num_workers > 0");
+    if (config_.num_relay_workers > 0 && !config_.relay_handler)
+        throw std::invalid_argument("WorkerConfig.relay_handler: required when num_relay_workers > 0");
     if (config_.trace) trace_ = std::make_unique<TraceRecorder>(config_.trace_capacity);
     if (!config_.path.empty()) {
         std::vector<uint32_t> ids;
@@ -186,8 +192,11 @@ void Worker::init() {
             l.mailbox = std::make_unique<ipc::Mailbox>(ipc::MailboxConfig{config_.blob_capacity}, bell_);
         }
     }
+    // The relay lanes are the last next-level Worker lanes; nothing is forked for them.
+    const size_t first_relay =
+        lane_base_[static_cast<size_t>(ChildKind::WORKER)] + config_.num_workers - config_.num_relay_workers;
     try {
-        for (size_t i = 0; i < lanes_.size(); ++i) {
+        for (size_t i = 0; i < first_relay; ++i) {
             lanes_[i].child = ipc::ChildProcess::spawn([this, i] {
                 // Ctrl-C at a terminal signals the whole process group: it is the
                 // owner's to handle (Worker.run ends the run), not a child's to die of.
@@ -206,18 +215,30 @@ void Worker::init() {
             });
         }
         std::vector<ipc::WatchedChild> watched;
-        for (const Lane& l : lanes_) watched.push_back({l.child.pid(), l.child.pidfd()});
+        for (size_t i = 0; i < first_relay; ++i) watched.push_back({lanes_[i].child.pid(), lanes_[i].child.pidfd()});
         watcher_ = std::make_unique<ipc::ChildWatcher>(watched, [this](size_t i, int status) {
             lanes_[i].mailbox->mark_child_exited(status);
             bell_.ring();
         });
+        // After every fork: a relay may start threads and libraries that a fork would not carry.
+        std::vector<RelayLane> relays;
+        for (size_t i = first_relay; i < lanes_.size(); ++i)
+            relays.push_back(config_.relay_handler(lanes_[i].ref.index));
+        for (size_t i = first_relay; i < lanes_.size(); ++i)
+            lanes_[i].relay = std::thread(&Worker::relay_loop, this, i, std::move(relays[i - first_relay]));
         scheduler_ = std::thread(&Worker::scheduler_loop, this);
     } catch (...) {
         config_.chip_handler = nullptr;
         config_.sub_handler = nullptr;
         config_.worker_handler = nullptr;
+        config_.relay_handler = nullptr;
         closed_.store(true, std::memory_order_release);
         if (watcher_) watcher_->stop();
+        for (Lane& l : lanes_) {
+            if (!l.relay.joinable()) continue;
+            l.mailbox->request_shutdown();
+            l.relay.join();
+        }
         lanes_.clear();  // ChildProcess destructors SIGKILL and reap
         throw;
     }
@@ -226,6 +247,7 @@ void Worker::init() {
     config_.chip_handler = nullptr;
     config_.sub_handler = nullptr;
     config_.worker_handler = nullptr;
+    config_.relay_handler = nullptr;
     device_->seal_in_parent();  // device bytes live in the chip processes only
     initialized_ = true;
     process_live_workers().add(this);  // a release from now on waits for this Worker's tasks too
@@ -411,6 +433,28 @@ void Worker::scheduler_loop() noexcept {
     }
 }
 
+void Worker::relay_loop(size_t lane, RelayLane relay) noexcept {
+    ipc::Mailbox& mailbox = *lanes_[lane].mailbox;
+    std::string lost;
+    {
+        const ipc::TaskHandler handler = serve_with_forget(std::move(relay.handlers));
+        // Each idle spell ends after RELAY_IDLE_CHECK to ask whether the child is still there.
+        while (ipc::serve_tasks(mailbox, handler, config_.spin, RELAY_IDLE_CHECK) != ipc::SERVE_SHUTDOWN) {
+            try {
+                lost = relay.lost();
+            } catch (...) {
+                lost = "its relay failed to say whether it is reachable";
+            }
+            if (!lost.empty()) break;
+        }
+        // The handlers go here, on the relay thread: a relay says goodbye to its child.
+    }
+    if (lost.empty()) return;
+    lanes_[lane].relay_lost_why = std::move(lost);
+    mailbox.mark_child_exited(0);  // publishes relay_lost_why to whoever sees the exit
+    bell_.ring();
+}
+
 void Worker::collect_results_locked() {
     for (size_t i = 0; i < lanes_.size(); ++i) {
         Lane& l = lanes_[i];
@@ -437,7 +481,8 @@ void Worker::collect_results_locked() {
                 }
             }
         }
-        if (!l.lost && !l.mailbox->usable()) lose_lane_locked(i, l.mailbox->poison_reason());
+        if (!l.lost && !l.mailbox->usable())
+            lose_lane_locked(i, l.relay_lost_why.empty() ? l.mailbox->poison_reason() : l.relay_lost_why);
     }
 }
 
@@ -544,7 +589,7 @@ void Worker::lose_lane_locked(size_t lane, const std::string& why) {
     }
     if (trace_) trace_->lane_lost(lane, l.lost_why);
     core_.child_lost(l.ref, l.ref.name() + " " + l.lost_why);
-    if (!l.child.reaped()) l.child.signal(SIGKILL);  // a timed-out child may still run its task
+    if (l.child.pid() > 0 && !l.child.reaped()) l.child.signal(SIGKILL);  // a timed-out child may still run its task
 }
 
 void Worker::close() noexcept {
@@ -573,6 +618,8 @@ void Worker::close() noexcept {
     const ipc::Deadline grace = ipc::Clock::now() + config_.close_grace;
     for (Lane& l : lanes_)
         if (l.child.pid() > 0 && !l.child.reaped()) l.child.stop(grace);
+    for (Lane& l : lanes_)
+        if (l.relay.joinable()) l.relay.join();  // each says goodbye to its child, bounded by the relay's own timeouts
     if (watcher_) watcher_->stop();
     device_->release_all();
     {
@@ -645,7 +692,8 @@ void Worker::trace_clear() {
 
 std::vector<pid_t> Worker::child_pids() const {
     std::vector<pid_t> out;
-    for (const Lane& l : lanes_) out.push_back(l.child.pid());
+    for (const Lane& l : lanes_)
+        if (l.child.pid() > 0) out.push_back(l.child.pid());
     return out;
 }
 

@@ -38,6 +38,11 @@
 // With config.trace, a TraceRecorder (trace.h) records when each task was
 // submitted and each member published and collected, under that same mutex.
 //
+// Relay lanes: a next-level child on another host (a remote L3) has a lane
+// like any other, served by a relay thread of this process instead of a forked
+// child (WorkerConfig::relay_handler); when its child is lost the thread marks
+// the mailbox's child exited, and the lane is lost with the relay's reason.
+//
 // Waiting: every waiter of a Worker follows WorkerConfig.spin — each child for
 // its next task and wait() on the doorbell: spin for the budget, then
 // sleep on a futex. With a zero budget nothing spins; while idle, nothing spins
@@ -95,6 +100,11 @@ struct WorkerConfig {
     ChildHandlerFactory sub_handler;                // required when num_sub_workers > 0; likewise
     ChildHandlerFactory worker_handler;             // required when num_workers > 0: runs a next-level Worker
     std::vector<std::string> worker_callable_names; // by callable id: the next-level Workers' orchestrations
+    // The last num_relay_workers of the num_workers children live on other
+    // hosts: nothing is forked for them; init() calls relay_handler(index) here
+    // after the forks, and a relay thread serves each one's lane (RelayLane).
+    uint32_t num_relay_workers = 0;
+    RelayLaneFactory relay_handler;                 // required when num_relay_workers > 0
     // Consulted after the Worker's own device memory and this process's minter (see EngineConfig).
     std::function<std::optional<uint32_t>(const CanonicalIdentity&)> device_owner;
     std::function<std::string(const CanonicalIdentity&)> identity_problem;
@@ -196,6 +206,7 @@ public:
     [[nodiscard]] bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
     // "chip 0: usable" / "chip 1: lost (child killed by signal 9 ...)" per child.
     [[nodiscard]] std::vector<std::string> child_status() const;
+    // The pids of the forked children, lane by lane (a relay lane has none).
     [[nodiscard]] std::vector<pid_t> child_pids() const;
     [[nodiscard]] const WorkerConfig& config() const noexcept { return config_; }
 
@@ -216,6 +227,11 @@ private:
         std::optional<Dispatch> held;            // taken for this lane while a forget was on it
         bool lost = false;
         std::string lost_why;
+        // A relay lane (WorkerConfig::num_relay_workers): served by this thread,
+        // not a child process; relay_lost_why is written by it before it marks
+        // the mailbox's child exited, and read after that is seen.
+        std::thread relay;
+        std::string relay_lost_why;
     };
 
     // Lanes are laid out kind by kind in ChildKind order; a child's lane is its
@@ -226,6 +242,10 @@ private:
     // std::logic_error naming `what` in a process forked from the owner (see in_owner_process()).
     void require_owner_process(const char* what) const;
     void scheduler_loop() noexcept;
+    // A relay lane's thread: serves the lane with the relay's handlers until
+    // close(), or until the relay says its child is lost (then loses the lane).
+    void relay_loop(size_t lane, RelayLane relay) noexcept;
+    static constexpr std::chrono::milliseconds RELAY_IDLE_CHECK{250};
     // Collects results, dispatches what is ready, returns the nearest task deadline.
     ipc::Deadline progress_locked();
     void collect_results_locked();

@@ -1,0 +1,294 @@
+#include "simpler/remote/mpi/mpi_transport.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <utility>
+
+namespace simpler {
+
+namespace {
+
+constexpr size_t PIECE = size_t{1} << 30;  // bytes per MPI message of a large payload
+
+std::string mpi_error_text(int rc) {
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) return "MPI error " + std::to_string(rc);
+    return std::string(text, static_cast<size_t>(len));
+}
+
+std::string seconds(std::chrono::milliseconds ms) {
+    char s[32];
+    std::snprintf(s, sizeof s, "%.1f s", static_cast<double>(ms.count()) / 1000.0);
+    return s;
+}
+
+}  // namespace
+
+MpiTransport& MpiTransport::process() {
+    static auto* t = new MpiTransport();  // never destroyed: the heartbeat thread may outlive static destructors
+    return *t;
+}
+
+void MpiTransport::start(std::chrono::milliseconds heartbeat_timeout) {
+    std::unique_lock lock(mu_);
+    timeout_ = heartbeat_timeout;
+    if (started_.load(std::memory_order_relaxed)) return;
+    if (finalized_) throw std::runtime_error("remote: MPI was finalized in this process and cannot start again");
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    int provided = 0;
+    if (initialized == 0) {
+        if (const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided); rc != MPI_SUCCESS)
+            throw std::runtime_error("remote: MPI_Init_thread failed: " + mpi_error_text(rc));
+    } else {
+        MPI_Query_thread(&provided);
+    }
+    if (provided < MPI_THREAD_MULTIPLE)
+        throw std::runtime_error("remote: this MPI gives thread level " + std::to_string(provided) +
+                                 "; simpler needs MPI_THREAD_MULTIPLE (" + std::to_string(MPI_THREAD_MULTIPLE) + ")");
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+    stop_ = false;
+    heartbeats_ = std::thread(&MpiTransport::heartbeat_loop, this);
+    started_.store(true, std::memory_order_release);
+}
+
+void MpiTransport::finalize() noexcept {
+    {
+        std::lock_guard lock(mu_);
+        if (!started_.load(std::memory_order_relaxed)) return;
+        stop_ = true;
+    }
+    wake_.notify_all();
+    if (heartbeats_.joinable()) heartbeats_.join();
+    std::lock_guard lock(mu_);
+    for (auto& [rank, p] : peers_)
+        if (p.heartbeat_request != MPI_REQUEST_NULL) MPI_Request_free(&p.heartbeat_request);
+    MPI_Comm_free(&comm_);
+    MPI_Finalize();
+    finalized_ = true;
+    started_.store(false, std::memory_order_release);
+}
+
+MpiTransport::Peer& MpiTransport::peer_locked(int peer) { return peers_[peer]; }
+
+void MpiTransport::beat(int peer) {
+    std::lock_guard lock(mu_);
+    peer_locked(peer).beat = true;
+}
+
+void MpiTransport::watch(int peer) {
+    std::lock_guard lock(mu_);
+    Peer& p = peer_locked(peer);
+    p.beat = p.watched = true;
+    p.last_heard = ipc::Clock::now();
+}
+
+void MpiTransport::watch_once_heard(int peer) {
+    std::lock_guard lock(mu_);
+    Peer& p = peer_locked(peer);
+    p.beat = p.watch_when_heard = true;
+}
+
+void MpiTransport::unwatch(int peer) {
+    std::lock_guard lock(mu_);
+    Peer& p = peer_locked(peer);
+    p.beat = p.watched = p.watch_when_heard = false;
+}
+
+std::string MpiTransport::lost(int peer) const {
+    std::lock_guard lock(mu_);
+    const auto it = peers_.find(peer);
+    return it == peers_.end() ? std::string() : it->second.lost;
+}
+
+void MpiTransport::mark_lost(int peer, const std::string& why) {
+    std::lock_guard lock(mu_);
+    Peer& p = peer_locked(peer);
+    if (p.lost.empty()) p.lost = why.empty() ? "lost" : why;
+    p.beat = p.watched = p.watch_when_heard = false;
+}
+
+void MpiTransport::check_peer(int peer) const {
+    if (!started()) throw PeerLost("MPI is not running in this process");
+    if (peer < 0 || peer >= size_)
+        throw PeerLost("rank " + std::to_string(peer) + " is not in this job of " + std::to_string(size_) + " ranks");
+    if (std::string why = lost(peer); !why.empty()) throw PeerLost(why);
+}
+
+template <class Done>
+bool MpiTransport::await(int peer, ipc::Deadline until, Done&& done) {
+    const ipc::Clock::time_point spin_end = ipc::Clock::now() + SPIN_BUDGET;
+    std::chrono::microseconds nap = MIN_SLEEP;
+    for (;;) {
+        if (done()) return true;
+        const ipc::Clock::time_point now = ipc::Clock::now();
+        if (now >= until) return false;
+        if (now < spin_end) continue;
+        if (std::string why = lost(peer); !why.empty()) throw PeerLost(why);
+        std::this_thread::sleep_for(nap);
+        nap = std::min(nap * 2, std::chrono::microseconds(MAX_SLEEP));
+    }
+}
+
+void MpiTransport::send(int peer, int tag, const void* data, size_t nbytes) {
+    check_peer(peer);
+    const auto* p = static_cast<const char*>(data);
+    size_t left = nbytes;
+    do {
+        const size_t n = std::min(left, PIECE);
+        MPI_Request req = MPI_REQUEST_NULL;
+        int rc = MPI_Isend(p, static_cast<int>(n), MPI_BYTE, peer, tag, comm_, &req);
+        bool ok = rc == MPI_SUCCESS;
+        try {
+            if (ok) ok = await(peer, ipc::NO_DEADLINE, [&] {
+                int flag = 0;
+                rc = MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+                return rc != MPI_SUCCESS || flag != 0;
+            }) && rc == MPI_SUCCESS;
+        } catch (const PeerLost&) {
+            if (req != MPI_REQUEST_NULL) MPI_Request_free(&req);
+            throw;
+        }
+        if (!ok) {
+            const std::string why = "sending to rank " + std::to_string(peer) + " failed: " + mpi_error_text(rc);
+            mark_lost(peer, why);
+            throw PeerLost(why);
+        }
+        p += n;
+        left -= n;
+    } while (left > 0);
+    if (tag == TAG_PAYLOAD) {
+        std::lock_guard lock(mu_);
+        peer_locked(peer).sent += nbytes;
+    }
+}
+
+void MpiTransport::receive(int peer, int tag, void* data, size_t nbytes) {
+    check_peer(peer);
+    auto* p = static_cast<char*>(data);
+    size_t left = nbytes;
+    do {
+        const size_t n = std::min(left, PIECE);
+        MPI_Request req = MPI_REQUEST_NULL;
+        MPI_Status status{};
+        int rc = MPI_Irecv(p, static_cast<int>(n), MPI_BYTE, peer, tag, comm_, &req);
+        bool ok = rc == MPI_SUCCESS;
+        try {
+            if (ok) ok = await(peer, ipc::NO_DEADLINE, [&] {
+                int flag = 0;
+                rc = MPI_Test(&req, &flag, &status);
+                return rc != MPI_SUCCESS || flag != 0;
+            }) && rc == MPI_SUCCESS;
+        } catch (const PeerLost&) {
+            if (req != MPI_REQUEST_NULL) {
+                MPI_Cancel(&req);
+                MPI_Request_free(&req);
+            }
+            throw;
+        }
+        int got = 0;
+        if (ok) MPI_Get_count(&status, MPI_BYTE, &got);
+        if (!ok || static_cast<size_t>(got) != n) {
+            const std::string why = ok ? "rank " + std::to_string(peer) + " sent " + std::to_string(got) +
+                                             " bytes where " + std::to_string(n) + " were due"
+                                       : "receiving from rank " + std::to_string(peer) + " failed: " + mpi_error_text(rc);
+            mark_lost(peer, why);
+            throw PeerLost(why);
+        }
+        p += n;
+        left -= n;
+    } while (left > 0);
+    if (tag == TAG_PAYLOAD) {
+        std::lock_guard lock(mu_);
+        peer_locked(peer).received += nbytes;
+    }
+}
+
+std::vector<std::byte> MpiTransport::receive_frame(int peer, ipc::Deadline until) {
+    check_peer(peer);
+    MPI_Message message = MPI_MESSAGE_NULL;
+    MPI_Status status{};
+    int rc = MPI_SUCCESS;
+    const bool arrived = await(peer, until, [&] {
+        int flag = 0;
+        rc = MPI_Improbe(peer, TAG_FRAME, comm_, &flag, &message, &status);
+        return rc != MPI_SUCCESS || flag != 0;
+    });
+    if (!arrived) return {};
+    if (rc != MPI_SUCCESS) {
+        const std::string why = "probing rank " + std::to_string(peer) + " failed: " + mpi_error_text(rc);
+        mark_lost(peer, why);
+        throw PeerLost(why);
+    }
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    std::vector<std::byte> out(static_cast<size_t>(std::max(count, 0)));
+    rc = MPI_Mrecv(out.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+        const std::string why = "receiving a frame from rank " + std::to_string(peer) + " failed: " + mpi_error_text(rc);
+        mark_lost(peer, why);
+        throw PeerLost(why);
+    }
+    return out;
+}
+
+uint64_t MpiTransport::payload_bytes_sent(int peer) const {
+    std::lock_guard lock(mu_);
+    const auto it = peers_.find(peer);
+    return it == peers_.end() ? 0 : it->second.sent;
+}
+
+uint64_t MpiTransport::payload_bytes_received(int peer) const {
+    std::lock_guard lock(mu_);
+    const auto it = peers_.find(peer);
+    return it == peers_.end() ? 0 : it->second.received;
+}
+
+void MpiTransport::heartbeat_loop() {
+    std::unique_lock lock(mu_);
+    while (!stop_) {
+        // Take in every heartbeat that arrived.
+        for (;;) {
+            int flag = 0;
+            MPI_Message message = MPI_MESSAGE_NULL;
+            MPI_Status status{};
+            if (MPI_Improbe(MPI_ANY_SOURCE, TAG_HEARTBEAT, comm_, &flag, &message, &status) != MPI_SUCCESS || !flag)
+                break;
+            char byte = 0;
+            MPI_Mrecv(&byte, 1, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+            Peer& p = peer_locked(status.MPI_SOURCE);
+            p.last_heard = ipc::Clock::now();
+            if (p.watch_when_heard) {
+                p.watched = true;
+                p.watch_when_heard = false;
+            }
+        }
+        const ipc::Clock::time_point now = ipc::Clock::now();
+        for (auto& [rank, p] : peers_) {
+            if (!p.lost.empty()) continue;
+            if (p.watched && now - p.last_heard > timeout_) {
+                p.lost = "no heartbeat for " + seconds(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                    now - p.last_heard)) +
+                         " (its process died or was killed, or its host is gone)";
+                p.beat = p.watched = false;
+                continue;
+            }
+            if (!p.beat) continue;
+            // One heartbeat in flight per peer: a peer that takes none in is not sent more.
+            if (p.heartbeat_request != MPI_REQUEST_NULL) {
+                int flag = 0;
+                MPI_Test(&p.heartbeat_request, &flag, MPI_STATUS_IGNORE);
+                if (!flag) continue;
+            }
+            MPI_Isend(&p.heartbeat_byte, 1, MPI_BYTE, rank, TAG_HEARTBEAT, comm_, &p.heartbeat_request);
+        }
+        wake_.wait_for(lock, HEARTBEAT_INTERVAL);
+    }
+}
+
+}  // namespace simpler

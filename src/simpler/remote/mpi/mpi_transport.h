@@ -1,0 +1,133 @@
+// MpiTransport: this process's one link to the other ranks of an mpirun job,
+// the only channel between an L4 and its remote L3 Workers (docs/remote.md).
+// Nothing of ours listens on a socket: MPI's own transport carries every byte.
+//
+// start() initializes MPI once per process (MPI_THREAD_MULTIPLE: each relay
+// thread of the L4 talks to its own rank) on a private duplicate of
+// MPI_COMM_WORLD whose errors are returned, not fatal, and starts the
+// heartbeat thread. finalize() stops it and finalizes MPI; MPI cannot start
+// again in this process after that.
+//
+// Messages: send() and receive() move one message each way (a payload above
+// 1 GiB in 1 GiB pieces); receive_frame() waits for the next frame from a
+// peer. Every wait spins for SPIN_BUDGET, then sleeps from MIN_SLEEP doubling
+// to MAX_SLEEP between looks (MPI's own blocking calls would spin a core for
+// the whole wait), and gives up with PeerLost as soon as the peer is lost.
+//
+// Liveness: every HEARTBEAT_INTERVAL the heartbeat thread sends a heartbeat
+// to each peer it beats for and takes in every peer's; a watched peer silent
+// for the heartbeat timeout is lost (why: lost()), for good, and nothing is
+// sent to it again. A failed MPI call on a peer's messages loses that peer too.
+// Rank 0 beats for every rank from start() and watches a remote child from
+// its READY; a remote child beats for rank 0 from start() and watches it from
+// the first heartbeat it hears (rank 0 may start its transport later).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <mpi.h>
+
+#include "simpler/ipc/spin_wait.h"
+
+namespace simpler {
+
+// A peer that is gone (or whose link failed); what() says why.
+class PeerLost : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+enum MessageTag : int {
+    TAG_FRAME = 1,
+    TAG_PAYLOAD = 2,
+    TAG_HEARTBEAT = 3,
+};
+
+class MpiTransport {
+public:
+    static constexpr std::chrono::milliseconds HEARTBEAT_INTERVAL{200};
+    static constexpr std::chrono::milliseconds DEFAULT_HEARTBEAT_TIMEOUT{2500};
+    static constexpr std::chrono::microseconds SPIN_BUDGET{200};
+    static constexpr std::chrono::microseconds MIN_SLEEP{20};
+    static constexpr std::chrono::microseconds MAX_SLEEP{1000};
+
+    // The process's transport (never destroyed: MPI outlives every user).
+    static MpiTransport& process();
+
+    // Initializes MPI once (later calls only update the timeout). std::runtime_error
+    // when MPI cannot start or was finalized, or gives less than MPI_THREAD_MULTIPLE.
+    void start(std::chrono::milliseconds heartbeat_timeout = DEFAULT_HEARTBEAT_TIMEOUT);
+    [[nodiscard]] bool started() const noexcept { return started_.load(std::memory_order_acquire); }
+    [[nodiscard]] int rank() const noexcept { return rank_; }
+    [[nodiscard]] int size() const noexcept { return size_; }
+    // Stops the heartbeats and finalizes MPI; idempotent.
+    void finalize() noexcept;
+
+    // Heartbeats to `peer` from now on.
+    void beat(int peer);
+    // Counts `peer`'s silence from now on (beats for it too).
+    void watch(int peer);
+    // Counts `peer`'s silence from the first heartbeat heard from it (beats for it too).
+    void watch_once_heard(int peer);
+    // Neither (it said goodbye).
+    void unwatch(int peer);
+    // Why `peer` is lost; empty while it is not.
+    [[nodiscard]] std::string lost(int peer) const;
+    void mark_lost(int peer, const std::string& why);
+
+    // One message to `peer`; PeerLost when it is lost or the send fails.
+    void send(int peer, int tag, const void* data, size_t nbytes);
+    // One message of exactly `nbytes` from `peer`; PeerLost as above, and for
+    // a message of another length (the link can no longer be trusted).
+    void receive(int peer, int tag, void* data, size_t nbytes);
+    // The next TAG_FRAME message from `peer`; empty when `until` passes first.
+    std::vector<std::byte> receive_frame(int peer, ipc::Deadline until = ipc::NO_DEADLINE);
+
+    // Payload bytes moved with `peer` (TAG_PAYLOAD messages), each way.
+    [[nodiscard]] uint64_t payload_bytes_sent(int peer) const;
+    [[nodiscard]] uint64_t payload_bytes_received(int peer) const;
+
+private:
+    struct Peer {
+        bool beat = false;           // heartbeats go to it
+        bool watched = false;        // its silence counts
+        bool watch_when_heard = false;
+        ipc::Clock::time_point last_heard{};
+        std::string lost;
+        MPI_Request heartbeat_request = MPI_REQUEST_NULL;  // the last heartbeat sent, while in flight
+        char heartbeat_byte = 0;
+        uint64_t sent = 0;
+        uint64_t received = 0;
+    };
+    MpiTransport() = default;
+    void heartbeat_loop();
+    Peer& peer_locked(int peer);
+    void check_peer(int peer) const;  // PeerLost when lost or out of range
+    // Waits (spin, then sleep) until done() or `until`; PeerLost when `peer` is lost.
+    template <class Done>
+    bool await(int peer, ipc::Deadline until, Done&& done);
+
+    std::atomic<bool> started_{false};
+    bool finalized_ = false;
+    int rank_ = 0;
+    int size_ = 1;
+    MPI_Comm comm_ = MPI_COMM_NULL;  // the private duplicate of MPI_COMM_WORLD
+    std::chrono::milliseconds timeout_ = DEFAULT_HEARTBEAT_TIMEOUT;
+    mutable std::mutex mu_;  // guards peers_, timeout_, stop_
+    std::map<int, Peer> peers_;
+    std::condition_variable wake_;
+    bool stop_ = false;
+    std::thread heartbeats_;
+};
+
+}  // namespace simpler

@@ -1,0 +1,43 @@
+"""Smoke: one local and two remote L3 children each run a chip task on a slice of one L4 buffer."""
+import sys
+
+import numpy as np
+
+from simpler import ChipCallable, TaskArgs, TensorArgType, Worker
+from simpler._core import DataType
+
+
+def fill(orch, args, cfg):
+    """L3 orchestration: out = in + 1 on chip 0."""
+    ta = TaskArgs()
+    ta.add_tensor(args[0], TensorArgType.INPUT)
+    ta.add_tensor(args[1], TensorArgType.OUTPUT_EXISTING)
+    ta.add_scalar(int(np.float32(1.0).view(np.uint32)))
+    orch.submit_next_level(ADD, ta, worker=0)
+
+
+w4 = Worker(level=4)
+w4.add_worker(Worker(level=3, num_chips=1))
+w4.add_remote_workers(2, num_chips=1)
+ADD = w4.register(ChipCallable("std.add_scalar"))
+FILL = w4.register(fill)
+w4.init()
+n = 3 * 1024
+src = w4.alloc_shared_tensor((n,), DataType.FLOAT32)
+dst = w4.alloc_shared_tensor((n,), DataType.FLOAT32)
+src.array()[:] = np.arange(n, dtype=np.float32)
+
+
+def orch(o, a, c):
+    for i in range(3):
+        ta = TaskArgs()
+        ta.add_tensor(src.tensor((1024,), byte_offset=i * 4096), TensorArgType.INPUT)
+        ta.add_tensor(dst.tensor((1024,), byte_offset=i * 4096), TensorArgType.OUTPUT_EXISTING)
+        o.submit_next_level(FILL, ta, worker=i)
+
+
+w4.run(orch)
+ok = np.array_equal(dst.array(), src.array() + 1)
+print("RESULT", ok, flush=True)
+w4.close()
+sys.exit(0 if ok else 1)
