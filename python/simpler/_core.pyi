@@ -739,9 +739,9 @@ class EngineWorker:
     """
     The C++ Worker: forked children fed through mailboxes by whichever thread drives them (submit(), wait(), or a background thread between them).
     """
-    def __init__(self, config: WorkerConfig, chip_dispatch: object | None = None, sub_dispatch: object | None = None, worker_start: object | None = None) -> None:
+    def __init__(self, config: WorkerConfig, chip_dispatch: object | None = None, sub_dispatch: object | None = None, worker_start: object | None = None, remote: RemoteChildren | None = None) -> None:
         """
-        Validates config (ValueError) and builds the Worker; nothing runs before init(). chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index config.chip_lane.chip.orchestrations. sub_dispatch: the handler each sub-worker child calls. worker_start(index) -> (dispatch, close): called in next-level Worker child `index` right after its fork; it starts that child's Worker, dispatch runs each task there, close() runs when the child is told to stop.
+        Validates config (ValueError) and builds the Worker; nothing runs before init(). chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index config.chip_lane.chip.orchestrations. sub_dispatch: the handler each sub-worker child calls. worker_start(index) -> (dispatch, close): called in next-level Worker child `index` right after its fork; it starts that child's Worker, dispatch runs each task there, close() runs when the child is told to stop. remote: the last next-level children live in other MPI ranks (RemoteChildren).
         """
     def init(self) -> None:
         """Forks every child (chips, then sub-workers), then starts the threads."""
@@ -797,3 +797,59 @@ class EngineWorker:
     def trace_clear(self) -> None:
         """Forgets the stored events and the dropped count."""
     def child_pids(self) -> list[int]: ...
+
+def remote_available() -> bool:
+    """Whether this build has the MPI transport for remote Workers."""
+
+def remote_start(heartbeat_timeout: float) -> tuple[int, int]:
+    """
+    Starts MPI in this process once (MPI_THREAD_MULTIPLE) and the heartbeats; returns (rank, size). A watched rank silent for heartbeat_timeout seconds is lost.
+    """
+
+def remote_finalize() -> None:
+    """
+    Stops the heartbeats and finalizes MPI (once; MPI cannot start again in this process).
+    """
+
+def remote_started() -> bool: ...
+
+def remote_payload_bytes(rank: int) -> tuple[int, int]:
+    """
+    (sent, received): the tensor bytes this process moved to and from `rank`.
+    """
+
+def remote_dismiss(rank: int) -> None:
+    """
+    Tells a rank that waits for its HELLO that it is not needed (it exits).
+    """
+
+def remote_lost(rank: int) -> str:
+    """Why `rank` is lost; '' while it is not."""
+
+class RemoteChildren:
+    """
+    The remote L3 children of a Worker: (rank, path, hello) each, the last next-level children of its EngineWorker, started by init() (HELLO, then READY).
+    """
+    def __init__(self, children: Sequence[tuple[int, str, str]], first_index: int, start_timeout: float, close_timeout: float) -> None: ...
+    @property
+    def count(self) -> int: ...
+
+class RemoteServer:
+    """A remote L3 Worker's end of its link to the L4 (rank 0)."""
+    def __init__(self) -> None: ...
+    def await_hello(self) -> str:
+        """
+        The L4's HELLO text ('' when it sent SHUTDOWN instead: this rank is not needed).
+        """
+    def ready(self, why: str) -> None:
+        """Answers the HELLO: '' started, else why not."""
+    def serve(self, run: object, forget: object) -> int:
+        """
+        Serves TASK frames with run(callable, blob, config) -> None | failure text, FORGET frames with forget(identities), until SHUTDOWN (0) or the L4 is lost (1, ended_why says why).
+        """
+    def bye(self) -> None:
+        """Closes every host copy and says goodbye to the L4."""
+    @property
+    def ended_why(self) -> str: ...
+    @property
+    def shadow_count(self) -> int: ...
