@@ -1,7 +1,7 @@
 // Binds CallConfig (simpler/task_interface/call_config.h) as
 // simpler._core.CallConfig: block_dim (u32; ValueError outside it) and
 // zero_copy and checked (bools) read/write, to_bytes() / from_bytes() of the whole 64 bytes
-// (the engine's write-mask half included; from_bytes refuses any other length
+// (the engine's masks included; from_bytes refuses any other length
 // with ValueError), == over all 64 bytes, and a repr.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
@@ -62,6 +62,11 @@ void bind_call_config(nb::module_& m) {
         .def(
             "writes", [](const CallConfig& c, size_t index) { return simpler::writes_tensor(c, index); }, "index"_a,
             "Whether the engine's write mask says the task writes tensor `index` (False past the mask's 256 bits).")
+        .def(
+            "writes_only", [](const CallConfig& c, size_t index) { return simpler::writes_only_tensor(c, index); },
+            "index"_a,
+            "Whether the task writes tensor `index` without reading it (OUTPUT / OUTPUT_EXISTING: the engine's "
+            "write-only mask; False past its 192 bits).")
         .def_static(
             "from_bytes",
             [](const nb::bytes& data) {

@@ -62,8 +62,9 @@ void bind_remote(nb::module_& m) {
         "heartbeat_timeout"_a,
         "Starts MPI in this process once (MPI_THREAD_MULTIPLE) and the heartbeats; returns (rank, size). A "
         "watched rank silent for heartbeat_timeout seconds is lost.");
-    m.def("remote_finalize", [] { MpiTransport::process().finalize(); },
-          "Stops the heartbeats and finalizes MPI (once; MPI cannot start again in this process).");
+    m.def(
+        "remote_finalize", [] { MpiTransport::process().finalize(); },
+        "Stops the heartbeats and finalizes MPI (once; MPI cannot start again in this process).");
     m.def("remote_started", [] { return MpiTransport::process().started(); });
     m.def(
         "remote_payload_bytes",
@@ -80,8 +81,9 @@ void bind_remote(nb::module_& m) {
             MpiTransport::process().send(rank, simpler::TAG_FRAME, frame.data(), frame.size());
         },
         "rank"_a, "Tells a rank that waits for its HELLO that it is not needed (it exits).");
-    m.def("remote_lost", [](int rank) { return MpiTransport::process().lost(rank); }, "rank"_a,
-          "Why `rank` is lost; '' while it is not.");
+    m.def(
+        "remote_lost", [](int rank) { return MpiTransport::process().lost(rank); }, "rank"_a,
+        "Why `rank` is lost; '' while it is not.");
 
     nb::class_<RemoteChildren>(m, "RemoteChildren",
                                "The remote L3 children of a Worker: (rank, path, hello) each, the last next-level "
@@ -94,24 +96,22 @@ void bind_remote(nb::module_& m) {
                 for (auto& [rank, path, hello] : children) specs.push_back({rank, std::move(path), std::move(hello)});
                 const auto start = millis("start_timeout", start_timeout);
                 const auto close = millis("close_timeout", close_timeout);
-                new (self) RemoteChildren{
-                    [specs = std::move(specs), first_index, start, close](uint32_t index) {
-                        return simpler::make_remote_relay(specs.at(index - first_index), MpiTransport::process(),
-                                                          start, close);
-                    },
-                    static_cast<uint32_t>(children.size())};
+                new (self) RemoteChildren{[specs = std::move(specs), first_index, start, close](uint32_t index) {
+                                              return simpler::make_remote_relay(specs.at(index - first_index),
+                                                                                MpiTransport::process(), start, close);
+                                          },
+                                          static_cast<uint32_t>(children.size())};
             },
             "children"_a, "first_index"_a, "start_timeout"_a, "close_timeout"_a)
         .def_prop_ro("count", [](const RemoteChildren& r) { return r.count; });
 
     nb::class_<simpler::RemoteServer>(m, "RemoteServer", "A remote L3 Worker's end of its link to the L4 (rank 0).")
-        .def(
-            "__init__",
-            [](simpler::RemoteServer* self) {
-                MpiTransport& t = MpiTransport::process();
-                if (!t.started()) throw std::logic_error("RemoteServer: call remote_start() first");
-                new (self) simpler::RemoteServer(t, 0);
-            })
+        .def("__init__",
+             [](simpler::RemoteServer* self) {
+                 MpiTransport& t = MpiTransport::process();
+                 if (!t.started()) throw std::logic_error("RemoteServer: call remote_start() first");
+                 new (self) simpler::RemoteServer(t, 0);
+             })
         .def(
             "await_hello",
             [](simpler::RemoteServer& s) {
@@ -120,7 +120,8 @@ void bind_remote(nb::module_& m) {
             },
             "The L4's HELLO text ('' when it sent SHUTDOWN instead: this rank is not needed).")
         .def(
-            "ready", [](simpler::RemoteServer& s, const std::string& why) { s.ready(why); }, "why"_a, "Answers the HELLO: '' started, else why not.")
+            "ready", [](simpler::RemoteServer& s, const std::string& why) { s.ready(why); }, "why"_a,
+            "Answers the HELLO: '' started, else why not.")
         .def(
             "serve",
             [](simpler::RemoteServer& s, nb::object run, nb::object forget) {
@@ -129,8 +130,8 @@ void bind_remote(nb::module_& m) {
                               const simpler::CallConfig& config) -> std::string {
                     nb::gil_scoped_acquire gil;
                     try {
-                        nb::object r = run(callable, nb::bytes(blob.data(), blob.size()),
-                                           nb::bytes(&config, sizeof config));
+                        nb::object r =
+                            run(callable, nb::bytes(blob.data(), blob.size()), nb::bytes(&config, sizeof config));
                         return r.is_none() ? std::string() : nb::cast<std::string>(r);
                     } catch (nb::python_error& e) {
                         return error_text(e);

@@ -241,6 +241,10 @@ class CallConfig:
         """
         Whether the engine's write mask says the task writes tensor `index` (False past the mask's 256 bits).
         """
+    def writes_only(self, index: int) -> bool:
+        """
+        Whether the task writes tensor `index` without reading it (OUTPUT / OUTPUT_EXISTING: the engine's write-only mask; False past its 192 bits).
+        """
     @staticmethod
     def from_bytes(data: bytes) -> CallConfig: ...
     def __eq__(self, other: object, /) -> bool: ...

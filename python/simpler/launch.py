@@ -14,7 +14,10 @@ With --isolate every non-zero rank gets its own mount namespace and a private
 is off (TCP only): ranks on one machine share nothing but MPI, as on separate
 hosts. That is how the tests run.
 
-The exit status is mpirun's: non-zero when any rank exited non-zero.
+The exit status is mpirun's when it is non-zero (a rank exited non-zero);
+else LOST_RANK_STATUS when the L4 lost a remote rank on the way (recovery mode
+lets mpirun itself exit 0 then): rank 0 writes each lost rank, with why, to
+the file $SIMPLER_LAUNCH_STATUS names, and the launcher prints them.
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from typing import List, Optional, Sequence
 
+LOST_RANK_STATUS = 3
 _HOST_ARGS = ("--host", "-host", "-H", "--hostfile", "-hostfile", "--machinefile", "-machinefile")
 _ISOLATE = "mount -t tmpfs -o mode=1777 simpler-shm /dev/shm && exec \"$@\""
 
@@ -61,15 +66,23 @@ def command(n: int, program: Sequence[str], isolate: bool = False, mpirun_args: 
         if os.geteuid() != 0:
             raise RuntimeError("simpler launch --isolate: a private /dev/shm per rank needs root (unshare -m)")
         cmd += ["--mca", "pml", "ob1", "--mca", "btl", "self,tcp"]
+    cmd += ["-x", "SIMPLER_LAUNCH_STATUS"]  # rank 0 may run on another host
     cmd += list(mpirun_args)
     rank_program = [python, *program]
     if not isolate or n == 1:
-        return cmd + ["-n", str(n), *rank_program]
+        return [*cmd, "-n", str(n), *rank_program]
     unshare = shutil.which("unshare") or "unshare"
-    return cmd + ["-n", "1", *rank_program, ":", "-n", str(n - 1), unshare, "-m", "--", "sh", "-c", _ISOLATE, "sh",
-                  *rank_program]
+    return [*cmd, "-n", "1", *rank_program, ":", "-n", str(n - 1), unshare, "-m", "--", "sh", "-c", _ISOLATE, "sh",
+            *rank_program]
 
 
 def main(n: int, program: Sequence[str], isolate: bool = False, mpirun_args: Sequence[str] = ()) -> int:
     cmd = command(n, program, isolate, mpirun_args)
-    return subprocess.call(cmd)
+    with tempfile.NamedTemporaryFile(prefix="simpler-launch-", suffix=".status") as status:
+        rc = subprocess.call(cmd, env={**os.environ, "SIMPLER_LAUNCH_STATUS": status.name})
+        lost = [line.strip() for line in open(status.name) if line.strip()]
+    for line in lost:
+        print(f"simpler launch: {line}", file=sys.stderr)
+    if rc == 0 and lost:
+        return LOST_RANK_STATUS
+    return rc

@@ -10,9 +10,10 @@ Worker, run as a whole `Worker.run` of the child.
 Forwarding is by re-export: each tensor of the parent's task reaches `fn` as a
 Tensor with the same descriptor (the same canonical identity), validated by
 `read_blob` and re-exported through this process's ImportRegistry, which maps
-nothing. Tags do not cross the blob; the engine's write mask does: a tensor the
-parent's task writes arrives tagged INOUT (OUTPUT_EXISTING when its grant is
-WRITE), any other INPUT.
+nothing. Tags do not cross the blob; the engine's masks do: a tensor the
+parent's task writes arrives tagged INOUT, or OUTPUT_EXISTING when the parent's
+task writes it without reading it (the write-only mask) or its grant is WRITE;
+any other INPUT.
 
 The parent ordered its tasks by the views it forwarded, so a nested run may
 touch only those bytes (`ForwardedScope`): a submit naming a forwarded buffer
@@ -140,7 +141,7 @@ def forwarded_args(blob: bytes, config: CallConfig) -> Tuple[TaskArgs, Forwarded
             writes = config.writes(i)
             if not writes:
                 tag = TensorArgType.INPUT
-            elif view.buffer.access == AccessMode.READWRITE:
+            elif view.buffer.access == AccessMode.READWRITE and not config.writes_only(i):
                 tag = TensorArgType.INOUT
             else:
                 tag = TensorArgType.OUTPUT_EXISTING

@@ -85,7 +85,8 @@ class PathCallable:
 
     def __init__(self, path: str):
         module, sep, name = path.partition(":")
-        if not sep or not module or not name or any(not p.isidentifier() for p in [*module.split("."), *name.split(".")]):
+        parts = [*module.split("."), *name.split(".")]
+        if not sep or not module or not name or not all(p.isidentifier() for p in parts):
             raise ValueError(f"Worker.register: {path!r} is not an import path of the form 'pkg.module:fn'")
         self.path = path
         self.__qualname__ = path
@@ -113,7 +114,8 @@ def resolve_path(path: str) -> Callable[..., Any]:
         target = getattr(target, part)
     if not callable(target):
         raise TypeError(f"{path!r} is {type(target).__name__}, not a callable")
-    return target
+    fn: Callable[..., Any] = target
+    return fn
 
 
 def path_of(fn: Callable[..., Any]) -> str:
@@ -177,6 +179,10 @@ def remote_children(top: "Worker", first_index: int, specs: Sequence[Dict[str, A
     if not available():
         raise RuntimeError("Worker.init: this simpler was built without MPI; remote Workers need Open MPI "
                            "(apt-get install libopenmpi-dev openmpi-bin, then rebuild)")
+    try:
+        _callable_table(top)  # a callable another host cannot name is refused first
+    except ValueError as e:
+        raise ValueError(f"Worker.init: {e}") from None
     size = mpi_size()
     need = 1 + len(specs)
     if size is None:
@@ -186,8 +192,6 @@ def remote_children(top: "Worker", first_index: int, specs: Sequence[Dict[str, A
         raise RuntimeError(f"Worker.init: {len(specs)} remote Worker(s) need {need} MPI ranks (rank 0 for "
                            f"{top.path}, one per remote child), but this job has {size}; run it with "
                            f"python -m simpler launch -n {need} ...")
-    table = _callable_table(top)  # ValueError for a callable another host cannot name
-    del table
     children = []
     for j, options in enumerate(specs):
         index = first_index + j
@@ -199,6 +203,29 @@ def remote_children(top: "Worker", first_index: int, specs: Sequence[Dict[str, A
             _exit_hooked = True
     _open_tops.add(top)
     return _core.RemoteChildren(children, first_index, START_TIMEOUT_S, CLOSE_TIMEOUT_S)
+
+
+# Where `python -m simpler launch` wants rank 0 to say which remote ranks were lost.
+LAUNCH_STATUS_ENV = "SIMPLER_LAUNCH_STATUS"
+
+
+def report_lost(top: "Worker") -> None:
+    """Rank 0, at top.close(): a line on stderr (and in the launcher's status
+    file) for every remote child whose rank was lost."""
+    lines = []
+    first = len(top._children)
+    for j in range(len(top._remote)):
+        why = _core.remote_lost(j + 1)
+        if why:
+            lines.append(f"rank {j + 1} ({top.path}/L{top.level - 1}[{first + j}]) was lost: {why}")
+    if not lines:
+        return
+    for line in lines:
+        print(f"simpler: {line}", file=sys.stderr, flush=True)
+    path = os.environ.get(LAUNCH_STATUS_ENV)
+    if path:
+        with open(path, "a") as f:
+            f.writelines(line + "\n" for line in lines)
 
 
 def dismiss_extra_ranks(needed: int) -> None:
@@ -230,26 +257,20 @@ def serve_rank(top: "Worker", rank: int, heartbeat_timeout: float) -> NoReturn:
     try:
         hello = json.loads(hello_text)
         index = int(hello["index"])
-        where = f"rank {rank} ({hello['path']}/L{hello['level']}[{index}])"
         for fns in (top._orchestrations, top._sub_callables):
-            try:
-                resolve_all(fns)
-            except RuntimeError as e:
-                raise RuntimeError(f"{where}: {e}") from None
+            resolve_all(fns)
         mine = _callable_table(top)
         for key in ("orchestrations", "sub_callables", "chip_callables"):
             if mine[key] != hello[key]:
-                raise RuntimeError(f"{where}: the program registered other {key.replace('_', ' ')} here than on rank "
-                                   f"0 ({mine[key]} here, {hello[key]} there); every rank must run the same program")
+                raise RuntimeError(f"the program registered other {key.replace('_', ' ')} here than on rank 0 "
+                                   f"({mine[key]} here, {hello[key]} there); every rank must run the same program")
         child = Worker(level=int(hello["level"]), **hello["options"])
         child._adopt(top, index)
         child.path = f"{hello['path']}/{child.path_name}"
         child._tree_trace = None  # a trace stays on its host
         child.init()
-    except BaseException as e:  # noqa: BLE001 - every failure goes to rank 0's init()
-        text = str(e) if isinstance(e, RuntimeError) and str(e).startswith("rank ") else \
-            f"rank {rank}: {type(e).__name__}: {e}"
-        server.ready(text)
+    except BaseException as e:  # noqa: BLE001 - every failure goes to rank 0's init(), which names this rank
+        server.ready(str(e) if isinstance(e, RuntimeError) else f"{type(e).__name__}: {e}")
         if child is not None:
             child.close()
         server.bye()

@@ -53,6 +53,7 @@ import os
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
+from simpler import remote
 from simpler._core import (
     ChildKind,
     DataType,
@@ -71,7 +72,6 @@ from simpler.buffer import AccessMode, Buffer, SharedTensor, create_buffer
 from simpler.callable_handle import CallableHandle
 from simpler.chip_callable import ChipCallable, check_orchestrations
 from simpler.nested import ForwardedScope, child_name, start_child, with_path
-from simpler import remote
 from simpler.orchestrator import Orchestrator
 from simpler.sub_worker import make_dispatcher
 from simpler.trace import ProcessTimeline, TreeTrace, chrome_trace, write_chrome_trace
@@ -625,7 +625,10 @@ class Worker:
         if os.getpid() != self._pid:
             return  # a forked child never tears down its parent's Worker
         if self._core is not None:
+            was_open = not self._core.closed
             self._core.close()
+            if was_open and self._remote and self._parent is None:
+                remote.report_lost(self)
         if self._tree_trace is not None and self._parent is None:
             self._tree_below = self._tree_trace.timelines()  # write_trace() still shows them after close()
             self._tree_trace.remove()

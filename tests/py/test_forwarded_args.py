@@ -12,11 +12,14 @@ from worker_helpers import args
 F32 = DataType.FLOAT32
 
 
-def config(written=()):
-    """A CallConfig whose write mask (bytes 32..63) sets the bits of `written`."""
+def config(written=(), write_only=()):
+    """A CallConfig whose write mask (bytes 32..63) sets the bits of `written`
+    and of `write_only`, and whose write-only mask (bytes 8..31) those of `write_only`."""
     c = bytearray(64)
-    for i in written:
+    for i in (*written, *write_only):
         c[32 + i // 8] |= 1 << (i % 8)
+    for i in write_only:
+        c[8 + i // 8] |= 1 << (i % 8)
     return CallConfig.from_bytes(bytes(c))
 
 
@@ -38,6 +41,14 @@ def test_a_task_without_tensors_forwards_its_scalars_in_order_and_holds_no_submi
 def test_an_empty_task_forwards_nothing():
     fwd, _ = forwarded_args(write_blob(TaskArgs()), config())
     assert (fwd.tensor_count, fwd.scalar_count) == (0, 0)
+
+
+def test_a_tensor_the_parent_only_writes_is_forwarded_as_output_existing(buf):
+    low, high = buf.tensor((16,), F32), buf.tensor((16,), F32, byte_offset=64)
+    blob = write_blob(args((low, TensorArgType.OUTPUT_EXISTING), (high, TensorArgType.INOUT)))
+    fwd, _ = forwarded_args(blob, config(written=(1,), write_only=(0,)))
+    assert fwd.tags == [TensorArgType.OUTPUT_EXISTING, TensorArgType.INOUT]
+    assert config(write_only=(0,)).writes_only(0) and not config(written=(0,)).writes_only(0)
 
 
 def test_forwarded_tensors_are_tagged_by_the_write_mask_and_hold_submits_to_their_views(buf):

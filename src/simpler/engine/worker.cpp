@@ -224,8 +224,10 @@ void Worker::init() {
         std::vector<RelayLane> relays;
         for (size_t i = first_relay; i < lanes_.size(); ++i)
             relays.push_back(config_.relay_handler(lanes_[i].ref.index));
-        for (size_t i = first_relay; i < lanes_.size(); ++i)
+        for (size_t i = first_relay; i < lanes_.size(); ++i) {
+            lanes_[i].relay_lost = relays[i - first_relay].lost;
             lanes_[i].relay = std::thread(&Worker::relay_loop, this, i, std::move(relays[i - first_relay]));
+        }
         scheduler_ = std::thread(&Worker::scheduler_loop, this);
     } catch (...) {
         config_.chip_handler = nullptr;
@@ -449,10 +451,16 @@ void Worker::relay_loop(size_t lane, RelayLane relay) noexcept {
         }
         // The handlers go here, on the relay thread: a relay says goodbye to its child.
     }
-    if (lost.empty()) return;
-    lanes_[lane].relay_lost_why = std::move(lost);
-    mailbox.mark_child_exited(0);  // publishes relay_lost_why to whoever sees the exit
-    bell_.ring();
+    if (!lost.empty()) {
+        lanes_[lane].relay_lost_why = std::move(lost);
+        mailbox.mark_child_exited(0);  // publishes relay_lost_why to whoever sees the exit
+        bell_.ring();
+    }
+    {
+        std::lock_guard lock(mu_);
+        lanes_[lane].relay_lost = nullptr;
+    }
+    // `relay` goes last, here: the relay says goodbye to its child on this thread.
 }
 
 void Worker::collect_results_locked() {
@@ -465,6 +473,15 @@ void Worker::collect_results_locked() {
                 if (trace_) trace_->collected(i, r->ok() ? "" : ipc::task_error_name(r->error) + (": " + r->message));
                 core_.member_finished(
                     d, r->ok() ? std::string() : std::string(ipc::task_error_name(r->error)) + ": " + r->message);
+                if (!r->ok() && l.relay_lost && !l.lost) {
+                    std::string why;
+                    try {
+                        why = l.relay_lost();
+                    } catch (...) {
+                        why.clear();  // asked again by the relay thread after its idle spell
+                    }
+                    if (!why.empty()) lose_lane_locked(i, why);
+                }
             }
         } else if (l.control_in_flight) {
             if (std::optional<ipc::TaskResult> r = l.mailbox->poll_result()) {

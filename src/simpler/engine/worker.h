@@ -232,6 +232,9 @@ private:
         // the mailbox's child exited, and read after that is seen.
         std::thread relay;
         std::string relay_lost_why;
+        // The relay's lost(), asked under the engine mutex when a task of the
+        // lane fails: a lost child's lane is lost before its failure is reported.
+        std::function<std::string()> relay_lost;
     };
 
     // Lanes are laid out kind by kind in ChildKind order; a child's lane is its

@@ -28,10 +28,16 @@ size_t padded(size_t n) { return (n + FLAGS_ALIGN - 1) / FLAGS_ALIGN * FLAGS_ALI
 }
 
 std::vector<std::byte> frame_of(FrameType type, uint64_t seq, uint64_t word, uint32_t count, size_t body_len) {
-    if (body_len > UINT32_MAX) throw std::length_error("remote frame: a body of " + std::to_string(body_len) + " bytes");
+    if (body_len > UINT32_MAX)
+        throw std::length_error("remote frame: a body of " + std::to_string(body_len) + " bytes");
     std::vector<std::byte> out(REMOTE_FRAME_HEADER_BYTES + body_len);
-    const Header h{REMOTE_FRAME_MAGIC, REMOTE_FRAME_VERSION, static_cast<uint16_t>(type), seq, word,
-                   static_cast<uint32_t>(body_len), count};
+    const Header h{REMOTE_FRAME_MAGIC,
+                   REMOTE_FRAME_VERSION,
+                   static_cast<uint16_t>(type),
+                   seq,
+                   word,
+                   static_cast<uint32_t>(body_len),
+                   count};
     std::memcpy(out.data(), &h, sizeof h);
     return out;
 }
@@ -53,8 +59,7 @@ const char* frame_type_name(FrameType t) noexcept {
 
 RemoteFrame decode_frame(std::span<const std::byte> message) {
     if (message.size() < REMOTE_FRAME_HEADER_BYTES)
-        refuse("length", "a frame is at least " + std::to_string(REMOTE_FRAME_HEADER_BYTES) + " bytes",
-               message.size());
+        refuse("length", "a frame is at least " + std::to_string(REMOTE_FRAME_HEADER_BYTES) + " bytes", message.size());
     Header h{};
     std::memcpy(&h, message.data(), sizeof h);
     if (h.magic != REMOTE_FRAME_MAGIC) refuse("magic", "must be 0x46524D53", h.magic);
@@ -62,8 +67,9 @@ RemoteFrame decode_frame(std::span<const std::byte> message) {
         refuse("version", "must be " + std::to_string(REMOTE_FRAME_VERSION), h.version);
     if (h.type == 0 || h.type > FRAME_TYPE_MAX) refuse("type", "must be 1..7", h.type);
     if (h.body_len != message.size() - REMOTE_FRAME_HEADER_BYTES)
-        refuse("body_len", "must be the message's length less the header (" +
-                               std::to_string(message.size() - REMOTE_FRAME_HEADER_BYTES) + ")",
+        refuse("body_len",
+               "must be the message's length less the header (" +
+                   std::to_string(message.size() - REMOTE_FRAME_HEADER_BYTES) + ")",
                h.body_len);
     RemoteFrame f{static_cast<FrameType>(h.type), h.seq, h.word, h.count, message.subspan(REMOTE_FRAME_HEADER_BYTES)};
     switch (f.type) {
@@ -83,8 +89,8 @@ RemoteFrame decode_frame(std::span<const std::byte> message) {
                 refuse("count", "a TASK names at most " + std::to_string(REMOTE_FRAME_MAX_TENSORS) + " tensors",
                        f.count);
             if (f.body.size() < CALL_CONFIG_SIZE + padded(f.count) + BLOB_HEADER_BYTES)
-                refuse("body_len", "too short for the call config, " + std::to_string(f.count) +
-                                       " flags and a blob header",
+                refuse("body_len",
+                       "too short for the call config, " + std::to_string(f.count) + " flags and a blob header",
                        f.body.size());
             break;
         case FrameType::FORGET:
@@ -171,7 +177,8 @@ std::vector<std::byte> encode_task_frame(uint64_t seq, uint64_t callable, const 
     p += CALL_CONFIG_SIZE;
     if (!flags.empty()) std::memcpy(p, flags.data(), flags.size());
     p += padded(flags.size());
-    const auto counts = std::array<int32_t, 2>{static_cast<int32_t>(tensors.size()), static_cast<int32_t>(scalars.size())};
+    const auto counts =
+        std::array<int32_t, 2>{static_cast<int32_t>(tensors.size()), static_cast<int32_t>(scalars.size())};
     std::memcpy(p, counts.data(), BLOB_HEADER_BYTES);
     p += BLOB_HEADER_BYTES;
     if (!tensors.empty()) std::memcpy(p, tensors.data(), tensors.size_bytes());
@@ -181,17 +188,17 @@ std::vector<std::byte> encode_task_frame(uint64_t seq, uint64_t callable, const 
 }
 
 std::vector<std::byte> encode_forget_frame(std::span<const CanonicalIdentity> identities) {
-    std::vector<std::byte> out = frame_of(FrameType::FORGET, 0, 0, static_cast<uint32_t>(identities.size()),
-                                          identities.size_bytes());
-    if (!identities.empty()) std::memcpy(out.data() + REMOTE_FRAME_HEADER_BYTES, identities.data(), identities.size_bytes());
+    std::vector<std::byte> out =
+        frame_of(FrameType::FORGET, 0, 0, static_cast<uint32_t>(identities.size()), identities.size_bytes());
+    if (!identities.empty())
+        std::memcpy(out.data() + REMOTE_FRAME_HEADER_BYTES, identities.data(), identities.size_bytes());
     return out;
 }
 
 BufferDescriptor sidecar_descriptor(const BufferDescriptor& source) {
-    return make_buffer_descriptor(source.identity, BackendKind::REMOTE_SIDECAR,
-                                  static_cast<AddressSpace>(source.address_space),
-                                  static_cast<AccessMode>(source.access), source.nbytes, {},
-                                  source.owner_worker_path_id);
+    return make_buffer_descriptor(
+        source.identity, BackendKind::REMOTE_SIDECAR, static_cast<AddressSpace>(source.address_space),
+        static_cast<AccessMode>(source.access), source.nbytes, {}, source.owner_worker_path_id);
 }
 
 }  // namespace simpler

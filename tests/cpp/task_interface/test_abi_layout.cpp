@@ -138,6 +138,8 @@ TEST(AbiLayout, CallConfigIs64BytesWithFixedOffsets) {
     EXPECT_EQ(offsetof(simpler::CallConfig, zero_copy), 4u);
     EXPECT_EQ(offsetof(simpler::CallConfig, checked), 5u);
     EXPECT_EQ(offsetof(simpler::CallConfig, _pad0), 6u);
+    EXPECT_EQ(offsetof(simpler::CallConfig, write_only_mask), 8u);
+    EXPECT_EQ(sizeof(simpler::CallConfig::write_only_mask), 24u);
     EXPECT_EQ(offsetof(simpler::CallConfig, write_mask), 32u);
     EXPECT_EQ(sizeof(simpler::CallConfig::write_mask), 32u);
 }

@@ -24,14 +24,15 @@ TEST(CallConfig, WriteMaskSetsABitForEveryWritingTagAndNoOther) {
     EXPECT_FALSE(writes_tensor(c, 5));
 }
 
-TEST(CallConfig, WriteMaskLeavesTheCallersBytesAndClearsAStaleMask) {
+TEST(CallConfig, WriteMaskLeavesTheCallersBytesAndClearsStaleMasks) {
     CallConfig c{};
     std::memset(static_cast<void*>(&c), 0xFF, sizeof c);
     std::vector<TensorArgType> tags{TensorArgType::INPUT};
     set_write_mask(c, tags);
     const auto* raw = reinterpret_cast<const uint8_t*>(&c);
-    for (size_t i = 0; i < offsetof(CallConfig, write_mask); ++i) EXPECT_EQ(raw[i], 0xFF) << i;
-    for (size_t i = offsetof(CallConfig, write_mask); i < sizeof c; ++i) EXPECT_EQ(raw[i], 0) << i;
+    // The caller's bytes 0..7 are kept; both engine masks (8..63) are rewritten.
+    for (size_t i = 0; i < offsetof(CallConfig, write_only_mask); ++i) EXPECT_EQ(raw[i], 0xFF) << i;
+    for (size_t i = offsetof(CallConfig, write_only_mask); i < sizeof c; ++i) EXPECT_EQ(raw[i], 0) << i;
 }
 
 TEST(CallConfig, TheLastOfTwoHundredFiftySixTensorsHasABitAndIndicesBeyondReadAsNotWritten) {

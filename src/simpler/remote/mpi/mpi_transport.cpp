@@ -145,11 +145,14 @@ void MpiTransport::send(int peer, int tag, const void* data, size_t nbytes) {
         int rc = MPI_Isend(p, static_cast<int>(n), MPI_BYTE, peer, tag, comm_, &req);
         bool ok = rc == MPI_SUCCESS;
         try {
-            if (ok) ok = await(peer, ipc::NO_DEADLINE, [&] {
-                int flag = 0;
-                rc = MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
-                return rc != MPI_SUCCESS || flag != 0;
-            }) && rc == MPI_SUCCESS;
+            if (ok)
+                ok = await(peer, ipc::NO_DEADLINE,
+                           [&] {
+                               int flag = 0;
+                               rc = MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+                               return rc != MPI_SUCCESS || flag != 0;
+                           }) &&
+                     rc == MPI_SUCCESS;
         } catch (const PeerLost&) {
             if (req != MPI_REQUEST_NULL) MPI_Request_free(&req);
             throw;
@@ -179,11 +182,14 @@ void MpiTransport::receive(int peer, int tag, void* data, size_t nbytes) {
         int rc = MPI_Irecv(p, static_cast<int>(n), MPI_BYTE, peer, tag, comm_, &req);
         bool ok = rc == MPI_SUCCESS;
         try {
-            if (ok) ok = await(peer, ipc::NO_DEADLINE, [&] {
-                int flag = 0;
-                rc = MPI_Test(&req, &flag, &status);
-                return rc != MPI_SUCCESS || flag != 0;
-            }) && rc == MPI_SUCCESS;
+            if (ok)
+                ok = await(peer, ipc::NO_DEADLINE,
+                           [&] {
+                               int flag = 0;
+                               rc = MPI_Test(&req, &flag, &status);
+                               return rc != MPI_SUCCESS || flag != 0;
+                           }) &&
+                     rc == MPI_SUCCESS;
         } catch (const PeerLost&) {
             if (req != MPI_REQUEST_NULL) {
                 MPI_Cancel(&req);
@@ -194,9 +200,10 @@ void MpiTransport::receive(int peer, int tag, void* data, size_t nbytes) {
         int got = 0;
         if (ok) MPI_Get_count(&status, MPI_BYTE, &got);
         if (!ok || static_cast<size_t>(got) != n) {
-            const std::string why = ok ? "rank " + std::to_string(peer) + " sent " + std::to_string(got) +
-                                             " bytes where " + std::to_string(n) + " were due"
-                                       : "receiving from rank " + std::to_string(peer) + " failed: " + mpi_error_text(rc);
+            const std::string why =
+                ok ? "rank " + std::to_string(peer) + " sent " + std::to_string(got) + " bytes where " +
+                         std::to_string(n) + " were due"
+                   : "receiving from rank " + std::to_string(peer) + " failed: " + mpi_error_text(rc);
             mark_lost(peer, why);
             throw PeerLost(why);
         }
@@ -230,7 +237,8 @@ std::vector<std::byte> MpiTransport::receive_frame(int peer, ipc::Deadline until
     std::vector<std::byte> out(static_cast<size_t>(std::max(count, 0)));
     rc = MPI_Mrecv(out.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) {
-        const std::string why = "receiving a frame from rank " + std::to_string(peer) + " failed: " + mpi_error_text(rc);
+        const std::string why =
+            "receiving a frame from rank " + std::to_string(peer) + " failed: " + mpi_error_text(rc);
         mark_lost(peer, why);
         throw PeerLost(why);
     }
@@ -272,8 +280,8 @@ void MpiTransport::heartbeat_loop() {
         for (auto& [rank, p] : peers_) {
             if (!p.lost.empty()) continue;
             if (p.watched && now - p.last_heard > timeout_) {
-                p.lost = "no heartbeat for " + seconds(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                    now - p.last_heard)) +
+                p.lost = "no heartbeat for " +
+                         seconds(std::chrono::duration_cast<std::chrono::milliseconds>(now - p.last_heard)) +
                          " (its process died or was killed, or its host is gone)";
                 p.beat = p.watched = false;
                 continue;

@@ -73,7 +73,8 @@ public:
                 backend == BackendKind::REMOTE_SIDECAR)
                 return {TaskError::BAD_ARGUMENTS,
                         "argument " + std::to_string(i) + " (buffer " + t.buffer.identity.to_string() + ", " +
-                            backend_kind_name(t.buffer.backend_kind) + ") has no bytes on this host to send to " + name() +
+                            backend_kind_name(t.buffer.backend_kind) + ") has no bytes on this host to send to " +
+                            name() +
                             "; a remote L3 takes host buffers of its L4 (device memory belongs to the L3 that "
                             "allocated it)"};
             try {
@@ -82,8 +83,8 @@ public:
                 return {TaskError::BAD_ARGUMENTS, "argument " + std::to_string(i) + ": " + e.what()};
             }
             const bool written = writes_tensor(config, i);
-            // A view the task only writes through a write-only grant has nothing worth reading.
-            const bool fetch = !written || t.buffer.access != static_cast<uint8_t>(AccessMode::WRITE);
+            // A view the task writes without reading (OUTPUT_EXISTING) has nothing worth fetching.
+            const bool fetch = !writes_only_tensor(config, i);
             flags_[i] = static_cast<uint8_t>((fetch ? SIDECAR_FETCH : 0) | (written ? SIDECAR_WRITE_BACK : 0));
             wire_[i] = t;
             wire_[i].buffer = sidecar_descriptor(t.buffer);
@@ -121,7 +122,9 @@ private:
     std::string lost_text(const std::string& why) const { return name() + " was lost: " + why; }
     TaskOutcome lost_outcome(const std::string& why) const { return {TaskError::TASK_FAILED, lost_text(why)}; }
 
-    void send_frame(const std::vector<std::byte>& frame) { t_.send(child_.rank, TAG_FRAME, frame.data(), frame.size()); }
+    void send_frame(const std::vector<std::byte>& frame) {
+        t_.send(child_.rank, TAG_FRAME, frame.data(), frame.size());
+    }
 
     void send_view(size_t i) {
         const Tensor& t = tensors_[i];
@@ -193,14 +196,13 @@ private:
 
 }  // namespace
 
-RelayLane make_remote_relay(const RemoteChild& child, MpiTransport& transport,
-                            std::chrono::milliseconds start_timeout, std::chrono::milliseconds close_timeout) {
+RelayLane make_remote_relay(const RemoteChild& child, MpiTransport& transport, std::chrono::milliseconds start_timeout,
+                            std::chrono::milliseconds close_timeout) {
     auto relay = std::make_shared<Relay>(child, transport, close_timeout);
     relay->start(start_timeout);
-    return RelayLane{
-        ChildHandlers([relay](const ipc::TaskView& task) { return relay->run(task); },
-                      [relay](std::span<const CanonicalIdentity> ids) { relay->forget(ids); }),
-        [relay] { return relay->lost(); }};
+    return RelayLane{ChildHandlers([relay](const ipc::TaskView& task) { return relay->run(task); },
+                                   [relay](std::span<const CanonicalIdentity> ids) { relay->forget(ids); }),
+                     [relay] { return relay->lost(); }};
 }
 
 }  // namespace simpler

@@ -36,7 +36,7 @@ struct RemoteChild {
     std::string hello;  // its configuration (HELLO text)
 };
 
-RelayLane make_remote_relay(const RemoteChild& child, MpiTransport& transport,
-                            std::chrono::milliseconds start_timeout, std::chrono::milliseconds close_timeout);
+RelayLane make_remote_relay(const RemoteChild& child, MpiTransport& transport, std::chrono::milliseconds start_timeout,
+                            std::chrono::milliseconds close_timeout);
 
 }  // namespace simpler
