@@ -124,7 +124,7 @@ void bind_remote(nb::module_& m) {
             "Answers the HELLO: '' started, else why not.")
         .def(
             "serve",
-            [](simpler::RemoteServer& s, nb::object run, nb::object forget) {
+            [](simpler::RemoteServer& s, const nb::object& run, const nb::object& forget) {
                 simpler::RemoteServeHandlers h;
                 h.run = [run](uint64_t callable, std::span<const std::byte> blob,
                               const simpler::CallConfig& config) -> std::string {

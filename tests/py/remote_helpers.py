@@ -58,8 +58,16 @@ def run_app(name: str, n: int, *args: str, timeout: float = 180.0) -> AppRun:
     if isolating():
         launch.append("--isolate")
     cmd = [sys.executable, os.path.abspath(__file__), *launch, os.path.join(APPS, name), *args]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    return AppRun(p.returncode, p.stdout, p.stderr)
+    # A session of its own: a run that overstays the hang guard goes with its whole process group.
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        raise AssertionError(f"{name} did not finish within {timeout} s\nstdout:\n{out}\nstderr:\n{err}") from None
+    return AppRun(p.returncode, out, err)
 
 
 def _children() -> List[int]:

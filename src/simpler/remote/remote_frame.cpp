@@ -101,6 +101,8 @@ RemoteFrame decode_frame(std::span<const std::byte> message) {
         case FrameType::SHUTDOWN:
         case FrameType::BYE:
             if (!f.body.empty()) refuse("body_len", "must be 0", f.body.size());
+            if (f.word > (f.type == FrameType::SHUTDOWN ? 1u : 0u))
+                refuse("word", "a SHUTDOWN's is 0 or 1, a BYE's 0", f.word);
             break;
     }
     return f;

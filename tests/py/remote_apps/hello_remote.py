@@ -2,6 +2,7 @@
 import sys
 
 import numpy as np
+import remote_kernels as rk
 
 from simpler import ChipCallable, TaskArgs, TensorArgType, Worker
 from simpler._core import DataType
@@ -9,11 +10,7 @@ from simpler._core import DataType
 
 def fill(orch, args, cfg):
     """L3 orchestration: out = in + 1 on chip 0."""
-    ta = TaskArgs()
-    ta.add_tensor(args[0], TensorArgType.INPUT)
-    ta.add_tensor(args[1], TensorArgType.OUTPUT_EXISTING)
-    ta.add_scalar(int(np.float32(1.0).view(np.uint32)))
-    orch.submit_next_level(ADD, ta, worker=0)
+    rk.add_on_chip(orch, args[0], args[1], ADD, 1.0)
 
 
 w4 = Worker(level=4)

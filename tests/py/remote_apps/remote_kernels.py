@@ -2,7 +2,18 @@
 ('remote_kernels:colsum'): every rank imports this module from the script's directory."""
 import os
 
-from simpler import MappedArgs
+import numpy as np
+
+from simpler import DataType, MappedArgs, TaskArgs, TensorArgType
+
+
+def add_on_chip(o, src, dst, handle, value: float) -> None:
+    """In an L3 orchestration: dst = src + value on chip 0 (`handle`: std.add_scalar)."""
+    ta = TaskArgs()
+    ta.add_tensor(src, TensorArgType.INPUT)
+    ta.add_tensor(dst, TensorArgType.OUTPUT_EXISTING)
+    ta.add_scalar(int(np.float32(value).view(np.uint32)))
+    o.submit_next_level(handle, ta, worker=0)
 
 
 def colsum(args: MappedArgs) -> None:
@@ -34,6 +45,11 @@ def check_isolated(owner_nonce: int, where: str) -> None:
     seen = [n for n in os.listdir("/dev/shm") if n.startswith(prefix)]
     if seen:
         raise RuntimeError(f"{where}: sees the L4's shm objects {seen[:3]}: /dev/shm is not private")
+
+
+def shm_prefix(buffer) -> str:
+    """The prefix of every /dev/shm name this process's buffers have ('sp' + its owner nonce)."""
+    return "sp" + buffer.tensor((1,), DataType.UINT8).buffer.identity.owner_instance_id.hex()
 
 
 def print_result(ok: bool, **info) -> None:

@@ -16,18 +16,13 @@ from simpler import ChipCallable, DataType, TaskArgs, TensorArgType, Worker
 
 N = 1024
 F32 = DataType.FLOAT32
-ONE = int(np.float32(1.0).view(np.uint32))
 
 
 def add_one(o, args, cfg):
-    """L3: out = in + 1 on chip 0; scalar 1 set: this rank dies mid-task first."""
-    if args.scalar(1):
+    """L3: out = in + 1 on chip 0; scalar 0 set: this rank dies mid-task first."""
+    if args.scalar(0):
         os.kill(os.getpid(), signal.SIGKILL)
-    ta = TaskArgs()
-    ta.add_tensor(args[0], TensorArgType.INPUT)
-    ta.add_tensor(args[1], TensorArgType.OUTPUT_EXISTING)
-    ta.add_scalar(args.scalar(0))
-    o.submit_next_level(ADD, ta, worker=0)
+    rk.add_on_chip(o, args[0], args[1], ADD, 1.0)
 
 
 w4 = Worker(level=4)
@@ -49,7 +44,6 @@ def tasks(children, die_on=None):
             ta = TaskArgs()
             ta.add_tensor(src.tensor((N,), F32, None, i * N * 4), TensorArgType.INPUT)
             ta.add_tensor(dst.tensor((N,), F32, None, i * N * 4), TensorArgType.OUTPUT_EXISTING)
-            ta.add_scalar(ONE)
             ta.add_scalar(int(i == die_on))
             o.submit_next_level(ADD_ONE, ta, worker=i)
     return orch
@@ -69,9 +63,11 @@ status = w4.child_status()
 dst.array()[...] = 0
 w4.run(tasks((0, 1)))  # the L4 goes on with the children it has left
 again = bool(np.array_equal(dst.array()[:2 * N], S[:2 * N] + 1))
+shm = rk.shm_prefix(src)
 w4.close()
 ok = named and others_done and again and "lost" in status[2]
 print(message, file=sys.stderr)
-rk.print_result(ok, named=named, others_done=others_done, again=again, detect_s=f"{detect_s:.2f}",
+rk.print_result(ok, shm=shm, named=named, others_done=others_done, again=again,
+                detect_s=f"{detect_s:.2f}",
                 child2_lost="lost" in status[2])
 sys.exit(0 if ok else 1)

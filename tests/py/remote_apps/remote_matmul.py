@@ -52,7 +52,7 @@ opts = parser.parse_args()
 if opts.import_log:
     os.environ["SIMPLER_IMPORT_LOG"] = opts.import_log  # before init(): every chip of every rank inherits it
 
-w4 = Worker(level=4, num_sub_workers=1)
+w4 = Worker(level=4, num_sub_workers=1, record_edges=True)
 w4.add_worker(Worker(level=3, num_chips=2, num_sub_workers=1))
 w4.add_remote_workers(2, num_chips=2, num_sub_workers=1)
 MATMUL = w4.register(ChipCallable("std.matmul"))
@@ -92,6 +92,12 @@ def orch(o, _args, _cfg):
 
 
 w4.run(orch)
+# The L4's graph keys on the same identities as for local children: the three
+# tiles write disjoint columns (no edge among them); the total reads every tile's sums.
+edges = w4.take_edge_log()
+# (an edge from a tile that had already finished when the total was submitted is not drawn).
+tile_edges = sum(e.successor in (1, 2, 3) for e in edges)
+edges_ok = tile_edges == 0 and all(e.successor == 4 and e.predecessor in (1, 2, 3) for e in edges)
 C = c.array().copy()
 ok = bool(np.allclose(C, A @ B, rtol=1e-4, atol=1e-3))
 ok_sums = bool(np.allclose(sums.array(), C.sum(axis=0), rtol=1e-4, atol=1e-2))
@@ -102,6 +108,8 @@ if opts.import_log:
     for f in os.listdir(opts.import_log):
         with open(os.path.join(opts.import_log, f)) as log:
             chips_with_a += any(name in line for line in log)
+shm = rk.shm_prefix(a)
 w4.close()
-rk.print_result(ok and ok_sums and ok_total, matmul=ok, colsums=ok_sums, total=ok_total, chips_with_a=chips_with_a)
-sys.exit(0 if ok and ok_sums and ok_total else 1)
+rk.print_result(ok and ok_sums and ok_total and edges_ok, shm=shm, matmul=ok, tile_edges=tile_edges,
+                edges_ok=edges_ok, colsums=ok_sums, total=ok_total, chips_with_a=chips_with_a)
+sys.exit(0 if ok and ok_sums and ok_total and edges_ok else 1)

@@ -17,11 +17,7 @@ F32 = DataType.FLOAT32
 
 def add_one(o, args, cfg):
     """L3: out = in + 1 on chip 0."""
-    ta = TaskArgs()
-    ta.add_tensor(args[0], TensorArgType.INPUT)
-    ta.add_tensor(args[1], TensorArgType.OUTPUT_EXISTING)
-    ta.add_scalar(int(np.float32(1.0).view(np.uint32)))
-    o.submit_next_level(ADD, ta, worker=0)
+    rk.add_on_chip(o, args[0], args[1], ADD, 1.0)
 
 
 w4 = Worker(level=4)
@@ -57,7 +53,9 @@ expected[:, J0:J0 + W] = X[:, J0:J0 + W] + 1
 block_bytes = R * W * 4
 ok = sent == block_bytes and received == block_bytes and np.array_equal(Y, expected) and \
     np.array_equal(x.array(), X)
+shm = rk.shm_prefix(x)
 w4.close()
-rk.print_result(ok, sent=sent, received=received, block_bytes=block_bytes, bounding_bytes=((R - 1) * C + W) * 4,
+rk.print_result(ok, shm=shm, sent=sent, received=received, block_bytes=block_bytes,
+                bounding_bytes=((R - 1) * C + W) * 4,
                 only_block_written=bool(np.array_equal(Y, expected)))
 sys.exit(0 if ok else 1)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 namespace simpler {
@@ -66,12 +67,27 @@ void MpiTransport::finalize() noexcept {
     wake_.notify_all();
     if (heartbeats_.joinable()) heartbeats_.join();
     std::lock_guard lock(mu_);
+    finalized_ = true;
+    started_.store(false, std::memory_order_release);
+    if (job_lost_rank()) return;  // MPI_Finalize would wait for the lost rank for ever
     for (auto& [rank, p] : peers_)
         if (p.heartbeat_request != MPI_REQUEST_NULL) MPI_Request_free(&p.heartbeat_request);
     MPI_Comm_free(&comm_);
+    std::atomic<bool> done{false};
+    std::thread watchdog([&done] {
+        const ipc::Clock::time_point until = ipc::Clock::now() + FINALIZE_LIMIT;
+        while (!done.load(std::memory_order_acquire)) {
+            if (ipc::Clock::now() >= until) {
+                std::fprintf(stderr, "simpler: MPI_Finalize did not return within %lld s; exiting without it\n",
+                             static_cast<long long>(FINALIZE_LIMIT.count()));
+                std::_Exit(1);
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+    });
     MPI_Finalize();
-    finalized_ = true;
-    started_.store(false, std::memory_order_release);
+    done.store(true, std::memory_order_release);
+    watchdog.join();
 }
 
 MpiTransport::Peer& MpiTransport::peer_locked(int peer) { return peers_[peer]; }
@@ -110,6 +126,7 @@ void MpiTransport::mark_lost(int peer, const std::string& why) {
     std::lock_guard lock(mu_);
     Peer& p = peer_locked(peer);
     if (p.lost.empty()) p.lost = why.empty() ? "lost" : why;
+    job_lost_rank_.store(true, std::memory_order_release);
     p.beat = p.watched = p.watch_when_heard = false;
 }
 
@@ -135,51 +152,16 @@ bool MpiTransport::await(int peer, ipc::Deadline until, Done&& done) {
     }
 }
 
-void MpiTransport::send(int peer, int tag, const void* data, size_t nbytes) {
+void MpiTransport::move(int peer, int tag, char* data, size_t nbytes, bool sending) {
     check_peer(peer);
-    const auto* p = static_cast<const char*>(data);
-    size_t left = nbytes;
-    do {
-        const size_t n = std::min(left, PIECE);
-        MPI_Request req = MPI_REQUEST_NULL;
-        int rc = MPI_Isend(p, static_cast<int>(n), MPI_BYTE, peer, tag, comm_, &req);
-        bool ok = rc == MPI_SUCCESS;
-        try {
-            if (ok)
-                ok = await(peer, ipc::NO_DEADLINE,
-                           [&] {
-                               int flag = 0;
-                               rc = MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
-                               return rc != MPI_SUCCESS || flag != 0;
-                           }) &&
-                     rc == MPI_SUCCESS;
-        } catch (const PeerLost&) {
-            if (req != MPI_REQUEST_NULL) MPI_Request_free(&req);
-            throw;
-        }
-        if (!ok) {
-            const std::string why = "sending to rank " + std::to_string(peer) + " failed: " + mpi_error_text(rc);
-            mark_lost(peer, why);
-            throw PeerLost(why);
-        }
-        p += n;
-        left -= n;
-    } while (left > 0);
-    if (tag == TAG_PAYLOAD) {
-        std::lock_guard lock(mu_);
-        peer_locked(peer).sent += nbytes;
-    }
-}
-
-void MpiTransport::receive(int peer, int tag, void* data, size_t nbytes) {
-    check_peer(peer);
-    auto* p = static_cast<char*>(data);
+    const char* what = sending ? "sending to" : "receiving from";
     size_t left = nbytes;
     do {
         const size_t n = std::min(left, PIECE);
         MPI_Request req = MPI_REQUEST_NULL;
         MPI_Status status{};
-        int rc = MPI_Irecv(p, static_cast<int>(n), MPI_BYTE, peer, tag, comm_, &req);
+        int rc = sending ? MPI_Isend(data, static_cast<int>(n), MPI_BYTE, peer, tag, comm_, &req)
+                         : MPI_Irecv(data, static_cast<int>(n), MPI_BYTE, peer, tag, comm_, &req);
         bool ok = rc == MPI_SUCCESS;
         try {
             if (ok)
@@ -192,28 +174,38 @@ void MpiTransport::receive(int peer, int tag, void* data, size_t nbytes) {
                      rc == MPI_SUCCESS;
         } catch (const PeerLost&) {
             if (req != MPI_REQUEST_NULL) {
-                MPI_Cancel(&req);
+                if (!sending) MPI_Cancel(&req);
                 MPI_Request_free(&req);
             }
             throw;
         }
-        int got = 0;
-        if (ok) MPI_Get_count(&status, MPI_BYTE, &got);
+        int got = static_cast<int>(n);
+        if (ok && !sending) MPI_Get_count(&status, MPI_BYTE, &got);
         if (!ok || static_cast<size_t>(got) != n) {
             const std::string why =
                 ok ? "rank " + std::to_string(peer) + " sent " + std::to_string(got) + " bytes where " +
                          std::to_string(n) + " were due"
-                   : "receiving from rank " + std::to_string(peer) + " failed: " + mpi_error_text(rc);
+                   : std::string(what) + " rank " + std::to_string(peer) + " failed: " + mpi_error_text(rc);
             mark_lost(peer, why);
             throw PeerLost(why);
         }
-        p += n;
+        data += n;
         left -= n;
     } while (left > 0);
     if (tag == TAG_PAYLOAD) {
         std::lock_guard lock(mu_);
-        peer_locked(peer).received += nbytes;
+        (sending ? peer_locked(peer).sent : peer_locked(peer).received) += nbytes;
     }
+}
+
+void MpiTransport::send(int peer, int tag, const void* data, size_t nbytes) {
+    // MPI_Isend reads the buffer only; MPI's C API takes it as void*.
+    move(peer, tag, static_cast<char*>(const_cast<void*>(data)), nbytes,
+         true);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+}
+
+void MpiTransport::receive(int peer, int tag, void* data, size_t nbytes) {
+    move(peer, tag, static_cast<char*>(data), nbytes, false);
 }
 
 std::vector<std::byte> MpiTransport::receive_frame(int peer, ipc::Deadline until) {
@@ -284,6 +276,7 @@ void MpiTransport::heartbeat_loop() {
                          seconds(std::chrono::duration_cast<std::chrono::milliseconds>(now - p.last_heard)) +
                          " (its process died or was killed, or its host is gone)";
                 p.beat = p.watched = false;
+                job_lost_rank_.store(true, std::memory_order_release);
                 continue;
             }
             if (!p.beat) continue;

@@ -6,7 +6,11 @@
 // thread of the L4 talks to its own rank) on a private duplicate of
 // MPI_COMM_WORLD whose errors are returned, not fatal, and starts the
 // heartbeat thread. finalize() stops it and finalizes MPI; MPI cannot start
-// again in this process after that.
+// again in this process after that. MPI_Finalize waits for every rank of the
+// job, so once the job has lost a rank (here, or as the L4 said in its
+// SHUTDOWN) finalize() leaves MPI as it is and the process exits without it;
+// otherwise a finalize that has not returned after FINALIZE_LIMIT ends the
+// process (status 1) with a message.
 //
 // Messages: send() and receive() move one message each way (a payload above
 // 1 GiB in 1 GiB pieces); receive_frame() waits for the next frame from a
@@ -60,6 +64,7 @@ public:
     static constexpr std::chrono::microseconds SPIN_BUDGET{200};
     static constexpr std::chrono::microseconds MIN_SLEEP{20};
     static constexpr std::chrono::microseconds MAX_SLEEP{1000};
+    static constexpr std::chrono::seconds FINALIZE_LIMIT{30};
 
     // The process's transport (never destroyed: MPI outlives every user).
     static MpiTransport& process();
@@ -84,6 +89,9 @@ public:
     // Why `peer` is lost; empty while it is not.
     [[nodiscard]] std::string lost(int peer) const;
     void mark_lost(int peer, const std::string& why);
+    // The job lost a rank this process did not watch (the L4 says so in its SHUTDOWN).
+    void note_rank_lost_elsewhere() noexcept { job_lost_rank_.store(true, std::memory_order_release); }
+    [[nodiscard]] bool job_lost_rank() const noexcept { return job_lost_rank_.load(std::memory_order_acquire); }
 
     // One message to `peer`; PeerLost when it is lost or the send fails.
     void send(int peer, int tag, const void* data, size_t nbytes);
@@ -113,11 +121,14 @@ private:
     void heartbeat_loop();
     Peer& peer_locked(int peer);
     void check_peer(int peer) const;  // PeerLost when lost or out of range
+    // send() and receive(): one message moved in pieces, each waited for.
+    void move(int peer, int tag, char* data, size_t nbytes, bool sending);
     // Waits (spin, then sleep) until done() or `until`; PeerLost when `peer` is lost.
     template <class Done>
     bool await(int peer, ipc::Deadline until, Done&& done);
 
     std::atomic<bool> started_{false};
+    std::atomic<bool> job_lost_rank_{false};
     bool finalized_ = false;
     int rank_ = 0;
     int size_ = 1;

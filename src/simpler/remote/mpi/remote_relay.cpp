@@ -26,7 +26,8 @@ public:
     ~Relay() {
         if (!t_.lost(child_.rank).empty()) return;
         try {
-            send_frame(encode_text_frame(FrameType::SHUTDOWN, 0, 0, 0, {}));
+            // word 1: the job lost a rank, so the child must not wait for it in MPI_Finalize
+            send_frame(encode_text_frame(FrameType::SHUTDOWN, 0, t_.job_lost_rank() ? 1 : 0, 0, {}));
             const ipc::Deadline until = ipc::Clock::now() + close_timeout_;
             for (;;) {
                 std::vector<std::byte> m = t_.receive_frame(child_.rank, until);

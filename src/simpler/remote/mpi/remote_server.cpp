@@ -133,7 +133,9 @@ int RemoteServer::serve(const RemoteServeHandlers& handlers) {
                     if (handlers.forget) handlers.forget(ids);
                     break;
                 }
-                case FrameType::SHUTDOWN: return 0;
+                case FrameType::SHUTDOWN:
+                    if (f.word != 0) t_.note_rank_lost_elsewhere();
+                    return 0;
                 default:
                     throw RemoteFrameError(std::string("remote: unexpected ") + frame_type_name(f.type) +
                                            " frame from rank " + std::to_string(parent_));
