@@ -42,13 +42,13 @@ def loadavg() -> str:
         return " ".join(f.read().split()[:3])
 
 
-def run_json(cmd: List[str]) -> Dict[str, float]:
-    """Runs cmd (an mpirun job) and returns the JSON of the last line its rank 0 printed."""
+def run_json(name: str, cmd: List[str]) -> Dict[str, float]:
+    """Runs cmd (the mpirun job of program `name`) and returns the JSON of the last line its rank 0 printed."""
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
     if p.returncode != 0 or not lines:
         sys.stderr.write(p.stdout + p.stderr)
-        raise RuntimeError(f"run_remote_bench: {cmd[cmd.index('-n') + 2]} exited {p.returncode} with no result")
+        raise RuntimeError(f"run_remote_bench: {name} exited {p.returncode} with no result")
     return json.loads(lines[-1])
 
 
@@ -68,6 +68,8 @@ def main(argv=None) -> int:
     ap.add_argument("--mpi-raw", default=MPI_RAW,
                     help="the mpi_raw binary (built with the benchmarks when MPI is found)")
     a = ap.parse_args(argv)
+    if a.rounds < 1 or a.repeats < 1:
+        ap.error(f"--rounds and --repeats take a whole number from 1 (got {a.rounds} and {a.repeats})")
     if not os.access(a.mpi_raw, os.X_OK):
         sys.stderr.write(f"run_remote_bench: no raw MPI baseline at {a.mpi_raw}; build the benchmarks with MPI "
                          "(./dev setup, with libopenmpi-dev installed)\n")
@@ -82,8 +84,8 @@ def main(argv=None) -> int:
     load_before = loadavg()
     raws, benches = [], []
     for _ in range(a.rounds):
-        raws.append(run_json(raw_cmd))
-        benches.append(run_json(bench_cmd))
+        raws.append(run_json("mpi_raw", raw_cmd))
+        benches.append(run_json("bench_remote.py", bench_cmd))
     load_after = loadavg()
 
     raw_rt = median_of(raws, "blocking_round_trip_us")
