@@ -11,8 +11,8 @@
 //     R repetitions of N round trips each. "blocking" waits in MPI_Send /
 //     MPI_Recv (MPI spins a core); "polled" waits as MpiTransport does: an
 //     MPI_Isend or an MPI_Improbe looked at with MPI_Test / MPI_Improbe,
-//     spinning for SPIN_BUDGET, then sleeping from MIN_SLEEP doubling to
-//     MAX_SLEEP (the receiver takes the frame with MPI_Mrecv).
+//     spinning for MpiTransport::spin_budget(the message's bytes), then sleeping
+//     MpiTransport::nap_after(the time waited) between looks (the receiver takes the frame with MPI_Mrecv).
 //   - bandwidth: B bytes rank 0 -> 1, then B bytes back; GiB/s of the 2B
 //     bytes, the median over R repetitions, blocking and polled as above.
 // Rank 0 prints the results as one line of JSON on stdout.
@@ -87,23 +87,22 @@ Options parse(int argc, char** argv) {
     return o;
 }
 
-// Spins for SPIN_BUDGET, then sleeps MIN_SLEEP doubling to MAX_SLEEP between looks, as MpiTransport::await.
+// Spins for `spin`, then sleeps MpiTransport::nap_after(the time waited) between looks, as MpiTransport::await.
 template <class Done>
-void await(Done&& done) {
-    const Clock::time_point spin_end = Clock::now() + MpiTransport::SPIN_BUDGET;
-    std::chrono::microseconds nap = MpiTransport::MIN_SLEEP;
+void await(std::chrono::nanoseconds spin, Done&& done) {
+    const Clock::time_point start = Clock::now();
     for (;;) {
         if (done()) return;
-        if (Clock::now() < spin_end) continue;
-        std::this_thread::sleep_for(nap);
-        nap = std::min(nap * 2, std::chrono::microseconds(MpiTransport::MAX_SLEEP));
+        const Clock::duration waited = Clock::now() - start;
+        if (waited < spin) continue;
+        std::this_thread::sleep_for(MpiTransport::nap_after(waited));
     }
 }
 
 void send_polled(const void* data, int n, int peer) {
     MPI_Request req = MPI_REQUEST_NULL;
     MPI_Isend(data, n, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, &req);
-    await([&] {
+    await(MpiTransport::spin_budget(static_cast<uint64_t>(n)), [&] {
         int flag = 0;
         MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
         return flag != 0;
@@ -114,7 +113,7 @@ void send_polled(const void* data, int n, int peer) {
 void receive_frame_polled(std::vector<char>& out, int peer) {
     MPI_Message message = MPI_MESSAGE_NULL;
     MPI_Status status{};
-    await([&] {
+    await(MpiTransport::SPIN_BUDGET, [&] {
         int flag = 0;
         MPI_Improbe(peer, TAG, MPI_COMM_WORLD, &flag, &message, &status);
         return flag != 0;
@@ -129,7 +128,7 @@ void receive_frame_polled(std::vector<char>& out, int peer) {
 void receive_polled(void* data, int n, int peer) {
     MPI_Request req = MPI_REQUEST_NULL;
     MPI_Irecv(data, n, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, &req);
-    await([&] {
+    await(MpiTransport::spin_budget(static_cast<uint64_t>(n)), [&] {
         int flag = 0;
         MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
         return flag != 0;

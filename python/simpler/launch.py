@@ -7,8 +7,9 @@ Every rank runs the same script (simpler.remote): rank 0 is the L4, ranks
 - MPI's TCP traffic stays on the loopback interface unless the user names
   hosts (--host / --hostfile among --mpirun-arg): nothing listens elsewhere
   unless configured;
-- --oversubscribe (a rank per child, whatever the cores), and
-  --allow-run-as-root when run as root.
+- --oversubscribe (a rank per child, whatever the cores), --bind-to none
+  (a rank forks a Worker's children, which need every core, not its rank's
+  one), and --allow-run-as-root when run as root.
 With --isolate every non-zero rank gets its own mount namespace and a private
 /dev/shm (unshare -m and a tmpfs, root only) and MPI's shared-memory transport
 is off (TCP only): ranks on one machine share nothing but MPI, as on separate
@@ -55,7 +56,7 @@ def command(n: int, program: Sequence[str], isolate: bool = False, mpirun_args: 
                            "libopenmpi-dev) and rebuild simpler")
     if n < 1:
         raise ValueError(f"simpler launch: -n must be at least 1 (got {n})")
-    cmd = [mpirun, "--oversubscribe"]
+    cmd = [mpirun, "--oversubscribe", "--bind-to", "none"]
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
     version = mpirun_version(mpirun)

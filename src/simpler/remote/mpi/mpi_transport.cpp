@@ -138,17 +138,15 @@ void MpiTransport::check_peer(int peer) const {
 }
 
 template <class Done>
-bool MpiTransport::await(int peer, ipc::Deadline until, Done&& done) {
-    const ipc::Clock::time_point spin_end = ipc::Clock::now() + SPIN_BUDGET;
-    std::chrono::microseconds nap = MIN_SLEEP;
+bool MpiTransport::await(int peer, ipc::Deadline until, std::chrono::nanoseconds spin, Done&& done) {
+    const ipc::Clock::time_point start = ipc::Clock::now();
     for (;;) {
         if (done()) return true;
         const ipc::Clock::time_point now = ipc::Clock::now();
         if (now >= until) return false;
-        if (now < spin_end) continue;
+        if (now - start < spin) continue;
         if (std::string why = lost(peer); !why.empty()) throw PeerLost(why);
-        std::this_thread::sleep_for(nap);
-        nap = std::min(nap * 2, std::chrono::microseconds(MAX_SLEEP));
+        std::this_thread::sleep_for(nap_after(now - start));
     }
 }
 
@@ -165,7 +163,7 @@ void MpiTransport::move(int peer, int tag, char* data, size_t nbytes, bool sendi
         bool ok = rc == MPI_SUCCESS;
         try {
             if (ok)
-                ok = await(peer, ipc::NO_DEADLINE,
+                ok = await(peer, ipc::NO_DEADLINE, spin_budget(n),
                            [&] {
                                int flag = 0;
                                rc = MPI_Test(&req, &flag, &status);
@@ -213,7 +211,7 @@ std::vector<std::byte> MpiTransport::receive_frame(int peer, ipc::Deadline until
     MPI_Message message = MPI_MESSAGE_NULL;
     MPI_Status status{};
     int rc = MPI_SUCCESS;
-    const bool arrived = await(peer, until, [&] {
+    const bool arrived = await(peer, until, SPIN_BUDGET, [&] {
         int flag = 0;
         rc = MPI_Improbe(peer, TAG_FRAME, comm_, &flag, &message, &status);
         return rc != MPI_SUCCESS || flag != 0;

@@ -14,9 +14,14 @@
 //
 // Messages: send() and receive() move one message each way (a payload above
 // 1 GiB in 1 GiB pieces); receive_frame() waits for the next frame from a
-// peer. Every wait spins for SPIN_BUDGET, then sleeps from MIN_SLEEP doubling
-// to MAX_SLEEP between looks (MPI's own blocking calls would spin a core for
-// the whole wait), and gives up with PeerLost as soon as the peer is lost.
+// peer. Every wait spins for SPIN_BUDGET, then sleeps between looks for an
+// eighth of the time it has waited so far (nap_after: MIN_SLEEP to MAX_SLEEP),
+// so an answer is seen at most about 12 % late, and a long wait costs a few
+// wake-ups (MPI's own blocking calls would spin a core for the whole wait);
+// it gives up with PeerLost as soon as the peer is lost. A payload's wait
+// spins longer, for as long as its bytes would take at BULK_SPIN_RATE (bytes
+// move only while this process is inside an MPI call: this Open MPI has no
+// progress thread), so a bulk transfer is not stalled by naps.
 //
 // Liveness: every HEARTBEAT_INTERVAL the heartbeat thread sends a heartbeat
 // to each peer it beats for and takes in every peer's; a watched peer silent
@@ -61,9 +66,21 @@ class MpiTransport {
 public:
     static constexpr std::chrono::milliseconds HEARTBEAT_INTERVAL{200};
     static constexpr std::chrono::milliseconds DEFAULT_HEARTBEAT_TIMEOUT{2500};
-    static constexpr std::chrono::microseconds SPIN_BUDGET{200};
-    static constexpr std::chrono::microseconds MIN_SLEEP{20};
-    static constexpr std::chrono::microseconds MAX_SLEEP{1000};
+    static constexpr std::chrono::microseconds SPIN_BUDGET{100};
+    static constexpr std::chrono::microseconds MIN_SLEEP{10};
+    static constexpr std::chrono::microseconds MAX_SLEEP{2000};
+    static constexpr int SLEEP_FRACTION = 8;
+    static constexpr uint64_t BULK_SPIN_RATE = uint64_t{1} << 30;  // bytes per second
+    // The spin budget of a wait for a message of `nbytes`.
+    [[nodiscard]] static constexpr std::chrono::nanoseconds spin_budget(uint64_t nbytes) noexcept {
+        const std::chrono::nanoseconds bulk{static_cast<int64_t>(nbytes * 1000 / (BULK_SPIN_RATE / 1'000'000))};
+        return bulk > SPIN_BUDGET ? bulk : std::chrono::nanoseconds(SPIN_BUDGET);
+    }
+    // How long a wait that has lasted `waited` sleeps before its next look.
+    [[nodiscard]] static constexpr std::chrono::microseconds nap_after(std::chrono::nanoseconds waited) noexcept {
+        const auto nap = std::chrono::duration_cast<std::chrono::microseconds>(waited / SLEEP_FRACTION);
+        return nap < MIN_SLEEP ? MIN_SLEEP : nap > MAX_SLEEP ? MAX_SLEEP : nap;
+    }
     static constexpr std::chrono::seconds FINALIZE_LIMIT{30};
 
     // The process's transport (never destroyed: MPI outlives every user).
@@ -125,7 +142,7 @@ private:
     void move(int peer, int tag, char* data, size_t nbytes, bool sending);
     // Waits (spin, then sleep) until done() or `until`; PeerLost when `peer` is lost.
     template <class Done>
-    bool await(int peer, ipc::Deadline until, Done&& done);
+    bool await(int peer, ipc::Deadline until, std::chrono::nanoseconds spin, Done&& done);
 
     std::atomic<bool> started_{false};
     std::atomic<bool> job_lost_rank_{false};
