@@ -438,14 +438,19 @@ void Worker::relay_loop(size_t lane, RelayLane relay) noexcept {
     std::string lost;
     {
         const ipc::TaskHandler handler = serve_with_forget(std::move(relay.handlers));
-        // Each idle spell ends after RELAY_IDLE_CHECK to ask whether the child is still there.
-        while (ipc::serve_tasks(mailbox, handler, config_.spin, RELAY_IDLE_CHECK) != ipc::SERVE_SHUTDOWN) {
+        // Asked after every task, and after every idle spell of RELAY_IDLE_CHECK.
+        const std::function<bool()> child_lost = [&] {
             try {
                 lost = relay.lost();
             } catch (...) {
                 lost = "its relay failed to say whether it is reachable";
             }
-            if (!lost.empty()) break;
+            return !lost.empty();
+        };
+        for (;;) {
+            const int status = ipc::serve_tasks(mailbox, handler, config_.spin, RELAY_IDLE_CHECK, child_lost);
+            if (status == ipc::SERVE_SHUTDOWN || status == ipc::SERVE_STOPPED) break;
+            if (child_lost()) break;
         }
         // The handlers go here, on the relay thread: a relay says goodbye to its child.
     }
@@ -463,8 +468,12 @@ void Worker::collect_results_locked() {
                 const Dispatch d = *l.in_flight;
                 l.in_flight.reset();
                 if (trace_) trace_->collected(i, r->ok() ? "" : ipc::task_error_name(r->error) + (": " + r->message));
-                core_.member_finished(
-                    d, r->ok() ? std::string() : std::string(ipc::task_error_name(r->error)) + ": " + r->message);
+                std::string failure =
+                    r->ok() ? std::string() : std::string(ipc::task_error_name(r->error)) + ": " + r->message;
+                // A relay that lost its child with a task published but not yet taken never ran it.
+                if (r->error == ipc::TaskError::CHILD_DIED && !l.relay_lost_why.empty())
+                    failure = "not dispatched to " + d.child.name() + ": the child is gone (" + l.relay_lost_why + ")";
+                core_.member_finished(d, failure);
             }
         } else if (l.control_in_flight) {
             if (std::optional<ipc::TaskResult> r = l.mailbox->poll_result()) {
