@@ -306,7 +306,9 @@ TEST(RemoteFrameRefusal, BlobCutShort) {
     std::vector<std::byte> m = TaskParts{}.encode();
     m.resize(m.size() - 8);  // the last scalar is missing
     fix_body_len(m);
-    EXPECT_REFUSED(m, "remote frame: TASK blob: ");
+    EXPECT_REFUSED(m,
+                   "remote frame: TASK blob: argument blob.tensor_count: 8 + 144*tensor_count + 8*scalar_count "
+                   "bytes must fit the capacity (got 456, max 448)");
 }
 
 TEST(RemoteFrameRefusal, TensorCountOtherThanTheFrameCount) {
