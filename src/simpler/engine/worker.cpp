@@ -440,27 +440,38 @@ void Worker::relay_loop(size_t lane, RelayLane relay) noexcept {
     std::string lost;
     {
         const ipc::TaskHandler handler = serve_with_forget(std::move(relay.handlers));
-        // Each idle spell ends after RELAY_IDLE_CHECK to ask whether the child is still there.
-        while (ipc::serve_tasks(mailbox, handler, config_.spin, RELAY_IDLE_CHECK) != ipc::SERVE_SHUTDOWN) {
+        // Asked after every task, and after every idle spell of RELAY_IDLE_CHECK.
+        const std::function<bool()> child_lost = [&] {
             try {
                 lost = relay.lost();
             } catch (...) {
                 lost = "its relay failed to say whether it is reachable";
             }
-            if (!lost.empty()) break;
+            return !lost.empty();
+        };
+        for (;;) {
+            const int status = ipc::serve_tasks(mailbox, handler, config_.spin, RELAY_IDLE_CHECK, child_lost);
+            if (status == ipc::SERVE_SHUTDOWN || status == ipc::SERVE_STOPPED) break;
+            if (child_lost()) break;
         }
-        // The handlers go here, on the relay thread: a relay says goodbye to its child.
     }
-    if (!lost.empty()) {
-        lanes_[lane].relay_lost_why = std::move(lost);
-        mailbox.mark_child_exited(0);  // publishes relay_lost_why to whoever sees the exit
-        bell_.ring();
-    }
+    const bool child_gone = !lost.empty();
     {
+        // Under the engine mutex: whoever drives the lanes reads relay_lost_why under it.
         std::lock_guard lock(mu_);
         lanes_[lane].relay_lost = nullptr;
+        if (child_gone) lanes_[lane].relay_lost_why = std::move(lost);
+    }
+    if (child_gone) {
+        mailbox.mark_child_exited(0);
+        bell_.ring();
     }
     // `relay` goes last, here: the relay says goodbye to its child on this thread.
+}
+
+std::string Worker::dead_lane_why_locked(const Lane& l) const {
+    if (l.lost) return l.lost_why;
+    return l.relay_lost_why.empty() ? l.mailbox->poison_reason() : l.relay_lost_why;
 }
 
 void Worker::collect_results_locked() {
@@ -471,14 +482,18 @@ void Worker::collect_results_locked() {
                 const Dispatch d = *l.in_flight;
                 l.in_flight.reset();
                 if (trace_) trace_->collected(i, r->ok() ? "" : ipc::task_error_name(r->error) + (": " + r->message));
-                core_.member_finished(
-                    d, r->ok() ? std::string() : std::string(ipc::task_error_name(r->error)) + ": " + r->message);
+                std::string failure =
+                    r->ok() ? std::string() : std::string(ipc::task_error_name(r->error)) + ": " + r->message;
+                // A relay that lost its child with a task published but not yet taken never ran it.
+                if (r->error == ipc::TaskError::CHILD_DIED && !l.relay_lost_why.empty())
+                    failure = "not dispatched to " + d.child.name() + ": the child is gone (" + l.relay_lost_why + ")";
+                core_.member_finished(d, failure);
                 if (!r->ok() && l.relay_lost && !l.lost) {
                     std::string why;
                     try {
                         why = l.relay_lost();
                     } catch (...) {
-                        why.clear();  // asked again by the relay thread after its idle spell
+                        why.clear();  // asked again by the relay thread after the task
                     }
                     if (!why.empty()) lose_lane_locked(i, why);
                 }
@@ -498,8 +513,7 @@ void Worker::collect_results_locked() {
                 }
             }
         }
-        if (!l.lost && !l.mailbox->usable())
-            lose_lane_locked(i, l.relay_lost_why.empty() ? l.mailbox->poison_reason() : l.relay_lost_why);
+        if (!l.lost && !l.mailbox->usable()) lose_lane_locked(i, dead_lane_why_locked(l));
     }
 }
 
@@ -538,11 +552,11 @@ void Worker::publish_locked(size_t i, const Dispatch& d) {
     // A dead lane says how its child went ("CHILD_DIED: child killed by signal 9 ...").
     std::string why = publish_status_text(st);
     if (st == ipc::PublishStatus::LANE_DEAD) {
-        const std::string how = l.lost ? l.lost_why : l.mailbox->poison_reason();
+        const std::string how = dead_lane_why_locked(l);
         if (!how.empty()) why += " (" + how + ")";
     }
     core_.member_finished(d, "not dispatched to " + d.child.name() + ": " + why);
-    if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, l.mailbox->poison_reason());
+    if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, dead_lane_why_locked(l));
 }
 
 void Worker::deliver_forgets_locked() {
@@ -578,7 +592,7 @@ void Worker::publish_forget_locked(size_t i) {
         l.control_in_flight = true;
         return;
     }
-    if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, l.mailbox->poison_reason());
+    if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, dead_lane_why_locked(l));
 }
 
 void Worker::release_holds_locked(bool all) {

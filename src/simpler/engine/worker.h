@@ -228,8 +228,8 @@ private:
         bool lost = false;
         std::string lost_why;
         // A relay lane (WorkerConfig::num_relay_workers): served by this thread,
-        // not a child process; relay_lost_why is written by it before it marks
-        // the mailbox's child exited, and read after that is seen.
+        // not a child process; relay_lost_why is written by it, under the
+        // engine mutex, before it marks the mailbox's child exited.
         std::thread relay;
         std::string relay_lost_why;
         // The relay's lost(), asked under the engine mutex when a task of the
@@ -261,6 +261,8 @@ private:
     // `all`, every task's (close(): the unfinished ones never finish).
     void release_holds_locked(bool all = false);
     void lose_lane_locked(size_t lane, const std::string& why);
+    // Why a lane's child is gone: the lane's loss, a relay's text, or the mailbox's poison.
+    [[nodiscard]] std::string dead_lane_why_locked(const Lane& l) const;
     [[nodiscard]] std::string describe_failure_locked(const RunFailure& f) const;
     [[nodiscard]] std::string callable_name(TaskKind kind, uint64_t callable) const;
     // The members still on a child, one per line item ("task 1 of run 0 (callable 'f', member 0) on

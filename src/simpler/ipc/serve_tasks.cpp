@@ -4,7 +4,8 @@
 
 namespace simpler::ipc {
 
-int serve_tasks(Mailbox& mailbox, const TaskHandler& handler, SpinPolicy policy, std::chrono::nanoseconds idle_limit) {
+int serve_tasks(Mailbox& mailbox, const TaskHandler& handler, SpinPolicy policy, std::chrono::nanoseconds idle_limit,
+                const std::function<bool()>& stop_after_task) {
     SpinWaiter waiter(policy);
     for (;;) {
         const Deadline deadline =
@@ -17,6 +18,7 @@ int serve_tasks(Mailbox& mailbox, const TaskHandler& handler, SpinPolicy policy,
         const TaskView task = mailbox.begin_task();
         if (!mailbox.blob_length_ok()) {
             mailbox.finish_failed(TaskError::BAD_ARGUMENTS, "argument blob length exceeds the mailbox capacity");
+            if (stop_after_task && stop_after_task()) return SERVE_STOPPED;
             continue;
         }
         TaskOutcome outcome;
@@ -32,6 +34,7 @@ int serve_tasks(Mailbox& mailbox, const TaskHandler& handler, SpinPolicy policy,
         } else {
             mailbox.finish_failed(outcome.error, outcome.message);
         }
+        if (stop_after_task && stop_after_task()) return SERVE_STOPPED;
     }
 }
 

@@ -28,10 +28,14 @@ using TaskHandler = std::function<TaskOutcome(const TaskView& task)>;
 // Exit statuses of serve_tasks (the child's body returns them).
 inline constexpr int SERVE_SHUTDOWN = 0;   // the parent asked the child to stop
 inline constexpr int SERVE_IDLE_LIMIT = 3; // no request for idle_limit
+inline constexpr int SERVE_STOPPED = 4;    // stop_after_task said so
 
-// Serves until shutdown (SERVE_SHUTDOWN) or until no request arrives for
-// idle_limit (SERVE_IDLE_LIMIT; the default waits forever).
+// Serves until shutdown (SERVE_SHUTDOWN), until no request arrives for
+// idle_limit (SERVE_IDLE_LIMIT; the default waits forever), or until
+// stop_after_task, asked after each task's result is stored, answers true
+// (SERVE_STOPPED; empty: never asked).
 int serve_tasks(Mailbox& mailbox, const TaskHandler& handler, SpinPolicy policy = {},
-                std::chrono::nanoseconds idle_limit = std::chrono::nanoseconds::max());
+                std::chrono::nanoseconds idle_limit = std::chrono::nanoseconds::max(),
+                const std::function<bool()>& stop_after_task = {});
 
 }  // namespace simpler::ipc

@@ -1,6 +1,7 @@
 // serve_tasks: the handler's outcome reaches the parent, an exception becomes
 // TASK_FAILED with its text, a corrupt blob length is refused before the
-// handler runs, and shutdown ends the loop with SERVE_SHUTDOWN.
+// handler runs, shutdown ends the loop with SERVE_SHUTDOWN, and a
+// stop_after_task that answers true ends it with SERVE_STOPPED once the result is out.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -81,4 +82,51 @@ TEST(ServeTasks, IdleLimitEndsTheLoop) {
     Doorbell bell;
     Mailbox mb(MailboxConfig{64}, bell);
     EXPECT_EQ(serve_tasks(mb, [](const TaskView&) { return TaskOutcome{}; }, SpinPolicy{}, 20ms), SERVE_IDLE_LIMIT);
+}
+
+TEST(ServeTasks, StopAfterTaskIsAskedOnceTheResultIsStored) {
+    Doorbell bell;
+    Mailbox mb(MailboxConfig{64}, bell);
+    int calls = 0, asked = 0;
+    int status = -1;
+    std::thread child([&] {
+        status = serve_tasks(
+            mb,
+            [&](const TaskView&) -> TaskOutcome {
+                ++calls;
+                return {};
+            },
+            SpinPolicy{}, 10'000ms, [&] { return ++asked == 2; });
+    });
+    SpinWaiter waiter;
+    uint64_t seq = 0;
+    for (int i = 0; i < 2; ++i) {
+        ASSERT_EQ(mb.publish(1, CallConfig{}, {}, seq), PublishStatus::OK);
+        const auto r = wait_result(mb, bell, waiter, after(10'000ms));
+        ASSERT_TRUE(r.has_value());
+        EXPECT_TRUE(r->ok());  // the second result is stored before the loop stops
+    }
+    child.join();  // the second answer (true) ends it without a shutdown
+    EXPECT_EQ(status, SERVE_STOPPED);
+    EXPECT_EQ(calls, 2);
+    EXPECT_EQ(asked, 2);
+}
+
+TEST(ServeTasks, StopAfterTaskIsAskedAfterARefusedBlobToo) {
+    Doorbell bell;
+    Mailbox mb(MailboxConfig{64}, bell);
+    uint64_t seq = 0;
+    ASSERT_EQ(mb.publish(1, CallConfig{}, {}, seq), PublishStatus::OK);
+    mb.frame().blob_bytes = 65;
+    int status = -1;
+    std::thread child([&] {
+        status =
+            serve_tasks(mb, [](const TaskView&) { return TaskOutcome{}; }, SpinPolicy{}, 10'000ms, [] { return true; });
+    });
+    SpinWaiter waiter;
+    const auto r = wait_result(mb, bell, waiter, after(10'000ms));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->error, TaskError::BAD_ARGUMENTS);
+    child.join();
+    EXPECT_EQ(status, SERVE_STOPPED);
 }
