@@ -13,13 +13,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "engine_fixtures.h"
 #include "simpler/engine/worker.h"
 
 using namespace simpler;
@@ -85,13 +85,7 @@ ipc::TaskHandler forwarding_l3(Shared* shared, uint32_t index) {
     };
 }
 
-bool alive(pid_t pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    if (!stat) return false;
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const size_t paren = text.rfind(')');
-    return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] != 'Z' && text[paren + 2] != 'X';
-}
+using engine_test::alive;
 
 bool gone_within(pid_t pid, std::chrono::seconds bound) {
     const auto until = std::chrono::steady_clock::now() + bound;

@@ -15,13 +15,13 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "engine_fixtures.h"
 #include "simpler/engine/worker.h"
 
 using namespace simpler;
@@ -55,13 +55,7 @@ ipc::TaskOutcome write_slot(Slots* slots, const ipc::TaskView& task) {
     return {};
 }
 
-bool alive(pid_t pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    if (!stat) return false;
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const size_t paren = text.rfind(')');
-    return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] != 'Z' && text[paren + 2] != 'X';
-}
+using engine_test::alive;
 
 class RelayWorkerTest : public ::testing::Test {
 protected:
