@@ -52,7 +52,9 @@ using ChildHandlerFactory = std::function<ChildHandlers(uint32_t index)>;
 // which carry each task to the child and its result back. `lost` says, once
 // the child is gone for good, why (empty while it is reachable); the relay
 // thread asks after every idle spell and after every task, and the Worker then
-// loses the lane with that text.
+// loses the lane with that text. The Worker also asks, under its engine mutex,
+// when a task of the lane fails (so the lane is lost before the failure
+// reaches wait()): `lost` must be callable from any thread.
 struct RelayLane {
     ChildHandlers handlers;
     std::function<std::string()> lost;
