@@ -112,9 +112,13 @@ def test_close_before_the_wait_makes_run_raise_too(tmp_path):
 
 
 # The interrupted program runs in a process of its own: Ctrl-C is a real SIGINT
-# to its main thread, which is waiting in run() (GIL released, on a futex).
+# to its main thread, which is waiting in run() (GIL released, on a futex). It
+# installs Python's Ctrl-C handler itself: a process started with SIGINT ignored
+# (a test run launched in the background by a shell without job control) would
+# otherwise inherit the ignore, and Python then raises no KeyboardInterrupt.
 _INTERRUPTED = textwrap.dedent("""
-    import os, sys, time
+    import os, signal, sys, time
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from simpler import DataType, TaskArgs, TensorArgType, Worker, view_array
 
     tmp = sys.argv[1]
