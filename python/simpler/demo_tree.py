@@ -25,7 +25,7 @@ TILES = 4  # at L4; each L3 splits its tile in two, one half per chip
 F32 = DataType.FLOAT32
 
 
-def _columns(t: Tensor, j0: int, width: int) -> Tensor:
+def columns(t: Tensor, j0: int, width: int) -> Tensor:
     """Columns [j0, j0 + width) of a row-major 2-D view (same buffer, same identity)."""
     rows, row_stride = t.shapes[0], t.strides[0]
     return Tensor(t.buffer, (rows, width), F32, (row_stride, 1), t.byte_offset + j0 * 4)
@@ -45,8 +45,8 @@ def run(out: Callable[[str], None] = print, trace: Optional[str] = None) -> int:
             for chip in range(2):
                 ta = TaskArgs()
                 ta.add_tensor(a, TensorArgType.INPUT)
-                ta.add_tensor(_columns(b, chip * half, half), TensorArgType.INPUT)
-                ta.add_tensor(_columns(c, chip * half, half), TensorArgType.OUTPUT_EXISTING)
+                ta.add_tensor(columns(b, chip * half, half), TensorArgType.INPUT)
+                ta.add_tensor(columns(c, chip * half, half), TensorArgType.OUTPUT_EXISTING)
                 o.submit_next_level(matmul, ta, worker=chip)
 
         tile = w4.register(tile_on_two_chips)

@@ -150,10 +150,10 @@ def _callable_table(top: "Worker") -> Dict[str, List[str]]:
     }
 
 
-def hello_of(top: "Worker", index: int, options: Dict[str, Any]) -> str:
-    """The HELLO text of remote child `index`: its place, its options and the callables."""
+def hello_of(top: "Worker", index: int, options: Dict[str, Any], table: Dict[str, List[str]]) -> str:
+    """The HELLO text of remote child `index`: its place, its options and the callables (_callable_table)."""
     return json.dumps({"version": 1, "index": index, "level": top.level - 1, "path": top.path, "options": options,
-                       **_callable_table(top)})
+                       **table})
 
 
 # -- rank 0 -------------------------------------------------------------------
@@ -180,7 +180,7 @@ def remote_children(top: "Worker", first_index: int, specs: Sequence[Dict[str, A
         raise RuntimeError("Worker.init: this simpler was built without MPI; remote Workers need Open MPI "
                            "(apt-get install libopenmpi-dev openmpi-bin, then rebuild)")
     try:
-        _callable_table(top)  # a callable another host cannot name is refused first
+        table = _callable_table(top)  # a callable another host cannot name is refused first
     except ValueError as e:
         raise ValueError(f"Worker.init: {e}") from None
     size = mpi_size()
@@ -195,7 +195,7 @@ def remote_children(top: "Worker", first_index: int, specs: Sequence[Dict[str, A
     children = []
     for j, options in enumerate(specs):
         index = first_index + j
-        children.append((j + 1, f"{top.path}/L{top.level - 1}[{index}]", hello_of(top, index, options)))
+        children.append((j + 1, f"{top.path}/L{top.level - 1}[{index}]", hello_of(top, index, options, table)))
     _core.remote_start(heartbeat_timeout)
     with _exit_hook:
         if not _exit_hooked:

@@ -179,14 +179,18 @@ std::vector<std::byte> encode_task_frame(uint64_t seq, uint64_t callable, const 
     p += CALL_CONFIG_SIZE;
     if (!flags.empty()) std::memcpy(p, flags.data(), flags.size());
     p += padded(flags.size());
+    write_wire_blob(tensors, scalars, p);
+    return out;
+}
+
+void write_wire_blob(std::span<const Tensor> tensors, std::span<const uint64_t> scalars, std::byte* out) noexcept {
     const auto counts =
         std::array<int32_t, 2>{static_cast<int32_t>(tensors.size()), static_cast<int32_t>(scalars.size())};
-    std::memcpy(p, counts.data(), BLOB_HEADER_BYTES);
-    p += BLOB_HEADER_BYTES;
-    if (!tensors.empty()) std::memcpy(p, tensors.data(), tensors.size_bytes());
-    p += tensors.size_bytes();
-    if (!scalars.empty()) std::memcpy(p, scalars.data(), scalars.size_bytes());
-    return out;
+    std::memcpy(out, counts.data(), BLOB_HEADER_BYTES);
+    out += BLOB_HEADER_BYTES;
+    if (!tensors.empty()) std::memcpy(out, tensors.data(), tensors.size_bytes());
+    out += tensors.size_bytes();
+    if (!scalars.empty()) std::memcpy(out, scalars.data(), scalars.size_bytes());
 }
 
 std::vector<std::byte> encode_forget_frame(std::span<const CanonicalIdentity> identities) {

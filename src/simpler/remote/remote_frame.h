@@ -111,6 +111,11 @@ std::vector<std::byte> encode_task_frame(uint64_t seq, uint64_t callable, const 
                                          std::span<const uint64_t> scalars);
 std::vector<std::byte> encode_forget_frame(std::span<const CanonicalIdentity> identities);
 
+// Writes the argument blob of already validated `tensors` and `scalars`
+// (blob_size(tensors, scalars) bytes at `out`): a TASK frame's, and the blob a
+// remote rank runs its task on after it resolved the sidecars.
+void write_wire_blob(std::span<const Tensor> tensors, std::span<const uint64_t> scalars, std::byte* out) noexcept;
+
 // The REMOTE_SIDECAR form of `source`: the same identity, address space,
 // access, nbytes and owner path, an empty body.
 BufferDescriptor sidecar_descriptor(const BufferDescriptor& source);

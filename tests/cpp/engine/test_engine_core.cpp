@@ -302,22 +302,6 @@ TEST(EngineCore, EachChipMemberCarriesItsOwnWriteMaskAndTheCallersBytes) {
     EXPECT_FALSE(writes_only_tensor(c1, 1));
 }
 
-TEST(EngineCore, TheWriteOnlyMaskCoversTheFirst192TensorsAndNeverClaimsAnUnwrittenOne) {
-    CallConfig c{};
-    std::vector<TensorArgType> tags(200, TensorArgType::OUTPUT);
-    tags[3] = TensorArgType::INOUT;
-    tags[4] = TensorArgType::INPUT;
-    set_write_mask(c, tags);
-    EXPECT_TRUE(writes_only_tensor(c, 0));
-    EXPECT_FALSE(writes_only_tensor(c, 3));
-    EXPECT_FALSE(writes_only_tensor(c, 4));
-    EXPECT_TRUE(writes_only_tensor(c, 191));
-    EXPECT_FALSE(writes_only_tensor(c, 192));  // past the mask: read as read
-    EXPECT_TRUE(writes_tensor(c, 192));
-    c.write_mask[0] = 0;  // a write-only bit without its write bit means nothing
-    EXPECT_FALSE(writes_only_tensor(c, 0));
-}
-
 TEST(EngineCore, AChipMemberWithMoreTensorsThanAChipTakesIsRefused) {
     Harness h(chips(1));
     TaskArgs big;

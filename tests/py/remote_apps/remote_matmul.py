@@ -14,16 +14,12 @@ import sys
 import numpy as np
 import remote_kernels as rk
 
-from simpler import ChipCallable, DataType, TaskArgs, TaskKind, Tensor, TensorArgType, Worker
+from simpler import ChipCallable, DataType, TaskArgs, TaskKind, TensorArgType, Worker
+from simpler.demo_tree import columns
 
 M, K, N = 96, 64, 192
 TILE = N // 3
 F32 = DataType.FLOAT32
-
-
-def columns(t, j0, width):
-    """Columns [j0, j0 + width) of a row-major 2-D view (same buffer, same identity)."""
-    return Tensor(t.buffer, (t.shapes[0], width), F32, (t.strides[0], 1), t.byte_offset + j0 * 4)
 
 
 def tile(o, args, cfg):

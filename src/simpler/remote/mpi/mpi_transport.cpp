@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include "simpler/remote/view_runs.h"
+
 namespace simpler {
 
 namespace {
@@ -209,6 +211,28 @@ void MpiTransport::send(int peer, int tag, const void* data, size_t nbytes) {
 
 void MpiTransport::receive(int peer, int tag, void* data, size_t nbytes) {
     move(peer, tag, static_cast<char*>(data), nbytes, false);
+}
+
+void MpiTransport::send_view(int peer, const uint8_t* base, const Tensor& view, std::vector<uint8_t>& scratch) {
+    const uint64_t nbytes = view_payload_bytes(view);
+    if (view_is_one_run(view)) {
+        send(peer, TAG_PAYLOAD, base + view.byte_offset, nbytes);
+        return;
+    }
+    scratch.resize(nbytes);
+    pack_view(base, view, scratch.data());
+    send(peer, TAG_PAYLOAD, scratch.data(), nbytes);
+}
+
+void MpiTransport::receive_view(int peer, uint8_t* base, const Tensor& view, std::vector<uint8_t>& scratch) {
+    const uint64_t nbytes = view_payload_bytes(view);
+    if (base != nullptr && view_is_one_run(view)) {
+        receive(peer, TAG_PAYLOAD, base + view.byte_offset, nbytes);
+        return;
+    }
+    scratch.resize(nbytes);
+    receive(peer, TAG_PAYLOAD, scratch.data(), nbytes);
+    if (base != nullptr) unpack_view(base, view, scratch.data());
 }
 
 std::vector<std::byte> MpiTransport::receive_frame(int peer, ipc::Deadline until) {

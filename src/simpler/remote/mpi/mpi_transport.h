@@ -47,6 +47,7 @@
 #include <mpi.h>
 
 #include "simpler/ipc/spin_wait.h"
+#include "simpler/task_interface/buffer.h"
 
 namespace simpler {
 
@@ -115,6 +116,12 @@ public:
     // One message of exactly `nbytes` from `peer`; PeerLost as above, and for
     // a message of another length (the link can no longer be trusted).
     void receive(int peer, int tag, void* data, size_t nbytes);
+    // One view's packed bytes (view_runs.h) as one TAG_PAYLOAD message, straight
+    // from the backing at `base` when the view is one run, else packed in `scratch`.
+    void send_view(int peer, const uint8_t* base, const Tensor& view, std::vector<uint8_t>& scratch);
+    // The same, received and unpacked into the backing at `base`; with a null
+    // `base` the bytes are taken in and dropped (the link stays in step).
+    void receive_view(int peer, uint8_t* base, const Tensor& view, std::vector<uint8_t>& scratch);
     // The next TAG_FRAME message from `peer`; empty when `until` passes first.
     std::vector<std::byte> receive_frame(int peer, ipc::Deadline until = ipc::NO_DEADLINE);
 

@@ -6,7 +6,6 @@
 
 #include "simpler/backing/import_registry.h"
 #include "simpler/remote/remote_frame.h"
-#include "simpler/remote/view_runs.h"
 #include "simpler/task_interface/task_args_wire.h"
 
 namespace simpler {
@@ -96,7 +95,7 @@ public:
         try {
             send_frame(encode_task_frame(seq, task.callable_id, config, flags_, wire_, scalars_));
             for (size_t i = 0; i < n; ++i)
-                if (flags_[i] & SIDECAR_FETCH) send_view(i);
+                if (flags_[i] & SIDECAR_FETCH) t_.send_view(child_.rank, bases_[i], tensors_[i], scratch_);
             return await_done(seq, n);
         } catch (const PeerLost& e) {
             return lost_outcome(e.what());
@@ -127,30 +126,6 @@ private:
         t_.send(child_.rank, TAG_FRAME, frame.data(), frame.size());
     }
 
-    void send_view(size_t i) {
-        const Tensor& t = tensors_[i];
-        const uint64_t nbytes = view_payload_bytes(t);
-        if (view_is_one_run(t)) {
-            t_.send(child_.rank, TAG_PAYLOAD, bases_[i] + t.byte_offset, nbytes);
-            return;
-        }
-        scratch_.resize(nbytes);
-        pack_view(bases_[i], t, scratch_.data());
-        t_.send(child_.rank, TAG_PAYLOAD, scratch_.data(), nbytes);
-    }
-
-    void receive_view(size_t i) {
-        const Tensor& t = tensors_[i];
-        const uint64_t nbytes = view_payload_bytes(t);
-        if (view_is_one_run(t)) {
-            t_.receive(child_.rank, TAG_PAYLOAD, bases_[i] + t.byte_offset, nbytes);
-            return;
-        }
-        scratch_.resize(nbytes);
-        t_.receive(child_.rank, TAG_PAYLOAD, scratch_.data(), nbytes);
-        unpack_view(bases_[i], t, scratch_.data());
-    }
-
     TaskOutcome await_done(uint64_t seq, size_t n) {
         const std::vector<std::byte> m = t_.receive_frame(child_.rank);
         RemoteFrame f;
@@ -170,7 +145,7 @@ private:
         const std::string text(frame_text(f));
         if (f.count != 0)
             for (size_t i = 0; i < n; ++i)
-                if (flags_[i] & SIDECAR_WRITE_BACK) receive_view(i);
+                if (flags_[i] & SIDECAR_WRITE_BACK) t_.receive_view(child_.rank, bases_[i], tensors_[i], scratch_);
         if (f.word == 0) return {};
         return {TaskError::TASK_FAILED, text};
     }

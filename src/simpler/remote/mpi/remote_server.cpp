@@ -1,9 +1,7 @@
 #include "simpler/remote/mpi/remote_server.h"
 
-#include <cstring>
 #include <utility>
 
-#include "simpler/remote/view_runs.h"
 #include "simpler/task_interface/task_args_wire.h"
 
 namespace simpler {
@@ -62,31 +60,15 @@ void RemoteServer::run_task(const RemoteFrame& frame, const RemoteServeHandlers&
         Tensor& t = task.tensors[i];
         PosixShmOwner* s = why.empty() ? shadow(t.buffer, why) : nullptr;
         shadows[i] = s;
-        if (task.flags[i] & SIDECAR_FETCH) {
-            // Every payload is taken in, even when the task cannot run: the link stays in step.
-            const uint64_t nbytes = view_payload_bytes(t);
-            if (s != nullptr && view_is_one_run(t)) {
-                t_.receive(parent_, TAG_PAYLOAD, s->data() + t.byte_offset, nbytes);
-            } else {
-                scratch_.resize(nbytes);
-                t_.receive(parent_, TAG_PAYLOAD, scratch_.data(), nbytes);
-                if (s != nullptr) unpack_view(s->data(), t, scratch_.data());
-            }
-        }
+        // Every payload is taken in, even when the task cannot run: the link stays in step.
+        if (task.flags[i] & SIDECAR_FETCH) t_.receive_view(parent_, s != nullptr ? s->data() : nullptr, t, scratch_);
         if (s != nullptr) t.buffer = s->descriptor();
     }
     if (why.empty()) {
         blob_.resize(blob_size(static_cast<int64_t>(task.tensors.size()), static_cast<int64_t>(task.scalars.size())));
-        const auto counts = std::array<int32_t, 2>{static_cast<int32_t>(task.tensors.size()),
-                                                   static_cast<int32_t>(task.scalars.size())};
-        std::memcpy(blob_.data(), counts.data(), BLOB_HEADER_BYTES);
-        if (!task.tensors.empty())
-            std::memcpy(blob_.data() + BLOB_HEADER_BYTES, task.tensors.data(), task.tensors.size() * sizeof(Tensor));
-        if (!task.scalars.empty())
-            std::memcpy(blob_.data() + BLOB_HEADER_BYTES + task.tensors.size() * sizeof(Tensor), task.scalars.data(),
-                        task.scalars.size() * sizeof(uint64_t));
+        write_wire_blob(task.tensors, task.scalars, blob_.data());
         try {
-            why = handlers.run(task.callable, std::as_bytes(std::span(blob_)), task.config);
+            why = handlers.run(task.callable, blob_, task.config);
         } catch (const std::exception& e) {
             why = e.what();
         }
@@ -97,18 +79,8 @@ void RemoteServer::run_task(const RemoteFrame& frame, const RemoteServeHandlers&
     const std::vector<std::byte> done = encode_text_frame(FrameType::DONE, task.seq, why.empty() ? 0 : 1, written, why);
     t_.send(parent_, TAG_FRAME, done.data(), done.size());
     if (written == 0) return;
-    for (size_t i = 0; i < task.tensors.size(); ++i) {
-        if (!(task.flags[i] & SIDECAR_WRITE_BACK)) continue;
-        const Tensor& t = task.tensors[i];
-        const uint64_t nbytes = view_payload_bytes(t);
-        if (view_is_one_run(t)) {
-            t_.send(parent_, TAG_PAYLOAD, shadows[i]->data() + t.byte_offset, nbytes);
-            continue;
-        }
-        scratch_.resize(nbytes);
-        pack_view(shadows[i]->data(), t, scratch_.data());
-        t_.send(parent_, TAG_PAYLOAD, scratch_.data(), nbytes);
-    }
+    for (size_t i = 0; i < task.tensors.size(); ++i)
+        if (task.flags[i] & SIDECAR_WRITE_BACK) t_.send_view(parent_, shadows[i]->data(), task.tensors[i], scratch_);
 }
 
 int RemoteServer::serve(const RemoteServeHandlers& handlers) {

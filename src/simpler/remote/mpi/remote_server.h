@@ -66,7 +66,7 @@ private:
     int parent_;
     std::unordered_map<CanonicalIdentity, std::unique_ptr<PosixShmOwner>> shadows_;
     std::vector<uint8_t> scratch_;
-    std::vector<uint8_t> blob_;
+    std::vector<std::byte> blob_;
     std::string ended_why_;
 };
 
