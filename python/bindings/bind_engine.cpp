@@ -445,6 +445,29 @@ void bind_engine(nb::module_& m) {
              "The timeline so far (empty unless trace=True); members still in flight are not in it yet.")
         .def("trace_dropped", &Worker::trace_dropped, "Events not stored because the trace_capacity was reached.")
         .def("trace_clear", &Worker::trace_clear, "Forgets the stored events and the dropped count.")
+        .def(
+            "progress",
+            [](const Worker& w) {
+                const simpler::WorkerProgress p = w.progress();
+                nb::list children;
+                for (const simpler::ChildProgress& c : p.children) {
+                    nb::dict d;
+                    d["name"] = c.name;
+                    d["done"] = c.done;
+                    d["running"] = c.running;
+                    d["lost"] = c.lost;
+                    children.append(d);
+                }
+                nb::dict d;
+                d["submitted"] = p.submitted;
+                d["unfinished"] = p.unfinished;
+                d["lost"] = p.lost;
+                d["children"] = children;
+                return d;
+            },
+            "What has been submitted and finished, and per child what it finished and whether a task runs "
+            "on it now: {'submitted', 'unfinished', 'lost', 'children': [{'name', 'done', 'running', 'lost'}]}.")
+        .def_prop_ro("lost_count", &Worker::lost_count, "Children lost since init() (cheap: no lock).")
         .def("child_pids", [](const Worker& w) {
             std::vector<int64_t> out;
             for (pid_t p : w.child_pids()) out.push_back(p);

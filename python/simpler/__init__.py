@@ -3,7 +3,7 @@ self-describing buffer handles and strided views instead of raw pointers.
 
 Everything public in simpler.buffer, simpler.task_interface and simpler.deps is
 re-exported here, with the runtime: Worker, Orchestrator, CallConfig, ChipCallable,
-DeviceBuffer, MappedArgs, and the handles a run speaks of: TaskHandle (what a
+DeviceBuffer, MappedArgs, the progress display (show_progress, Progress), and the handles a run speaks of: TaskHandle (what a
 submit returns), ChildRef and ChildKind (which child a task ran on)."""
 
 from simpler._core import CallConfig, ChildKind, ChildRef, TaskHandle, TaskKind
@@ -12,6 +12,7 @@ from simpler.chip_callable import ChipCallable
 from simpler.deps import *  # noqa: F403
 from simpler.device_buffer import DeviceBuffer
 from simpler.orchestrator import Orchestrator
+from simpler.progress import ChildProgress, Progress, show_progress
 from simpler.sub_worker import MappedArgs
 from simpler.task_interface import *  # noqa: F403
 from simpler.worker import CallableHandle, Worker
@@ -31,6 +32,7 @@ __all__ = [
     "CallableHandle",
     "CanonicalIdentity",
     "ChildKind",
+    "ChildProgress",
     "ChildRef",
     "ChipCallable",
     "ChipStorageTaskArgs",
@@ -48,6 +50,7 @@ __all__ = [
     "MappedArgs",
     "Orchestrator",
     "OverlapReason",
+    "Progress",
     "SharedTensor",
     "TaskArgs",
     "TaskHandle",
@@ -65,6 +68,7 @@ __all__ = [
     "numpy_dtype",
     "overlap",
     "read_blob",
+    "show_progress",
     "view_array",
     "write_blob",
 ]

@@ -800,6 +800,13 @@ class EngineWorker:
         """Events not stored because the trace_capacity was reached."""
     def trace_clear(self) -> None:
         """Forgets the stored events and the dropped count."""
+    def progress(self) -> dict:
+        """
+        What has been submitted and finished, and per child what it finished and whether a task runs on it now: {'submitted', 'unfinished', 'lost', 'children': [{'name', 'done', 'running', 'lost'}]}.
+        """
+    @property
+    def lost_count(self) -> int:
+        """Children lost since init() (cheap: no lock)."""
     def child_pids(self) -> list[int]: ...
 
 def remote_available() -> bool:

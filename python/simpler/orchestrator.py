@@ -23,6 +23,7 @@ from simpler._core import CallConfig, CanonicalIdentity, DataType, TaskHandle, T
 from simpler.arg_checks import check_bool, check_int, check_shape, check_type, got
 from simpler.callable_handle import CallableHandle
 from simpler.device_buffer import DeviceBuffer
+from simpler.log import logger
 from simpler.task_interface import TaskArgs, Tensor, TensorArgType
 
 if TYPE_CHECKING:
@@ -178,13 +179,19 @@ class Orchestrator:
                 "a task may not name it any more")
 
     def _explain(self, error: ValueError, args_list: Sequence[TaskArgs]) -> ValueError:
-        """The engine's refusal, plus the release when it names a block this run freed."""
+        """The engine's refusal, plus the release when it names a block this run
+        freed; logged (INFO, the `simpler` logger) as it is raised."""
+        explained = error
         for args in args_list:
             for i in range(args.tensor_count):
                 why = self._released(args[i].buffer.identity)
                 if why is not None:
-                    return ValueError(f"{error}: {why}")
-        return error
+                    explained = ValueError(f"{error}: {why}")
+                    break
+            if explained is not error:
+                break
+        logger.info("%s: submit refused: %s", self._worker.path, explained)
+        return explained
 
     def _device_chip(self, t: Tensor, role: str) -> int:
         chip = self._worker._running().device_owner(t.buffer.identity)

@@ -43,7 +43,10 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Optional,
 
 from simpler import _core
 from simpler.buffer import forget_imports
+from simpler.log import logger
 from simpler.nested import NextLevelServer
+
+_log = logger.getChild("remote")
 
 if TYPE_CHECKING:
     from simpler.worker import Worker
@@ -221,7 +224,7 @@ def report_lost(top: "Worker") -> None:
     if not lines:
         return
     for line in lines:
-        print(f"simpler: {line}", file=sys.stderr, flush=True)
+        _log.warning("%s", line)
     path = os.environ.get(LAUNCH_STATUS_ENV)
     if path:
         with open(path, "a") as f:
@@ -286,7 +289,7 @@ def serve_rank(top: "Worker", rank: int, heartbeat_timeout: float) -> NoReturn:
 
     code = server.serve(run, forget)
     if code != 0:
-        print(f"simpler: {child.path} on rank {rank}: {server.ended_why}; closing", file=sys.stderr)
+        _log.warning("%s on rank %d: %s; closing", child.path, rank, server.ended_why)
     child.close()
     server.bye()
     _core.remote_finalize()

@@ -71,8 +71,10 @@ from simpler.arg_checks import check_bool, check_int, check_shape, check_type, g
 from simpler.buffer import AccessMode, Buffer, SharedTensor, create_buffer
 from simpler.callable_handle import CallableHandle
 from simpler.chip_callable import ChipCallable, check_orchestrations
+from simpler.log import ChildWatch, logger
 from simpler.nested import ForwardedScope, child_name, start_child, with_path
 from simpler.orchestrator import Orchestrator
+from simpler.progress import Progress, snapshot
 from simpler.sub_worker import make_dispatcher
 from simpler.trace import ProcessTimeline, TreeTrace, chrome_trace, write_chrome_trace
 
@@ -211,6 +213,7 @@ class Worker:
         self._serial = next(_worker_serials)
         self._copy_handle = CallableHandle(0, ChildKind.CHIP, "std.copy", self._serial)
         self._core: Optional[EngineWorker] = None
+        self._watch = ChildWatch(self.path_name)  # logs the children's start and losses (simpler.log)
         self._buffers: List[Buffer] = []
         self._pid = os.getpid()
         self._run_lock = threading.Lock()  # held while run() builds or waits (runs do not nest)
@@ -396,6 +399,8 @@ class Worker:
         core = EngineWorker(config, None, dispatch, worker_start, relays)
         core.init()
         self._core = core
+        self._watch = ChildWatch(self.path)
+        self._watch.started(core, self._children_text())
         if self._remote:
             remote.dismiss_extra_ranks(1 + len(self._remote))
         return self
@@ -506,14 +511,21 @@ class Worker:
     def _wait(self, core: EngineWorker) -> None:
         """_wait(core); at the top of a tree of Workers, a failure leads with its
         path from here ('L4 → L3[0] → chip 1: ...'; a nested Worker's server
-        adds its own)."""
-        if not self.num_workers or self._parent is not None:
-            _wait(core)
-            return
+        adds its own). Children lost meanwhile are logged (simpler.log), and a
+        failed run (INFO)."""
         try:
-            _wait(core)
+            if not self.num_workers or self._parent is not None:
+                _wait(core)
+                return
+            try:
+                _wait(core)
+            except RuntimeError as e:
+                raise RuntimeError(with_path(self.path_name, self.level, str(e))) from None
         except RuntimeError as e:
-            raise RuntimeError(with_path(self.path_name, self.level, str(e))) from None
+            logger.info("%s: run failed: %s", self.path, e)
+            raise
+        finally:
+            self._watch.check(core)
 
     def _check_process(self, what: str) -> None:
         if os.getpid() != self._pid:
@@ -572,6 +584,21 @@ class Worker:
                                "record_edges=True")
         return self._tree_trace.take_edges()
 
+    def progress(self) -> Progress:
+        """What this Worker has submitted and finished since init(), and per child
+        what it finished and whether a task runs on it now (a consistent
+        snapshot; also after close()). simpler.show_progress(w) displays it."""
+        self._check_process("progress")
+        if self._core is None:
+            raise RuntimeError("Worker.progress: call init() first")
+        return snapshot(self._core.progress())
+
+    def _children_text(self) -> str:
+        """'2 chips, 1 sub-worker' (what init() started)."""
+        counts = [(self.num_chips, "chip"), (self.num_sub_workers, "sub-worker"),
+                  (len(self._children), f"level-{self.level - 1} Worker"), (len(self._remote), "remote Worker")]
+        return ", ".join(f"{n} {what}{'s' if n != 1 else ''}" for n, what in counts if n) or "no children"
+
     def child_status(self) -> List[str]:
         return self._core.child_status() if self._core else []
 
@@ -626,6 +653,8 @@ class Worker:
             return  # a forked child never tears down its parent's Worker
         if self._core is not None:
             was_open = not self._core.closed
+            if was_open:
+                self._watch.check(self._core)
             self._core.close()
             if was_open and self._remote and self._parent is None:
                 remote.report_lost(self)

@@ -139,6 +139,8 @@ public:
     // Tasks submitted and not finished: a task is finished when every member
     // dispatched has come back (a failed group's other members included).
     [[nodiscard]] size_t unfinished() const noexcept { return live_.size(); }
+    // Tasks submitted since construction (ids count up from 1).
+    [[nodiscard]] uint64_t submitted() const noexcept { return next_task_ - 1; }
     // Ends the current run: tasks submitted from now on carry the next run number.
     void end_run() noexcept { ++run_; }
     [[nodiscard]] const std::optional<RunFailure>& first_failure() const noexcept { return first_failure_; }

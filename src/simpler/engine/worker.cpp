@@ -488,6 +488,7 @@ void Worker::collect_results_locked() {
                 if (r->error == ipc::TaskError::CHILD_DIED && !l.relay_lost_why.empty())
                     failure = "not dispatched to " + d.child.name() + ": the child is gone (" + l.relay_lost_why + ")";
                 core_.member_finished(d, failure);
+                ++l.done;
                 if (!r->ok() && l.relay_lost && !l.lost) {
                     std::string why;
                     try {
@@ -608,6 +609,7 @@ void Worker::release_holds_locked(bool all) {
 
 void Worker::lose_lane_locked(size_t lane, const std::string& why) {
     Lane& l = lanes_[lane];
+    if (!l.lost) lost_count_.fetch_add(1, std::memory_order_acq_rel);
     l.lost = true;
     l.lost_why = why.empty() ? "lost" : why;
     if (!l.forgets.empty()) --lanes_forgetting_;
@@ -719,6 +721,17 @@ size_t Worker::trace_dropped() const {
 void Worker::trace_clear() {
     std::lock_guard lock(mu_);
     if (trace_) trace_->clear();
+}
+
+WorkerProgress Worker::progress() const {
+    std::lock_guard lock(mu_);
+    WorkerProgress p;
+    p.submitted = core_.submitted();
+    p.unfinished = core_.unfinished();
+    p.lost = lost_count();
+    p.children.reserve(lanes_.size());
+    for (const Lane& l : lanes_) p.children.push_back({l.ref.name(), l.done, l.in_flight.has_value(), l.lost});
+    return p;
 }
 
 std::vector<pid_t> Worker::child_pids() const {

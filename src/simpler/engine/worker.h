@@ -70,6 +70,7 @@
 #include "simpler/engine/chip_lane.h"
 #include "simpler/engine/device_memory.h"
 #include "simpler/engine/engine_core.h"
+#include "simpler/engine/progress.h"
 #include "simpler/engine/trace.h"
 #include "simpler/ipc/child_process.h"
 #include "simpler/ipc/child_watcher.h"
@@ -208,6 +209,11 @@ public:
     [[nodiscard]] std::vector<std::string> child_status() const;
     // The pids of the forked children, lane by lane (a relay lane has none).
     [[nodiscard]] std::vector<pid_t> child_pids() const;
+    // What has been submitted, finished and is running, child by child (progress.h).
+    [[nodiscard]] WorkerProgress progress() const;
+    // Children lost since init(): read without the engine mutex, so a caller
+    // can notice a loss cheaply after every run.
+    [[nodiscard]] uint64_t lost_count() const noexcept { return lost_count_.load(std::memory_order_acquire); }
     [[nodiscard]] const WorkerConfig& config() const noexcept { return config_; }
 
     // The timeline recorded so far (empty unless config().trace), copied under
@@ -227,6 +233,7 @@ private:
         std::optional<Dispatch> held;            // taken for this lane while a forget was on it
         bool lost = false;
         std::string lost_why;
+        uint64_t done = 0;  // members this lane's child finished (WorkerProgress)
         // A relay lane (WorkerConfig::num_relay_workers): served by this thread,
         // not a child process; relay_lost_why is written by it, under the
         // engine mutex, before it marks the mailbox's child exited.
@@ -297,6 +304,7 @@ private:
     std::mutex forget_mu_;                      // a leaf: guards forget_inbox_ only
     std::vector<CanonicalIdentity> forget_inbox_;  // forget() -> the lanes, at the next progress
     std::atomic<bool> forget_posted_{false};    // forget_inbox_ may be non-empty
+    std::atomic<uint64_t> lost_count_{0};     // lanes lost (lost_count())
     size_t lanes_forgetting_ = 0;               // lanes with forgets queued (under mu_)
     bool live_registered_ = false;              // listed in process_live_workers()
     std::unique_ptr<TraceRecorder> trace_;  // set when config_.trace; used under mu_

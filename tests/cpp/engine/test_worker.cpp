@@ -193,8 +193,21 @@ TEST_F(WorkerTest, AChildKilledMidTaskIsAnErrorAndTheRestStaysUsable) {
     chip_task(w, fine, 1);
     w.wait();
     EXPECT_GT(tl_->end_us[7].load(), 0);
+    // The progress snapshot counts both tasks, each on its chip, and the loss.
+    const WorkerProgress p = w.progress();
+    EXPECT_EQ(p.submitted, 2U);
+    EXPECT_EQ(p.unfinished, 0U);
+    EXPECT_EQ(p.lost, 1U);
+    EXPECT_EQ(w.lost_count(), 1U);
+    ASSERT_EQ(p.children.size(), 2U);
+    EXPECT_EQ(p.children[0].name, "chip 0");
+    EXPECT_TRUE(p.children[0].lost);
+    EXPECT_EQ(p.children[0].done, 1U);  // the killed task came back as CHILD_DIED
+    EXPECT_FALSE(p.children[1].lost);
+    EXPECT_EQ(p.children[1].done, 1U);
+    EXPECT_FALSE(p.children[0].running || p.children[1].running);
     w.close();
-    for (pid_t p : pids) EXPECT_FALSE(alive(p)) << "child " << p << " outlived close()";
+    for (pid_t pid : pids) EXPECT_FALSE(alive(pid)) << "child " << pid << " outlived close()";
 }
 
 TEST_F(WorkerTest, AHungTaskTimesOutInsteadOfHanging) {
