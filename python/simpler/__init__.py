@@ -3,8 +3,9 @@ self-describing buffer handles and strided views instead of raw pointers.
 
 Everything public in simpler.buffer, simpler.task_interface and simpler.deps is
 re-exported here, with the runtime: Worker, Orchestrator, CallConfig, ChipCallable,
-DeviceBuffer, MappedArgs, the progress display (show_progress, Progress), and the handles a run speaks of: TaskHandle (what a
-submit returns), ChildRef and ChildKind (which child a task ran on)."""
+DeviceBuffer, MappedArgs, the progress display (show_progress, Progress,
+ChildProgress), and the handles a run speaks of: TaskHandle (what a submit
+returns), ChildRef and ChildKind (which child a task ran on)."""
 
 from simpler._core import CallConfig, ChildKind, ChildRef, TaskHandle, TaskKind
 from simpler.buffer import *  # noqa: F403

@@ -185,7 +185,7 @@ class Orchestrator:
         for args in args_list:
             for i in range(args.tensor_count):
                 why = self._released(args[i].buffer.identity)
-                if why is not None:
+                if why is not None and "(its scope ended or it was freed)" not in str(error):  # not said yet
                     explained = ValueError(f"{error}: {why}")
                     break
             if explained is not error:

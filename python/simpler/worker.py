@@ -584,6 +584,16 @@ class Worker:
                                "record_edges=True")
         return self._tree_trace.take_edges()
 
+    def device_stats(self, chip: int) -> Dict[str, int]:
+        """Chip `chip`'s device memory (alloc_child_tensor): capacity_bytes,
+        bytes_in_use, live_allocations and largest_free_block, now. A block
+        released while tasks still name it counts until they have finished."""
+        chip = check_int("device_stats.chip", chip, bits=32)
+        if self.level > 3:
+            raise ValueError(f"Worker.device_stats: {self.path} is level {self.level}; device memory belongs to the "
+                             "chips of a level-3 Worker")
+        return dict(self._running().device_stats(chip))
+
     def progress(self) -> Progress:
         """What this Worker has submitted and finished since init(), and per child
         what it finished and whether a task runs on it now (a consistent

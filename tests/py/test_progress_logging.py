@@ -107,10 +107,10 @@ def test_show_progress_refuses_bad_input_and_an_uninitialized_worker(closing):
         with show_progress(w):
             pass
     w.init()
-    with pytest.raises(ValueError, match="show_progress.interval"):
+    with pytest.raises(ValueError, match=r"show_progress\.interval"):
         with show_progress(w, interval=0):
             pass
-    with pytest.raises(TypeError, match="show_progress.worker"):
+    with pytest.raises(TypeError, match=r"show_progress\.worker"):
         with show_progress("L3"):  # type: ignore[arg-type]
             pass
     try:

@@ -1,0 +1,53 @@
+"""Every example in examples/ runs, with small sizes, and says it succeeded
+(each example's main() returns 0 only when its own checks hold)."""
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from worker_helpers import time_bound  # noqa: F401
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+# Each example and the arguments that keep it small; every examples/*.py must be listed.
+SMALL_ARGS = {
+    "quickstart": [],
+    "stencil_tiles": ["--grid", "24", "--tiles", "3", "--steps", "2"],
+    "device_memory": ["--batch", "8", "--features", "4", "--hidden", "6", "--out", "2"],
+    "failure_handling": ["--timeout", "0.5"],
+    "trace_perfetto": ["--size", "16"],
+}
+
+
+def load(name: str):
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_example_is_run_here():
+    assert sorted(p.stem for p in EXAMPLES.glob("*.py")) == sorted(SMALL_ARGS)
+
+
+@pytest.mark.parametrize("name", sorted(SMALL_ARGS))
+def test_example_runs(name, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", [f"{name}.py"])
+    assert load(name).main(SMALL_ARGS[name]) == 0, capsys.readouterr().out
+
+
+def test_the_readme_example_is_examples_quickstart():
+    readme = (ROOT / "README.md").read_text()
+    code = re.search(r"```python\n(.*?)```", readme[readme.index("## Example"):], re.S).group(1)
+    head, with_block = code[:code.index("with Worker")], code[code.index("with Worker"):]
+    example = (EXAMPLES / "quickstart.py").read_text()
+    body = example[example.index("    # --- the README's example, as printed there ---\n"):
+                   example.index("    # --- end of the README's example ---")].splitlines(keepends=True)[1:]
+    assert "".join(line[4:] if line.strip() else line for line in body) == with_block, \
+        "README.md's example and examples/quickstart.py differ"
+    for line in head.splitlines():
+        assert line in example.splitlines(), f"README.md's line {line!r} is not in examples/quickstart.py"
