@@ -135,16 +135,16 @@ std::optional<TaskResult> Mailbox::poll_result(Clock::time_point now) noexcept {
     }
     if (exited) {
         const int status = std::atomic_ref<int32_t>(frame_->exit_status).load(std::memory_order_relaxed);
-        return fail_in_flight(TaskError::CHILD_DIED, "child " + describe_wait_status(status) + " with task " +
-                                                         std::to_string(task_seq_) + " in flight");
+        // The engine names the task; the mailbox's own sequence number would only confuse.
+        return fail_in_flight(TaskError::CHILD_DIED,
+                              "child " + describe_wait_status(status) + " with its task in flight");
     }
     if (state != MailboxState::TASK_READY && state != MailboxState::RUNNING) {
         return fail_in_flight(TaskError::PROTOCOL,
                               "mailbox state " + std::to_string(raw) + " while a task is in flight");
     }
     if (now >= deadline_) {
-        return fail_in_flight(TaskError::TIMED_OUT, std::string("task ") + std::to_string(task_seq_) +
-                                                        " overran its deadline (" +
+        return fail_in_flight(TaskError::TIMED_OUT, std::string("the task overran its deadline (") +
                                                         (state == MailboxState::RUNNING ? "running" : "never started") +
                                                         "); the child still holds it");
     }
