@@ -3,7 +3,7 @@ self-describing buffer handles and strided views instead of raw pointers.
 
 Everything public in simpler.buffer, simpler.task_interface and simpler.deps is
 re-exported here, with the runtime: Worker, Orchestrator, CallConfig, ChipCallable,
-DeviceBuffer, MappedArgs, and the handles a run speaks of: TaskHandle (what a
+DeviceBuffer, MappedArgs, AdoptedTensor (what Worker.share returns), and the handles a run speaks of: TaskHandle (what a
 submit returns), ChildRef and ChildKind (which child a task ran on)."""
 
 from simpler._core import CallConfig, ChildKind, ChildRef, TaskHandle, TaskKind
@@ -12,17 +12,19 @@ from simpler.chip_callable import ChipCallable
 from simpler.deps import *  # noqa: F403
 from simpler.device_buffer import DeviceBuffer
 from simpler.orchestrator import Orchestrator
+from simpler.share import AdoptedTensor
 from simpler.sub_worker import MappedArgs
 from simpler.task_interface import *  # noqa: F403
 from simpler.worker import CallableHandle, Worker
 
-# Every name of simpler.buffer, simpler.deps and simpler.task_interface's __all__, and the runtime's
+# Every name of simpler.buffer, simpler.deps, simpler.share and simpler.task_interface's __all__, and the runtime's
 # (tests/py/test_public_api.py checks that none is missing).
 __all__ = [
     "HOST_SCOPE",
     "OVERLAP_DEFAULT_WORK_CAP",
     "AccessMode",
     "AddressSpace",
+    "AdoptedTensor",
     "BackendKind",
     "BackingOwner",
     "Buffer",
