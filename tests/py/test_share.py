@@ -248,3 +248,24 @@ def test_refusals_name_the_problem_and_change_nothing(worker):
     assert len(worker._buffers) == count + 2
     c = worker.share(np.arange(4, dtype=np.float32), copy=True)
     assert c.backend == BackendKind.POSIX_SHM and list(c.array()) == [0, 1, 2, 3]
+
+
+def test_shared_memory_reaches_the_chips_of_a_tree_of_workers():
+    w4 = Worker(level=4, task_timeout=60)
+    try:
+        w4.add_worker(Worker(level=3, num_chips=1))
+        copy = w4.register(ChipCallable("std.copy"))
+
+        def tile(o, a, _c):
+            o.submit_next_level(copy, a, worker=0)
+
+        h = w4.register(tile)
+        x = np.arange(N, dtype=np.float32)
+        t = torch.zeros(N).share_memory_()
+        bx, bt = w4.share(x), w4.share(t)
+        assert (bx.backend, bt.backend) == (BackendKind.FORK_COW, BackendKind.FORK_SHM)
+        w4.init()
+        w4.run(lambda o, _a, _c: o.submit_next_level(h, args((bx.tensor(), IN), (bt.tensor(), OUT)), worker=0))
+        assert np.array_equal(t.numpy(), x)  # written by a chip two levels down, in the tensor itself
+    finally:
+        close_and_check(w4)
