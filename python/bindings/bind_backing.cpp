@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "simpler/backing/adopted_owner.h"
 #include "simpler/backing/backing_owner.h"
 #include "simpler/backing/backing_retention.h"
 #include "simpler/backing/fork_owner.h"
@@ -163,6 +164,8 @@ void bind_backing(nb::module_& m) {
             "shm_name",
             [](const BackingOwner& o) -> std::optional<std::string> {
                 if (const auto* p = dynamic_cast<const simpler::PosixShmOwner*>(&o)) return p->name();
+                if (const auto* a = dynamic_cast<const simpler::AdoptedOwner*>(&o); a && !a->name().empty())
+                    return a->name();
                 return std::nullopt;
             },
             "The POSIX shm name (no leading '/'); None for other backends.")
@@ -204,6 +207,27 @@ void bind_backing(nb::module_& m) {
     m.def(
         "create_fork_cow", [](uint64_t nbytes) { return as_owner(simpler::ForkOwner::create_cow(nbytes)); }, "nbytes"_a,
         "A pre-fork private (copy-on-write) backing; grants READ only.");
+    m.def(
+        "adopt_fork_memory",
+        [](simpler::BackendKind backend, uint64_t address, uint64_t nbytes, AccessMode access,
+           uint32_t owner_worker_path_id) {
+            return as_owner(simpler::AdoptedOwner::adopt_fork(backend, reinterpret_cast<uint8_t*>(address), nbytes,
+                                                              access, nullptr, nullptr, owner_worker_path_id));
+        },
+        "backend"_a, "address"_a, "nbytes"_a, "access"_a, "owner_worker_path_id"_a = 0u,
+        "An owner over memory this process did not get from the runtime (FORK_SHM: a MAP_SHARED range; FORK_COW: "
+        "a private range, READ only). Never unmaps it: the caller keeps the memory alive until the free has run. "
+        "Use Worker.share, which checks what the memory is.");
+    m.def(
+        "adopt_posix_shm",
+        [](const std::string& name, uint64_t object_address, uint64_t nbytes, AccessMode access,
+           uint32_t owner_worker_path_id) {
+            return as_owner(simpler::AdoptedOwner::adopt_posix_shm(name, reinterpret_cast<uint8_t*>(object_address),
+                                                                   nbytes, access, nullptr, owner_worker_path_id));
+        },
+        "name"_a, "object_address"_a, "nbytes"_a, "access"_a, "owner_worker_path_id"_a = 0u,
+        "An owner naming the user's POSIX shm object `name`, mapped in this process from its byte 0 at "
+        "object_address. Never unmaps or unlinks it. Use Worker.share, which checks the mapping.");
     m.def(
         "check_identity_live",
         [](const CanonicalIdentity& id) {

@@ -3,9 +3,10 @@ self-describing buffer handles and strided views instead of raw pointers.
 
 Everything public in simpler.buffer, simpler.task_interface and simpler.deps is
 re-exported here, with the runtime: Worker, Orchestrator, CallConfig, ChipCallable,
-DeviceBuffer, MappedArgs, the progress display (show_progress, Progress,
-ChildProgress), and the handles a run speaks of: TaskHandle (what a submit
-returns), ChildRef and ChildKind (which child a task ran on)."""
+DeviceBuffer, MappedArgs, AdoptedTensor (what Worker.share returns), the
+progress display (show_progress, Progress, ChildProgress), and the handles a
+run speaks of: TaskHandle (what a submit returns), ChildRef and ChildKind
+(which child a task ran on)."""
 
 from simpler._core import CallConfig, ChildKind, ChildRef, TaskHandle, TaskKind
 from simpler.buffer import *  # noqa: F403
@@ -14,17 +15,19 @@ from simpler.deps import *  # noqa: F403
 from simpler.device_buffer import DeviceBuffer
 from simpler.orchestrator import Orchestrator
 from simpler.progress import ChildProgress, Progress, show_progress
+from simpler.share import AdoptedTensor
 from simpler.sub_worker import MappedArgs
 from simpler.task_interface import *  # noqa: F403
 from simpler.worker import CallableHandle, Worker
 
-# Every name of simpler.buffer, simpler.deps and simpler.task_interface's __all__, and the runtime's
+# Every name of simpler.buffer, simpler.deps, simpler.share and simpler.task_interface's __all__, and the runtime's
 # (tests/py/test_public_api.py checks that none is missing).
 __all__ = [
     "HOST_SCOPE",
     "OVERLAP_DEFAULT_WORK_CAP",
     "AccessMode",
     "AddressSpace",
+    "AdoptedTensor",
     "BackendKind",
     "BackingOwner",
     "Buffer",

@@ -433,6 +433,16 @@ def create_fork_shm(nbytes: int, access: AccessMode = AccessMode.READWRITE, owne
 def create_fork_cow(nbytes: int) -> BackingOwner:
     """A pre-fork private (copy-on-write) backing; grants READ only."""
 
+def adopt_fork_memory(backend: BackendKind, address: int, nbytes: int, access: AccessMode, owner_worker_path_id: int = 0) -> BackingOwner:
+    """
+    An owner over memory this process did not get from the runtime (FORK_SHM: a MAP_SHARED range; FORK_COW: a private range, READ only). Never unmaps it: the caller keeps the memory alive until the free has run. Use Worker.share, which checks what the memory is.
+    """
+
+def adopt_posix_shm(name: str, object_address: int, nbytes: int, access: AccessMode, owner_worker_path_id: int = 0) -> BackingOwner:
+    """
+    An owner naming the user's POSIX shm object `name`, mapped in this process from its byte 0 at object_address. Never unmaps or unlinks it. Use Worker.share, which checks the mapping.
+    """
+
 def check_identity_live(identity: CanonicalIdentity) -> str:
     """
     Empty when this process's owner incarnation holds id live; otherwise why not.

@@ -10,8 +10,10 @@ directly; each constructor validates, and no function here builds one from bytes
 `close()`, which raises `BufferError` while any exported view of the bytes is
 alive, and frees the bytes once no unfinished task of this process names
 them. `view_array(tensor)` is the host accessor: a zero-copy NumPy array of
-exactly the view's bytes with its strides (read-only when the grant is READ), the
-same call for every host backend, in the owner or in a consumer process.
+exactly the view's bytes with its strides, the same call for every host
+backend, in the owner or in a consumer process: writable in the process that
+created the buffer (the owner fills its own bytes whatever it grants), read-only
+elsewhere when the grant is READ.
 `ImportRegistry` and `MappedArg` are the consumer side.
 """
 
@@ -178,10 +180,13 @@ class Buffer:
     freed at once when no unfinished task of this process names the buffer,
     else when the last one finishes (`free_pending`, `wait_freed()`); a submit
     naming it is refused from the close on. Only the creating process unlinks a
-    POSIX shm; a forked child's copy never does."""
+    POSIX shm; a forked child's copy never does. `array()` is writable in the
+    creating process whatever the buffer grants: the grant is what consumers
+    get."""
 
     def __init__(self, owner: BackingOwner):
         self._owner = owner
+        self._pid = os.getpid()
         self._shm = SharedMemoryView(owner) if owner.backend == BackendKind.POSIX_SHM else None
         _live_buffers[owner.identity] = self
 
@@ -263,17 +268,22 @@ class Buffer:
 
 class SharedTensor(Buffer):
     """A Buffer sized for one (shape, dtype) — what `Worker.alloc_shared_tensor`
-    returns. `tensor()` and `array()` default to that whole shape."""
+    and `Worker.share` return. `tensor()` and `array()` default to that whole
+    shape. `origin` is where the tensor's bytes start in the backing (0 but for
+    a shared tensor inside a larger POSIX shm object): every view's byte_offset
+    counts from there."""
 
-    def __init__(self, owner: BackingOwner, shape: Sequence[int], dtype: DataType):
+    def __init__(self, owner: BackingOwner, shape: Sequence[int], dtype: DataType, origin: int = 0):
         super().__init__(owner)
         self.shape = tuple(shape)
         self.dtype = dtype
+        self.origin = origin
 
     def tensor(self, shapes: Optional[Sequence[int]] = None, dtype: Optional[DataType] = None,
                strides: Optional[Sequence[int]] = None, byte_offset: int = 0) -> Tensor:
+        byte_offset = check_int("SharedTensor.tensor.byte_offset", byte_offset, bits=64)
         return super().tensor(self.shape if shapes is None else shapes, self.dtype if dtype is None else dtype,
-                              strides, byte_offset)
+                              strides, self.origin + byte_offset)
 
     def array(self, shapes: Optional[Sequence[int]] = None, dtype: Optional[DataType] = None,
               strides: Optional[Sequence[int]] = None, byte_offset: int = 0) -> np.ndarray:
@@ -332,15 +342,17 @@ def mapped_array(arg: MappedArg) -> np.ndarray:
 
 
 def view_array(tensor: Tensor, registry: Optional[ImportRegistry] = None) -> np.ndarray:
-    """A zero-copy NumPy array of exactly the view's bytes, with its strides,
-    read-only when the backing grants READ. In the owner (or a forked child that
-    inherited the owner) it reads through the owner's mapping; elsewhere the
-    backing is imported (map-once) through `registry`, by default this process's.
+    """A zero-copy NumPy array of exactly the view's bytes, with its strides.
+    In the process that created the buffer it is writable whatever the grant
+    (the owner fills its own bytes); elsewhere it is read-only when the backing
+    grants READ. In the owner (or a forked child that inherited the owner) it
+    reads through the owner's mapping; elsewhere the backing is imported
+    (map-once) through `registry`, by default this process's.
     The array keeps the bytes exported: drop it before `Buffer.close()`.
     DLPack comes with it (`arr.__dlpack__()`)."""
     owner = _live_buffers.get(tensor.buffer.identity)
     if owner is not None and not owner.closed and owner.descriptor == tensor.buffer:
-        readonly = tensor.buffer.access == AccessMode.READ
+        readonly = tensor.buffer.access == AccessMode.READ and os.getpid() != owner._pid
         return _array_over(owner._owner, tensor.shapes, tensor.strides, tensor.dtype, tensor.byte_offset, readonly)
     arg = (registry if registry is not None else default_registry()).map_arg(tensor)
     return mapped_array(arg)

@@ -75,6 +75,7 @@ from simpler.log import ChildWatch, logger
 from simpler.nested import ForwardedScope, child_name, start_child, with_path
 from simpler.orchestrator import Orchestrator
 from simpler.progress import Progress, snapshot
+from simpler.share import share as share_memory
 from simpler.sub_worker import make_dispatcher
 from simpler.trace import ProcessTimeline, TreeTrace, chrome_trace, write_chrome_trace
 
@@ -427,6 +428,24 @@ class Worker:
         t = SharedTensor(owner, shape, dtype)
         self._buffers.append(t)
         return t
+
+    def share(self, obj: Any, access: Optional[AccessMode] = None, copy: bool = False) -> SharedTensor:
+        """Names the bytes of a NumPy array or a torch tensor (contiguous, host
+        memory) as a buffer of this Worker, without copying them: a task's
+        writes land in `obj` itself. Returns an AdoptedTensor (a SharedTensor of
+        obj's shape and dtype; `.source` is obj), kept with the Worker and
+        closed with it. Before init(): MAP_SHARED memory (torch
+        `share_memory_()`, multiprocessing.shared_memory, `mmap.mmap(-1, n)`)
+        becomes FORK_SHM (access READWRITE unless given), private memory
+        FORK_COW (READ only: children see it as of init()). After init(): memory
+        in a named POSIX shm object becomes POSIX_SHM naming it; anything else
+        is refused with the remedy. The buffer keeps obj alive while any task
+        names it and never frees its bytes. copy=True copies into a new
+        alloc_shared_tensor instead (writes then land in the copy).
+        TypeError for another type; ValueError (nothing changed) for memory it
+        cannot name, naming why and what to do (docs/backings.md, "Shared
+        memory you bring")."""
+        return share_memory(self, obj, access, copy)
 
     def release_buffer(self, buffer: Buffer, wait: bool = False) -> None:
         """Releases a host buffer: never frees bytes a queued or running task

@@ -66,7 +66,7 @@ def test_one_l4_buffer_has_one_identity_at_every_level_no_map_on_the_hop_and_one
     w4.init()
     x = w4.create_buffer(N * 4, AccessMode.READ)  # READ-granted: its one mapping is read-only already
     z = w4.create_buffer(N * 4)
-    # x stays as created (zeros): its owner's view of a READ grant is read-only too
+    # x stays as created (zeros)
     for _ in range(2):  # twice: the second task finds both buffers mapped
         w4.run(lambda o, _a, _c: o.submit_next_level(
             h, args((x.tensor((N,), F32), IN), (z.tensor((N,), F32), OUT), scalars=(bits(1),)), worker=0))

@@ -50,6 +50,12 @@ bool ForkRegionTable::created_here(const CanonicalIdentity& id) const {
     return it != regions_.end() && it->second.creator == getpid();
 }
 
+bool ForkRegionTable::owns_pages(const CanonicalIdentity& id) const {
+    std::lock_guard lock(mu_);
+    const auto it = regions_.find(id);
+    return it != regions_.end() && it->second.owns_pages;
+}
+
 size_t ForkRegionTable::size() const {
     std::lock_guard lock(mu_);
     return regions_.size();

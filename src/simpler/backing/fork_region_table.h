@@ -37,6 +37,11 @@ struct ForkRegion {
     BackendKind backend = BackendKind::FORK_SHM;
     uint32_t pins = 0;
     pid_t creator = 0;  // the process that created the region (add() records it)
+    // The region's pages are its own (a runtime mapping): a consumer may
+    // protect every page it touches. False for adopted memory (adopted_owner.h),
+    // whose first and last pages may hold other data of the process: a
+    // consumer protects only the pages wholly inside it.
+    bool owns_pages = true;
 };
 
 class ForkRegionTable {
@@ -51,6 +56,8 @@ public:
     [[nodiscard]] uint32_t pins(const CanonicalIdentity& id) const;
     // True when id is listed and this process created it (not a forked child).
     [[nodiscard]] bool created_here(const CanonicalIdentity& id) const;
+    // True when id is listed and its pages are its own (ForkRegion::owns_pages).
+    [[nodiscard]] bool owns_pages(const CanonicalIdentity& id) const;
     [[nodiscard]] size_t size() const;
 
 private:

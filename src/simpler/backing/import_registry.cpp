@@ -220,6 +220,11 @@ const ImportedBacking& ImportRegistry::import_backing(const BufferDescriptor& d)
 
 namespace {
 
+uint64_t page_size() noexcept {
+    static const uint64_t size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    return size;
+}
+
 bool read_only_grant(const BufferDescriptor& d) noexcept { return d.access == static_cast<uint8_t>(AccessMode::READ); }
 
 bool mask_bit(std::span<const uint8_t> mask, size_t i) noexcept {
@@ -233,24 +238,29 @@ uint64_t ImportRegistry::read_only_base(const ImportedBacking& cb) {
     auto& b = const_cast<ImportedBacking&>(cb);  // entries_ owns it; the cache is ours to fill
     if (b.ro_base != 0) return b.ro_base;
     const auto kind = static_cast<BackendKind>(b.descriptor.backend_kind);
-    void* base = reinterpret_cast<void*>(b.base);
     const auto os_error = [&b](const char* what) {
         return std::runtime_error(std::string(backend_kind_name(b.descriptor.backend_kind)) + " backing " +
                                   b.descriptor.identity.to_string() + ": " + what +
                                   " for its read-only mapping failed: " + std::strerror(errno));
     };
+    const uint64_t page = page_size();
+    const uint64_t first_page = b.base & ~(page - 1);
+    const uint64_t end = b.base + b.nbytes;
     if (kind == BackendKind::POSIX_SHM && read_only_grant(b.descriptor)) {
         b.ro_base = b.base;  // opened O_RDONLY and mapped PROT_READ
     } else if (kind == BackendKind::POSIX_SHM || kind == BackendKind::FORK_SHM) {
         // A second mapping of the same shared pages, then made read-only.
-        void* p = ::mremap(base, 0, b.nbytes, MREMAP_MAYMOVE);
+        const uint64_t span = ((end + page - 1) & ~(page - 1)) - first_page;
+        void* p = ::mremap(reinterpret_cast<void*>(first_page), 0, span, MREMAP_MAYMOVE);
         if (p == MAP_FAILED) throw os_error("mremap");
-        if (::mprotect(p, b.nbytes, PROT_READ) != 0) {
+        if (::mprotect(p, span, PROT_READ) != 0) {
             const std::runtime_error e = os_error("mprotect");
-            ::munmap(p, b.nbytes);
+            ::munmap(p, span);
             throw e;
         }
-        b.ro_base = reinterpret_cast<uint64_t>(p);
+        b.ro_base = reinterpret_cast<uint64_t>(p) + (b.base - first_page);
+        b.ro_pages = reinterpret_cast<uint64_t>(p);
+        b.ro_pages_len = span;
         b.ro_mapped = true;
         ++stats_.maps;
     } else if (kind == BackendKind::FORK_COW) {
@@ -258,8 +268,15 @@ uint64_t ImportRegistry::read_only_base(const ImportedBacking& cb) {
         // A forked consumer holds a private copy: protecting it touches no one
         // else. The creating process keeps its own bytes writable.
         if (!config_.fork_regions->created_here(b.descriptor.identity)) {
-            if (::mprotect(base, b.nbytes, PROT_READ) != 0) throw os_error("mprotect");
-            b.ro_protected = true;
+            const bool own = config_.fork_regions->owns_pages(b.descriptor.identity);
+            const uint64_t lo = own ? first_page : (b.base + page - 1) & ~(page - 1);
+            const uint64_t hi = own ? (end + page - 1) & ~(page - 1) : end & ~(page - 1);
+            if (hi > lo) {
+                if (::mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ) != 0) throw os_error("mprotect");
+                b.ro_pages = lo;
+                b.ro_pages_len = hi - lo;
+                b.ro_protected = true;
+            }
         }
     } else {
         return b.base;  // device memory: the chip's own arena, nothing to protect here
@@ -332,11 +349,11 @@ BufferDescriptor ImportRegistry::reexport(const BufferDescriptor& d) {
 void ImportRegistry::unmap(ImportedBacking& b) noexcept {
     if (b.ro_listed) delist_read_only_range(b.ro_base);
     if (b.ro_mapped) {
-        ::munmap(reinterpret_cast<void*>(b.ro_base), b.nbytes);
+        ::munmap(reinterpret_cast<void*>(b.ro_pages), b.ro_pages_len);
         ++stats_.unmaps;
     }
-    if (b.ro_protected) ::mprotect(reinterpret_cast<void*>(b.base), b.nbytes, PROT_READ | PROT_WRITE);
-    b.ro_base = 0;
+    if (b.ro_protected) ::mprotect(reinterpret_cast<void*>(b.ro_pages), b.ro_pages_len, PROT_READ | PROT_WRITE);
+    b.ro_base = b.ro_pages = b.ro_pages_len = 0;
     b.ro_listed = b.ro_mapped = b.ro_protected = false;
     if (b.pinned) {
         try {

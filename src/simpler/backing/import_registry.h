@@ -108,7 +108,13 @@ struct ImportedBacking {
     // pages (mremap of size 0) made PROT_READ; for a FORK_COW region in a
     // forked consumer `base` itself, made PROT_READ (the consumer's private
     // copy); in the process that created a FORK_COW region, `base` unchanged.
+    // A base inside a page (adopted memory) keeps its offset in the page: the
+    // second mapping covers the whole pages the backing touches; a FORK_COW
+    // region that does not own its pages has only the pages wholly inside it
+    // protected (the others may hold the process's other data).
     uint64_t ro_base = 0;
+    uint64_t ro_pages = 0;       // start of the page span mapped or protected (0: none)
+    uint64_t ro_pages_len = 0;   // its length in bytes
     bool ro_mapped = false;     // ro_base is a second mapping this registry unmaps
     bool ro_protected = false;  // base was made PROT_READ here (restored on unmap)
     bool ro_listed = false;     // ro_base is listed in the grant-fault table
