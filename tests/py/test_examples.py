@@ -20,6 +20,7 @@ SMALL_ARGS = {
     "device_memory": ["--batch", "8", "--features", "4", "--hidden", "6", "--out", "2"],
     "failure_handling": ["--timeout", "0.5"],
     "trace_perfetto": ["--size", "16"],
+    "training_step": ["--steps", "3", "--batch", "8", "--features", "4", "--out", "2"],
 }
 
 
