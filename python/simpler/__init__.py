@@ -3,8 +3,9 @@ self-describing buffer handles and strided views instead of raw pointers.
 
 Everything public in simpler.buffer, simpler.task_interface and simpler.deps is
 re-exported here, with the runtime: Worker, Orchestrator, CallConfig, ChipCallable,
-DeviceBuffer, MappedArgs, and the handles a run speaks of: TaskHandle (what a
-submit returns), ChildRef and ChildKind (which child a task ran on)."""
+DeviceBuffer, MappedArgs, RunFuture (what Worker.submit returns), and the
+handles a run speaks of: TaskHandle (what a submit returns), ChildRef and
+ChildKind (which child a task ran on)."""
 
 from simpler._core import CallConfig, ChildKind, ChildRef, TaskHandle, TaskKind
 from simpler.buffer import *  # noqa: F403
@@ -12,6 +13,7 @@ from simpler.chip_callable import ChipCallable
 from simpler.deps import *  # noqa: F403
 from simpler.device_buffer import DeviceBuffer
 from simpler.orchestrator import Orchestrator
+from simpler.run_future import RunFuture
 from simpler.sub_worker import MappedArgs
 from simpler.task_interface import *  # noqa: F403
 from simpler.worker import CallableHandle, Worker
@@ -48,6 +50,7 @@ __all__ = [
     "MappedArgs",
     "Orchestrator",
     "OverlapReason",
+    "RunFuture",
     "SharedTensor",
     "TaskArgs",
     "TaskHandle",
