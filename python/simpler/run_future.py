@@ -26,6 +26,8 @@ from collections import deque
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, Iterator, List, Optional, Tuple, Union
 
+from simpler.arg_checks import got
+
 if TYPE_CHECKING:
     from simpler.orchestrator import Orchestrator
     from simpler.worker import Worker
@@ -50,9 +52,11 @@ class RunFuture(concurrent.futures.Future):
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Waits until the run has finished (or was cancelled), at most `timeout`
         seconds (None: for ever); returns whether it has."""
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                    or not timeout >= 0):
-            raise ValueError(f"RunFuture.wait.timeout: seconds >= 0, or None (got {timeout!r})")
+        if timeout is not None:
+            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+                raise TypeError(f"RunFuture.wait.timeout: expected seconds or None (got {got(timeout)})")
+            if not timeout >= 0:
+                raise ValueError(f"RunFuture.wait.timeout: seconds >= 0, or None (got {timeout!r})")
         self._queue.check_waitable(self, "wait")
         done, _ = concurrent.futures.wait([self], timeout)
         return bool(done)

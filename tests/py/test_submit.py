@@ -220,6 +220,8 @@ def test_wait_is_false_while_the_run_goes_on_then_true(setup):
     assert f.done() and f.exception() is None
     with pytest.raises(ValueError, match=r"RunFuture.wait.timeout: seconds >= 0, or None \(got -1\)"):
         f.wait(-1)
+    with pytest.raises(TypeError, match=r"RunFuture.wait.timeout: expected seconds or None \(got str '1'\)"):
+        f.wait("1")
 
 
 def test_fifty_runs_in_flight_at_once(setup):
