@@ -228,7 +228,7 @@ void bind_engine(nb::module_& m) {
         .def("__repr__", [](const ChildRef& c) { return "ChildRef(" + c.name() + ")"; });
     nb::class_<TaskHandle>(m, "TaskHandle",
                            "What a submit returns: the task's id within its Worker and the run it was submitted in "
-                           "(runs count Worker.run() calls from 0).")
+                           "(runs count Worker.run() and Worker.submit() calls from 0).")
         .def(nb::init<simpler::TaskId, uint64_t>(), "id"_a, "run"_a)
         .def_ro("id", &TaskHandle::id)
         .def_ro("run", &TaskHandle::run)

@@ -601,7 +601,7 @@ class ChildRef:
 
 class TaskHandle:
     """
-    What a submit returns: the task's id within its Worker and the run it was submitted in (runs count Worker.run() calls from 0).
+    What a submit returns: the task's id within its Worker and the run it was submitted in (runs count Worker.run() and Worker.submit() calls from 0).
     """
     def __init__(self, id: int, run: int) -> None: ...
     @property
