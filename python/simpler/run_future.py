@@ -160,8 +160,8 @@ class RunQueue:
             return
         current = threading.current_thread()
         if current is self._builder and not future._built:
-            raise RuntimeError(f"RunFuture.{what}: called from an orchestration function for a run submitted after "
-                               "it; runs are built in submit order, so it would wait for ever")
+            raise RuntimeError(f"RunFuture.{what}: called from an orchestration function for a run not built yet "
+                               "(this run or a later one); runs are built in submit order, so it would wait for ever")
         if current is self._completer:
             raise RuntimeError(f"RunFuture.{what}: called from a done-callback for a run that has not finished; the "
                                "thread that runs done-callbacks is the one that completes the runs")
@@ -233,7 +233,7 @@ class RunQueue:
                 if closed:
                     self._completer_gone = True
                     runs += core.take_finished_runs(0)[0]  # those ended since, before the flag was set
-                done = [(self._pending.pop(run), message) for run, message in runs]
+                done = [(self._pending.pop(run), message) for run, message in runs if run in self._pending]
             for (future, orch, error), message in done:
                 _complete(self._worker, future, orch, error, message)
             if closed:

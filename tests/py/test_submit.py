@@ -361,7 +361,7 @@ def test_submit_refuses_misuse(setup):
     later.append(s.w.submit(lambda o, _a, _c: None))
     ready.set()
     with pytest.raises(RuntimeError, match=r"RunFuture.result: called from an orchestration function for a run "
-                                           r"submitted after it"):
+                                           r"not built yet \(this run or a later one\)"):
         f1.result(_BOUND_S)
     later[0].result(_BOUND_S)
     unstarted = Worker(num_sub_workers=1)
