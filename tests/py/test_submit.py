@@ -402,3 +402,28 @@ def test_a_level_4_worker_submits_and_its_child_refuses(tmp_path):
         pids = w4.child_pids()
         w4.close()
         assert not wait_gone(pids)
+
+
+def test_a_done_callback_may_not_wait_for_a_run_still_in_flight(setup):
+    s = setup()
+    gate, x = s.path("gate"), s.ints()
+    held = s.w.submit(lambda o, _a, _c: o.submit_sub(
+        s.held_write, args((gate, TensorArgType.INPUT), (x, TensorArgType.OUTPUT_EXISTING))))
+    go = threading.Event()
+    quick = s.w.submit(lambda o, _a, _c: go.wait(_BOUND_S))
+    seen = []
+
+    def callback(_f):
+        try:
+            held.result()
+        except RuntimeError as e:
+            seen.append(str(e))
+
+    quick.add_done_callback(callback)  # before quick can finish: it runs on the completion thread
+    go.set()
+    quick.result(_BOUND_S)
+    assert held.running()
+    open(str(s.tmp / "gate"), "w").close()
+    held.result(_BOUND_S)
+    assert len(seen) == 1 and seen[0].startswith("RunFuture.result: called from a done-callback for a run that has "
+                                                 "not finished"), seen
