@@ -228,7 +228,7 @@ void bind_engine(nb::module_& m) {
         .def("__repr__", [](const ChildRef& c) { return "ChildRef(" + c.name() + ")"; });
     nb::class_<TaskHandle>(m, "TaskHandle",
                            "What a submit returns: the task's id within its Worker and the run it was submitted in "
-                           "(runs count Worker.run() calls from 0).")
+                           "(runs count Worker.run() and Worker.submit() calls from 0).")
         .def(nb::init<simpler::TaskId, uint64_t>(), "id"_a, "run"_a)
         .def_ro("id", &TaskHandle::id)
         .def_ro("run", &TaskHandle::run)
@@ -404,9 +404,40 @@ void bind_engine(nb::module_& m) {
             "timeout"_a = nb::none(),
             "Waits (spin, then futex) until every task has finished and returns True; RuntimeError names the "
             "first failure. With a timeout (seconds) returns False when tasks are still unfinished then.")
-        .def("cancel_run", &Worker::cancel_run, "why"_a,
+        .def("cancel_run", nb::overload_cast<const std::string&>(&Worker::cancel_run), "why"_a,
              "Ends the run early: tasks not yet dispatched never run; those on a child finish there and the next "
              "wait() waits for them. Returns what it did, in words.")
+        .def("cancel_run", nb::overload_cast<uint64_t, const std::string&>(&Worker::cancel_run), "run"_a, "why"_a,
+             "cancel_run(why) for run `run` only: its tasks not yet dispatched never run (nor what needs them).")
+        .def("end_run", &Worker::end_run, "collected"_a,
+             "Ends the run being submitted and returns its number; collected: take_finished_runs() reports it, "
+             "else wait_run() does.")
+        .def(
+            "wait_run",
+            [](Worker& w, uint64_t run, std::optional<double> timeout) {
+                const simpler::ipc::Deadline until = deadline_after(timeout);
+                nb::gil_scoped_release release;
+                return w.wait_run(run, until);
+            },
+            "run"_a, "timeout"_a = nb::none(),
+            "Waits until run `run` has finished, forgets it and returns True; RuntimeError names its first "
+            "failure. With a timeout (seconds) returns False while it has not finished.")
+        .def(
+            "take_finished_runs",
+            [](Worker& w, std::optional<double> timeout) {
+                const simpler::ipc::Deadline until = deadline_after(timeout);
+                Worker::FinishedRuns finished;
+                {
+                    nb::gil_scoped_release release;
+                    finished = w.take_finished_runs(until);
+                }
+                std::vector<std::pair<uint64_t, std::string>> runs;
+                for (Worker::RunOutcome& r : finished.runs) runs.emplace_back(r.run, std::move(r.error));
+                return std::make_pair(std::move(runs), finished.closed);
+            },
+            "timeout"_a = nb::none(),
+            "([(run, error)], closed): the collected runs that finished (error '' for success), each forgotten; "
+            "waits for one until the timeout. Once closed: every collected run left, and closed True.")
         .def(
             "forget", [](Worker& w, const std::vector<simpler::CanonicalIdentity>& ids) { w.forget(ids); },
             "identities"_a,

@@ -3,10 +3,10 @@ self-describing buffer handles and strided views instead of raw pointers.
 
 Everything public in simpler.buffer, simpler.task_interface and simpler.deps is
 re-exported here, with the runtime: Worker, Orchestrator, CallConfig, ChipCallable,
-DeviceBuffer, MappedArgs, AdoptedTensor (what Worker.share returns), the
-progress display (show_progress, Progress, ChildProgress), and the handles a
-run speaks of: TaskHandle (what a submit returns), ChildRef and ChildKind
-(which child a task ran on)."""
+DeviceBuffer, MappedArgs, AdoptedTensor (what Worker.share returns), RunFuture
+(what Worker.submit returns), the progress display (show_progress, Progress,
+ChildProgress), and the handles a run speaks of: TaskHandle (what a submit
+returns), ChildRef and ChildKind (which child a task ran on)."""
 
 from simpler._core import CallConfig, ChildKind, ChildRef, TaskHandle, TaskKind
 from simpler.buffer import *  # noqa: F403
@@ -15,6 +15,7 @@ from simpler.deps import *  # noqa: F403
 from simpler.device_buffer import DeviceBuffer
 from simpler.orchestrator import Orchestrator
 from simpler.progress import ChildProgress, Progress, show_progress
+from simpler.run_future import RunFuture
 from simpler.share import AdoptedTensor
 from simpler.sub_worker import MappedArgs
 from simpler.task_interface import *  # noqa: F403
@@ -55,6 +56,7 @@ __all__ = [
     "Orchestrator",
     "OverlapReason",
     "Progress",
+    "RunFuture",
     "SharedTensor",
     "TaskArgs",
     "TaskHandle",

@@ -2,6 +2,7 @@
 
 from collections.abc import Sequence
 import enum
+from typing import overload
 
 
 class DataType(enum.Enum):
@@ -610,7 +611,7 @@ class ChildRef:
 
 class TaskHandle:
     """
-    What a submit returns: the task's id within its Worker and the run it was submitted in (runs count Worker.run() calls from 0).
+    What a submit returns: the task's id within its Worker and the run it was submitted in (runs count Worker.run() and Worker.submit() calls from 0).
     """
     def __init__(self, id: int, run: int) -> None: ...
     @property
@@ -771,9 +772,27 @@ class EngineWorker:
         """
         Waits (spin, then futex) until every task has finished and returns True; RuntimeError names the first failure. With a timeout (seconds) returns False when tasks are still unfinished then.
         """
+    @overload
     def cancel_run(self, why: str) -> str:
         """
         Ends the run early: tasks not yet dispatched never run; those on a child finish there and the next wait() waits for them. Returns what it did, in words.
+        """
+    @overload
+    def cancel_run(self, run: int, why: str) -> str:
+        """
+        cancel_run(why) for run `run` only: its tasks not yet dispatched never run (nor what needs them).
+        """
+    def end_run(self, collected: bool) -> int:
+        """
+        Ends the run being submitted and returns its number; collected: take_finished_runs() reports it, else wait_run() does.
+        """
+    def wait_run(self, run: int, timeout: float | None = None) -> bool:
+        """
+        Waits until run `run` has finished, forgets it and returns True; RuntimeError names its first failure. With a timeout (seconds) returns False while it has not finished.
+        """
+    def take_finished_runs(self, timeout: float | None = None) -> tuple[list[tuple[int, str]], bool]:
+        """
+        ([(run, error)], closed): the collected runs that finished (error '' for success), each forgotten; waits for one until the timeout. Once closed: every collected run left, and closed True.
         """
     def forget(self, identities: Sequence[CanonicalIdentity]) -> None:
         """

@@ -19,6 +19,7 @@ logging.getLogger("simpler") routes it anywhere.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import List, Protocol
 
 logger = logging.getLogger("simpler")
@@ -44,6 +45,7 @@ class ChildWatch:
         self._path = path
         self._lost_seen = 0
         self._reported: set[str] = set()
+        self._lock = threading.Lock()  # run() and the submit completion thread both check
 
     def started(self, core: _Core, what: str) -> None:
         if logger.isEnabledFor(logging.INFO):
@@ -56,9 +58,10 @@ class ChildWatch:
         lost = core.lost_count
         if lost == self._lost_seen:
             return
-        self._lost_seen = lost
-        for status in core.child_status():
-            name, _, state = status.partition(": ")
-            if state.startswith("lost") and name not in self._reported:
-                self._reported.add(name)
-                logger.warning("%s: %s %s", self._path, name, state)
+        with self._lock:
+            self._lost_seen = lost
+            for status in core.child_status():
+                name, _, state = status.partition(": ")
+                if state.startswith("lost") and name not in self._reported:
+                    self._reported.add(name)
+                    logger.warning("%s: %s %s", self._path, name, state)

@@ -29,8 +29,10 @@ spinning); a number of seconds spins that long every time (the hot regime, for
 latency-bound runs). Nothing spins while the Worker is idle beyond that budget.
 
 Callables are registered before init(): the children are forked then and know
-exactly what was registered. run() returns when every task has finished, or
-raises RuntimeError naming the first failure (task, worker, cause).
+exactly what was registered. run() returns when every task of its run has
+finished, or raises RuntimeError naming the first failure (task, worker,
+cause). submit() is run() without the wait: it returns a RunFuture at once, and
+several runs may be in flight (simpler.run_future).
 
 Chips are simulated, one forked process each (docs/chip.md): `chip_core_threads`
 kernel threads, `chip_arena_bytes` of device memory for staged copies,
@@ -50,7 +52,6 @@ import itertools
 import math
 import operator
 import os
-import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from simpler import remote
@@ -75,6 +76,7 @@ from simpler.log import ChildWatch, logger
 from simpler.nested import ForwardedScope, child_name, start_child, with_path
 from simpler.orchestrator import Orchestrator
 from simpler.progress import Progress, snapshot
+from simpler.run_future import RunFuture, RunQueue
 from simpler.share import share as share_memory
 from simpler.sub_worker import make_dispatcher
 from simpler.trace import ProcessTimeline, TreeTrace, chrome_trace, write_chrome_trace
@@ -157,8 +159,8 @@ def worker_config(**options: Any) -> WorkerConfig:
 _WAIT_SLICE_S = 0.05
 
 
-def _cancel(core: EngineWorker, interrupt: BaseException) -> None:
-    what = core.cancel_run("run() was interrupted (KeyboardInterrupt)")
+def _cancel(core: EngineWorker, run: int, interrupt: BaseException) -> None:
+    what = core.cancel_run(run, "run() was interrupted (KeyboardInterrupt)")
     if not what:
         return
     note = f"Worker.run interrupted: {what}"
@@ -169,9 +171,9 @@ def _cancel(core: EngineWorker, interrupt: BaseException) -> None:
         interrupt.args = (note,)
 
 
-def _wait(core: EngineWorker) -> None:
-    """core.wait() in slices, so that a KeyboardInterrupt reaches Worker.run promptly."""
-    while not core.wait(_WAIT_SLICE_S):
+def _wait(core: EngineWorker, run: int) -> None:
+    """core.wait_run(run) in slices, so that a KeyboardInterrupt reaches Worker.run promptly."""
+    while not core.wait_run(run, _WAIT_SLICE_S):
         pass
 
 
@@ -217,7 +219,7 @@ class Worker:
         self._watch = ChildWatch(self.path_name)  # logs the children's start and losses (simpler.log)
         self._buffers: List[Buffer] = []
         self._pid = os.getpid()
-        self._run_lock = threading.Lock()  # held while run() builds or waits (runs do not nest)
+        self._runs = RunQueue(self)  # runs asked for and not yet built; submitted runs in flight
         # _runs_on of each TaskKind, built once: every run's Orchestrator reads it (the level never changes).
         self._runs_on_by_kind = {k: self._runs_on(k) for k in (TaskKind.NEXT_LEVEL, TaskKind.SUB)}
 
@@ -465,11 +467,33 @@ class Worker:
             self._buffers.remove(buffer)
 
     # -- running --------------------------------------------------------------
+    def submit(self, orch_fn: Callable[[Orchestrator, Any, Any], None], args: Any = None,
+               cfg: Any = None) -> RunFuture:
+        """run() without waiting: returns at once a RunFuture (a
+        concurrent.futures.Future; asyncio.wrap_future accepts it) whose result()
+        is what run() returns or raises. orch_fn runs on this Worker's
+        orchestration thread; runs are built one after another in the order
+        submit() and run() were called, so a run's tasks are ordered against
+        the tasks of every run asked for before it. Any number of runs may be in
+        flight; each future completes when its own run's tasks have finished and
+        carries that run's failures only. cancel() succeeds only before orch_fn
+        has started. close() fails the runs not yet started and ends the waits
+        of those in flight with a RuntimeError naming their unfinished tasks.
+        On the top Worker only (a nested Worker's runs are its parent's tasks)."""
+        self._running_top("submit")
+        if not callable(orch_fn):
+            raise TypeError(f"Worker.submit.orch_fn: expected a callable fn(orch, args, cfg) (got {got(orch_fn)})")
+        self._runs.check_not_nested("submit")
+        return self._runs.submit(orch_fn, args, cfg)
+
     def run(self, orch_fn: Callable[[Orchestrator, Any, Any], None], args: Any = None,
             cfg: Any = None) -> Orchestrator:
-        """Calls orch_fn(orch, args, cfg) to build the graph, then waits for every
-        task. If orch_fn raises, the tasks it already submitted still finish first.
-        Device memory the run allocated in no inner scope is released at its end.
+        """Calls orch_fn(orch, args, cfg) to build the graph, then waits for the
+        run's tasks. If orch_fn raises, the tasks it already submitted still
+        finish first. Device memory the run allocated in no inner scope is
+        released at its end. With runs submitted before it (submit()), orch_fn
+        runs, on the caller's thread, once they are built; run() from several
+        threads builds the runs one at a time and waits for each alone.
 
         Ctrl-C (KeyboardInterrupt) while orch_fn runs or run() waits ends the run
         within about _WAIT_SLICE_S: tasks not yet dispatched never run, tasks
@@ -500,51 +524,59 @@ class Worker:
     def _run(self, orch_fn: Callable[[Orchestrator, Any, Any], None], args: Any, cfg: Any,
              scope: Optional[ForwardedScope]) -> Orchestrator:
         core = self._running()
-        orch = Orchestrator(self, scope)
-        if not self._run_lock.acquire(blocking=False):
-            raise RuntimeError("Worker.run: a run is already in progress on this Worker (run() called from inside "
-                               "an orchestration function, or from two threads at once)")
-        try:
+        self._runs.check_not_nested("run")
+        error: Optional[BaseException] = None
+        with self._runs.turn():
+            orch = Orchestrator(self, scope)
             try:
-                orch_fn(orch, args, cfg)
-            except KeyboardInterrupt:
-                raise
-            except BaseException:
-                orch._end_run()
                 try:
-                    _wait(core)
-                except RuntimeError:
-                    pass  # the orchestration error is the one to report
-                raise
-            orch._end_run()
-            self._wait(core)
-            return orch
-        except KeyboardInterrupt as interrupt:
-            # wherever it struck: in orch_fn, between it and the wait, or in the wait
-            orch._end_run()
-            _cancel(core, interrupt)
-            raise
-        finally:
-            self._run_lock.release()
-
-    def _wait(self, core: EngineWorker) -> None:
-        """_wait(core); at the top of a tree of Workers, a failure leads with its
-        path from here ('L4 → L3[0] → chip 1: ...'; a nested Worker's server
-        adds its own). Children lost meanwhile are logged (simpler.log), and a
-        failed run (INFO)."""
+                    orch_fn(orch, args, cfg)
+                except BaseException as e:  # noqa: BLE001 - raised below, once the run has ended
+                    error = e
+                finally:
+                    orch._end_run()
+            finally:
+                run = core.end_run(False)
         try:
-            if not self.num_workers or self._parent is not None:
-                _wait(core)
-                return
-            try:
-                _wait(core)
-            except RuntimeError as e:
-                raise RuntimeError(with_path(self.path_name, self.level, str(e))) from None
-        except RuntimeError as e:
-            logger.info("%s: run failed: %s", self.path, e)
+            if isinstance(error, KeyboardInterrupt):
+                raise error  # Ctrl-C while orch_fn built the graph: cancelled without waiting
+            self._wait(core, run)
+        except KeyboardInterrupt as interrupt:
+            # wherever it struck: in orch_fn or in the wait
+            _cancel(core, run, interrupt)
             raise
+        except RuntimeError:
+            if error is None:
+                raise
+            # the orchestration error is the one to report
+        if error is not None:
+            raise error
+        return orch
+
+    def _wait(self, core: EngineWorker, run: int) -> None:
+        """_wait(core, run), its failure as _run_error says it (and logged,
+        INFO); children lost meanwhile are logged (simpler.log)."""
+        try:
+            _wait(core, run)
+        except RuntimeError as e:
+            error = self._run_error(str(e))
+            logger.info("%s: run failed: %s", self.path, error)
+            raise error from None
         finally:
             self._watch.check(core)
+
+    def _run_error(self, message: str) -> RuntimeError:
+        """A run's failure; at the top of a tree of Workers led by its path from
+        here ('L4 → L3[0] → chip 1: ...'; a nested Worker's server adds its own)."""
+        if not self.num_workers or self._parent is not None:
+            return RuntimeError(message)
+        return RuntimeError(with_path(self.path_name, self.level, message))
+
+    def _running_top(self, what: str) -> EngineWorker:
+        if self._parent is not None:
+            raise RuntimeError(f"Worker.{what}: this Worker is {self.path}, a child of another Worker; its runs are "
+                               "its parent's tasks (submit on the top Worker)")
+        return self._running()
 
     def _check_process(self, what: str) -> None:
         if os.getpid() != self._pid:
@@ -685,6 +717,7 @@ class Worker:
             if was_open:
                 self._watch.check(self._core)
             self._core.close()
+            self._runs.close()
             if was_open and self._remote and self._parent is None:
                 remote.report_lost(self)
         if self._tree_trace is not None and self._parent is None:

@@ -1,6 +1,8 @@
 """The package's public names: `simpler.__all__` re-exports every public name of
 simpler.buffer, simpler.deps, simpler.share and simpler.task_interface, and each name resolves."""
 
+import concurrent.futures
+
 import simpler
 from simpler import buffer, deps, share, task_interface
 
@@ -15,3 +17,8 @@ def test_every_exported_name_resolves():
     assert len(set(simpler.__all__)) == len(simpler.__all__)
     for name in simpler.__all__:
         assert getattr(simpler, name) is not None, name
+
+
+def test_a_run_future_is_a_concurrent_future():
+    # asyncio.wrap_future accepts exactly concurrent.futures.Future instances
+    assert issubclass(simpler.RunFuture, concurrent.futures.Future)

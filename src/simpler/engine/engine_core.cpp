@@ -157,10 +157,11 @@ TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const 
     const TaskState state = graph_.add(task, preds);
     records_.emplace(task, std::move(record));
     live_.insert(task);
+    ++run_of(run_).unfinished;
     if (state == TaskState::READY) {
         queue_.push(task, targets);
     } else if (state == TaskState::POISONED) {
-        ++poisoned_count_;
+        account_poisoned(task);
         finish_task(task);
     }
     return TaskHandle{task, run_};
@@ -186,8 +187,10 @@ void EngineCore::member_finished(const Dispatch& d, const std::string& error) {
     --r.outstanding;
     if (!error.empty() && !r.failed) {
         r.failed = true;
-        if (!first_failure_)
-            first_failure_ = RunFailure{d.task, r.kind, r.callable, d.member, MemberTarget::child(d.child), error};
+        auto root = std::make_shared<const RunFailure>(
+            RunFailure{d.task, r.kind, r.callable, d.member, MemberTarget::child(d.child), error, nullptr});
+        note_failure(*root);
+        failed_roots_[task] = std::move(root);
         scratch_.clear();
         graph_.fail(task, error, scratch_);
         on_poisoned(scratch_);
@@ -209,28 +212,145 @@ void EngineCore::on_poisoned(std::span<const TaskId> poisoned) {
     const std::vector<TaskId> copy(poisoned.begin(), poisoned.end());
     for (TaskId t : copy) {
         queue_.drop(t);
-        ++poisoned_count_;
+        account_poisoned(t);
         finish_task(t);
     }
 }
 
+void EngineCore::account_poisoned(TaskId task) {
+    ++poisoned_count_;
+    const auto it = records_.find(task);
+    if (it == records_.end()) return;
+    const Record& r = it->second;
+    RunState& run = run_of(r.run);
+    ++run.poisoned;
+    if (run.first_failure) return;
+    RunFailure f{TaskHandle{task, r.run}, r.kind, r.callable, 0, r.targets.front(), {}, nullptr};
+    const TaskFailure* cause = graph_.failure(task);
+    const auto root = cause != nullptr ? failed_roots_.find(cause->task) : failed_roots_.end();
+    if (root != failed_roots_.end() && root->second->task.run != r.run) {
+        f.message = "not run: it needs what " + root->second->task.name() + " failed to produce";
+        f.cause = root->second;
+    } else {
+        f.message = "not run: " + (cause != nullptr ? cause->message : std::string("a task it needs failed"));
+    }
+    run.first_failure = std::move(f);
+}
+
+void EngineCore::note_failure(const RunFailure& f) {
+    if (!first_failure_) first_failure_ = f;
+    RunState& run = run_of(f.task.run);
+    if (!run.first_failure) run.first_failure = f;
+}
+
+RunState& EngineCore::run_of(uint64_t run) { return runs_[run]; }
+
 void EngineCore::finish_task(TaskId task) {
     const TaskState s = graph_.state(task);
+    const auto it = records_.find(task);
+    const std::optional<uint64_t> run = it != records_.end() ? std::optional(it->second.run) : std::nullopt;
     if (s == TaskState::FAILED || s == TaskState::POISONED) {
-        // Kept in the tracker and the graph until the failure is reported, so a
-        // task submitted later that needs these bytes is poisoned too instead of
-        // running on bytes that were never produced.
-        failed_kept_.push_back(task);
+        // Kept in the tracker and the graph until its run's failure is reported,
+        // so a task submitted later that needs these bytes is poisoned too
+        // instead of running on bytes that were never produced.
+        if (run) run_of(*run).failed_kept.push_back(task);
     } else {
         tracker_.complete(task);
         graph_.retire(task);
     }
-    if (const auto it = records_.find(task); it != records_.end()) {
+    if (it != records_.end()) {
         if (!it->second.held.empty()) unheld_.insert(unheld_.end(), it->second.held.begin(), it->second.held.end());
         records_.erase(it);
     }
     live_.erase(task);
+    if (run) {
+        RunState& state = run_of(*run);
+        if (--state.unfinished == 0) {
+            run_progress_ = true;
+            if (state.cancelled && state.ended) forget_run(*run);
+        }
+    }
     if (!releases_.empty()) run_due_releases();
+}
+
+uint64_t EngineCore::end_run(bool collected) {
+    RunState& state = run_of(run_);
+    state.ended = true;
+    state.collected = collected;
+    run_progress_ = true;
+    return run_++;
+}
+
+const RunState* EngineCore::run_state(uint64_t run) const {
+    const auto it = runs_.find(run);
+    return it == runs_.end() ? nullptr : &it->second;
+}
+
+bool EngineCore::run_finished(uint64_t run) const {
+    const auto it = runs_.find(run);
+    if (it == runs_.end()) return run < run_;
+    if (!it->second.ended || it->second.unfinished > 0) return false;
+    for (auto e = runs_.begin(); e != it; ++e)
+        if (e->second.cancelled && e->second.unfinished > 0) return false;
+    return true;
+}
+
+std::vector<uint64_t> EngineCore::finished_collected_runs() const {
+    std::vector<uint64_t> out;
+    for (const auto& [n, state] : runs_)
+        if (state.collected && run_finished(n)) out.push_back(n);
+    return out;
+}
+
+std::vector<uint64_t> EngineCore::collected_runs() const {
+    std::vector<uint64_t> out;
+    for (const auto& [n, state] : runs_)
+        if (state.collected && state.ended && !state.cancelled) out.push_back(n);
+    return out;
+}
+
+void EngineCore::retire_kept(RunState& state) {
+    for (TaskId t : state.failed_kept) {
+        if (tracker_.is_live(t)) tracker_.complete(t);
+        graph_.retire(t);
+        failed_roots_.erase(t);
+    }
+    state.failed_kept.clear();
+}
+
+void EngineCore::forget_run(uint64_t run) {
+    const auto it = runs_.find(run);
+    if (it == runs_.end()) return;
+    retire_kept(it->second);
+    if (first_failure_ && first_failure_->task.run == run) first_failure_.reset();
+    runs_.erase(it);
+}
+
+size_t EngineCore::cancel_run(uint64_t run, const std::string& why) {
+    std::vector<TaskId> doomed;
+    for (const auto& [id, r] : records_) {
+        if (r.run != run) continue;
+        const TaskState s = graph_.state(id);
+        if (s == TaskState::PENDING || s == TaskState::READY) doomed.push_back(id);
+    }
+    const size_t before = run_of(run).poisoned;
+    for (TaskId id : doomed) {
+        if (!records_.contains(id)) continue;  // poisoned through an earlier one
+        scratch_.clear();
+        graph_.poison(id, TaskFailure{0, why}, scratch_);
+        on_poisoned(scratch_);
+    }
+    if (run == run_) (void)end_run();
+    RunState& state = run_of(run);
+    const size_t cancelled = state.poisoned - before;
+    state.cancelled = true;
+    state.first_failure.reset();
+    state.poisoned = 0;
+    retire_kept(state);
+    if (first_failure_ && first_failure_->task.run == run) first_failure_.reset();
+    if (state.unfinished == 0) runs_.erase(run);
+    run_progress_ = true;
+    return cancelled;
 }
 
 namespace {
@@ -306,9 +426,9 @@ void EngineCore::child_lost(ChildRef child, const std::string& why) {
     for (TaskId id : doomed) {
         auto it = records_.find(id);
         if (it == records_.end()) continue;  // poisoned through an earlier one
-        if (!first_failure_)  // a run that loses work must fail, even if no task failed
-            first_failure_ = RunFailure{TaskHandle{id, it->second.run}, it->second.kind,  it->second.callable, 0,
-                                        MemberTarget::child(child),     "not run: " + why};
+        // a run that loses work must fail, even if no task failed
+        note_failure(RunFailure{TaskHandle{id, it->second.run}, it->second.kind, it->second.callable, 0,
+                                MemberTarget::child(child), "not run: " + why, nullptr});
         scratch_.clear();
         graph_.poison(id, TaskFailure{id, why}, scratch_);
         on_poisoned(scratch_);
@@ -321,7 +441,7 @@ void EngineCore::abandon(const std::string& why) {
     if (!scratch_.empty() && !first_failure_) {
         const Record& r = records_.at(scratch_.front());
         first_failure_ = RunFailure{
-            TaskHandle{scratch_.front(), r.run}, r.kind, r.callable, 0, r.targets.front(), "not run: " + why};
+            TaskHandle{scratch_.front(), r.run}, r.kind, r.callable, 0, r.targets.front(), "not run: " + why, nullptr};
     }
     on_poisoned(scratch_);
 }
@@ -329,11 +449,13 @@ void EngineCore::abandon(const std::string& why) {
 void EngineCore::clear_failure() noexcept {
     first_failure_.reset();
     poisoned_count_ = 0;
-    for (TaskId t : failed_kept_) {
-        if (tracker_.is_live(t)) tracker_.complete(t);
-        graph_.retire(t);
+    for (auto it = runs_.begin(); it != runs_.end();) {
+        RunState& state = it->second;
+        retire_kept(state);
+        state.first_failure.reset();
+        state.poisoned = 0;
+        it = state.ended && state.unfinished == 0 ? runs_.erase(it) : std::next(it);
     }
-    failed_kept_.clear();
 }
 
 }  // namespace simpler

@@ -22,11 +22,14 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "simpler/deps/dependency_tracker.h"
@@ -86,6 +89,22 @@ struct RunFailure {
     uint32_t member;
     MemberTarget where;  // the child it ran on, or would have run on
     std::string message;
+    // Set when `task` was not run because a task of another run failed: that
+    // task's failure (its `cause` is empty).
+    std::shared_ptr<const RunFailure> cause;
+};
+
+// One run's bookkeeping (a run: the tasks submitted between two end_run()
+// calls). Several runs may be in flight; each counts its own unfinished tasks
+// and keeps its own first failure, so each is waited for and reported alone.
+struct RunState {
+    size_t unfinished = 0;     // its tasks submitted and not finished
+    bool ended = false;        // end_run() was called: no task joins it any more
+    bool collected = false;    // its outcome goes to Worker::take_finished_runs, not to wait_run
+    bool cancelled = false;    // cancel_run(): forgotten once its tasks on children are back
+    std::optional<RunFailure> first_failure;  // its first task that failed or was not run
+    size_t poisoned = 0;       // its tasks not run because a task they needed failed
+    std::vector<TaskId> failed_kept;  // its FAILED / POISONED tasks, retired when it is forgotten
 };
 
 class EngineCore {
@@ -141,12 +160,37 @@ public:
     [[nodiscard]] size_t unfinished() const noexcept { return live_.size(); }
     // Tasks submitted since construction (ids count up from 1).
     [[nodiscard]] uint64_t submitted() const noexcept { return next_task_ - 1; }
-    // Ends the current run: tasks submitted from now on carry the next run number.
-    void end_run() noexcept { ++run_; }
+    // Ends the current run and returns its number: tasks submitted from now
+    // on carry the next one. `collected`: RunState::collected.
+    uint64_t end_run(bool collected = false);
+    // The run tasks are submitted in now.
+    [[nodiscard]] uint64_t current_run() const noexcept { return run_; }
+    // A run not yet forgotten (nullptr for one forgotten or never started).
+    [[nodiscard]] const RunState* run_state(uint64_t run) const;
+    // Whether `run` has ended and every task of it has finished, and so has
+    // every task of each earlier cancelled run (what a cancelled run left on
+    // its children is waited for by every later run).
+    [[nodiscard]] bool run_finished(uint64_t run) const;
+    // The ended, finished, collected runs not yet forgotten, in run order.
+    [[nodiscard]] std::vector<uint64_t> finished_collected_runs() const;
+    // The ended, collected runs not yet forgotten, finished or not, in run order.
+    [[nodiscard]] std::vector<uint64_t> collected_runs() const;
+    // Whether a run ended or a run's last task finished since the last call (then clears it).
+    [[nodiscard]] bool take_run_progress() noexcept { return std::exchange(run_progress_, false); }
+    // Drops a reported run: its failed and poisoned tasks are retired (they
+    // kept poisoning every later task that needed their bytes until now).
+    void forget_run(uint64_t run);
+    // Poisons every task of `run` not yet dispatched with `why` (and what
+    // depends on them, in any run), ends the run if it is the current one,
+    // forgets its failure, and marks it cancelled. Returns how many of its own
+    // tasks it poisoned.
+    size_t cancel_run(uint64_t run, const std::string& why);
+    // The first failure since the last clear_failure(), of any run.
     [[nodiscard]] const std::optional<RunFailure>& first_failure() const noexcept { return first_failure_; }
+    // Tasks of any run not run since the last clear_failure() because a task they needed failed.
     [[nodiscard]] size_t poisoned_count() const noexcept { return poisoned_count_; }
-    // Forgets the failure, and retires the failed and poisoned tasks, which
-    // until now kept poisoning every later task that needed their bytes.
+    // Forgets every run's failure, retires every failed and poisoned task, and
+    // forgets every ended run whose tasks have all finished.
     void clear_failure() noexcept;
     [[nodiscard]] const DependencyTracker& tracker() const noexcept { return tracker_; }
     [[nodiscard]] const ChildCounts& children() const noexcept { return config_.children; }
@@ -175,6 +219,13 @@ private:
     void on_poisoned(std::span<const TaskId> poisoned);
     void finish_task(TaskId task);
     void run_due_releases();
+    // Records `f` as the first failure of its run (and of the Worker) unless one is recorded.
+    void note_failure(const RunFailure& f);
+    // Counts a poisoned task in its run, and makes it the run's failure when it has none yet.
+    void account_poisoned(TaskId task);
+    // Retires the run's FAILED / POISONED tasks.
+    void retire_kept(RunState& state);
+    RunState& run_of(uint64_t run);
 
     struct PendingRelease {
         TaskId before;  // every task with a smaller id must have finished
@@ -190,11 +241,14 @@ private:
     uint64_t run_ = 0;
     std::optional<RunFailure> first_failure_;
     size_t poisoned_count_ = 0;
+    std::map<uint64_t, RunState> runs_;  // runs not yet forgotten, by number
+    // The failures of FAILED tasks not yet retired: what a poisoned task of another run names as its cause.
+    std::unordered_map<TaskId, std::shared_ptr<const RunFailure>> failed_roots_;
+    bool run_progress_ = false;
     std::vector<TaskId> scratch_;
     std::set<TaskId> live_;                // submitted and not finished, in id order
     std::deque<PendingRelease> releases_;  // in request order, so `before` never decreases
     std::vector<EdgeExplanation> edge_log_;
-    std::vector<TaskId> failed_kept_;      // finished FAILED / POISONED, retired at clear_failure()
     std::vector<CanonicalIdentity> unheld_;  // holds of finished tasks, until take_unheld()
     // Per kind, per child: why it is gone, empty while it lives.
     std::array<std::vector<std::string>, CHILD_KIND_COUNT> lost_;

@@ -1,7 +1,8 @@
 // TaskHandle: what a submit returns — the engine's task id and the run it was
-// submitted in. A run is everything submitted between two returns of
-// Worker::wait() (Python: one Worker.run()); ids keep counting across runs, so
-// the id alone names a task within a Worker and the run says when it was made.
+// submitted in. A run is everything submitted between two Worker::end_run()
+// calls or returns of Worker::wait() (Python: one Worker.run() or
+// Worker.submit()); ids keep counting across runs, so the id alone names a task
+// within a Worker and the run says when it was made.
 //
 // A plain value; name() is the spelling every error and trace label uses.
 #pragma once

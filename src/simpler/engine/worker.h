@@ -26,8 +26,9 @@
 // stops every child (shutdown word, grace period, SIGKILL) and reaps it; the
 // destructor closes. A child whose parent dies is killed by the kernel.
 //
-// Threads: submit() and wait() may be called from one orchestration thread at
-// a time. The mailboxes' parent halves are driven under the one engine mutex
+// Threads: submit() may be called from one orchestration thread at a time;
+// wait_run() and take_finished_runs() from any thread, several at once (runs in
+// flight: see end_run()). The mailboxes' parent halves are driven under the one engine mutex
 // (held only for bookkeeping, never while waiting) by whichever thread makes
 // progress: submit() collects finished results and publishes ready tasks to
 // their free lanes at once; wait()
@@ -55,6 +56,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -169,6 +171,41 @@ public:
     // nothing when the Worker is closed.
     std::string cancel_run(const std::string& why);
 
+    // Per-run waiting, for several runs in flight at once. A run is the tasks
+    // submitted between two end_run() calls; one thread at a time submits
+    // (runs are built one after another), any thread may wait.
+    //
+    // Ends the run being submitted and returns its number. `collected`: its
+    // outcome is reported by take_finished_runs(), not by wait_run().
+    uint64_t end_run(bool collected);
+    // Waits (driving the lanes, as wait() does) until run `run` has finished:
+    // it has ended and every task of it has finished or been poisoned, and so
+    // has every task an earlier cancelled run left on a child. Then forgets
+    // the run and returns true, or throws RunError naming its first failure (a
+    // task of it poisoned by another run's failure names that one too). False
+    // at `until` while it has not finished. close() ends the wait with a
+    // RunError naming the run's tasks that had not finished. std::logic_error
+    // for a run not ended, or already reported.
+    bool wait_run(uint64_t run, ipc::Deadline until);
+    // Ends a run early, as cancel_run(why) does, for run `run` only: its tasks
+    // not yet dispatched never run (nor what depends on them, in any run).
+    std::string cancel_run(uint64_t run, const std::string& why);
+    // The collected runs that finished, each with its outcome: an empty text
+    // for success, else what wait_run() would throw; each is then forgotten.
+    // Blocks (asleep, on a condition variable; the lanes are driven by the
+    // other threads) until at least one has finished, or until `until`. Once
+    // the Worker is closed it returns every collected run left, unfinished
+    // ones with the close() error, and `closed` true.
+    struct RunOutcome {
+        uint64_t run;
+        std::string error;
+    };
+    struct FinishedRuns {
+        std::vector<RunOutcome> runs;
+        bool closed = false;
+    };
+    FinishedRuns take_finished_runs(ipc::Deadline until);
+
     // Stops every child and thread; idempotent, and a close() racing another
     // returns when the first has finished. Unstarted tasks are poisoned.
     // Device memory still allocated is dropped with the chips, and released
@@ -270,13 +307,20 @@ private:
     void lose_lane_locked(size_t lane, const std::string& why);
     // Why a lane's child is gone: the lane's loss, a relay's text, or the mailbox's poison.
     [[nodiscard]] std::string dead_lane_why_locked(const Lane& l) const;
-    [[nodiscard]] std::string describe_failure_locked(const RunFailure& f) const;
+    [[nodiscard]] std::string describe_failure_locked(const RunFailure& f, size_t poisoned) const;
+    // What wait_run(run) reports for a finished run: empty for success.
+    [[nodiscard]] std::string run_outcome_locked(uint64_t run) const;
+    // Wakes take_finished_runs() when a run ended or finished since the last call.
+    void notify_runs_locked();
     [[nodiscard]] std::string callable_name(TaskKind kind, uint64_t callable) const;
     // The members still on a child, one per line item ("task 1 of run 0 (callable 'f', member 0) on
     // sub-worker 0"), at most `limit` of them and a count of the rest.
-    [[nodiscard]] std::string describe_in_flight_locked(size_t limit) const;
+    // `run`: only that run's members.
+    [[nodiscard]] std::string describe_in_flight_locked(size_t limit, std::optional<uint64_t> run = {}) const;
     // wait()'s error when close() ended the run: what had not finished, and the run's first failure.
     [[nodiscard]] std::string describe_closed_run_locked() const;
+    // wait_run(run)'s error when close() ended it.
+    [[nodiscard]] std::string describe_closed_run_locked(uint64_t run) const;
     EngineConfig engine_config();
     ChildHandlers make_child_handler(ChildRef child);
 
@@ -291,8 +335,10 @@ private:
     mutable std::mutex mu_;
     std::mutex close_mu_;  // held for the whole of close(), so that every close() returns with the children gone
     ipc::SharedWord drive_word_{0, 0};       // bumped on close() to unpark the scheduler thread
-    std::atomic<bool> driving_{false};       // a wait() drives the lanes; the scheduler thread stands down
-    ipc::SpinWaiter wait_waiter_;  // wait()'s: the orchestration thread's
+    std::atomic<int> driving_{0};            // waits driving the lanes; the scheduler thread stands down
+    std::condition_variable runs_cv_;        // take_finished_runs()'s, with mu_
+    ipc::SpinWaiter wait_waiter_;  // the waits' (wait(), wait_run()), one at a time: wait_waiter_mu_
+    std::mutex wait_waiter_mu_;
     EngineCore core_;
     pid_t owner_pid_ = getpid();  // the process that built the Worker; only it drives the children
     bool stopping_ = false;

@@ -4,7 +4,9 @@
 // mid-task or a hung task becomes an error, not a hang; the Worker stays usable
 // without the lost child; close() from another thread ends a wait with an error
 // naming what did not finish; a wait with a deadline returns and cancel_run()
-// cancels what was not dispatched; close() leaves no child; an idle Worker sleeps.
+// cancels what was not dispatched; close() leaves no child; an idle Worker sleeps;
+// runs in flight at once finish and fail each on its own (wait_run,
+// take_finished_runs).
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -296,4 +298,66 @@ TEST_F(WorkerTest, AWaitWithADeadlineReturnsAndCancelRunCancelsWhatWasNotDispatc
     EXPECT_FALSE(w.wait_until(ipc::Clock::now() + 10ms)) << "the task on the chip still runs";
     w.close();
     EXPECT_EQ(tl_->start_us[14].load(), 0) << "a cancelled task ran";
+}
+
+TEST_F(WorkerTest, RunsInFlightFinishEachOnItsOwnAndCloseEndsTheRest) {
+    Worker w(config(2));
+    w.init();
+    TaskArgs hang = task({{cols(buffer(1), 0), TensorArgType::OUTPUT_EXISTING}}, HANG, 0, 20);
+    TaskArgs quick = task({{cols(buffer(2), 0), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 1, 21);
+    chip_task(w, hang, 0);
+    EXPECT_EQ(w.end_run(true), 0u);
+    chip_task(w, quick, 1);
+    EXPECT_EQ(w.end_run(true), 1u);
+    // Run 1 finishes while run 0 is still on its chip.
+    Worker::FinishedRuns first = w.take_finished_runs(ipc::Clock::now() + 20s);
+    ASSERT_EQ(first.runs.size(), 1u);
+    EXPECT_EQ(first.runs[0].run, 1u);
+    EXPECT_EQ(first.runs[0].error, "");
+    EXPECT_FALSE(first.closed);
+    EXPECT_TRUE(w.take_finished_runs(ipc::Clock::now() + 10ms).runs.empty());
+    EXPECT_THROW((void)w.wait_run(1, ipc::NO_DEADLINE), std::logic_error);  // reported already
+    w.close();
+    Worker::FinishedRuns rest = w.take_finished_runs(ipc::NO_DEADLINE);
+    EXPECT_TRUE(rest.closed);
+    ASSERT_EQ(rest.runs.size(), 1u);
+    EXPECT_EQ(rest.runs[0].run, 0u);
+    EXPECT_NE(rest.runs[0].error.find("the Worker was closed while the run waited; these had not finished and never "
+                                      "will: task 1 of run 0 (callable 1, member 0) on chip 0"),
+              std::string::npos)
+        << rest.runs[0].error;
+}
+
+TEST_F(WorkerTest, EachRunReportsItsOwnFailureAndAPoisonedTaskNamesTheOtherRunsCause) {
+    Worker w(config(2));
+    w.init();
+    const BufferDescriptor x = buffer(1);
+    TaskArgs fail = task({{cols(x, 0), TensorArgType::OUTPUT_EXISTING}}, FAIL, 0, 22);
+    TaskArgs reader = task({{cols(x, 0), TensorArgType::INPUT}}, SLEEP, 1, 23);
+    TaskArgs other = task({{cols(buffer(2), 0), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 1, 24);
+    chip_task(w, fail, 0);
+    const uint64_t failing = w.end_run(false);
+    chip_task(w, reader, 1);
+    chip_task(w, other, 1);
+    const uint64_t poisoned = w.end_run(false);
+    try {
+        (void)w.wait_run(poisoned, ipc::NO_DEADLINE);
+        ADD_FAILURE() << "run 1 lost a task and must fail";
+    } catch (const RunError& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("task 2 of run 1 (callable 1, member 0) was not run: it needs what task 1 of run 0 "
+                           "(callable 1, member 0) on chip 0 failed: TASK_FAILED: kernel failed on purpose"),
+                  std::string::npos)
+            << msg;
+    }
+    EXPECT_NE(tl_->end_us[24].load(), 0) << "the run's independent task ran";
+    try {
+        (void)w.wait_run(failing, ipc::NO_DEADLINE);
+        ADD_FAILURE() << "run 0's task failed";
+    } catch (const RunError& e) {
+        EXPECT_EQ(std::string(e.what()).find("task 1 of run 0 (callable 1, member 0) on chip 0 failed"), 0u)
+            << e.what();
+    }
+    EXPECT_EQ(tl_->start_us[23].load(), 0) << "a poisoned task ran";
+    w.close();
 }

@@ -1,0 +1,281 @@
+"""Runs that do not block: Worker.submit() and the RunFuture it returns.
+
+A Worker builds its runs one after another, in the order they were asked for
+(Worker.submit or Worker.run): run N's orchestration function has returned
+before run N + 1's starts, so a later run's tasks are ordered against every
+task of the earlier runs already submitted (dependencies are inferred across
+runs). Building is all that is serialized: once built, any number of runs are
+in flight at once, and each finishes on its own.
+
+- RunQueue (one per Worker) holds the runs asked for and not yet built. A
+  submitted run is built on the Worker's orchestration thread; a run() builds
+  its run on the caller's thread once the runs asked for before it are built.
+  Both threads start at the first submit().
+- The completion thread waits (asleep in the engine, GIL released) for
+  submitted runs to finish and completes each one's RunFuture with that run's
+  outcome alone.
+- RunFuture is a concurrent.futures.Future (asyncio.wrap_future accepts it),
+  plus wait(timeout).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+from collections import deque
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, Iterator, List, Optional, Tuple, Union
+
+from simpler.arg_checks import got
+from simpler.log import logger
+
+if TYPE_CHECKING:
+    from simpler.orchestrator import Orchestrator
+    from simpler.worker import Worker
+
+OrchFn = Callable[["Orchestrator", Any, Any], None]
+
+_CLOSED_BEFORE_START = "Worker.submit: the Worker was closed before the run started"
+
+
+class RunFuture(concurrent.futures.Future):
+    """One submitted run (Worker.submit). result() is what Worker.run() returns
+    (the run's Orchestrator) and raises what it raises: the orchestration
+    function's exception, or RuntimeError naming the run's first failure.
+    cancel() succeeds only before the run's orchestration function has
+    started (running() is then True until the run's tasks have finished)."""
+
+    def __init__(self, queue: "RunQueue") -> None:
+        super().__init__()
+        self._queue = queue
+        self._built = False  # its orchestration function has returned
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Waits until the run has finished (or was cancelled), at most `timeout`
+        seconds (None: for ever); returns whether it has."""
+        if timeout is not None:
+            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+                raise TypeError(f"RunFuture.wait.timeout: expected seconds or None (got {got(timeout)})")
+            if not timeout >= 0:
+                raise ValueError(f"RunFuture.wait.timeout: seconds >= 0, or None (got {timeout!r})")
+        self._queue.check_waitable(self, "wait")
+        done, _ = concurrent.futures.wait([self], timeout)
+        return bool(done)
+
+    def result(self, timeout: Optional[float] = None) -> Any:
+        self._queue.check_waitable(self, "result")
+        return super().result(timeout)
+
+    def exception(self, timeout: Optional[float] = None) -> Optional[BaseException]:
+        self._queue.check_waitable(self, "exception")
+        return super().exception(timeout)
+
+
+class _Job:
+    """A submitted run, waiting for the orchestration thread."""
+
+    __slots__ = ("args", "cfg", "fn", "future")
+
+    def __init__(self, fn: OrchFn, args: Any, cfg: Any, future: RunFuture) -> None:
+        self.fn, self.args, self.cfg, self.future = fn, args, cfg, future
+
+
+class _Turn:
+    """A run() waiting for its turn to build on its caller's thread."""
+
+
+_Pending = Tuple[RunFuture, "Orchestrator", Optional[BaseException]]
+
+
+class RunQueue:
+    """The runs of one Worker asked for and not yet built, the orchestration
+    thread that builds the submitted ones, and the completion thread that
+    completes their futures."""
+
+    def __init__(self, worker: "Worker") -> None:
+        self._worker = worker
+        self._cond = threading.Condition()
+        self._queue: Deque[Union[_Job, _Turn]] = deque()
+        self._building = False   # a run is being built (on either thread)
+        self._closed = False
+        self._builder: Optional[threading.Thread] = None
+        self._completer: Optional[threading.Thread] = None
+        # Built, submitted runs not yet finished, by run number; guarded by _lock.
+        self._lock = threading.Lock()
+        self._pending: Dict[int, _Pending] = {}
+        self._completer_gone = False  # the Worker closed and the completion thread reported what was left
+        self._local = threading.local()  # .building: this thread runs an orchestration function of this Worker
+
+    # -- asking for runs ----------------------------------------------------------
+    def check_not_nested(self, what: str) -> None:
+        if getattr(self._local, "building", False):
+            raise RuntimeError(f"Worker.{what}: a run is already in progress on this Worker ({what}() called from "
+                               "inside its orchestration function; runs do not nest)")
+
+    def submit(self, fn: OrchFn, args: Any, cfg: Any) -> RunFuture:
+        future = RunFuture(self)
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("Worker: closed; create a new Worker")
+            if self._builder is None:
+                self._builder = threading.Thread(target=self._build_loop, name=f"simpler {self._worker.path} runs",
+                                                 daemon=True)
+                self._completer = threading.Thread(target=self._complete_loop,
+                                                   name=f"simpler {self._worker.path} run completion", daemon=True)
+                self._builder.start()
+                self._completer.start()
+            self._queue.append(_Job(fn, args, cfg, future))
+            self._cond.notify_all()
+        return future
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        """Held while a run() builds on the caller's thread: entered once every
+        run asked for before it is built."""
+        ticket = _Turn()
+        with self._cond:
+            self._queue.append(ticket)
+            try:
+                while self._queue[0] is not ticket or self._building:
+                    self._cond.wait()
+            except BaseException:
+                self._queue.remove(ticket)
+                self._cond.notify_all()
+                raise
+            self._queue.popleft()
+            self._building = True
+        self._local.building = True
+        try:
+            yield
+        finally:
+            self._local.building = False
+            with self._cond:
+                self._building = False
+                self._cond.notify_all()
+
+    def check_waitable(self, future: RunFuture, what: str) -> None:
+        """RuntimeError where waiting for `future` could never end: on the
+        orchestration thread for a run not yet built (it is built after the
+        current one), or on the completion thread (it completes the futures)."""
+        if future.done():
+            return
+        current = threading.current_thread()
+        if current is self._builder and not future._built:
+            raise RuntimeError(f"RunFuture.{what}: called from an orchestration function for a run not built yet "
+                               "(this run or a later one); runs are built in submit order, so it would wait for ever")
+        if current is self._completer:
+            raise RuntimeError(f"RunFuture.{what}: called from a done-callback for a run that has not finished; the "
+                               "thread that runs done-callbacks is the one that completes the runs")
+
+    # -- the orchestration thread -----------------------------------------------
+    def _build_loop(self) -> None:
+        while True:
+            with self._cond:
+                while not (self._queue and isinstance(self._queue[0], _Job) and not self._building):
+                    if self._closed and not self._queue:
+                        return
+                    self._cond.wait()
+                job = self._queue.popleft()
+                assert isinstance(job, _Job)
+                self._building = True
+            try:
+                self._build(job)
+            finally:
+                with self._cond:
+                    self._building = False
+                    self._cond.notify_all()
+
+    def _build(self, job: _Job) -> None:
+        from simpler.orchestrator import Orchestrator
+
+        future = job.future
+        if not future.set_running_or_notify_cancel():
+            return
+        worker = self._worker
+        try:
+            if worker._core is not None and worker._core.closed:
+                raise RuntimeError(_CLOSED_BEFORE_START)
+            orch = Orchestrator(worker, None)
+        except BaseException as e:  # noqa: BLE001 - the future carries it
+            future._built = True
+            future.set_exception(e)
+            return
+        error: Optional[BaseException] = None
+        self._local.building = True
+        try:
+            job.fn(orch, job.args, job.cfg)
+        except BaseException as e:  # noqa: BLE001 - the run's outcome, once its submitted tasks have finished
+            error = e
+        finally:
+            self._local.building = False
+            orch._end_run()
+        core = orch._core
+        with self._lock:
+            run = core.end_run(True)
+            future._built = True
+            direct = self._completer_gone
+            if not direct:
+                self._pending[run] = (future, orch, error)
+        if direct:  # the Worker closed and the completion thread is gone: the outcome is known now
+            message = ""
+            try:
+                core.wait_run(run)
+            except RuntimeError as e:
+                message = str(e)
+            _complete(worker, future, orch, error, message)
+
+    # -- the completion thread --------------------------------------------------
+    def _complete_loop(self) -> None:
+        core = self._worker._core
+        assert core is not None
+        while True:
+            runs, closed = core.take_finished_runs(None)
+            with self._lock:
+                if closed:
+                    self._completer_gone = True
+                    runs += core.take_finished_runs(0)[0]  # those ended since, before the flag was set
+                done = [(self._pending.pop(run), message) for run, message in runs if run in self._pending]
+            for (future, orch, error), message in done:
+                _complete(self._worker, future, orch, error, message)
+            if closed:
+                return
+
+    # -- close ------------------------------------------------------------------
+    def close(self) -> None:
+        """After the Worker's engine closed: the runs not yet built fail, and the
+        threads end (each is joined unless it is the caller, or the
+        orchestration thread is still in an orchestration function)."""
+        with self._cond:
+            self._closed = True
+            waiting = [j for j in self._queue if isinstance(j, _Job)]
+            for j in waiting:
+                self._queue.remove(j)
+            building = self._building
+            self._cond.notify_all()
+        for j in waiting:
+            if j.future.set_running_or_notify_cancel():
+                j.future.set_exception(RuntimeError(_CLOSED_BEFORE_START))
+        current = threading.current_thread()
+        threads: List[Optional[threading.Thread]] = [self._completer]
+        if not building:
+            threads.append(self._builder)
+        for t in threads:
+            if t is not None and t is not current:
+                t.join()
+
+
+def _complete(worker: "Worker", future: RunFuture, orch: "Orchestrator", error: Optional[BaseException],
+              message: str) -> None:
+    """A finished run's future: the orchestration function's exception, else
+    the run's failure, else the Orchestrator."""
+    core = worker._core
+    if core is not None:
+        worker._watch.check(core)
+    if error is not None:
+        future.set_exception(error)
+    elif message:
+        failure = worker._run_error(message)
+        logger.info("%s: run failed: %s", worker.path, failure)
+        future.set_exception(failure)
+    else:
+        future.set_result(orch)
