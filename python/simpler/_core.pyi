@@ -574,6 +574,11 @@ def chip_orchestration_names(libraries: Sequence[str]) -> list[str]:
     The chip orchestrations a chip offers with the standard set plus these libraries loaded in order (ValueError / RuntimeError as loading them on a chip would raise).
     """
 
+def chip_install_payload(orchestration: str, library: str) -> bytes:
+    """
+    The install payload of a chip callable: chip orchestration `orchestration` of shared library `library` ('': the standard set).
+    """
+
 class TaskKind(enum.Enum):
     NEXT_LEVEL = 0
     SUB = 1
@@ -743,9 +748,9 @@ class EngineWorker:
     """
     The C++ Worker: forked children fed through mailboxes by whichever thread drives them (submit(), wait(), or a background thread between them).
     """
-    def __init__(self, config: WorkerConfig, chip_dispatch: object | None = None, sub_dispatch: object | None = None, worker_start: object | None = None, remote: RemoteChildren | None = None) -> None:
+    def __init__(self, config: WorkerConfig, chip_dispatch: object | None = None, sub_dispatch: object | None = None, worker_start: object | None = None, remote: RemoteChildren | None = None, sub_install: object | None = None) -> None:
         """
-        Validates config (ValueError) and builds the Worker; nothing runs before init(). chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index config.chip_lane.chip.orchestrations. sub_dispatch: the handler each sub-worker child calls. worker_start(index) -> (dispatch, close): called in next-level Worker child `index` right after its fork; it starts that child's Worker, dispatch runs each task there, close() runs when the child is told to stop. remote: the last next-level children live in other MPI ranks (RemoteChildren).
+        Validates config (ValueError) and builds the Worker; nothing runs before init(). chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index config.chip_lane.chip.orchestrations. sub_dispatch: the handler each sub-worker child calls. worker_start(index) -> (dispatch, close): called in next-level Worker child `index` right after its fork; it starts that child's Worker, dispatch runs each task there, close() runs when the child is told to stop. remote: the last next-level children live in other MPI ranks (RemoteChildren). sub_install(callable_id, payload) -> None or why: each sub-worker child's handler of install messages (begin_install).
         """
     def init(self) -> None:
         """Forks every child (chips, then sub-workers), then starts the threads."""
@@ -764,6 +769,14 @@ class EngineWorker:
     def cancel_run(self, why: str) -> str:
         """
         Ends the run early: tasks not yet dispatched never run; those on a child finish there and the next wait() waits for them. Returns what it did, in words.
+        """
+    def begin_install(self, kind: ChildKind, callable: int, name: str, payload: bytes) -> int:
+        """
+        Sends callable `callable` (the next id of its kind's table, named `name` in errors) to every child of `kind` as an install message carrying `payload`; returns the ticket wait_install takes. ValueError for another id, WORKER or a message the mailbox cannot hold.
+        """
+    def wait_install(self, ticket: int, timeout: float | None = None) -> list[tuple[ChildRef, str]] | None:
+        """
+        Waits until every child the install went to has answered: the (child, why) of each refusal (a child that died with it on it among them); None when the timeout (seconds) passed first. RuntimeError when close() ended the wait.
         """
     def forget(self, identities: Sequence[CanonicalIdentity]) -> None:
         """
