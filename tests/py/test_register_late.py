@@ -170,6 +170,27 @@ def test_a_callable_the_sub_workers_cannot_import_fails_register_naming_each_and
     assert all(s.endswith("usable") for s in w.child_status())
 
 
+def test_a_sub_worker_that_dies_installing_is_named_and_lost_and_the_rest_goes_on(closing, monkeypatch):
+    monkeypatch.setenv("SIMPLER_TEST_PARENT_PID", str(os.getpid()))  # late_killer kills any other importer
+    w = Worker(level=3, num_chips=1, num_sub_workers=2)
+    closing(w)
+    w.init()
+    with pytest.raises(RuntimeError) as e:
+        w.register("late_killer:fn")
+    text = str(e.value)
+    assert "'late_killer:fn' could not be installed on 2 children" in text, text
+    assert "sub-worker 0: " in text and "sub-worker 1: " in text and text.count("killed by signal 9") == 2, text
+    status = w.child_status()
+    assert status[0] == "chip 0: usable" and "lost" in status[1] and "lost" in status[2], status
+    add = w.register(ChipCallable("std.add_scalar"))  # the chip still takes late callables
+    a = w.alloc_shared_tensor((4,), DataType.FLOAT32)
+    c = w.alloc_shared_tensor((4,), DataType.FLOAT32)
+    w.run(lambda o, _a, _c: o.submit_next_level(add, args((a.tensor(), IN), (c.tensor(), OUT),
+                                                          scalars=(f32_bits(2.0),)), worker=0))
+    assert np.array_equal(c.array(), [2.0] * 4)
+    assert w.register(stamp_here).id == 1  # no sub-worker left to ask: the refused install took id 0
+
+
 def test_a_function_defined_in_main_after_init_is_refused_with_the_way_out(sub_worker):
     w = sub_worker
     main = sys.modules["__main__"]

@@ -57,19 +57,18 @@ std::optional<std::vector<InstallRefusal>> Worker::wait_install(uint64_t ticket,
             auto it = installs_.find(ticket);
             if (it == installs_.end())
                 throw std::logic_error("Worker.wait_install: no install " + std::to_string(ticket) + " is pending");
-            if (stopping_) {
-                installs_.erase(it);
-                throw std::logic_error(
-                    "Worker.wait_install: the Worker was closed before every child had installed the callable");
-            }
             // This thread drives the lanes too (as submit() does): the answers
             // need no other thread to be collected.
-            deadline = progress_locked();
-            it = installs_.find(ticket);
+            if (!stopping_ && it->second.pending > 0) deadline = progress_locked();
             if (it->second.pending == 0) {
                 std::vector<InstallRefusal> refused = std::move(it->second.refused);
                 installs_.erase(it);
                 return refused;
+            }
+            if (stopping_) {
+                installs_.erase(it);
+                throw std::logic_error(
+                    "Worker.wait_install: the Worker was closed before every child had installed the callable");
             }
         }
         if (ipc::Clock::now() >= until) return std::nullopt;
