@@ -469,6 +469,8 @@ void bind_engine(nb::module_& m) {
             "Waits until every child the install went to has answered: the (child, why) of each refusal (a child "
             "that died with it on it among them); None when the timeout (seconds) passed first. RuntimeError when "
             "close() ended the wait.")
+        .def("abandon_install", &Worker::abandon_install, "ticket"_a,
+             "Stops tracking an install whose waiter gave up (the children still install it).")
         .def(
             "forget", [](Worker& w, const std::vector<simpler::CanonicalIdentity>& ids) { w.forget(ids); },
             "identities"_a,

@@ -778,6 +778,10 @@ class EngineWorker:
         """
         Waits until every child the install went to has answered: the (child, why) of each refusal (a child that died with it on it among them); None when the timeout (seconds) passed first. RuntimeError when close() ended the wait.
         """
+    def abandon_install(self, ticket: int) -> None:
+        """
+        Stops tracking an install whose waiter gave up (the children still install it).
+        """
     def forget(self, identities: Sequence[CanonicalIdentity]) -> None:
         """
         Sends every lane a forget of these identities (their owner freed them); a nested Worker passes on the forgets its parent sends it this way.

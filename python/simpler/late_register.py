@@ -142,8 +142,12 @@ def _install(worker: "Worker", kind: ChildKind, entry: Any, name: str, payload: 
             chip.orchestrations = [*chip.orchestrations, name]
         else:
             worker._config.sub_callable_names = [*worker._config.sub_callable_names, name]
-    while (refused := core.wait_install(ticket, _WAIT_SLICE_S)) is None:
-        pass
+    try:
+        while (refused := core.wait_install(ticket, _WAIT_SLICE_S)) is None:
+            pass
+    except BaseException:  # Ctrl-C: no handle; the children still install it
+        core.abandon_install(ticket)
+        raise
     if refused:
         what = "; ".join(f"{child.name()}: {why}" for child, why in refused)
         raise RuntimeError(f"Worker.register: {name!r} could not be installed on {len(refused)} "

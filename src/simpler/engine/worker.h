@@ -224,6 +224,10 @@ public:
     // it is not listed (it runs nothing any more). std::logic_error for a
     // ticket not pending, and when close() ends the wait.
     std::optional<std::vector<InstallRefusal>> wait_install(uint64_t ticket, ipc::Deadline until);
+    // Stops tracking install `ticket` (its waiter gave up, e.g. on Ctrl-C): the
+    // children still install it; their answers are dropped. Nothing for a
+    // ticket not pending.
+    void abandon_install(uint64_t ticket);
     // Marks every unfinished task naming `id` as holding it for a release
     // (backing_retention.h: retains each one); they release it when they finish.
     void hold_users(const CanonicalIdentity& id);

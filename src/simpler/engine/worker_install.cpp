@@ -76,6 +76,11 @@ std::optional<std::vector<InstallRefusal>> Worker::wait_install(uint64_t ticket,
     }
 }
 
+void Worker::abandon_install(uint64_t ticket) {
+    std::lock_guard lock(mu_);
+    installs_.erase(ticket);
+}
+
 void Worker::publish_next_control_locked(size_t i) {
     Lane& l = lanes_[i];
     if (!l.forgets.empty()) {
@@ -115,7 +120,7 @@ void Worker::publish_install_locked(size_t i) {
 
 void Worker::finish_install_locked(uint64_t ticket, ChildRef child, const std::string& why) {
     auto it = installs_.find(ticket);
-    if (it == installs_.end()) return;  // its waiter gave up when close() ended the wait
+    if (it == installs_.end()) return;  // its waiter gave up (abandon_install, or close() ended the wait)
     if (!why.empty()) it->second.refused.push_back(InstallRefusal{child, why});
     if (it->second.pending > 0) --it->second.pending;
 }

@@ -4,7 +4,8 @@
 // next one; a refusal, or a child without an install handler, is reported
 // naming the child while the lanes keep serving; a name, an id out of turn,
 // a next-level Worker kind, a message too big for the mailbox and the
-// reserved callable id are refused before anything is sent.
+// reserved callable id are refused before anything is sent; an abandoned
+// install still reaches the children and is tracked no more.
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>
@@ -204,4 +205,23 @@ TEST_F(WorkerInstallTest, BadInstallsAreRefusedBeforeAnythingIsSent) {
     ASSERT_TRUE(r.has_value() && r->empty());
     w.close();
     EXPECT_THROW((void)w.begin_install(ChildKind::SUB_WORKER, 2, "later", PAYLOAD), std::logic_error);
+}
+
+TEST_F(WorkerInstallTest, AnAbandonedInstallStillReachesTheChildrenAndIsTrackedNoMore) {
+    Worker w(config(1));
+    w.init();
+    TaskArgs held = task(0, true);
+    sub_task(w, 0, held);
+    ASSERT_TRUE(eventually([&] { return log_->started[0].load() == 1; }));
+    const uint64_t ticket = w.begin_install(ChildKind::SUB_WORKER, 1, "late", PAYLOAD);
+    w.abandon_install(ticket);
+    w.abandon_install(ticket);  // nothing: no longer pending
+    EXPECT_THROW((void)w.wait_install(ticket, ipc::NO_DEADLINE), std::logic_error);
+    log_->gate = 1;
+    TaskArgs next = task(1, false);
+    sub_task(w, 1, next);
+    w.wait();
+    EXPECT_EQ(log_->installed[0].load(), 1u);
+    EXPECT_LT(log_->install_seq[0].load(), log_->start_seq[1].load());
+    w.close();
 }
