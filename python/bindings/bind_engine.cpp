@@ -40,6 +40,7 @@
 
 #include "checked_args.h"
 #include "remote_children.h"
+#include "simpler/engine/chip_install.h"
 #include "simpler/engine/worker.h"
 #include "value_eq.h"
 
@@ -113,6 +114,24 @@ simpler::ForgetHandler python_forget(nb::object forget, const char* where) {
 simpler::ForgetHandler python_forget() {
     return python_forget(nb::module_::import_("simpler.buffer").attr("forget_imports"),
                          "simpler: forget in a Python child");
+}
+
+// Child side: an install message handed to Python function
+// `install(callable_id: int, payload: bytes)`, which returns None once the
+// callable is installed, or why it could not (text); an exception escaping it
+// is that why.
+simpler::InstallHandler python_install(nb::object install) {
+    return [install = std::move(install)](uint64_t callable, std::span<const std::byte> payload) -> std::string {
+        try {
+            nb::bytes bytes(reinterpret_cast<const char*>(payload.data()), payload.size());
+            nb::object r = install(callable, bytes);
+            if (r.is_none()) return {};
+            std::string why = simpler::bindings::utf8_of(r);
+            return why.empty() ? std::string("the install handler refused it") : why;
+        } catch (const nb::python_error& e) {
+            return python_error_text(e);
+        }
+    };
 }
 
 // Child side of a next-level Worker lane: worker_start(index) starts the child's
@@ -209,6 +228,15 @@ TaskConfig config_of(const nb::bytes& b) {
 }  // namespace
 
 void bind_engine(nb::module_& m) {
+    m.def(
+        "chip_install_payload",
+        [](const std::string& orchestration, const std::string& library) {
+            const std::vector<std::byte> b = simpler::encode_chip_install({orchestration, library});
+            return nb::bytes(reinterpret_cast<const char*>(b.data()), b.size());
+        },
+        "orchestration"_a, "library"_a,
+        "The install payload of a chip callable: chip orchestration `orchestration` of shared library `library` "
+        "('': the standard set).");
     nb::enum_<TaskKind>(m, "TaskKind").value("NEXT_LEVEL", TaskKind::NEXT_LEVEL).value("SUB", TaskKind::SUB);
     nb::enum_<ChildKind>(m, "ChildKind")
         .value("CHIP", ChildKind::CHIP)
@@ -328,7 +356,8 @@ void bind_engine(nb::module_& m) {
         .def(
             "__init__",
             [](Worker* self, const WorkerConfig& config, const nb::object& chip_dispatch,
-               const nb::object& sub_dispatch, const nb::object& worker_start, const RemoteChildren* remote) {
+               const nb::object& sub_dispatch, const nb::object& worker_start, const RemoteChildren* remote,
+               const nb::object& sub_install) {
                 WorkerConfig c = config;
                 if (remote != nullptr) {
                     c.num_relay_workers = remote->count;
@@ -340,9 +369,11 @@ void bind_engine(nb::module_& m) {
                         return simpler::ChildHandlers{python_handler(chip_dispatch), python_forget()};
                     };
                 if (!sub_dispatch.is_none())
-                    c.sub_handler = [sub_dispatch](uint32_t) {
+                    c.sub_handler = [sub_dispatch, sub_install](uint32_t) {
                         PyOS_AfterFork_Child();
-                        return simpler::ChildHandlers{python_handler(sub_dispatch), python_forget()};
+                        return simpler::ChildHandlers{
+                            python_handler(sub_dispatch), python_forget(),
+                            sub_install.is_none() ? simpler::InstallHandler{} : python_install(sub_install)};
                     };
                 if (!worker_start.is_none())
                     c.worker_handler = [worker_start](uint32_t index) {
@@ -352,13 +383,15 @@ void bind_engine(nb::module_& m) {
                 new (self) Worker(std::move(c));
             },
             "config"_a, "chip_dispatch"_a.none() = nb::none(), "sub_dispatch"_a.none() = nb::none(),
-            "worker_start"_a.none() = nb::none(), "remote"_a.none() = nb::none(),
+            "worker_start"_a.none() = nb::none(), "remote"_a.none() = nb::none(), "sub_install"_a.none() = nb::none(),
             "Validates config (ValueError) and builds the Worker; nothing runs before init(). chip_dispatch: a "
             "Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index "
             "config.chip_lane.chip.orchestrations. sub_dispatch: the handler each sub-worker child calls. "
             "worker_start(index) -> (dispatch, close): called in next-level Worker child `index` right after its "
             "fork; it starts that child's Worker, dispatch runs each task there, close() runs when the child is "
-            "told to stop. remote: the last next-level children live in other MPI ranks (RemoteChildren).")
+            "told to stop. remote: the last next-level children live in other MPI ranks (RemoteChildren). "
+            "sub_install(callable_id, payload) -> None or why: each sub-worker child's handler of install messages "
+            "(begin_install).")
         .def(
             "init",
             [](Worker& w) {
@@ -438,6 +471,37 @@ void bind_engine(nb::module_& m) {
             "timeout"_a = nb::none(),
             "([(run, error)], closed): the collected runs that finished (error '' for success), each forgotten; "
             "waits for one until the timeout. Once closed: every collected run left, and closed True.")
+        .def(
+            "begin_install",
+            [](Worker& w, ChildKind kind, uint64_t callable, const std::string& name, const nb::bytes& payload) {
+                const auto* p = reinterpret_cast<const std::byte*>(payload.c_str());
+                return w.begin_install(kind, callable, name, {p, payload.size()});
+            },
+            "kind"_a, "callable"_a, "name"_a, "payload"_a,
+            "Sends callable `callable` (the next id of its kind's table, named `name` in errors) to every child "
+            "of `kind` as an install message carrying `payload`; returns the ticket wait_install takes. "
+            "ValueError for another id, WORKER or a message the mailbox cannot hold.")
+        .def(
+            "wait_install",
+            [](Worker& w, uint64_t ticket,
+               std::optional<double> timeout) -> std::optional<std::vector<std::pair<ChildRef, std::string>>> {
+                const simpler::ipc::Deadline until = deadline_after(timeout);
+                std::optional<std::vector<simpler::InstallRefusal>> r;
+                {
+                    nb::gil_scoped_release release;
+                    r = w.wait_install(ticket, until);
+                }
+                if (!r) return std::nullopt;
+                std::vector<std::pair<ChildRef, std::string>> out;
+                for (simpler::InstallRefusal& x : *r) out.emplace_back(x.child, std::move(x.why));
+                return out;
+            },
+            "ticket"_a, "timeout"_a = nb::none(),
+            "Waits until every child the install went to has answered: the (child, why) of each refusal (a child "
+            "that died with it on it among them); None when the timeout (seconds) passed first. RuntimeError when "
+            "close() ended the wait.")
+        .def("abandon_install", &Worker::abandon_install, "ticket"_a,
+             "Stops tracking an install whose waiter gave up (the children still install it).")
         .def(
             "forget", [](Worker& w, const std::vector<simpler::CanonicalIdentity>& ids) { w.forget(ids); },
             "identities"_a,

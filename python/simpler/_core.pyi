@@ -2,7 +2,6 @@
 
 from collections.abc import Sequence
 import enum
-from typing import overload
 
 
 class DataType(enum.Enum):
@@ -434,16 +433,6 @@ def create_fork_shm(nbytes: int, access: AccessMode = AccessMode.READWRITE, owne
 def create_fork_cow(nbytes: int) -> BackingOwner:
     """A pre-fork private (copy-on-write) backing; grants READ only."""
 
-def adopt_fork_memory(backend: BackendKind, address: int, nbytes: int, access: AccessMode, owner_worker_path_id: int = 0) -> BackingOwner:
-    """
-    An owner over memory this process did not get from the runtime (FORK_SHM: a MAP_SHARED range; FORK_COW: a private range, READ only). Never unmaps it: the caller keeps the memory alive until the free has run. Use Worker.share, which checks what the memory is.
-    """
-
-def adopt_posix_shm(name: str, object_address: int, nbytes: int, access: AccessMode, owner_worker_path_id: int = 0) -> BackingOwner:
-    """
-    An owner naming the user's POSIX shm object `name`, mapped in this process from its byte 0 at object_address. Never unmaps or unlinks it. Use Worker.share, which checks the mapping.
-    """
-
 def check_identity_live(identity: CanonicalIdentity) -> str:
     """
     Empty when this process's owner incarnation holds id live; otherwise why not.
@@ -585,6 +574,11 @@ def chip_orchestration_names(libraries: Sequence[str]) -> list[str]:
     The chip orchestrations a chip offers with the standard set plus these libraries loaded in order (ValueError / RuntimeError as loading them on a chip would raise).
     """
 
+def chip_install_payload(orchestration: str, library: str) -> bytes:
+    """
+    The install payload of a chip callable: chip orchestration `orchestration` of shared library `library` ('': the standard set).
+    """
+
 class TaskKind(enum.Enum):
     NEXT_LEVEL = 0
     SUB = 1
@@ -611,7 +605,7 @@ class ChildRef:
 
 class TaskHandle:
     """
-    What a submit returns: the task's id within its Worker and the run it was submitted in (runs count Worker.run() and Worker.submit() calls from 0).
+    What a submit returns: the task's id within its Worker and the run it was submitted in (runs count Worker.run() calls from 0).
     """
     def __init__(self, id: int, run: int) -> None: ...
     @property
@@ -754,9 +748,9 @@ class EngineWorker:
     """
     The C++ Worker: forked children fed through mailboxes by whichever thread drives them (submit(), wait(), or a background thread between them).
     """
-    def __init__(self, config: WorkerConfig, chip_dispatch: object | None = None, sub_dispatch: object | None = None, worker_start: object | None = None, remote: RemoteChildren | None = None) -> None:
+    def __init__(self, config: WorkerConfig, chip_dispatch: object | None = None, sub_dispatch: object | None = None, worker_start: object | None = None, remote: RemoteChildren | None = None, sub_install: object | None = None) -> None:
         """
-        Validates config (ValueError) and builds the Worker; nothing runs before init(). chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index config.chip_lane.chip.orchestrations. sub_dispatch: the handler each sub-worker child calls. worker_start(index) -> (dispatch, close): called in next-level Worker child `index` right after its fork; it starts that child's Worker, dispatch runs each task there, close() runs when the child is told to stop. remote: the last next-level children live in other MPI ranks (RemoteChildren).
+        Validates config (ValueError) and builds the Worker; nothing runs before init(). chip_dispatch: a Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index config.chip_lane.chip.orchestrations. sub_dispatch: the handler each sub-worker child calls. worker_start(index) -> (dispatch, close): called in next-level Worker child `index` right after its fork; it starts that child's Worker, dispatch runs each task there, close() runs when the child is told to stop. remote: the last next-level children live in other MPI ranks (RemoteChildren). sub_install(callable_id, payload) -> None or why: each sub-worker child's handler of install messages (begin_install).
         """
     def init(self) -> None:
         """Forks every child (chips, then sub-workers), then starts the threads."""
@@ -772,27 +766,21 @@ class EngineWorker:
         """
         Waits (spin, then futex) until every task has finished and returns True; RuntimeError names the first failure. With a timeout (seconds) returns False when tasks are still unfinished then.
         """
-    @overload
     def cancel_run(self, why: str) -> str:
         """
         Ends the run early: tasks not yet dispatched never run; those on a child finish there and the next wait() waits for them. Returns what it did, in words.
         """
-    @overload
-    def cancel_run(self, run: int, why: str) -> str:
+    def begin_install(self, kind: ChildKind, callable: int, name: str, payload: bytes) -> int:
         """
-        cancel_run(why) for run `run` only: its tasks not yet dispatched never run (nor what needs them).
+        Sends callable `callable` (the next id of its kind's table, named `name` in errors) to every child of `kind` as an install message carrying `payload`; returns the ticket wait_install takes. ValueError for another id, WORKER or a message the mailbox cannot hold.
         """
-    def end_run(self, collected: bool) -> int:
+    def wait_install(self, ticket: int, timeout: float | None = None) -> list[tuple[ChildRef, str]] | None:
         """
-        Ends the run being submitted and returns its number; collected: take_finished_runs() reports it, else wait_run() does.
+        Waits until every child the install went to has answered: the (child, why) of each refusal (a child that died with it on it among them); None when the timeout (seconds) passed first. RuntimeError when close() ended the wait.
         """
-    def wait_run(self, run: int, timeout: float | None = None) -> bool:
+    def abandon_install(self, ticket: int) -> None:
         """
-        Waits until run `run` has finished, forgets it and returns True; RuntimeError names its first failure. With a timeout (seconds) returns False while it has not finished.
-        """
-    def take_finished_runs(self, timeout: float | None = None) -> tuple[list[tuple[int, str]], bool]:
-        """
-        ([(run, error)], closed): the collected runs that finished (error '' for success), each forgotten; waits for one until the timeout. Once closed: every collected run left, and closed True.
+        Stops tracking an install whose waiter gave up (the children still install it).
         """
     def forget(self, identities: Sequence[CanonicalIdentity]) -> None:
         """
@@ -829,13 +817,6 @@ class EngineWorker:
         """Events not stored because the trace_capacity was reached."""
     def trace_clear(self) -> None:
         """Forgets the stored events and the dropped count."""
-    def progress(self) -> dict:
-        """
-        What has been submitted and finished, and per child what it finished and whether a task runs on it now: {'submitted', 'unfinished', 'lost', 'children': [{'name', 'done', 'running', 'lost'}]}.
-        """
-    @property
-    def lost_count(self) -> int:
-        """Children lost since init() (cheap: no lock)."""
     def child_pids(self) -> list[int]: ...
 
 def remote_available() -> bool:

@@ -28,11 +28,12 @@ How long a waiting thread or child spins before it sleeps on a futex is
 spinning); a number of seconds spins that long every time (the hot regime, for
 latency-bound runs). Nothing spins while the Worker is idle beyond that budget.
 
-Callables are registered before init(): the children are forked then and know
-exactly what was registered. run() returns when every task of its run has
-finished, or raises RuntimeError naming the first failure (task, worker,
-cause). submit() is run() without the wait: it returns a RunFuture at once, and
-several runs may be in flight (simpler.run_future).
+Callables registered before init() are known to the children forked then; on
+a running level-3 Worker, register() installs a new callable in every child of
+its kind before it returns (simpler.late_register). run() returns when every
+task of its run has finished, or raises RuntimeError naming the first failure
+(task, worker, cause). submit() is run() without the wait: it returns a
+RunFuture at once, and several runs may be in flight (simpler.run_future).
 
 Chips are simulated, one forked process each (docs/chip.md): `chip_core_threads`
 kernel threads, `chip_arena_bytes` of device memory for staged copies,
@@ -52,9 +53,10 @@ import itertools
 import math
 import operator
 import os
+import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from simpler import remote
+from simpler import late_register, remote
 from simpler._core import (
     ChildKind,
     DataType,
@@ -220,6 +222,7 @@ class Worker:
         self._buffers: List[Buffer] = []
         self._pid = os.getpid()
         self._runs = RunQueue(self)  # runs asked for and not yet built; submitted runs in flight
+        self._register_lock = threading.Lock()  # a register() after init() takes the next id under it
         # _runs_on of each TaskKind, built once: every run's Orchestrator reads it (the level never changes).
         self._runs_on_by_kind = {k: self._runs_on(k) for k in (TaskKind.NEXT_LEVEL, TaskKind.SUB)}
 
@@ -227,7 +230,7 @@ class Worker:
     @property
     def config(self) -> WorkerConfig:
         """The WorkerConfig this Worker runs with (at init(), the registered
-        callables' names are added to it)."""
+        callables' names are added to it, and by each register() after it)."""
         return self._config
 
     def register(self, fn: Union[ChipCallable, Callable[..., None], str],
@@ -245,15 +248,26 @@ class Worker:
         A string "pkg.module:fn" registers the Python callable at that import
         path, resolved at init() in every process that runs it (a remote
         Worker's callables must be named so, or be module-level functions).
-        Register on the top Worker, before init(): every Worker below it knows
-        what it registered, by the same handles."""
+        Register on the top Worker: every Worker below it knows what it
+        registered, by the same handles. A level-4 or higher Worker takes
+        registrations before init() only. On a running level-3 Worker,
+        register() installs the callable in every chip (a ChipCallable) or
+        every sub-worker (a Python callable: by import path, or pickled, so a
+        module-level function) and returns the handle once each has it;
+        RuntimeError naming each child that could not install it, and why
+        (simpler.late_register). It may run while a run is in flight, from
+        another thread or from the orchestration function."""
         self._check_process("register")
         if self._parent is not None:
             raise RuntimeError(f"Worker.register: this Worker is {self.path}, a child of another Worker; register on "
                                "the top Worker (every Worker below it knows the same callables)")
-        if self._core is not None:
-            raise RuntimeError("Worker.register: register before init() — the children are forked at init() "
-                               "and know only what was registered then")
+        running = self._core is not None
+        if running:
+            self._running()  # refuses on a closed Worker
+            if self.level > 3:
+                raise RuntimeError(f"Worker.register: {self.path} is a level-{self.level} Worker, whose tree was "
+                                   "started at init() with the callables registered before it; register before "
+                                   "init() (a level-3 Worker takes callables after init())")
         if kind is not None:
             check_type("Worker.register.kind", kind, TaskKind)
         if isinstance(fn, ChipCallable):
@@ -261,6 +275,8 @@ class Worker:
                 raise ValueError(f"Worker.register: a ChipCallable ({fn.orchestration!r}) runs on a chip, not on a "
                                  "sub-worker (kind=TaskKind.SUB)")
             check_orchestrations([*self._chip_callables, fn])
+            if running:
+                return late_register.register_chip(self, fn)
             self._chip_callables.append(fn)
             return CallableHandle(len(self._chip_callables) - 1, ChildKind.CHIP, fn.orchestration, self._serial)
         if isinstance(fn, str):
@@ -276,6 +292,8 @@ class Worker:
                                  "orchestration is a ChipCallable")
             self._orchestrations.append(fn)
             return CallableHandle(len(self._orchestrations) - 1, ChildKind.WORKER, _callable_name(fn), self._serial)
+        if running:
+            return late_register.register_sub(self, fn, _callable_name(fn))
         self._sub_callables.append(fn)
         return CallableHandle(len(self._sub_callables) - 1, ChildKind.SUB_WORKER, _callable_name(fn), self._serial)
 
@@ -386,6 +404,7 @@ class Worker:
             raise RuntimeError(f"Worker.init: {e}") from None
         libraries = check_orchestrations(self._chip_callables)
         dispatch = make_dispatcher(self._sub_callables) if self.num_sub_workers else None
+        install = late_register.make_installer(self._sub_callables) if self.num_sub_workers else None
         config = self._config
         config.chip_lane.chip.orchestrations = [c.orchestration for c in self._chip_callables]
         config.chip_lane.chip.libraries = libraries
@@ -399,7 +418,7 @@ class Worker:
         worker_start = (lambda index: start_child(self, index)) if children else None
         relays = (remote.remote_children(self, len(children), self._remote, self._heartbeat_timeout)
                   if self._remote else None)
-        core = EngineWorker(config, None, dispatch, worker_start, relays)
+        core = EngineWorker(config, None, dispatch, worker_start, relays, install)
         core.init()
         self._core = core
         self._watch = ChildWatch(self.path)

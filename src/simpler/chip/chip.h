@@ -8,7 +8,7 @@
 //
 // Owns all three parts; members are built in dependency order (arena and
 // registry before the runtime that borrows them). Register libraries before the
-// first run. run() is noexcept: every failure — bad arguments, arena
+// first run or between runs. run() is noexcept: every failure — bad arguments, arena
 // exhaustion, an unknown orchestration, a kernel error — comes back as a
 // RunResult with a message, and the chip stays usable for the next run. A
 // failed run leaves host outputs as they were.

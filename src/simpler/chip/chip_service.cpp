@@ -1,5 +1,7 @@
 #include "simpler/chip/chip_service.h"
 
+#include <algorithm>
+#include <exception>
 #include <stdexcept>
 
 namespace simpler::chip {
@@ -21,12 +23,43 @@ void ChipServiceConfig::validate() const {
 }
 
 ChipService::ChipService(const ChipServiceConfig& config) : chip_(chip_config(config)), staging_(config.staging) {
-    for (const std::string& path : config.libraries) chip_.registry().load_library(path);
+    for (const std::string& path : config.libraries) {
+        chip_.registry().load_library(path);
+        libraries_.push_back(path);
+    }
     for (const std::string& name : config.orchestrations) {
         OrchestrationFn fn = chip_.registry().orchestration(name);
         if (fn == nullptr) throw std::invalid_argument("no chip orchestration named '" + name + "' is registered");
         orchestrations_.push_back(fn);
+        not_installed_.emplace_back();
     }
+}
+
+void ChipService::install(uint64_t id, const std::string& name, const std::string& library) {
+    if (id != orchestrations_.size())
+        throw std::invalid_argument("chip callable " + std::to_string(id) + " is not the next id (" +
+                                    std::to_string(orchestrations_.size()) + ")");
+    try {
+        if (!library.empty() && std::find(libraries_.begin(), libraries_.end(), library) == libraries_.end()) {
+            chip_.registry().load_library(library);
+            libraries_.push_back(library);
+        }
+        OrchestrationFn fn = chip_.registry().orchestration(name);
+        if (fn == nullptr)
+            throw std::invalid_argument("no chip orchestration named '" + name + "' in " +
+                                        (library.empty() ? std::string("the standard set") : "library " + library));
+        orchestrations_.push_back(fn);
+        not_installed_.emplace_back();
+    } catch (const std::exception& e) {
+        install_failed(id, e.what());
+        throw;
+    }
+}
+
+void ChipService::install_failed(uint64_t id, const std::string& why) {
+    if (id != orchestrations_.size()) return;  // not the next id: nothing to mark
+    orchestrations_.push_back(nullptr);
+    not_installed_.push_back(why.empty() ? std::string("not installed") : why);
 }
 
 StagingMode ChipService::staging_for(const CallConfig& call) const noexcept {
@@ -39,6 +72,9 @@ ChipServiceResult ChipService::run(uint64_t id, const ChipStorageTaskArgs& args,
     if (id >= orchestrations_.size())
         return {false, "no chip callable " + std::to_string(id) + " (this chip has " +
                            std::to_string(orchestrations_.size()) + ")"};
+    if (orchestrations_[id] == nullptr)
+        return {false,
+                "chip callable " + std::to_string(id) + " was not installed on this chip: " + not_installed_[id]};
     RunResult r = chip_.run(orchestrations_[id], args, tags, staging_for(call), call.block_dim, describe);
     return {r.ok, std::move(r.error)};
 }

@@ -2,10 +2,14 @@
 // config, with the given shared libraries loaded and the given chip
 // orchestration names resolved to dense ids once, then run by id.
 //
-// Owns the Chip. Host layer: the constructor throws what Chip / KernelRegistry
-// throw, and std::invalid_argument for an orchestration name nothing
-// registered; run() is noexcept and reports every failure (an id out of range
-// included) as data.
+// A callable registered after the chip started is installed between runs
+// (install(): its library loaded unless it already is, its name resolved to
+// the next id); an install that failed leaves its id naming that failure.
+//
+// Owns the Chip. Host layer: the constructor and install() throw what Chip /
+// KernelRegistry throw, and std::invalid_argument for an orchestration name
+// nothing registered; run() is noexcept and reports every failure (an id out
+// of range or not installed included) as data.
 #pragma once
 
 #include <cstdint>
@@ -60,12 +64,25 @@ public:
     // The staging a run with `call` gets (see run()).
     [[nodiscard]] StagingMode staging_for(const CallConfig& call) const noexcept;
 
+    // Installs chip orchestration `name` as callable `id` (the next id:
+    // orchestration_count()), loading `library` first unless it is loaded
+    // (empty: the standard set). Call it between runs. Throws
+    // std::invalid_argument for another id, an unknown name or a library
+    // whose entries collide with loaded ones, std::runtime_error when the
+    // library cannot be opened; the id is then taken by the failure
+    // (install_failed).
+    void install(uint64_t id, const std::string& name, const std::string& library);
+    // Marks callable `id` (the next id) as not installed, for `why`: a run of it fails saying so.
+    void install_failed(uint64_t id, const std::string& why);
+
     [[nodiscard]] size_t orchestration_count() const noexcept { return orchestrations_.size(); }
     [[nodiscard]] Chip& chip() noexcept { return chip_; }
 
 private:
     Chip chip_;
-    std::vector<OrchestrationFn> orchestrations_;
+    std::vector<OrchestrationFn> orchestrations_;   // by id; nullptr: an install that failed
+    std::vector<std::string> not_installed_;        // by id: why (empty for an installed id)
+    std::vector<std::string> libraries_;            // loaded, in order
     StagingMode staging_;
 };
 

@@ -5,7 +5,7 @@
 // registry lives.
 //
 // Mutation (add_*, load_library) is not synchronized with runs: register
-// everything before the first run. Lookups are const and thread-safe. Host
+// before the first run or between runs. Lookups are const and thread-safe. Host
 // layer: std::invalid_argument for a bad or duplicate name / entry,
 // std::runtime_error when a shared library cannot be opened or has no table.
 #pragma once

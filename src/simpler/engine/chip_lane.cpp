@@ -3,6 +3,7 @@
 #include <exception>
 #include <stdexcept>
 
+#include "simpler/engine/chip_install.h"
 #include "simpler/engine/device_memory.h"
 #include "simpler/task_interface/call_config.h"
 #include "simpler/task_interface/task_args_wire.h"
@@ -80,6 +81,18 @@ void ChipLane::forget(std::span<const CanonicalIdentity> identities) noexcept {
     log_.record("forget", registry_);
 }
 
+std::string ChipLane::install(uint64_t callable, std::span<const std::byte> payload) noexcept {
+    const std::string where = "chip " + std::to_string(index_) + ": ";
+    try {
+        const ChipInstall what = decode_chip_install(payload);
+        chip_.install(callable, what.orchestration, what.library);
+        return {};
+    } catch (const std::exception& e) {
+        chip_.install_failed(callable, e.what());
+        return where + e.what();
+    }
+}
+
 ChildHandlers make_chip_lane_child(uint32_t chip_index, const ChipLaneConfig& config) {
     std::shared_ptr<ChipLane> lane;
     std::string why;
@@ -88,9 +101,14 @@ ChildHandlers make_chip_lane_child(uint32_t chip_index, const ChipLaneConfig& co
     } catch (const std::exception& e) {
         why = std::string("chip ") + std::to_string(chip_index) + " could not start: " + e.what();
     }
-    if (!lane) return [why](const ipc::TaskView&) { return ipc::TaskOutcome{ipc::TaskError::TASK_FAILED, why}; };
-    return ChildHandlers{[lane](const ipc::TaskView& task) { return lane->run(task); },
-                         [lane](std::span<const CanonicalIdentity> ids) { lane->forget(ids); }};
+    if (!lane)
+        return ChildHandlers{[why](const ipc::TaskView&) { return ipc::TaskOutcome{ipc::TaskError::TASK_FAILED, why}; },
+                             {},
+                             [why](uint64_t, std::span<const std::byte>) { return why; }};
+    return ChildHandlers{
+        [lane](const ipc::TaskView& task) { return lane->run(task); },
+        [lane](std::span<const CanonicalIdentity> ids) { lane->forget(ids); },
+        [lane](uint64_t callable, std::span<const std::byte> payload) { return lane->install(callable, payload); }};
 }
 
 ipc::TaskHandler make_chip_lane_handler(uint32_t chip_index, const ChipLaneConfig& config) {

@@ -16,6 +16,11 @@
 // TASK_FAILED, each with the chip's message; the lane keeps serving. When the
 // chip itself cannot be built (a library fails to load in the child), every
 // task fails with that reason rather than the child dying silently.
+//
+// A chip callable registered after the chip started arrives as an install
+// message (child_handlers.h) carrying a ChipInstall (chip_install.h):
+// install() loads its library unless loaded, resolves its name as the next
+// callable id, and returns why it could not (the id then names that failure).
 #pragma once
 
 #include <cstdint>
@@ -52,6 +57,9 @@ public:
     // The owner freed these backings: drops them from this chip's import cache
     // (ImportRegistry::forget), so a late descriptor of them is refused here.
     void forget(std::span<const CanonicalIdentity> identities) noexcept;
+    // Installs callable `callable` from a ChipInstall payload; returns why it
+    // could not, naming this chip (empty: installed).
+    std::string install(uint64_t callable, std::span<const std::byte> payload) noexcept;
 
     [[nodiscard]] chip::ChipService& chip() noexcept { return chip_; }
     [[nodiscard]] const ImportRegistry& registry() const noexcept { return registry_; }
@@ -70,7 +78,7 @@ private:
 };
 
 // What a Worker's chip child serves with (ChildHandlerFactory body): its
-// tasks, and the forgets for its import cache.
+// tasks, the forgets for its import cache, and the installs of late callables.
 ChildHandlers make_chip_lane_child(uint32_t chip_index, const ChipLaneConfig& config);
 // make_chip_lane_child(...).run.
 ipc::TaskHandler make_chip_lane_handler(uint32_t chip_index, const ChipLaneConfig& config);

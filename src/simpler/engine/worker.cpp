@@ -206,7 +206,7 @@ void Worker::init() {
                 g_fault_mailbox = lanes_[i].mailbox.get();
                 install_grant_fault_handler(&report_grant_fault, lanes_[i].ref.name().c_str());
                 ChildHandlers handlers = make_child_handler(lanes_[i].ref);
-                ipc::TaskHandler handler = serve_with_forget(std::move(handlers));
+                ipc::TaskHandler handler = serve_with_control(std::move(handlers));
                 const int status = ipc::serve_tasks(*lanes_[i].mailbox, handler, config_.spin);
                 // What the handler owns goes now, before the child exits: a
                 // next-level Worker's handler closes that Worker (stops its children).
@@ -261,9 +261,10 @@ TaskHandle Worker::submit(TaskKind kind, uint64_t callable, std::span<const Memb
     require_owner_process("Worker.submit");
     if (closed_) throw std::logic_error("Worker.submit: the Worker is closed");
     if (!initialized_) throw std::logic_error("Worker.submit: the Worker is not running (call init())");
-    if (callable == FORGET_CALLABLE)
+    if (callable == FORGET_CALLABLE || callable == INSTALL_CALLABLE)
         throw std::invalid_argument("submit refused: callable id " + std::to_string(callable) +
-                                    " is reserved for the Worker's forget message");
+                                    " is reserved for the Worker's " +
+                                    (callable == FORGET_CALLABLE ? "forget" : "install") + " message");
     for (size_t m = 0; m < members.size(); ++m) {
         if (members[m].args == nullptr) continue;  // refused by the engine with its message
         const size_t need = blob_size(*members[m].args);
@@ -555,7 +556,7 @@ void Worker::relay_loop(size_t lane, RelayLane relay) noexcept {
     ipc::Mailbox& mailbox = *lanes_[lane].mailbox;
     std::string lost;
     {
-        const ipc::TaskHandler handler = serve_with_forget(std::move(relay.handlers));
+        const ipc::TaskHandler handler = serve_with_control(std::move(relay.handlers));
         // Asked after every task, and after every idle spell of RELAY_IDLE_CHECK.
         const std::function<bool()> child_lost = [&] {
             try {
@@ -617,17 +618,19 @@ void Worker::collect_results_locked() {
             }
         } else if (l.control_in_flight) {
             if (std::optional<ipc::TaskResult> r = l.mailbox->poll_result()) {
-                // A forget the child refused changes nothing it holds; a dead child is lost below.
+                // A forget the child refused changes nothing it holds; an install's answer goes to
+                // its ticket; a dead child is lost below.
                 l.control_in_flight = false;
-                if (r->ok() || l.mailbox->usable()) {
-                    if (!l.forgets.empty()) {
-                        publish_forget_locked(i);
-                    } else if (l.held) {
-                        const Dispatch d = *l.held;
-                        l.held.reset();
-                        publish_locked(i, d);
-                    }
+                if (l.install_on_child != 0) {
+                    const uint64_t ticket = std::exchange(l.install_on_child, 0);
+                    std::string why;
+                    if (!r->ok())
+                        why = r->error == ipc::TaskError::TASK_FAILED
+                                  ? r->message
+                                  : std::string(ipc::task_error_name(r->error)) + ": " + r->message;
+                    finish_install_locked(ticket, l.ref, why);
                 }
+                if (r->ok() || l.mailbox->usable()) publish_next_control_locked(i);
             }
         }
         if (!l.lost && !l.mailbox->usable()) lose_lane_locked(i, dead_lane_why_locked(l));
@@ -636,6 +639,7 @@ void Worker::collect_results_locked() {
 
 void Worker::dispatch_locked() {
     deliver_forgets_locked();
+    deliver_installs_locked();
     batch_.clear();
     core_.take(batch_);
     for (const Dispatch& d : batch_) {
@@ -730,6 +734,7 @@ void Worker::lose_lane_locked(size_t lane, const std::string& why) {
     l.lost_why = why.empty() ? "lost" : why;
     if (!l.forgets.empty()) --lanes_forgetting_;
     l.forgets.clear();
+    drop_installs_locked(l);
     l.control_in_flight = false;
     if (l.held) {
         const Dispatch d = *l.held;

@@ -7,10 +7,10 @@
 // Life: construct (nothing runs) -> init() forks every child in a fixed order
 // (chips, then sub-workers, then next-level Workers), then starts the child
 // watcher and the scheduler thread -> submit()/wait() any number of times ->
-// close(). What a child does with a task, and with a forget of a freed buffer,
-// is the job of the handlers its factory makes inside the child
-// (child_handlers.h), so a child owns what it builds there (an import
-// registry, a chip runtime, a next-level Worker).
+// close(). What a child does with a task, with a forget of a freed buffer and
+// with the install of a late callable, is the job of the handlers its factory
+// makes inside the child (child_handlers.h), so a child owns what it builds
+// there (an import registry, a chip runtime, a next-level Worker).
 //
 // Released buffers: from init() to close() the Worker is one of the process's
 // live Workers (live_workers.h). A host buffer released while unfinished tasks
@@ -39,6 +39,13 @@
 // With config.trace, a TraceRecorder (trace.h) records when each task was
 // submitted and each member published and collected, under that same mutex.
 //
+// Late callables: after init(), begin_install() sends a callable registered
+// then (a chip orchestration or a sub-worker callable) to every child of its
+// kind as an install message (child_handlers.h), which each child gets when
+// its lane is free and handles before any later task; wait_install() drives
+// the lanes until every such child has answered and returns the refusals.
+// Their definitions are worker_install.cpp.
+//
 // Relay lanes: a next-level child on another host (a remote L3) has a lane
 // like any other, served by a relay thread of this process instead of a forked
 // child (WorkerConfig::relay_handler); when its child is lost the thread marks
@@ -58,6 +65,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -66,6 +74,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "simpler/engine/child_handlers.h"
@@ -128,6 +137,12 @@ struct WorkerConfig {
     // Whether every option equals other's; the collaborators (handlers and
     // hooks, which have no equality) are not compared.
     [[nodiscard]] bool same_options(const WorkerConfig& other) const;
+};
+
+// A child that refused an install (Worker::wait_install), and why.
+struct InstallRefusal {
+    ChildRef child;
+    std::string why;
 };
 
 // The first failure of a run (Python: RuntimeError).
@@ -230,6 +245,27 @@ public:
     // answered it. The process's frees send it to every live Worker
     // (live_workers.h). Ignored after close() and in a forked copy.
     void forget(std::span<const CanonicalIdentity> identities);
+    // Installs callable `callable`, the next id of `kind`'s table (a chip
+    // orchestration or a sub-worker callable), named `name` in errors from now
+    // on, in every child of `kind` not lost: an install message carrying
+    // `payload`, which an idle child gets at once and a busy one when its task
+    // is back, before any later task. Returns the ticket wait_install() takes.
+    // std::invalid_argument for another id, ChildKind::WORKER (next-level
+    // Workers take no late callables) or a message the mailbox cannot hold;
+    // std::logic_error before init(), after close() and in a forked copy.
+    uint64_t begin_install(ChildKind kind, uint64_t callable, const std::string& name,
+                           std::span<const std::byte> payload);
+    // Drives the lanes until every child the install went to has answered it,
+    // giving up at `until` (nullopt: not yet; the install goes on, wait again).
+    // Returns the children that refused it, with why: a refusal, or a child
+    // that died with the install on it; a child lost before the install reached
+    // it is not listed (it runs nothing any more). std::logic_error for a
+    // ticket not pending, and when close() ends the wait.
+    std::optional<std::vector<InstallRefusal>> wait_install(uint64_t ticket, ipc::Deadline until);
+    // Stops tracking install `ticket` (its waiter gave up, e.g. on Ctrl-C): the
+    // children still install it; their answers are dropped. Nothing for a
+    // ticket not pending.
+    void abandon_install(uint64_t ticket);
     // Marks every unfinished task naming `id` as holding it for a release
     // (backing_retention.h: retains each one); they release it when they finish.
     void hold_users(const CanonicalIdentity& id);
@@ -260,13 +296,23 @@ public:
     void trace_clear();
 
 private:
+    struct QueuedInstall {
+        uint64_t ticket;
+        std::shared_ptr<const std::vector<std::byte>> blob;  // one per install, shared by its lanes
+    };
+    struct InstallState {
+        size_t pending = 0;  // lanes yet to answer
+        std::vector<InstallRefusal> refused;
+    };
     struct Lane {
         ChildRef ref;
         std::unique_ptr<ipc::Mailbox> mailbox;
         ipc::ChildProcess child;
         std::optional<Dispatch> in_flight;
         std::vector<CanonicalIdentity> forgets;  // queued for the child, oldest first
-        bool control_in_flight = false;          // a forget message is on the child
+        std::deque<QueuedInstall> installs;      // queued for the child, oldest first
+        bool control_in_flight = false;          // a forget or install message is on the child
+        uint64_t install_on_child = 0;           // the install ticket on the child (0: none, or a forget)
         std::optional<Dispatch> held;            // taken for this lane while a forget was on it
         bool lost = false;
         std::string lost_why;
@@ -301,6 +347,16 @@ private:
     // Queues the forget inbox on every lane and sends it to the idle ones.
     void deliver_forgets_locked();
     void publish_forget_locked(size_t lane);
+    // After a control message's answer: the lane's next forget, else its next
+    // install, else the task held for it.
+    void publish_next_control_locked(size_t lane);
+    // Sends its next install to each idle lane that has one queued.
+    void deliver_installs_locked();
+    void publish_install_locked(size_t lane);
+    // A lane's answer to install `ticket` (`why` empty: installed).
+    void finish_install_locked(uint64_t ticket, ChildRef child, const std::string& why);
+    // lose_lane_locked's part for installs: queued ones are dropped, one on the child is refused.
+    void drop_installs_locked(Lane& l);
     // Hands the holds of finished tasks back to the process's retention; with
     // `all`, every task's (close(): the unfinished ones never finish).
     void release_holds_locked(bool all = false);
@@ -352,6 +408,9 @@ private:
     std::atomic<bool> forget_posted_{false};    // forget_inbox_ may be non-empty
     std::atomic<uint64_t> lost_count_{0};     // lanes lost (lost_count())
     size_t lanes_forgetting_ = 0;               // lanes with forgets queued (under mu_)
+    std::unordered_map<uint64_t, InstallState> installs_;  // by ticket, until wait_install returns (under mu_)
+    uint64_t next_install_ = 1;                  // the next install ticket (under mu_)
+    size_t lanes_installing_ = 0;                // lanes with installs queued (under mu_)
     bool live_registered_ = false;              // listed in process_live_workers()
     std::unique_ptr<TraceRecorder> trace_;  // set when config_.trace; used under mu_
 };
