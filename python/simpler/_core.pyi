@@ -2,6 +2,7 @@
 
 from collections.abc import Sequence
 import enum
+from typing import overload
 
 
 class DataType(enum.Enum):
@@ -433,6 +434,16 @@ def create_fork_shm(nbytes: int, access: AccessMode = AccessMode.READWRITE, owne
 def create_fork_cow(nbytes: int) -> BackingOwner:
     """A pre-fork private (copy-on-write) backing; grants READ only."""
 
+def adopt_fork_memory(backend: BackendKind, address: int, nbytes: int, access: AccessMode, owner_worker_path_id: int = 0) -> BackingOwner:
+    """
+    An owner over memory this process did not get from the runtime (FORK_SHM: a MAP_SHARED range; FORK_COW: a private range, READ only). Never unmaps it: the caller keeps the memory alive until the free has run. Use Worker.share, which checks what the memory is.
+    """
+
+def adopt_posix_shm(name: str, object_address: int, nbytes: int, access: AccessMode, owner_worker_path_id: int = 0) -> BackingOwner:
+    """
+    An owner naming the user's POSIX shm object `name`, mapped in this process from its byte 0 at object_address. Never unmaps or unlinks it. Use Worker.share, which checks the mapping.
+    """
+
 def check_identity_live(identity: CanonicalIdentity) -> str:
     """
     Empty when this process's owner incarnation holds id live; otherwise why not.
@@ -605,7 +616,7 @@ class ChildRef:
 
 class TaskHandle:
     """
-    What a submit returns: the task's id within its Worker and the run it was submitted in (runs count Worker.run() calls from 0).
+    What a submit returns: the task's id within its Worker and the run it was submitted in (runs count Worker.run() and Worker.submit() calls from 0).
     """
     def __init__(self, id: int, run: int) -> None: ...
     @property
@@ -766,9 +777,27 @@ class EngineWorker:
         """
         Waits (spin, then futex) until every task has finished and returns True; RuntimeError names the first failure. With a timeout (seconds) returns False when tasks are still unfinished then.
         """
+    @overload
     def cancel_run(self, why: str) -> str:
         """
         Ends the run early: tasks not yet dispatched never run; those on a child finish there and the next wait() waits for them. Returns what it did, in words.
+        """
+    @overload
+    def cancel_run(self, run: int, why: str) -> str:
+        """
+        cancel_run(why) for run `run` only: its tasks not yet dispatched never run (nor what needs them).
+        """
+    def end_run(self, collected: bool) -> int:
+        """
+        Ends the run being submitted and returns its number; collected: take_finished_runs() reports it, else wait_run() does.
+        """
+    def wait_run(self, run: int, timeout: float | None = None) -> bool:
+        """
+        Waits until run `run` has finished, forgets it and returns True; RuntimeError names its first failure. With a timeout (seconds) returns False while it has not finished.
+        """
+    def take_finished_runs(self, timeout: float | None = None) -> tuple[list[tuple[int, str]], bool]:
+        """
+        ([(run, error)], closed): the collected runs that finished (error '' for success), each forgotten; waits for one until the timeout. Once closed: every collected run left, and closed True.
         """
     def begin_install(self, kind: ChildKind, callable: int, name: str, payload: bytes) -> int:
         """
@@ -817,6 +846,13 @@ class EngineWorker:
         """Events not stored because the trace_capacity was reached."""
     def trace_clear(self) -> None:
         """Forgets the stored events and the dropped count."""
+    def progress(self) -> dict:
+        """
+        What has been submitted and finished, and per child what it finished and whether a task runs on it now: {'submitted', 'unfinished', 'lost', 'children': [{'name', 'done', 'running', 'lost'}]}.
+        """
+    @property
+    def lost_count(self) -> int:
+        """Children lost since init() (cheap: no lock)."""
     def child_pids(self) -> list[int]: ...
 
 def remote_available() -> bool:
