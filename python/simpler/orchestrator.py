@@ -190,7 +190,7 @@ class Orchestrator:
                     break
             if explained is not error:
                 break
-        logger.info("%s: submit refused: %s", self._worker.path, explained)
+        logger.info("%s: submit refused: %s", self._worker.path, str(explained))  # text, not the traceback
         return explained
 
     def _device_chip(self, t: Tensor, role: str) -> int:

@@ -275,7 +275,7 @@ def _complete(worker: "Worker", future: RunFuture, orch: "Orchestrator", error: 
         future.set_exception(error)
     elif message:
         failure = worker._run_error(message)
-        logger.info("%s: run failed: %s", worker.path, failure)
+        logger.info("%s: run failed: %s", worker.path, str(failure))  # text, not the traceback
         future.set_exception(failure)
     else:
         future.set_result(orch)

@@ -575,14 +575,17 @@ class Worker:
     def _wait(self, core: EngineWorker, run: int) -> None:
         """_wait(core, run), its failure as _run_error says it (and logged,
         INFO); children lost meanwhile are logged (simpler.log)."""
+        failed: Optional[str] = None
         try:
             _wait(core, run)
         except RuntimeError as e:
-            error = self._run_error(str(e))
-            logger.info("%s: run failed: %s", self.path, error)
-            raise error from None
+            failed = str(e)  # raised below, outside this handler: no local holds the exception in a cycle
         finally:
             self._watch.check(core)
+        if failed is not None:
+            message = str(self._run_error(failed))
+            logger.info("%s: run failed: %s", self.path, message)
+            raise RuntimeError(message)
 
     def _run_error(self, message: str) -> RuntimeError:
         """A run's failure; at the top of a tree of Workers led by its path from
