@@ -4,13 +4,15 @@ self-describing buffer handles and strided views instead of raw pointers.
 Everything public in simpler.buffer, simpler.task_interface and simpler.deps is
 re-exported here, with the runtime: Worker, Orchestrator, CallConfig, ChipCallable,
 DeviceBuffer, MappedArgs, and the handles a run speaks of: TaskHandle (what a
-submit returns), ChildRef and ChildKind (which child a task ran on)."""
+submit returns), ChildRef and ChildKind (which child a task ran on); and where
+the installed headers and CMake package are: get_include(), get_cmake_dir()."""
 
 from simpler._core import CallConfig, ChildKind, ChildRef, TaskHandle, TaskKind
 from simpler.buffer import *  # noqa: F403
 from simpler.chip_callable import ChipCallable
 from simpler.deps import *  # noqa: F403
 from simpler.device_buffer import DeviceBuffer
+from simpler.install_paths import get_cmake_dir, get_include
 from simpler.orchestrator import Orchestrator
 from simpler.sub_worker import MappedArgs
 from simpler.task_interface import *  # noqa: F403
@@ -61,6 +63,8 @@ __all__ = [
     "create_buffer",
     "default_registry",
     "element_size",
+    "get_cmake_dir",
+    "get_include",
     "mapped_array",
     "numpy_dtype",
     "overlap",
