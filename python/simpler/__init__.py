@@ -6,13 +6,15 @@ re-exported here, with the runtime: Worker, Orchestrator, CallConfig, ChipCallab
 DeviceBuffer, MappedArgs, AdoptedTensor (what Worker.share returns), RunFuture
 (what Worker.submit returns), the progress display (show_progress, Progress,
 ChildProgress), and the handles a run speaks of: TaskHandle (what a submit
-returns), ChildRef and ChildKind (which child a task ran on)."""
+returns), ChildRef and ChildKind (which child a task ran on); and where the
+installed headers and CMake package are: get_include(), get_cmake_dir()."""
 
 from simpler._core import CallConfig, ChildKind, ChildRef, TaskHandle, TaskKind
 from simpler.buffer import *  # noqa: F403
 from simpler.chip_callable import ChipCallable
 from simpler.deps import *  # noqa: F403
 from simpler.device_buffer import DeviceBuffer
+from simpler.install_paths import get_cmake_dir, get_include
 from simpler.orchestrator import Orchestrator
 from simpler.progress import ChildProgress, Progress, show_progress
 from simpler.run_future import RunFuture
@@ -70,6 +72,8 @@ __all__ = [
     "create_buffer",
     "default_registry",
     "element_size",
+    "get_cmake_dir",
+    "get_include",
     "mapped_array",
     "numpy_dtype",
     "overlap",

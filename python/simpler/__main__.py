@@ -1,5 +1,7 @@
-"""Command line: `python -m simpler demo [--levels 3|4] [--trace FILE]`, `python -m simpler wire` and
-`python -m simpler launch -n K [--isolate] script.py [args]`."""
+"""Command line: `python -m simpler demo [--levels 3|4] [--trace FILE]`, `python -m simpler wire`,
+`python -m simpler launch -n K [--isolate] script.py [args]`, and the installed package's paths:
+`python -m simpler --includes` (the compiler flag for its headers) and `--cmakedir` (the folder of
+its CMake package)."""
 
 import argparse
 import sys
@@ -8,7 +10,11 @@ from typing import Optional, Sequence
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m simpler")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--includes", action="store_true",
+                        help="print -I<dir> for simpler's headers (chip kernels, C++ host programs) and exit")
+    parser.add_argument("--cmakedir", action="store_true",
+                        help="print the folder of simpler's CMake package (find_package(simpler CONFIG)) and exit")
+    sub = parser.add_subparsers(dest="command")
     demo = sub.add_parser("demo", help="a tiled matmul on 2 simulated chips and a reduction on 2 sub-workers, "
                                        "checked against NumPy")
     demo.add_argument("--trace", metavar="FILE", help="write a Chrome-trace timeline of the run (Perfetto)")
@@ -26,6 +32,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="pass ARG to mpirun (repeat; e.g. --mpirun-arg=--hostfile --mpirun-arg=hosts)")
     launch.add_argument("program", nargs=argparse.REMAINDER, help="script.py [args]")
     args = parser.parse_args(argv)
+    if args.includes or args.cmakedir:
+        if args.command is not None:
+            parser.error(f"--includes and --cmakedir take no command (got {args.command!r})")
+        from simpler.install_paths import get_cmake_dir, get_include
+
+        try:
+            if args.includes:
+                print(f"-I{get_include()}")
+            if args.cmakedir:
+                print(get_cmake_dir())
+        except RuntimeError as e:
+            print(f"python -m simpler: {e}", file=sys.stderr)
+            return 1
+        return 0
+    if args.command is None:
+        parser.error("name a command (demo, wire, launch) or ask for --includes / --cmakedir")
     if args.command == "launch":
         from simpler import launch as launcher
 

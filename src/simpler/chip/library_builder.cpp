@@ -1,5 +1,6 @@
 #include "simpler/chip/library_builder.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -18,10 +19,6 @@
 
 #include "simpler/chip/content_hash.h"
 #include "simpler/chip/status.h"
-
-#ifndef SIMPLER_SOURCE_DIR
-#define SIMPLER_SOURCE_DIR ""
-#endif
 
 extern char** environ;
 
@@ -93,6 +90,28 @@ int run_to_log(const std::vector<std::string>& argv, const std::string& log) {
 
 std::atomic<uint64_t> g_build_counter{0};
 
+// The header that proves a folder is the root of the chip ABI headers.
+constexpr const char* ABI_HEADER = "simpler/chip/library_abi.h";
+
+// An object of this translation unit: dladdr names the binary it was loaded from.
+const char g_anchor = 0;
+
+// The include dir a build uses and where it came from (for the refusal).
+struct IncludeDirChoice {
+    std::string dir;
+    std::string origin;
+};
+
+IncludeDirChoice choose_include_dir(const LibraryBuildConfig& config) {
+    if (!config.include_dir.empty()) return {config.include_dir, "LibraryBuildConfig::include_dir"};
+    if (const char* v = std::getenv("SIMPLER_CHIP_INCLUDE_DIR"); v != nullptr && v[0] != '\0')
+        return {v, "$SIMPLER_CHIP_INCLUDE_DIR"};
+    Dl_info info{};
+    const bool named = dladdr(&g_anchor, &info) != 0 && info.dli_fname != nullptr;
+    return {named ? chip_headers_beside(info.dli_fname) : std::string{},
+            "the headers installed beside simpler's binary"};
+}
+
 }  // namespace
 
 std::string default_chip_cache_dir() {
@@ -104,14 +123,30 @@ std::string default_chip_cache_dir() {
     return "/tmp/simpler-cache";
 }
 
-std::string default_chip_include_dir() { return env_or("SIMPLER_CHIP_INCLUDE_DIR", SIMPLER_SOURCE_DIR); }
+std::string chip_headers_beside(const std::string& binary_path) {
+    if (binary_path.empty()) return {};
+    const fs::path include = fs::path(binary_path).parent_path() / "include";
+    std::error_code ec;
+    return fs::is_regular_file(include / ABI_HEADER, ec) ? include.string() : std::string{};
+}
+
+std::string default_chip_include_dir() { return choose_include_dir(LibraryBuildConfig{}).dir; }
 
 LibraryBuild build_library(const std::string& source_path, const LibraryBuildConfig& config) {
     std::string source;
     if (!read_file(source_path, source))
         throw std::invalid_argument("build_library: cannot read source " + source_path);
     const std::string compiler = config.compiler.empty() ? env_or("CXX", "c++") : config.compiler;
-    const std::string include_dir = config.include_dir.empty() ? default_chip_include_dir() : config.include_dir;
+    const IncludeDirChoice choice = choose_include_dir(config);
+    const std::string& include_dir = choice.dir;
+    if (include_dir.empty())
+        throw std::runtime_error(
+            "build_library: no simpler headers to compile " + source_path +
+            " against: set LibraryBuildConfig::include_dir or $SIMPLER_CHIP_INCLUDE_DIR to the folder that holds " +
+            ABI_HEADER + " (CMake: simpler_INCLUDE_DIR; Python: simpler.get_include())");
+    if (std::error_code ec; !fs::is_regular_file(fs::path(include_dir) / ABI_HEADER, ec))
+        throw std::runtime_error("build_library: the include dir " + include_dir + " (from " + choice.origin +
+                                 ") holds no " + ABI_HEADER);
     const fs::path cache =
         fs::path(config.cache_dir.empty() ? default_chip_cache_dir() : config.cache_dir) / "chip-libs";
 

@@ -9,8 +9,9 @@
 // Results appear atomically (compile to a private temporary, then rename), so
 // concurrent builders of one key are safe. Owns nothing after it returns.
 // Host layer: std::invalid_argument for an unreadable source, std::runtime_error
-// when the cache cannot be created or the compiler fails (the message carries
-// the compiler's diagnostics).
+// when no include directory holds the chip ABI headers, the cache cannot be
+// created or the compiler fails (the message carries the compiler's
+// diagnostics).
 #pragma once
 
 #include <string>
@@ -36,7 +37,17 @@ LibraryBuild build_library(const std::string& source_path, const LibraryBuildCon
 // $SIMPLER_CACHE_DIR, else $XDG_CACHE_HOME/simpler, else $HOME/.cache/simpler,
 // else /tmp/simpler-cache; the libraries go in its chip-libs/ subfolder.
 std::string default_chip_cache_dir();
-// $SIMPLER_CHIP_INCLUDE_DIR, else the src/ folder of the tree simpler was built from.
+// The root of the simpler headers a build with an empty include_dir compiles
+// against, the first of:
+//   1. $SIMPLER_CHIP_INCLUDE_DIR, when set and not empty;
+//   2. include/ beside the binary that holds this code, when it holds the chip
+//      ABI headers: an installed package (the Python wheel's
+//      site-packages/simpler/_core*.so finds site-packages/simpler/include);
+//   3. empty: nothing found (build_library then refuses, naming what to set).
+// A program that links the static libraries passes include_dir itself (CMake:
+// simpler_INCLUDE_DIR of find_package(simpler)).
 std::string default_chip_include_dir();
+// `<folder of binary_path>/include` when it holds simpler/chip/library_abi.h, else empty.
+std::string chip_headers_beside(const std::string& binary_path);
 
 }  // namespace simpler::chip

@@ -21,10 +21,22 @@ ImportLog::~ImportLog() {
 void ImportLog::record(const char* event, const ImportRegistry& registry) const noexcept {
     if (fd_ < 0) return;
     try {
-        std::string line = "chip " + std::to_string(chip_index_) + " pid " + std::to_string(getpid()) + " " + event +
-                           " maps " + std::to_string(registry.stats().maps) + " cache";
-        for (const CanonicalIdentity& id : registry.identities()) line += " " + id.to_string();
-        line += "\n";
+        // Appended piece by piece: GCC 12 at -O3 warns falsely (-Wrestrict, GCC bug 105329) on
+        // `"literal" + std::string&&`.
+        std::string line = "chip ";
+        line += std::to_string(chip_index_);
+        line += " pid ";
+        line += std::to_string(getpid());
+        line += ' ';
+        line += event;
+        line += " maps ";
+        line += std::to_string(registry.stats().maps);
+        line += " cache";
+        for (const CanonicalIdentity& id : registry.identities()) {
+            line += ' ';
+            line += id.to_string();
+        }
+        line += '\n';
         (void)!::write(fd_, line.data(), line.size());
     } catch (...) {  // NOLINT(bugprone-empty-catch): a diagnostic that cannot be written is skipped
     }

@@ -1,12 +1,16 @@
 // Kernel libraries: the content hash, building a library from C++ source into
 // a content-keyed cache (a second build is a hit that runs no compiler),
-// loading a prebuilt library with dlopen and running its orchestration, and
-// clear refusals (compiler errors, a file with no table, duplicate names).
+// loading a prebuilt library with dlopen and running its orchestration, where
+// the headers come from (the config, $SIMPLER_CHIP_INCLUDE_DIR, an installed
+// include/ beside the binary), and clear refusals (compiler errors, no or a
+// wrong include dir, a file with no table, duplicate names).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "chip_fixtures.h"
@@ -64,11 +68,39 @@ struct TempDir {
     }
 };
 
+// The source tree's headers (tests/cpp/CMakeLists.txt): a test binary has no
+// installed include/ beside it.
 LibraryBuildConfig config_in(const TempDir& d) {
     LibraryBuildConfig c;
     c.cache_dir = (d.path / "cache").string();
+    c.include_dir = SIMPLER_TEST_INCLUDE_DIR;
     return c;
 }
+
+// Sets (a value) or unsets (nullptr) an environment variable for one scope,
+// restoring what was there.
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value) : name_(name) {
+        if (const char* old = std::getenv(name)) old_ = old;
+        if (value != nullptr)
+            setenv(name, value, 1);
+        else
+            unsetenv(name);
+    }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+    ~ScopedEnv() {
+        if (old_)
+            setenv(name_, old_->c_str(), 1);
+        else
+            unsetenv(name_);
+    }
+
+private:
+    const char* name_;
+    std::optional<std::string> old_;
+};
 
 }  // namespace
 
@@ -135,6 +167,59 @@ TEST(LibraryBuilder, ACompilerErrorCarriesTheDiagnostics) {
         EXPECT_NE(std::string(e.what()).find("undeclared_name"), std::string::npos) << e.what();
     }
     EXPECT_THROW(build_library((d.path / "missing.cpp").string(), config_in(d)), std::invalid_argument);
+}
+
+TEST(LibraryBuilder, TheEnvironmentNamesTheHeadersWhenTheConfigDoesNot) {
+    TempDir d;
+    const fs::path src = d.write("user.cpp", USER_LIBRARY);
+    const LibraryBuild explicit_dir = build_library(src.string(), config_in(d));
+    const ScopedEnv env("SIMPLER_CHIP_INCLUDE_DIR", SIMPLER_TEST_INCLUDE_DIR);
+    EXPECT_EQ(default_chip_include_dir(), SIMPLER_TEST_INCLUDE_DIR);
+    LibraryBuildConfig from_env = config_in(d);
+    from_env.include_dir.clear();
+    const LibraryBuild built = build_library(src.string(), from_env);
+    EXPECT_EQ(built.key, explicit_dir.key);  // the same headers: the same key
+    EXPECT_TRUE(built.cache_hit);
+}
+
+TEST(LibraryBuilder, FindsInstalledHeadersBesideABinaryOnly) {
+    TempDir d;
+    const fs::path binary = d.path / "_core.so";
+    EXPECT_EQ(chip_headers_beside(binary.string()), "");
+    fs::create_directories(d.path / "include" / "simpler" / "chip");
+    EXPECT_EQ(chip_headers_beside(binary.string()), "");  // a folder without the ABI header is not it
+    d.write("include/simpler/chip/library_abi.h", "#pragma once\n");
+    EXPECT_EQ(chip_headers_beside(binary.string()), (d.path / "include").string());
+    EXPECT_EQ(chip_headers_beside(""), "");
+}
+
+TEST(LibraryBuilder, RefusesToBuildWithoutTheHeaders) {
+    TempDir d;
+    const fs::path src = d.write("user.cpp", USER_LIBRARY);
+    // A test binary has no include/ beside it: with nothing set, nothing is found.
+    const ScopedEnv env("SIMPLER_CHIP_INCLUDE_DIR", nullptr);
+    EXPECT_EQ(default_chip_include_dir(), "");
+    LibraryBuildConfig none = config_in(d);
+    none.include_dir.clear();
+    try {
+        build_library(src.string(), none);
+        FAIL() << "expected a refusal";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("SIMPLER_CHIP_INCLUDE_DIR"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("user.cpp"), std::string::npos) << e.what();
+    }
+    LibraryBuildConfig wrong = config_in(d);
+    wrong.include_dir = d.path.string();
+    try {
+        build_library(src.string(), wrong);
+        FAIL() << "expected a refusal";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find(d.path.string() + " (from LibraryBuildConfig::include_dir) holds no "
+                                                               "simpler/chip/library_abi.h"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_FALSE(fs::exists(d.path / "cache"));  // nothing was built or cached
 }
 
 TEST(SharedLibrary, ALibraryWithoutATableIsRefused) {

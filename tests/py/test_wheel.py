@@ -1,0 +1,162 @@
+"""The installable package: `pip wheel .` builds a wheel that, installed into a fresh venv outside
+the tree, is all a user needs. The wheel ships the headers, the static libraries and the CMake
+package; in that venv `ChipCallable.from_source` builds a chip kernel library against the wheel's
+own headers and a Worker's chip runs it; `python -m simpler --includes` / `--cmakedir` print the
+installed folders; and the C++ example (examples/cpp_host) configures with
+`find_package(simpler CONFIG)` (by simpler_DIR and by CMAKE_PREFIX_PATH), builds its kernel
+library against simpler::kernel and its host program against simpler::core, and the program runs a
+Worker with a chip end to end.
+
+The fresh venv has no system site-packages; NumPy (the wheel's one dependency) comes from this
+interpreter's installation through a .pth file naming a folder that holds links to NumPy alone, so
+`simpler` can come only from the wheel (each check asserts where it came from). The wheel is built
+in a temporary build dir, never build/py, with ccache when the machine has it. Select these tests
+with `pytest -m wheel`; they take a few minutes (a whole Release build)."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy
+import pytest
+
+pytestmark = pytest.mark.wheel
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "cpp_host"
+CHECK = Path(__file__).with_name("installed_wheel_check.py")
+BUILD_TIMEOUT = 1200  # seconds: a cold Release build of the whole core on a busy 2-core machine
+
+
+def _tool(name: str) -> str:
+    """A build tool from this interpreter's environment (./dev installs cmake and ninja there), else PATH."""
+    here = Path(sys.executable).parent / name
+    found = str(here) if here.exists() else shutil.which(name)
+    if found is None:
+        pytest.fail(f"{name} is needed to build the wheel and the C++ example")
+    return found
+
+
+def _run(cmd, *, cwd, env, timeout=600):
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+                            stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, (f"{cmd} failed ({result.returncode}):\n"
+                                    f"{result.stdout[-6000:]}\n{result.stderr[-6000:]}")
+    return result
+
+
+def _build_env(work: Path) -> dict:
+    """The environment of every build: the tools on PATH, ccache when present (its base dir makes
+    the per-run build folders hash alike, so a second run hits), nothing that points into the tree."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SIMPLER_", "PYTHON"))}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["SIMPLER_CACHE_DIR"] = str(work / "kernel-cache")
+    if shutil.which("ccache"):
+        env["CMAKE_CXX_COMPILER_LAUNCHER"] = "ccache"
+        env["CCACHE_BASEDIR"] = str(work)
+    return env
+
+
+def _numpy_only_dir(work: Path) -> Path:
+    """A folder holding links to NumPy's package (and its bundled libraries and metadata) only."""
+    site = Path(numpy.__file__).resolve().parent.parent
+    only = work / "numpy-only"
+    only.mkdir()
+    for entry in site.iterdir():
+        if entry.name == "numpy" or entry.name.startswith(("numpy.libs", "numpy-")):
+            (only / entry.name).symlink_to(entry)
+    return only
+
+
+@pytest.fixture(scope="module")
+def installed(request):
+    """Builds the wheel, makes a fresh venv outside the tree and installs the wheel into it.
+    Yields (work dir, wheel path, venv path, venv python, environment); removes it all after."""
+    work = Path(tempfile.mkdtemp(prefix="simpler-wheel-test-")).resolve()
+    assert ROOT not in work.parents
+    try:
+        env = _build_env(work)
+        dist = work / "dist"
+        _run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-w", str(dist),
+              f"-Cbuild-dir={work / 'build'}", "-Cbuild.verbose=false"],
+             cwd=work, env=env, timeout=BUILD_TIMEOUT)
+        (wheel,) = dist.glob("simpler-*.whl")
+        venv = work / "venv"
+        _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=work, env=env)
+        py = venv / "bin" / "python"
+        purelib = _run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                       cwd=work, env=env).stdout.strip()
+        Path(purelib, "numpy_only.pth").write_text(f"{_numpy_only_dir(work)}\n")
+        _run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index", str(wheel)],
+             cwd=work, env=env)
+        yield work, wheel, venv, py, env
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_the_wheel_ships_headers_static_libraries_and_the_cmake_package(installed):
+    _work, wheel, _venv, _py, _env = installed
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        for header in ("chip/library_abi.h", "chip/kernel_api.h", "chip/orchestration_api.h",
+                       "task_interface/tensor.h", "engine/worker.h", "backing/fork_owner.h"):
+            assert f"simpler/include/simpler/{header}" in names, header
+        for module in ("task_interface", "ipc", "view", "backing", "chip", "deps", "engine", "remote"):
+            archive = f"simpler/lib/libsimpler_{module}.a"
+            assert archive in names, archive
+            # Plain machine code: no compiler's LTO bytecode, so any compiler links it.
+            assert b".gnu.lto_" not in z.read(archive), archive
+        for f in ("simplerConfig.cmake", "simplerConfigVersion.cmake", "simplerTargets.cmake"):
+            assert f"simpler/lib/cmake/simpler/{f}" in names, f
+        (core,) = [n for n in names if n.startswith("simpler/_core.") and n.endswith(".so")]
+        # The extension finds its headers beside itself, never in the tree it was built from.
+        assert str(ROOT).encode() not in z.read(core)
+        assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "simpler/tests"))]
+
+
+def test_from_source_builds_a_kernel_against_the_wheels_headers_and_a_chip_runs_it(installed):
+    work, _wheel, venv, py, env = installed
+    app = work / "app"
+    app.mkdir(exist_ok=True)
+    kernels = shutil.copy(EXAMPLE / "kernels.cpp", app / "kernels.cpp")
+    result = _run([str(py), str(CHECK), str(kernels), str(venv)], cwd=app, env=env, timeout=300)
+    assert result.stdout.strip().endswith("installed wheel: ok"), result.stdout
+    # The library went to this run's cache, built from the wheel's headers.
+    assert list((work / "kernel-cache" / "chip-libs").glob("*.so"))
+
+
+def test_the_command_line_prints_the_installed_include_and_cmake_dirs(installed):
+    work, _wheel, venv, py, env = installed
+    includes = _run([str(py), "-m", "simpler", "--includes"], cwd=work, env=env).stdout.strip()
+    assert includes.startswith("-I"), includes
+    include = Path(includes[2:])
+    assert venv in include.parents and (include / "simpler" / "chip" / "library_abi.h").is_file()
+    cmakedir = Path(_run([str(py), "-m", "simpler", "--cmakedir"], cwd=work, env=env).stdout.strip())
+    assert venv in cmakedir.parents and (cmakedir / "simplerConfig.cmake").is_file()
+    both = _run([str(py), "-m", "simpler", "--includes", "--cmakedir"], cwd=work, env=env).stdout.split()
+    assert both == [includes, str(cmakedir)]
+
+
+def test_a_cpp_host_program_builds_with_find_package_and_runs_a_worker_with_a_chip(installed):
+    work, _wheel, venv, py, env = installed
+    cmakedir = _run([str(py), "-m", "simpler", "--cmakedir"], cwd=work, env=env).stdout.strip()
+    project = work / "cpp_host"
+    shutil.copytree(EXAMPLE, project)
+    cmake = _tool("cmake")
+    generator = ["-G", "Ninja"] if shutil.which("ninja", path=env["PATH"]) else []
+    _run([cmake, "-S", str(project), "-B", str(project / "build"), *generator, "-DCMAKE_BUILD_TYPE=Release",
+          f"-Dsimpler_DIR={cmakedir}"], cwd=work, env=env)
+    _run([cmake, "--build", str(project / "build")], cwd=work, env=env, timeout=BUILD_TIMEOUT)
+    result = _run([str(project / "build" / "cpp_host")], cwd=work, env=env, timeout=120)
+    assert result.stdout.startswith("cpp_host: ok, task"), result.stdout + result.stderr
+    # find_package also finds it on CMAKE_PREFIX_PATH, and the targets point into the venv.
+    configured = _run([cmake, "-S", str(project), "-B", str(project / "build-prefix-path"), *generator,
+                       f"-DCMAKE_PREFIX_PATH={cmakedir}"], cwd=work, env=env)
+    assert "Configuring done" in configured.stdout, configured.stdout
+    cache = (project / "build-prefix-path" / "CMakeCache.txt").read_text()
+    assert f"simpler_DIR:PATH={cmakedir}" in cache, cache
+    assert str(venv) in cmakedir
