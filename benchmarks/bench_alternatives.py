@@ -606,6 +606,13 @@ def main(argv: Optional[list[str]] = None) -> int:
             skipped.append(line)
             print(f"  {line}", file=sys.stderr, flush=True)
             continue
+        except Exception as e:  # an alternative that imports but cannot start here: say why, go on
+            if key in ("simpler", "chip"):
+                raise
+            line = f"{s.name}: skipped, could not start ({type(e).__name__}: {e})"
+            skipped.append(line)
+            print(f"  {line}", file=sys.stderr, flush=True)
+            continue
         try:
             rows.append((s.name, measure(s, sizes, rounds, src, workloads)))
         finally:
