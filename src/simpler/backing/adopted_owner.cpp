@@ -23,8 +23,8 @@ std::unique_ptr<AdoptedOwner> AdoptedOwner::adopt_fork(BackendKind kind, uint8_t
     const CanonicalIdentity id = minter->mint();
     BufferDescriptor desc;
     try {
-        desc = make_address_descriptor(id, kind, access, nbytes, reinterpret_cast<uint64_t>(base),
-                                       owner_worker_path_id);
+        desc =
+            make_address_descriptor(id, kind, access, nbytes, reinterpret_cast<uint64_t>(base), owner_worker_path_id);
         ForkRegion region{reinterpret_cast<uint64_t>(base), nbytes, kind};
         region.owns_pages = false;
         regions->add(id, region);
@@ -36,17 +36,17 @@ std::unique_ptr<AdoptedOwner> AdoptedOwner::adopt_fork(BackendKind kind, uint8_t
 }
 
 std::unique_ptr<AdoptedOwner> AdoptedOwner::adopt_posix_shm(const std::string& name, uint8_t* object_base,
-                                                            uint64_t nbytes, AccessMode access,
-                                                            IdentityMinter* minter, uint32_t owner_worker_path_id) {
+                                                            uint64_t nbytes, AccessMode access, IdentityMinter* minter,
+                                                            uint32_t owner_worker_path_id) {
     if (object_base == nullptr) throw std::invalid_argument("AdoptedOwner(POSIX_SHM): the address is null");
     if (minter == nullptr) minter = &process_identity_minter();
     const CanonicalIdentity id = minter->mint();
     BufferDescriptor desc;
     try {
         // make_buffer_descriptor validates: nbytes > 0, the name a valid body.
-        desc = make_buffer_descriptor(id, BackendKind::POSIX_SHM, AddressSpace::HOST, access, nbytes,
-                                      {reinterpret_cast<const uint8_t*>(name.data()), name.size()},
-                                      owner_worker_path_id);
+        desc =
+            make_buffer_descriptor(id, BackendKind::POSIX_SHM, AddressSpace::HOST, access, nbytes,
+                                   {reinterpret_cast<const uint8_t*>(name.data()), name.size()}, owner_worker_path_id);
     } catch (...) {
         minter->release(id);
         throw;

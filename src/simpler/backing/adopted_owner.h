@@ -37,15 +37,14 @@ class ForkRegionTable;
 class AdoptedOwner final : public BackingOwner {
 public:
     // kind is FORK_SHM or FORK_COW; [base, base + nbytes) are the bytes.
-    static std::unique_ptr<AdoptedOwner> adopt_fork(BackendKind kind, uint8_t* base, uint64_t nbytes,
-                                                    AccessMode access, IdentityMinter* minter = nullptr,
+    static std::unique_ptr<AdoptedOwner> adopt_fork(BackendKind kind, uint8_t* base, uint64_t nbytes, AccessMode access,
+                                                    IdentityMinter* minter = nullptr,
                                                     ForkRegionTable* regions = nullptr,
                                                     uint32_t owner_worker_path_id = 0);
     // The object `name` (no leading '/') is mapped at object_base in this
     // process over at least nbytes; the descriptor names it with nbytes.
-    static std::unique_ptr<AdoptedOwner> adopt_posix_shm(const std::string& name, uint8_t* object_base,
-                                                         uint64_t nbytes, AccessMode access,
-                                                         IdentityMinter* minter = nullptr,
+    static std::unique_ptr<AdoptedOwner> adopt_posix_shm(const std::string& name, uint8_t* object_base, uint64_t nbytes,
+                                                         AccessMode access, IdentityMinter* minter = nullptr,
                                                          uint32_t owner_worker_path_id = 0);
     ~AdoptedOwner() override;
 

@@ -289,16 +289,15 @@ TaskHandle Worker::submit(TaskKind kind, uint64_t callable, std::span<const Memb
     return id;
 }
 
-bool Worker::wait_until(ipc::Deadline until) {
-    if (!initialized_) throw std::logic_error("Worker.wait: the Worker was never initialized");
-    require_owner_process("Worker.wait");
+template <class Settle>
+bool Worker::drive_lanes_until(ipc::Deadline until, Settle&& settle) {
     // The waiting thread drives the lanes itself (collects results, dispatches
     // what they release) while the scheduler thread stands down: a finished
     // task reaches the waiter in one hand-off instead of two.
     driving_.fetch_add(1, std::memory_order_acq_rel);
-    // On return the scheduler thread is not woken: when wait() returns nothing
-    // is in flight, and a parked scheduler looks again within its park time
-    // (a round trip per wait() would otherwise pay for waking it).
+    // On return the scheduler thread is not woken: when a wait returns nothing
+    // it waited for is in flight, and a parked scheduler looks again within its
+    // park time (a round trip per wait would otherwise pay for waking it).
     struct StandUp {
         Worker& w;
         ~StandUp() { w.driving_.fetch_sub(1, std::memory_order_acq_rel); }
@@ -312,30 +311,34 @@ bool Worker::wait_until(ipc::Deadline until) {
         ipc::Deadline deadline = ipc::NO_DEADLINE;
         {
             std::lock_guard lock(mu_);
-            if (stopping_) {
-                // close() ran (from another thread, or before this wait): the
-                // children are going away, so what has not finished never will.
-                if (core_.unfinished() > 0) {
-                    std::string message = describe_closed_run_locked();
-                    (void)core_.end_run();
-                    core_.clear_failure();
-                    throw RunError(message);
-                }
-            } else {
-                deadline = progress_locked();
-            }
-            if (core_.unfinished() == 0) {
-                (void)core_.end_run();
-                const std::optional<RunFailure>& f = core_.first_failure();
-                std::string message = f ? describe_failure_locked(*f, core_.poisoned_count()) : std::string();
-                core_.clear_failure();  // also forgets the runs, every one finished
-                if (!message.empty()) throw RunError(message);
-                return true;
-            }
+            if (!stopping_) deadline = progress_locked();
+            if (settle()) return true;
         }
         if (ipc::Clock::now() >= until) return false;
         (void)bell_.wait_past(seen, waiter, std::min(deadline, until));
     }
+}
+
+bool Worker::wait_until(ipc::Deadline until) {
+    if (!initialized_) throw std::logic_error("Worker.wait: the Worker was never initialized");
+    require_owner_process("Worker.wait");
+    return drive_lanes_until(until, [this] {
+        if (stopping_ && core_.unfinished() > 0) {
+            // close() ran (from another thread, or before this wait): the
+            // children are going away, so what has not finished never will.
+            std::string message = describe_closed_run_locked();
+            (void)core_.end_run();
+            core_.clear_failure();
+            throw RunError(message);
+        }
+        if (core_.unfinished() > 0) return false;
+        (void)core_.end_run();
+        const std::optional<RunFailure>& f = core_.first_failure();
+        std::string message = f ? describe_failure_locked(*f, core_.poisoned_count()) : std::string();
+        core_.clear_failure();  // also forgets the runs, every one finished
+        if (!message.empty()) throw RunError(message);
+        return true;
+    });
 }
 
 std::string Worker::cancel_run(const std::string& why) {
@@ -459,37 +462,18 @@ bool Worker::wait_run(uint64_t run, ipc::Deadline until) {
                                    (state == nullptr ? " is not in flight (never ended, or already reported)"
                                                      : " has not ended (end_run)"));
     }
-    driving_.fetch_add(1, std::memory_order_acq_rel);
-    struct StandUp {
-        Worker& w;
-        ~StandUp() { w.driving_.fetch_sub(1, std::memory_order_acq_rel); }
-    } stand_up{*this};
-    // The Worker's adaptive waiter when no other wait holds it, else a fresh one.
-    std::unique_lock owned(wait_waiter_mu_, std::try_to_lock);
-    std::optional<ipc::SpinWaiter> spare;
-    ipc::SpinWaiter& waiter = owned.owns_lock() ? wait_waiter_ : spare.emplace(config_.spin);
-    for (;;) {
-        const uint32_t seen = bell_.sequence();
-        ipc::Deadline deadline = ipc::NO_DEADLINE;
-        {
-            std::lock_guard lock(mu_);
-            if (!stopping_) {
-                deadline = progress_locked();
-            } else if (!core_.run_finished(run)) {
-                std::string message = describe_closed_run_locked(run);
-                core_.forget_run(run);
-                throw RunError(message);
-            }
-            if (core_.run_finished(run)) {
-                std::string message = run_outcome_locked(run);
-                core_.forget_run(run);
-                if (!message.empty()) throw RunError(message);
-                return true;
-            }
+    return drive_lanes_until(until, [this, run] {
+        if (stopping_ && !core_.run_finished(run)) {
+            std::string message = describe_closed_run_locked(run);
+            core_.forget_run(run);
+            throw RunError(message);
         }
-        if (ipc::Clock::now() >= until) return false;
-        (void)bell_.wait_past(seen, waiter, std::min(deadline, until));
-    }
+        if (!core_.run_finished(run)) return false;
+        std::string message = run_outcome_locked(run);
+        core_.forget_run(run);
+        if (!message.empty()) throw RunError(message);
+        return true;
+    });
 }
 
 std::string Worker::cancel_run(uint64_t run, const std::string& why) {

@@ -335,6 +335,11 @@ private:
     // std::logic_error naming `what` in a process forked from the owner (see in_owner_process()).
     void require_owner_process(const char* what) const;
     void scheduler_loop() noexcept;
+    // A waiting thread drives the lanes until `settle()` — asked under the
+    // engine mutex after each round of progress (none once close() ran) —
+    // returns true or throws; false once `until` passes first.
+    template <class Settle>
+    bool drive_lanes_until(ipc::Deadline until, Settle&& settle);
     // A relay lane's thread: serves the lane with the relay's handlers until
     // close(), or until the relay says its child is lost (then loses the lane).
     void relay_loop(size_t lane, RelayLane relay) noexcept;

@@ -24,8 +24,8 @@ constexpr uint64_t PAGE = 4096;
 
 // Anonymous pages of this test's own: `pages` of them, MAP_SHARED or private.
 uint8_t* map_pages(size_t pages, bool shared) {
-    void* p = mmap(nullptr, pages * PAGE, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | (shared ? MAP_SHARED : MAP_PRIVATE),
-                   -1, 0);
+    void* p =
+        mmap(nullptr, pages * PAGE, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | (shared ? MAP_SHARED : MAP_PRIVATE), -1, 0);
     return p == MAP_FAILED ? nullptr : static_cast<uint8_t*>(p);
 }
 
