@@ -168,6 +168,21 @@ public:
     TaskHandle submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
                       const TaskConfig& config);
 
+    // N one-member tasks (tasks[i] alone is task i), each checked, inferred and
+    // recorded exactly as tasks.size() submit() calls in order would be (edges
+    // among the batch's own tasks too), under one lock, with progress made
+    // every few hundred tasks and at the end. The checks that do not depend on
+    // the graph (reserved callable, blob capacity) run for every task before
+    // any is recorded; the engine's own checks run task by task, so a refusal
+    // at task i leaves tasks 0..i-1 recorded: `out` holds their handles and
+    // the returned BatchRefusal says which task and why (none: all recorded).
+    struct BatchRefusal {
+        size_t index = 0;
+        std::string why;
+    };
+    std::optional<BatchRefusal> submit_many(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> tasks,
+                                            const TaskConfig& config, std::vector<TaskHandle>& out);
+
     // Waits (spin, then futex) until every submitted task has finished or been poisoned; throws
     // RunError for the first failure since the last wait() (and clears it). Returning or
     // throwing ends the run: later submits carry the next run number (TaskHandle::run).
