@@ -109,7 +109,7 @@ class Orchestrator:
                 or callable.worker_serial != self._serial or self._core.closed or self._ended):
             self._check_open("submit")
             self._worker._check_callable(callable, kind)
-        config = _config_bytes(cfg)
+        config = _DEFAULT_CONFIG if cfg is None else _config_bytes(cfg)
         if self._scope is not None:
             self._scope.check(args, f"{self._worker.path}: submit")
         try:
