@@ -112,9 +112,10 @@ TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const 
                               const TaskConfig& config) {
     const TaskId task = next_task_;
     if (members.empty()) throw std::invalid_argument("submit of task " + std::to_string(task) + " refused: no members");
-    std::vector<TaskMember> tracked;
-    std::vector<MemberTarget> targets;
-    tracked.reserve(members.size());
+    std::vector<TaskMember>& tracked = submit_tracked_;
+    std::vector<MemberTarget>& targets = submit_targets_;
+    tracked.clear();
+    targets.clear();
     for (uint32_t m = 0; m < members.size(); ++m) {
         if (members[m].args == nullptr)
             throw std::invalid_argument("submit: member " + std::to_string(m) + " has no TaskArgs");

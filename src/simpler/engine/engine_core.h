@@ -246,6 +246,9 @@ private:
     std::unordered_map<TaskId, std::shared_ptr<const RunFailure>> failed_roots_;
     bool run_progress_ = false;
     std::vector<TaskId> scratch_;
+    // submit()'s per-call lists, kept so that a submit allocates none of them.
+    std::vector<TaskMember> submit_tracked_;
+    std::vector<MemberTarget> submit_targets_;
     std::set<TaskId> live_;                // submitted and not finished, in id order
     std::deque<PendingRelease> releases_;  // in request order, so `before` never decreases
     std::vector<EdgeExplanation> edge_log_;
