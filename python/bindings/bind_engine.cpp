@@ -473,8 +473,8 @@ void bind_engine(nb::module_& m) {
             nb::sig("def submit_many(self, kind: TaskKind, callable: int, args: TaskArgsBatch | list[TaskArgs], "
                     "workers: int | list[int] | None, config: bytes) -> tuple[list[TaskHandle], int, str]"),
             "N one-member tasks in one call (Worker::submit_many): workers None (sub tasks), one index for all, "
-            "or a list (one per task). Returns (handles of the tasks recorded, index of the refused task or -1, "
-            "the engine's reason); a refusal leaves the tasks before it recorded. The GIL is held: the TaskArgs "
+            "or a list (one per task). Returns (the handles, -1, '') or, when a task is refused, ([], its index, "
+            "the engine's reason): every task is checked before any is recorded. The GIL is held: the TaskArgs "
             "are Python objects another thread could change.")
         .def(
             "wait",

@@ -167,8 +167,8 @@ class Orchestrator:
         self.submitted.extend(tasks)
         if refused >= 0:
             error = self._explain(ValueError(why), [batch[refused]])
-            raise ValueError(f"{what}: task {refused} of the batch refused ({len(tasks)} submitted before it, "
-                             f"{len(batch) - refused} not): {error}")
+            raise ValueError(f"{what}: task {refused} of the batch refused (none of its {len(batch)} tasks was "
+                             f"submitted): {error}")
         return tasks
 
     def submit_many(self, callable: CallableHandle, args_list: "TaskArgsBatch | Sequence[TaskArgs]",
@@ -178,9 +178,10 @@ class Orchestrator:
         args_list[i] (a TaskArgsBatch, e.g. TaskArgsBatch.tiled, or a sequence of
         TaskArgs) on `workers` (one index for all, default 0, or one per task).
         Each is checked and inferred exactly as N submit_next_level calls in order
-        (edges among the batch's own tasks too); returns their handles. A refusal
-        raises ValueError naming the task's index: the tasks before it stay
-        submitted (in `submitted`), it and those after are not."""
+        (edges among the batch's own tasks too); returns their handles. All or
+        none: every task is checked before any is recorded, and a refusal raises
+        ValueError naming the task's index and the engine's reason, with none of
+        the batch submitted."""
         if workers is None:
             workers = 0
         elif not isinstance(workers, int) or isinstance(workers, bool):

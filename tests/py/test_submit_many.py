@@ -2,7 +2,7 @@
 gives the same edges as the same tasks submitted one at a time; the bytes are
 right end to end on chips and on sub-workers; tiles are the views they should
 be (ragged edges, broadcast operands); a refusal names the task's index and
-leaves the tasks before it submitted; a batch works inside Worker.submit runs."""
+submits none of the batch; a batch works inside Worker.submit runs."""
 
 import os
 import time
@@ -156,7 +156,7 @@ def test_right_bytes_on_chips_with_workers_for_all_or_each(workers, closing):
     np.testing.assert_array_equal(view_array(c.tensor((rows, cols), F32)), expect)
 
 
-def test_a_refusal_names_the_index_and_leaves_the_tasks_before_it_submitted(closing):
+def test_a_refusal_names_the_index_and_submits_none_of_the_batch(closing):
     w = Worker(level=3, num_chips=1, num_sub_workers=1)
     closing(w)
     h = w.register(noop)
@@ -167,8 +167,8 @@ def test_a_refusal_names_the_index_and_leaves_the_tasks_before_it_submitted(clos
     seen = {}
 
     def orch(o, _a, _c):
-        with pytest.raises(ValueError, match=r"submit_many: task 2 of the batch refused \(2 submitted before it, "
-                                             r"2 not\): .*worker=5"):
+        with pytest.raises(ValueError, match=r"submit_many: task 2 of the batch refused \(none of its 4 tasks was "
+                                             r"submitted\): submit of task 3 refused: .*worker=5"):
             o.submit_many(vadd, [good, good, good, good], workers=[0, 0, 5, 0])
         seen["after_worker"] = len(o.submitted)
         with pytest.raises(TypeError, match=r"args_list\[1\]"):
@@ -178,9 +178,15 @@ def test_a_refusal_names_the_index_and_leaves_the_tasks_before_it_submitted(clos
         with pytest.raises(ValueError, match="worker=-1"):
             o.submit_many(vadd, [good], workers=-1)
         seen["end"] = len(o.submitted)
+        overlap = args((a.tensor((4,), F32), OUT), (a.tensor((2,), F32, byte_offset=4), INOUT),
+                       (c.tensor((4,), F32), OUT))
+        with pytest.raises(ValueError, match=r"task 1 of the batch refused .*task 2 refused"):
+            o.submit_many(vadd, [good, overlap])
+        seen["overlap"] = len(o.submitted)
+        seen["next"] = o.submit_many(vadd, [good])[0].id
 
     w.run(orch)
-    assert seen == {"after_worker": 2, "end": 2}
+    assert seen == {"after_worker": 0, "end": 0, "overlap": 0, "next": 1}
 
 
 def test_an_empty_batch_submits_nothing_and_a_batch_works_inside_submit_runs(closing):

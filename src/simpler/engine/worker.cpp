@@ -295,6 +295,7 @@ std::optional<Worker::BatchRefusal> Worker::submit_many(TaskKind kind, uint64_t 
     require_owner_process("Worker.submit_many");
     if (closed_) throw std::logic_error("Worker.submit_many: the Worker is closed");
     if (!initialized_) throw std::logic_error("Worker.submit_many: the Worker is not running (call init())");
+    if (tasks.empty()) return std::nullopt;
     if (callable == FORGET_CALLABLE || callable == INSTALL_CALLABLE)
         return BatchRefusal{0, "submit refused: callable id " + std::to_string(callable) +
                                    " is reserved for the Worker's " +
@@ -306,28 +307,29 @@ std::optional<Worker::BatchRefusal> Worker::submit_many(TaskKind kind, uint64_t 
             return BatchRefusal{i, "submit refused: member 0's argument blob needs " + std::to_string(need) +
                                        " bytes, the mailbox holds " + std::to_string(config_.blob_capacity)};
     }
-    // Progress (collecting results, dispatching ready tasks) this often while
-    // the batch is recorded, so the children are not idle through a long one.
-    constexpr size_t PROGRESS_EVERY = 512;
     out.reserve(out.size() + tasks.size());
-    std::optional<BatchRefusal> refused;
     {
         std::lock_guard lock(mu_);
         if (stopping_) throw std::logic_error("Worker.submit_many: the Worker is closed");
+        // Every task checked first (as the id it will get), then every one recorded:
+        // nothing between the two loses a child or releases a buffer (no progress
+        // runs, and the lock is held), so a batch is recorded whole or not at all.
+        const TaskId first = core_.next_task_id();
         for (size_t i = 0; i < tasks.size(); ++i) {
             try {
-                out.push_back(core_.submit(kind, callable, {&tasks[i], 1}, config));
+                core_.check_submit(first + i, kind, {&tasks[i], 1});
             } catch (const std::invalid_argument& e) {
-                refused = BatchRefusal{i, e.what()};
-                break;
+                return BatchRefusal{i, e.what()};
             }
+        }
+        for (size_t i = 0; i < tasks.size(); ++i) {
+            out.push_back(core_.submit(kind, callable, {&tasks[i], 1}, config, /*checked=*/true));
             if (trace_) trace_->submitted(out.back(), kind, callable, 1);
-            if ((i + 1) % PROGRESS_EVERY == 0) (void)progress_locked();
         }
         (void)progress_locked();
     }
     if (config_.task_timeout.count() > 0) bell_.ring();
-    return refused;
+    return std::nullopt;
 }
 
 template <class Settle>

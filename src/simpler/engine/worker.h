@@ -170,12 +170,12 @@ public:
 
     // N one-member tasks (tasks[i] alone is task i), each checked, inferred and
     // recorded exactly as tasks.size() submit() calls in order would be (edges
-    // among the batch's own tasks too), under one lock, with progress made
-    // every few hundred tasks and at the end. The checks that do not depend on
-    // the graph (reserved callable, blob capacity) run for every task before
-    // any is recorded; the engine's own checks run task by task, so a refusal
-    // at task i leaves tasks 0..i-1 recorded: `out` holds their handles and
-    // the returned BatchRefusal says which task and why (none: all recorded).
+    // among the batch's own tasks too), all or none: every task is checked
+    // first (submit's checks depend on the task, the children and the buffers,
+    // not on the tasks before it), then every one is recorded, under one lock
+    // and with no progress in between (a batch's children start once it is
+    // recorded). A refusal returns which task and why, with nothing recorded;
+    // otherwise `out` gets every handle.
     struct BatchRefusal {
         size_t index = 0;
         std::string why;

@@ -362,7 +362,7 @@ TEST_F(WorkerTest, EachRunReportsItsOwnFailureAndAPoisonedTaskNamesTheOtherRunsC
     w.close();
 }
 
-TEST_F(WorkerTest, SubmitManyRecordsEachTaskAsOneSubmitAndStopsAtTheFirstRefusalNamingIt) {
+TEST_F(WorkerTest, SubmitManyRecordsEachTaskAsOneSubmitOrNoneWhenOneIsRefused) {
     WorkerConfig c = config(2);
     c.record_edges = true;
     Worker w(std::move(c));
@@ -382,15 +382,30 @@ TEST_F(WorkerTest, SubmitManyRecordsEachTaskAsOneSubmitAndStopsAtTheFirstRefusal
     EXPECT_EQ(edges[0].predecessor, out[0].id);
     EXPECT_EQ(edges[0].successor, out[1].id);
 
-    // Task 1 of this batch names chip 7: task 0 stays recorded, 1 and 2 are not.
+    // Task 1 of this batch names chip 7: none of the batch is recorded.
     const MemberSubmit bad[] = {{&t2, 1u}, {&t0, 7u}, {&t1, 0u}};
     out.clear();
     const std::optional<Worker::BatchRefusal> refused = w.submit_many(TaskKind::NEXT_LEVEL, 1, bad, TaskConfig{}, out);
     ASSERT_TRUE(refused.has_value());
     EXPECT_EQ(refused->index, 1u);
+    EXPECT_NE(refused->why.find("submit of task 5 refused"), std::string::npos) << refused->why;
     EXPECT_NE(refused->why.find("worker=7"), std::string::npos) << refused->why;
+    EXPECT_TRUE(out.empty());
+    EXPECT_EQ(w.progress().submitted, 3u);
+    // A batch refused for an overlapping write within its last task: none recorded either.
+    const TaskArgs overlap =
+        task({{cols(b, 0), TensorArgType::OUTPUT_EXISTING}, {cols(b, 2), TensorArgType::INOUT}}, SLEEP, 0, 3);
+    const MemberSubmit last[] = {{&t2, 1u}, {&overlap, 0u}};
+    const std::optional<Worker::BatchRefusal> again = w.submit_many(TaskKind::NEXT_LEVEL, 1, last, TaskConfig{}, out);
+    ASSERT_TRUE(again.has_value());
+    EXPECT_EQ(again->index, 1u);
+    EXPECT_TRUE(out.empty());
+    EXPECT_EQ(w.progress().submitted, 3u);
+    const TaskArgs after = task({{cols(b, 12), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 0, 4);
+    const MemberSubmit next[] = {{&after, 0u}};
+    EXPECT_FALSE(w.submit_many(TaskKind::NEXT_LEVEL, 1, next, TaskConfig{}, out).has_value());
     ASSERT_EQ(out.size(), 1u);
-    EXPECT_EQ(w.progress().submitted, 4u);
+    EXPECT_EQ(out[0].id, 4u);  // the refused batches used no ids
     w.wait();
     w.close();
 }
