@@ -15,6 +15,7 @@ from simpler import (
     DataType,
     MappedArgs,
     TaskArgsBatch,
+    Tensor,
     TensorArgType,
     Worker,
     view_array,
@@ -203,3 +204,29 @@ def test_an_empty_batch_submits_nothing_and_a_batch_works_inside_submit_runs(clo
     for f in futures:
         f.result(timeout=60)
     np.testing.assert_array_equal(view_array(y.tensor((n,), F32)), np.full(n, 8, np.float32))
+
+
+def test_a_nested_run_submits_a_tiled_batch_within_what_its_parent_forwarded(closing):
+    w4 = Worker(level=4)
+    for _ in range(2):
+        w4.add_worker(Worker(level=3, num_chips=1))
+    closing(w4)
+    vadd = w4.register(ChipCallable("std.vector_add"))
+
+    def tiled_add(o, a, _cfg):
+        ops = [(a[0], IN, (8,)), (a[1], IN, (8,)), (a[2], OUT, (8,))]
+        o.submit_many(vadd, TaskArgsBatch.tiled(ops), workers=0)
+        with pytest.raises(ValueError, match="task 0 of the batch"):  # the whole buffer was not forwarded
+            whole = Tensor(a[2].buffer, (a[2].buffer.nbytes // 4,), F32)
+            o.submit_many(vadd, [args((a[0], IN), (a[1], IN), (whole, OUT))])
+
+    fwd = w4.register(tiled_add)
+    w4.init()
+    n = 64
+    x, y, big = (w4.create_buffer(n * 4) for _ in range(3))
+    view_array(x.tensor((n,), F32))[...] = np.arange(n, dtype=np.float32)
+    view_array(y.tensor((n,), F32))[...] = 2
+    halves = [[b.tensor((n // 2,), F32, byte_offset=k * n * 2) for b in (x, y, big)] for k in range(2)]
+    batch = [args((h[0], IN), (h[1], IN), (h[2], OUT)) for h in halves]
+    w4.run(lambda o, _a, _c: o.submit_many(fwd, batch, workers=[0, 1]))
+    np.testing.assert_array_equal(view_array(big.tensor((n,), F32)), np.arange(n, dtype=np.float32) + 2)
