@@ -42,6 +42,7 @@
 #include "remote_children.h"
 #include "simpler/engine/chip_install.h"
 #include "simpler/engine/worker.h"
+#include "simpler/task_interface/tiling.h"
 #include "value_eq.h"
 
 namespace nb = nanobind;
@@ -51,6 +52,7 @@ using simpler::ChildKind;
 using simpler::ChildRef;
 using simpler::MemberSubmit;
 using simpler::TaskArgs;
+using simpler::TaskArgsBatch;
 using simpler::TaskConfig;
 using simpler::TaskHandle;
 using simpler::TaskKind;
@@ -427,6 +429,53 @@ void bind_engine(nb::module_& m) {
             nb::sig("def submit_one(self, kind: TaskKind, callable: int, args: TaskArgs, worker: int | None, "
                     "config: bytes) -> TaskHandle"),
             "submit() of one member, without building a list (the hot path of submit_next_level / submit_sub).")
+        .def(
+            "submit_many",
+            [](Worker& w, TaskKind kind, uint64_t callable, const nb::handle& args, const nb::handle& workers,
+               const nb::bytes& config) {
+                std::vector<MemberSubmit> tasks;
+                if (nb::isinstance<TaskArgsBatch>(args)) {
+                    const TaskArgsBatch& b = nb::cast<const TaskArgsBatch&>(args);
+                    tasks.reserve(b.items.size());
+                    for (const TaskArgs& a : b.items) tasks.push_back({&a, std::nullopt});
+                } else {
+                    const nb::list list = nb::cast<nb::list>(args);  // the caller passes a list
+                    tasks.reserve(list.size());
+                    for (size_t i = 0; i < list.size(); ++i) {
+                        const TaskArgs* a = nullptr;
+                        if (!nb::try_cast<const TaskArgs*>(list[i], a) || a == nullptr)
+                            throw nb::type_error(("args_list[" + std::to_string(i) + "]: expected a TaskArgs (got " +
+                                                  simpler::bindings::repr_of(list[i]) + ")")
+                                                     .c_str());
+                        tasks.push_back({a, std::nullopt});
+                    }
+                }
+                if (PyLong_Check(workers.ptr()) && !PyBool_Check(workers.ptr())) {
+                    const MemberSubmit one = member_of(nullptr, IntArg{workers});
+                    for (MemberSubmit& t : tasks) t.worker = one.worker;
+                } else if (!workers.is_none()) {
+                    const nb::list list = nb::cast<nb::list>(workers);  // the caller passes a list
+                    if (list.size() != tasks.size())
+                        throw std::invalid_argument(std::to_string(tasks.size()) + " argument lists but " +
+                                                    std::to_string(list.size()) + " workers");
+                    for (size_t i = 0; i < list.size(); ++i)
+                        tasks[i].worker = member_of(nullptr, IntArg{list[i]}).worker;
+                }
+                std::vector<TaskHandle> handles;
+                const std::optional<Worker::BatchRefusal> refused =
+                    w.submit_many(kind, callable, tasks, config_of(config), handles);
+                nb::list out;
+                for (const TaskHandle& h : handles) out.append(nb::cast(h));
+                return nb::make_tuple(out, refused ? static_cast<int64_t>(refused->index) : int64_t{-1},
+                                      refused ? refused->why : std::string());
+            },
+            "kind"_a, "callable"_a, "args"_a, "workers"_a.none(), "config"_a,
+            nb::sig("def submit_many(self, kind: TaskKind, callable: int, args: TaskArgsBatch | list[TaskArgs], "
+                    "workers: int | list[int] | None, config: bytes) -> tuple[list[TaskHandle], int, str]"),
+            "N one-member tasks in one call (Worker::submit_many): workers None (sub tasks), one index for all, "
+            "or a list (one per task). Returns (the handles, -1, '') or, when a task is refused, ([], its index, "
+            "the engine's reason): every task is checked before any is recorded. The GIL is held: the TaskArgs "
+            "are Python objects another thread could change.")
         .def(
             "wait",
             [](Worker& w, std::optional<double> timeout) {

@@ -23,6 +23,7 @@
 #include "simpler/task_interface/task_args_wire.h"
 #include "simpler/task_interface/tensor.h"
 #include "simpler/task_interface/tensor_arg_type.h"
+#include "simpler/task_interface/tiling.h"
 #include "value_eq.h"
 
 namespace nb = nanobind;
@@ -53,9 +54,12 @@ using simpler::OWNER_INSTANCE_ID_BYTES;
 using simpler::read_blob;
 using simpler::row_major_strides;
 using simpler::TaskArgs;
+using simpler::TaskArgsBatch;
 using simpler::Tensor;
 using simpler::TensorArgType;
 using simpler::throw_if_invalid;
+using simpler::tile_task_args;
+using simpler::TileOperand;
 using simpler::validate_chip_tensor;
 using simpler::bindings::DimsArg;
 using simpler::bindings::enum_of;
@@ -438,6 +442,48 @@ void bind_task_interface(nb::module_& m) {
             return "TaskArgs(" + std::to_string(a.tensor_count()) + " tensors, " + std::to_string(a.scalar_count()) +
                    " scalars)";
         });
+
+    nb::class_<TaskArgsBatch>(m, "TaskArgsBatch",
+                              "The argument lists of a batch of tasks, held in C++: built by tiled() or append(), "
+                              "submitted by Orchestrator.submit_many / submit_sub_many. len() and [i] (a copy).")
+        .def(nb::init<>())
+        .def_static(
+            "tiled",
+            [](const std::vector<std::tuple<ObjArg<Tensor>, EnumArg<TensorArgType>, nb::object>>& ops) {
+                std::vector<TileOperand> operands;
+                operands.reserve(ops.size());
+                for (const auto& [tensor, tag, tile] : ops) {
+                    TileOperand& o = operands.emplace_back();
+                    o.tensor = obj_of(tensor, "TaskArgsBatch.tiled.tensor");
+                    o.tag = enum_of(tag, "TaskArgsBatch.tiled.tag");
+                    if (!tile.is_none()) o.tile = checked_dims(DimsArg{tile}, "TaskArgsBatch.tiled.tile");
+                }
+                return TaskArgsBatch{tile_task_args(operands)};
+            },
+            "operands"_a,
+            nb::sig("def tiled(operands: collections.abc.Sequence[tuple[Tensor, TensorArgType, "
+                    "collections.abc.Sequence[int] | None]]) -> TaskArgsBatch"),
+            "One task per tile: operands are (tensor, tag, tile_shape); each tiled operand is cut into tiles of "
+            "tile_shape (the last tile of a dimension is what remains), every tiled operand must have the same "
+            "grid, and task k (row-major over the grid) takes tile k of each, in operand order; tile_shape None "
+            "passes the whole tensor to every task. ValueError names the operand and the rule.")
+        .def(
+            "append", [](TaskArgsBatch& b, const TaskArgs& a) { b.items.push_back(a); }, "args"_a,
+            "Appends a copy of `args`.")
+        .def("__len__", [](const TaskArgsBatch& b) { return b.items.size(); })
+        .def(
+            "__getitem__",
+            [](const TaskArgsBatch& b, int64_t i) {
+                const auto n = static_cast<int64_t>(b.items.size());
+                if (i < 0) i += n;
+                if (i < 0 || i >= n)
+                    throw std::out_of_range("TaskArgsBatch index " + std::to_string(i) + " out of range (count " +
+                                            std::to_string(n) + ")");
+                return b.items[static_cast<size_t>(i)];
+            },
+            "index"_a, "A copy of task i's TaskArgs.")
+        .def("__repr__",
+             [](const TaskArgsBatch& b) { return "TaskArgsBatch(" + std::to_string(b.items.size()) + " tasks)"; });
 
     nb::class_<DecodedTaskArgs>(m, "DecodedTaskArgs", "The tensors and scalars read back from an argument blob.")
         .def_ro("tensors", &DecodedTaskArgs::tensors)

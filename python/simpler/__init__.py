@@ -61,6 +61,7 @@ __all__ = [
     "RunFuture",
     "SharedTensor",
     "TaskArgs",
+    "TaskArgsBatch",
     "TaskHandle",
     "TaskKind",
     "Tensor",

@@ -203,6 +203,23 @@ class TaskArgs:
     def __getitem__(self, index: int) -> Tensor: ...
     def __repr__(self) -> str: ...
 
+class TaskArgsBatch:
+    """
+    The argument lists of a batch of tasks, held in C++: built by tiled() or append(), submitted by Orchestrator.submit_many / submit_sub_many. len() and [i] (a copy).
+    """
+    def __init__(self) -> None: ...
+    @staticmethod
+    def tiled(operands: Sequence[tuple[Tensor, TensorArgType, Sequence[int] | None]]) -> TaskArgsBatch:
+        """
+        One task per tile: operands are (tensor, tag, tile_shape); each tiled operand is cut into tiles of tile_shape (the last tile of a dimension is what remains), every tiled operand must have the same grid, and task k (row-major over the grid) takes tile k of each, in operand order; tile_shape None passes the whole tensor to every task. ValueError names the operand and the rule.
+        """
+    def append(self, args: TaskArgs) -> None:
+        """Appends a copy of `args`."""
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int) -> TaskArgs:
+        """A copy of task i's TaskArgs."""
+    def __repr__(self) -> str: ...
+
 class DecodedTaskArgs:
     """The tensors and scalars read back from an argument blob."""
     @property
@@ -772,6 +789,10 @@ class EngineWorker:
     def submit_one(self, kind: TaskKind, callable: int, args: TaskArgs, worker: int | None, config: bytes) -> TaskHandle:
         """
         submit() of one member, without building a list (the hot path of submit_next_level / submit_sub).
+        """
+    def submit_many(self, kind: TaskKind, callable: int, args: TaskArgsBatch | list[TaskArgs], workers: int | list[int] | None, config: bytes) -> tuple[list[TaskHandle], int, str]:
+        """
+        N one-member tasks in one call (Worker::submit_many): workers None (sub tasks), one index for all, or a list (one per task). Returns (the handles, -1, '') or, when a task is refused, ([], its index, the engine's reason): every task is checked before any is recorded. The GIL is held: the TaskArgs are Python objects another thread could change.
         """
     def wait(self, timeout: float | None = None) -> bool:
         """

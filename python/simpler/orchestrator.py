@@ -24,7 +24,7 @@ from simpler.arg_checks import check_bool, check_int, check_shape, check_type, g
 from simpler.callable_handle import CallableHandle
 from simpler.device_buffer import DeviceBuffer
 from simpler.log import logger
-from simpler.task_interface import TaskArgs, Tensor, TensorArgType
+from simpler.task_interface import TaskArgs, TaskArgsBatch, Tensor, TensorArgType
 
 if TYPE_CHECKING:
     from simpler.nested import ForwardedScope
@@ -109,7 +109,7 @@ class Orchestrator:
                 or callable.worker_serial != self._serial or self._core.closed or self._ended):
             self._check_open("submit")
             self._worker._check_callable(callable, kind)
-        config = _config_bytes(cfg)
+        config = _DEFAULT_CONFIG if cfg is None else _config_bytes(cfg)
         if self._scope is not None:
             self._scope.check(args, f"{self._worker.path}: submit")
         try:
@@ -147,6 +147,52 @@ class Orchestrator:
         """One node of N sub tasks, dispatched together to N distinct sub-workers."""
         args_list = _checked_list("submit_sub_group.args_list", args_list, TaskArgs)
         return self._submit(TaskKind.SUB, callable, [(a, None) for a in args_list], cfg)
+
+    # -- batches ------------------------------------------------------------------
+    def _submit_many(self, kind: TaskKind, what: str, callable: CallableHandle,
+                     args_list: "TaskArgsBatch | Sequence[TaskArgs]", workers: "int | List[int] | None",
+                     cfg: Optional[CallConfig]) -> List[TaskHandle]:
+        self._check_open(what)
+        handle = self._worker._check_callable(callable, kind)
+        config = _config_bytes(cfg)
+        batch: "TaskArgsBatch | list"
+        if type(args_list) is TaskArgsBatch:
+            batch = args_list
+        else:
+            batch = _checked_list(f"{what}.args_list", args_list)  # the binding checks each item is a TaskArgs
+        if self._scope is not None:
+            for i in range(len(batch)):
+                self._scope.check(batch[i], f"{self._worker.path}: {what} (task {i} of the batch)")
+        tasks, refused, why = self._core.submit_many(kind, handle.id, batch, workers, config)
+        self.submitted.extend(tasks)
+        if refused >= 0:
+            error = self._explain(ValueError(why), [batch[refused]])
+            raise ValueError(f"{what}: task {refused} of the batch refused (none of its {len(batch)} tasks was "
+                             f"submitted): {error}")
+        return tasks
+
+    def submit_many(self, callable: CallableHandle, args_list: "TaskArgsBatch | Sequence[TaskArgs]",
+                    workers: "int | Sequence[int] | None" = None,
+                    cfg: Optional[CallConfig] = None) -> List[TaskHandle]:
+        """N independent next-level tasks in one call: task i runs `callable` with
+        args_list[i] (a TaskArgsBatch, e.g. TaskArgsBatch.tiled, or a sequence of
+        TaskArgs) on `workers` (one index for all, default 0, or one per task).
+        Each is checked and inferred exactly as N submit_next_level calls in order
+        (edges among the batch's own tasks too); returns their handles. All or
+        none: every task is checked before any is recorded, and a refusal raises
+        ValueError naming the task's index and the engine's reason, with none of
+        the batch submitted."""
+        if workers is None:
+            workers = 0
+        elif not isinstance(workers, int) or isinstance(workers, bool):
+            workers = _checked_list("submit_many.workers", workers)
+        return self._submit_many(TaskKind.NEXT_LEVEL, "submit_many", callable, args_list, workers, cfg)
+
+    def submit_sub_many(self, callable: CallableHandle, args_list: "TaskArgsBatch | Sequence[TaskArgs]",
+                        cfg: Optional[CallConfig] = None) -> List[TaskHandle]:
+        """N independent sub tasks in one call, each as submit_sub(callable,
+        args_list[i]) in order; refusals as submit_many."""
+        return self._submit_many(TaskKind.SUB, "submit_sub_many", callable, args_list, None, cfg)
 
     # -- device memory ----------------------------------------------------------
     def alloc_child_tensor(self, worker: int, shape: Sequence[int], dtype: DataType,

@@ -15,11 +15,7 @@ std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const T
     return submit(task, std::span<const TaskMember>(&member, 1));
 }
 
-std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const TaskMember> members) {
-    if (task_slots_.contains(task))
-        throw std::invalid_argument("submit of task " + std::to_string(task) +
-                                    " refused: the task id is live (submitted and not completed)");
-    // Checks: nothing below mutates observable state until every member passed.
+void DependencyTracker::check(TaskId task, std::span<const TaskMember> members) {
     member_box_base_.clear();
     size_t total = 0;
     for (const TaskMember& m : members) {
@@ -36,6 +32,13 @@ std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const T
             check_member(static_cast<uint32_t>(m), members[m], boxes, config_.overlap, config_.validate_tensors);
         if (!r.ok()) throw std::invalid_argument(format_refusal(task, r, members[m]));
     }
+}
+
+std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const TaskMember> members) {
+    if (task_slots_.contains(task))
+        throw std::invalid_argument("submit of task " + std::to_string(task) +
+                                    " refused: the task id is live (submitted and not completed)");
+    check(task, members);  // nothing below mutates observable state until every member passed
 
     // Lookups of every member before any entry is recorded.
     ++stamp_;

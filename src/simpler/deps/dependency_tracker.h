@@ -56,6 +56,10 @@ public:
     // Throws std::invalid_argument (nothing recorded) when a submit check fails or
     // `task` is already live.
     std::span<const TaskId> submit(TaskId task, std::span<const TaskMember> members);
+    // The checks of submit() alone (they depend on the members only, not on
+    // what is live): throws what submit(task, members) would refuse with for
+    // them, records nothing.
+    void check(TaskId task, std::span<const TaskMember> members);
     std::span<const TaskId> submit(TaskId task, std::span<const Tensor> tensors, std::span<const TensorArgType> tags,
                                    int32_t target_chip = HOST_SCOPE);
 

@@ -108,23 +108,23 @@ MemberTarget EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t
     return target;
 }
 
-TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
-                              const TaskConfig& config) {
-    const TaskId task = next_task_;
+void EngineCore::check_members(TaskId task, TaskKind kind, std::span<const MemberSubmit> members, bool rules) {
     if (members.empty()) throw std::invalid_argument("submit of task " + std::to_string(task) + " refused: no members");
-    std::vector<TaskMember> tracked;
-    std::vector<MemberTarget> targets;
-    tracked.reserve(members.size());
+    std::vector<TaskMember>& tracked = submit_tracked_;
+    std::vector<MemberTarget>& targets = submit_targets_;
+    tracked.clear();
+    targets.clear();
     for (uint32_t m = 0; m < members.size(); ++m) {
         if (members[m].args == nullptr)
             throw std::invalid_argument("submit: member " + std::to_string(m) + " has no TaskArgs");
-        const MemberTarget target = check_engine_rules(task, kind, m, members[m]);
+        const MemberTarget target = rules ? check_engine_rules(task, kind, m, members[m]) : target_of(kind, members[m]);
         // A DEVICE tensor is keyed under the chip that owns it (check_engine_rules
         // admits DEVICE tensors on chip members only).
         const int32_t scope = target.kind == ChildKind::CHIP ? static_cast<int32_t>(*target.index) : HOST_SCOPE;
         tracked.push_back({members[m].args->tensors(), members[m].args->tags(), scope});
         targets.push_back(target);
     }
+    if (!rules) return;
     // A group wider than the live children of a kind: name why the missing ones went.
     std::array<uint32_t, CHILD_KIND_COUNT> any{};
     for (const MemberTarget& t : targets)
@@ -138,6 +138,19 @@ TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const 
                                         " alive (" + last_lost_[k] + ")");
     }
     queue_.check(task, targets);  // impossible targets are refused before anything is recorded
+}
+
+void EngineCore::check_submit(TaskId task, TaskKind kind, std::span<const MemberSubmit> members) {
+    check_members(task, kind, members, true);
+    tracker_.check(task, submit_tracked_);
+}
+
+TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
+                              const TaskConfig& config, bool checked) {
+    const TaskId task = next_task_;
+    check_members(task, kind, members, !checked);
+    const std::vector<TaskMember>& tracked = submit_tracked_;
+    const std::vector<MemberTarget>& targets = submit_targets_;
 
     Record record{kind, run_, callable, {}, {}, targets, 0, static_cast<uint32_t>(members.size()), false, {}};
     record.blobs.reserve(members.size());

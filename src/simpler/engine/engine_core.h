@@ -113,8 +113,21 @@ public:
 
     // Checks, infers edges, records the node and queues it if ready; returns its
     // handle. Throws std::invalid_argument (nothing recorded) on refusal.
-    TaskHandle submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
-                      const TaskConfig& config);
+    // checked: check_submit() passed these members as this task with nothing
+    // changed since (no child lost, no buffer released, no other submit): the
+    // engine's rules are not run again (the tracker's own checks still are).
+    TaskHandle submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members, const TaskConfig& config,
+                      bool checked = false);
+    // Every check submit() would make of these members as task `task` (the
+    // engine's rules and the tracker's), throwing what it would refuse with;
+    // records nothing. Submit checks depend on the members and on the
+    // Worker's children and buffers, not on the tasks live: a task that passes
+    // here passes submit() as long as no child is lost and no buffer released
+    // in between (Worker::submit_many checks a whole batch so, then submits
+    // each with checked=true).
+    void check_submit(TaskId task, TaskKind kind, std::span<const MemberSubmit> members);
+    // The id the next submit gets.
+    [[nodiscard]] TaskId next_task_id() const noexcept { return next_task_; }
 
     // Appends every member that can be dispatched now; their children are busy
     // until member_finished().
@@ -215,6 +228,10 @@ private:
     [[nodiscard]] MemberTarget target_of(TaskKind kind, const MemberSubmit& m) const noexcept;
     // Throws std::invalid_argument on refusal; returns where the member runs.
     MemberTarget check_engine_rules(TaskId task, TaskKind kind, uint32_t member, const MemberSubmit& m) const;
+    // submit()'s engine checks of task `task`, leaving its tracker members and
+    // targets in submit_tracked_ / submit_targets_.
+    // rules false (submit's `checked`): the targets and tracker members only.
+    void check_members(TaskId task, TaskKind kind, std::span<const MemberSubmit> members, bool rules);
     void on_ready(std::span<const TaskId> ready);
     void on_poisoned(std::span<const TaskId> poisoned);
     void finish_task(TaskId task);
@@ -246,6 +263,9 @@ private:
     std::unordered_map<TaskId, std::shared_ptr<const RunFailure>> failed_roots_;
     bool run_progress_ = false;
     std::vector<TaskId> scratch_;
+    // submit()'s per-call lists, kept so that a submit allocates none of them.
+    std::vector<TaskMember> submit_tracked_;
+    std::vector<MemberTarget> submit_targets_;
     std::set<TaskId> live_;                // submitted and not finished, in id order
     std::deque<PendingRelease> releases_;  // in request order, so `before` never decreases
     std::vector<EdgeExplanation> edge_log_;

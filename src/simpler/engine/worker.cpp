@@ -289,6 +289,49 @@ TaskHandle Worker::submit(TaskKind kind, uint64_t callable, std::span<const Memb
     return id;
 }
 
+std::optional<Worker::BatchRefusal> Worker::submit_many(TaskKind kind, uint64_t callable,
+                                                        std::span<const MemberSubmit> tasks, const TaskConfig& config,
+                                                        std::vector<TaskHandle>& out) {
+    require_owner_process("Worker.submit_many");
+    if (closed_) throw std::logic_error("Worker.submit_many: the Worker is closed");
+    if (!initialized_) throw std::logic_error("Worker.submit_many: the Worker is not running (call init())");
+    if (tasks.empty()) return std::nullopt;
+    if (callable == FORGET_CALLABLE || callable == INSTALL_CALLABLE)
+        return BatchRefusal{0, "submit refused: callable id " + std::to_string(callable) +
+                                   " is reserved for the Worker's " +
+                                   (callable == FORGET_CALLABLE ? "forget" : "install") + " message"};
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        if (tasks[i].args == nullptr) continue;  // refused by the engine with its message
+        const size_t need = blob_size(*tasks[i].args);
+        if (need > config_.blob_capacity)
+            return BatchRefusal{i, "submit refused: member 0's argument blob needs " + std::to_string(need) +
+                                       " bytes, the mailbox holds " + std::to_string(config_.blob_capacity)};
+    }
+    out.reserve(out.size() + tasks.size());
+    {
+        std::lock_guard lock(mu_);
+        if (stopping_) throw std::logic_error("Worker.submit_many: the Worker is closed");
+        // Every task checked first (as the id it will get), then every one recorded:
+        // nothing between the two loses a child or releases a buffer (no progress
+        // runs, and the lock is held), so a batch is recorded whole or not at all.
+        const TaskId first = core_.next_task_id();
+        for (size_t i = 0; i < tasks.size(); ++i) {
+            try {
+                core_.check_submit(first + i, kind, {&tasks[i], 1});
+            } catch (const std::invalid_argument& e) {
+                return BatchRefusal{i, e.what()};
+            }
+        }
+        for (size_t i = 0; i < tasks.size(); ++i) {
+            out.push_back(core_.submit(kind, callable, {&tasks[i], 1}, config, /*checked=*/true));
+            if (trace_) trace_->submitted(out.back(), kind, callable, 1);
+        }
+        (void)progress_locked();
+    }
+    if (config_.task_timeout.count() > 0) bell_.ring();
+    return std::nullopt;
+}
+
 template <class Settle>
 bool Worker::drive_lanes_until(ipc::Deadline until, Settle&& settle) {
     // The waiting thread drives the lanes itself (collects results, dispatches

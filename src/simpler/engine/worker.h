@@ -168,6 +168,21 @@ public:
     TaskHandle submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
                       const TaskConfig& config);
 
+    // N one-member tasks (tasks[i] alone is task i), each checked, inferred and
+    // recorded exactly as tasks.size() submit() calls in order would be (edges
+    // among the batch's own tasks too), all or none: every task is checked
+    // first (submit's checks depend on the task, the children and the buffers,
+    // not on the tasks before it), then every one is recorded, under one lock
+    // and with no progress in between (a batch's children start once it is
+    // recorded). A refusal returns which task and why, with nothing recorded;
+    // otherwise `out` gets every handle.
+    struct BatchRefusal {
+        size_t index = 0;
+        std::string why;
+    };
+    std::optional<BatchRefusal> submit_many(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> tasks,
+                                            const TaskConfig& config, std::vector<TaskHandle>& out);
+
     // Waits (spin, then futex) until every submitted task has finished or been poisoned; throws
     // RunError for the first failure since the last wait() (and clears it). Returning or
     // throwing ends the run: later submits carry the next run number (TaskHandle::run).

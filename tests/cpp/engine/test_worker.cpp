@@ -361,3 +361,51 @@ TEST_F(WorkerTest, EachRunReportsItsOwnFailureAndAPoisonedTaskNamesTheOtherRunsC
     EXPECT_EQ(tl_->start_us[23].load(), 0) << "a poisoned task ran";
     w.close();
 }
+
+TEST_F(WorkerTest, SubmitManyRecordsEachTaskAsOneSubmitOrNoneWhenOneIsRefused) {
+    WorkerConfig c = config(2);
+    c.record_edges = true;
+    Worker w(std::move(c));
+    w.init();
+    const BufferDescriptor b = buffer(1);
+    // Columns 0-3 written by task 0, read by task 1; task 2 writes 8-11 (independent).
+    const TaskArgs t0 = task({{cols(b, 0), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 0, 0);
+    const TaskArgs t1 = task({{cols(b, 0), TensorArgType::INPUT}}, SLEEP, 0, 1);
+    const TaskArgs t2 = task({{cols(b, 8), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 0, 2);
+    const MemberSubmit batch[] = {{&t0, 0u}, {&t1, 1u}, {&t2, 0u}};
+    std::vector<TaskHandle> out;
+    EXPECT_FALSE(w.submit_many(TaskKind::NEXT_LEVEL, 1, batch, TaskConfig{}, out).has_value());
+    ASSERT_EQ(out.size(), 3u);
+    EXPECT_EQ(out[1].id, out[0].id + 1);
+    const std::vector<EdgeExplanation> edges = w.take_edge_log();
+    ASSERT_EQ(edges.size(), 1u);
+    EXPECT_EQ(edges[0].predecessor, out[0].id);
+    EXPECT_EQ(edges[0].successor, out[1].id);
+
+    // Task 1 of this batch names chip 7: none of the batch is recorded.
+    const MemberSubmit bad[] = {{&t2, 1u}, {&t0, 7u}, {&t1, 0u}};
+    out.clear();
+    const std::optional<Worker::BatchRefusal> refused = w.submit_many(TaskKind::NEXT_LEVEL, 1, bad, TaskConfig{}, out);
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_EQ(refused->index, 1u);
+    EXPECT_NE(refused->why.find("submit of task 5 refused"), std::string::npos) << refused->why;
+    EXPECT_NE(refused->why.find("worker=7"), std::string::npos) << refused->why;
+    EXPECT_TRUE(out.empty());
+    EXPECT_EQ(w.progress().submitted, 3u);
+    // A batch refused for an overlapping write within its last task: none recorded either.
+    const TaskArgs overlap =
+        task({{cols(b, 0), TensorArgType::OUTPUT_EXISTING}, {cols(b, 2), TensorArgType::INOUT}}, SLEEP, 0, 3);
+    const MemberSubmit last[] = {{&t2, 1u}, {&overlap, 0u}};
+    const std::optional<Worker::BatchRefusal> again = w.submit_many(TaskKind::NEXT_LEVEL, 1, last, TaskConfig{}, out);
+    ASSERT_TRUE(again.has_value());
+    EXPECT_EQ(again->index, 1u);
+    EXPECT_TRUE(out.empty());
+    EXPECT_EQ(w.progress().submitted, 3u);
+    const TaskArgs after = task({{cols(b, 12), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 0, 4);
+    const MemberSubmit next[] = {{&after, 0u}};
+    EXPECT_FALSE(w.submit_many(TaskKind::NEXT_LEVEL, 1, next, TaskConfig{}, out).has_value());
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].id, 4u);  // the refused batches used no ids
+    w.wait();
+    w.close();
+}
