@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -97,6 +98,7 @@ class Bench:
 
     def close(self) -> None:
         self.w.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def _one(t) -> TaskArgs:
@@ -119,6 +121,20 @@ def deps_reference() -> str:
     b = json.loads(out)["benchmarks"][0]
     ns = b["real_time"] if b["time_unit"] == "ns" else b["real_time"] * 1000
     return f"{1e9 / ns:,.0f} tasks/s ({ns / 1000:.2f} us/task)"
+
+
+def measure(quick: bool) -> dict:
+    """benchmarks/goals.py's figures (tasks/s): one at a time (`submit_sub` over prebuilt TaskArgs)
+    and bulk (describe + submit: `submit_sub_many(h, TaskArgsBatch.tiled(...))`)."""
+    n, repeats = (10_000, 2) if quick else (100_000, 5)
+    bench = Bench(n)
+    try:
+        prebuilt = bench.args_list()
+        ops = [(t, tag, (TILE,)) for t, tag in zip(bench.whole, TAGS, strict=True)]
+        return {"one": median_rate(bench, lambda o: [o.submit_sub(bench.h, t) for t in prebuilt], repeats),
+                "bulk": median_rate(bench, lambda o: o.submit_sub_many(bench.h, TaskArgsBatch.tiled(ops)), repeats)}
+    finally:
+        bench.close()
 
 
 def main() -> None:
