@@ -76,20 +76,18 @@ public:
     template <class F>
     void for_each_meeting(const ViewBox& probe, F&& f) const {
         if (size_ == 0 || probe.begin >= probe.end) return;
-        Tile q{Item{0, probe.begin, probe.end}, {}};
-        if (const auto t = tile_of(probe, pitch_)) {
-            q.at = *t;
-        } else {
-            q.at.row_begin = probe.begin / pitch_;
-            q.at.row_end = (probe.end - 1) / pitch_ + 1;
-            q.at.col_begin = 0;
-            q.at.col_end = pitch_;
-        }
-        if (!grid_) {
-            for (const Tile& t : small_)
+        if (!grid_) {  // the probe's rows and columns are worked out once a byte range meets
+            Tile q{};
+            bool known = false;
+            for (const Tile& t : small_) {
+                if (t.item.begin >= probe.end || probe.begin >= t.item.end) continue;
+                if (!known) q = query_of(probe);
+                known = true;
                 if (meets(t, q)) f(t.item);
+            }
             return;
         }
+        const Tile q = query_of(probe);
         for (const LevelPair& lp : levels_) visit_level(lp, q, f);
     }
 
@@ -119,6 +117,9 @@ private:
                q.at.col_begin < t.at.col_end && t.item.begin < q.item.end && q.item.begin < t.item.end;
     }
     static CellKey key_of(const TileFootprint& at) noexcept;
+    // The probe as a query: its own rows and columns when it is a tile of the
+    // pitch, else the whole rows its byte range reaches; its byte range either way.
+    [[nodiscard]] Tile query_of(const ViewBox& probe) const noexcept;
 
     template <class F>
     void visit_level(const LevelPair& lp, const Tile& q, F& f) const {

@@ -28,9 +28,7 @@ struct View {
     uint32_t strides[3] = {};  // elements
 };
 
-ViewBox box_of(const View& v) {
-    return make_view_box(v.offset, BACKING, v.dtype, v.shapes, v.strides, v.ndims);
-}
+ViewBox box_of(const View& v) { return make_view_box(v.offset, BACKING, v.dtype, v.shapes, v.strides, v.ndims); }
 
 using Bytes = std::bitset<2 * BACKING>;
 
@@ -72,49 +70,49 @@ View random_view(std::mt19937_64& rng) {
     View v;
     v.dtype = static_cast<uint8_t>(dt);
     switch (rng() % 7) {
-    case 0:
-    case 1:
-    case 2: {  // a tile of pitch 64 or 96
-        const uint64_t pitch = rng() % 3 == 0 ? 96 : 64;
-        const uint32_t cols = pick(1, pitch / elem);
-        const uint64_t room = pitch - uint64_t{cols} * elem;
-        const uint64_t col_byte = rng() % 4 == 0 ? rng() % (room + 1) : (rng() % (room / elem + 1)) * elem;
-        const uint64_t row = rng() % 60;
-        return tile_view(pitch, dt, row, col_byte, pick(1, 1 + rng() % 24), cols);
-    }
-    case 3: {  // transposed: shapes (a, b), strides (1, 64 / elem)
-        v.ndims = 2;
-        v.shapes[0] = pick(1, 64 / elem);
-        v.shapes[1] = pick(1, 40);
-        v.strides[0] = 1;
-        v.strides[1] = 64 / elem;
-        v.offset = (rng() % 40) * 64 + (rng() % (64 / elem - v.shapes[0] + 1)) * elem;
-        return v;
-    }
-    case 4:  // 1-D
-        v.ndims = 1;
-        v.shapes[0] = pick(1, 1024 / elem);
-        v.strides[0] = rng() % 4 == 0 ? pick(1, 5) : 1;
-        v.offset = rng() % 2048;
-        return v;
-    case 5:  // 3-D block of a 64-byte-pitch matrix
-        v.ndims = 3;
-        v.shapes[0] = pick(1, 3);
-        v.shapes[1] = pick(1, 8);
-        v.shapes[2] = pick(1, 64 / elem);
-        v.strides[2] = 1;
-        v.strides[1] = 64 / elem;
-        v.strides[0] = 8 * 64 / elem;
-        v.offset = (rng() % 40) * 64 + (rng() % (64 / elem - v.shapes[2] + 1)) * elem;
-        return v;
-    default:  // 2-D with unit inner stride and any row stride (rows may wrap or overlap)
-        v.ndims = 2;
-        v.shapes[0] = pick(1, 20);
-        v.shapes[1] = pick(1, 24);
-        v.strides[0] = pick(1, 40);
-        v.strides[1] = 1;
-        v.offset = rng() % 2048;
-        return v;
+        case 0:
+        case 1:
+        case 2: {  // a tile of pitch 64 or 96
+            const uint64_t pitch = rng() % 3 == 0 ? 96 : 64;
+            const uint32_t cols = pick(1, pitch / elem);
+            const uint64_t room = pitch - uint64_t{cols} * elem;
+            const uint64_t col_byte = rng() % 4 == 0 ? rng() % (room + 1) : (rng() % (room / elem + 1)) * elem;
+            const uint64_t row = rng() % 60;
+            return tile_view(pitch, dt, row, col_byte, pick(1, 1 + rng() % 24), cols);
+        }
+        case 3: {  // transposed: shapes (a, b), strides (1, 64 / elem)
+            v.ndims = 2;
+            v.shapes[0] = pick(1, 64 / elem);
+            v.shapes[1] = pick(1, 40);
+            v.strides[0] = 1;
+            v.strides[1] = 64 / elem;
+            v.offset = (rng() % 40) * 64 + (rng() % (64 / elem - v.shapes[0] + 1)) * elem;
+            return v;
+        }
+        case 4:  // 1-D
+            v.ndims = 1;
+            v.shapes[0] = pick(1, 1024 / elem);
+            v.strides[0] = rng() % 4 == 0 ? pick(1, 5) : 1;
+            v.offset = rng() % 2048;
+            return v;
+        case 5:  // 3-D block of a 64-byte-pitch matrix
+            v.ndims = 3;
+            v.shapes[0] = pick(1, 3);
+            v.shapes[1] = pick(1, 8);
+            v.shapes[2] = pick(1, 64 / elem);
+            v.strides[2] = 1;
+            v.strides[1] = 64 / elem;
+            v.strides[0] = 8 * 64 / elem;
+            v.offset = (rng() % 40) * 64 + (rng() % (64 / elem - v.shapes[2] + 1)) * elem;
+            return v;
+        default:  // 2-D with unit inner stride and any row stride (rows may wrap or overlap)
+            v.ndims = 2;
+            v.shapes[0] = pick(1, 20);
+            v.shapes[1] = pick(1, 24);
+            v.strides[0] = pick(1, 40);
+            v.strides[1] = 1;
+            v.offset = rng() % 2048;
+            return v;
     }
 }
 
@@ -186,7 +184,8 @@ TEST(ViewIndex, TileProbeVisitsOnlyTilesWhoseRowsAndColumnsMeet) {
     ASSERT_EQ(got.size(), 32u);
     EXPECT_EQ(got.front(), 32u);
     EXPECT_EQ(got.back(), 63u);
-    for (uint32_t i = 0; i < id; ++i) EXPECT_TRUE(index.erase(i, box_of(tile_view(256, DataType::UINT8, (i / 32) * 8, (i % 32) * 8, 8, 8))));
+    for (uint32_t i = 0; i < id; ++i)
+        EXPECT_TRUE(index.erase(i, box_of(tile_view(256, DataType::UINT8, (i / 32) * 8, (i % 32) * 8, 8, 8))));
     EXPECT_TRUE(index.empty());
     EXPECT_EQ(index.tiles().pitch(), 0u);
 }
@@ -234,7 +233,8 @@ TEST(ViewIndex, NeverMissesAnEntryThatSharesAByte) {
             }
             live[k] = live.back();
             live.pop_back();
-        } else if (op < 71 && rng() % 16 == 0) {  // drain the tiles of the current pitch, so that another pitch takes over
+        } else if (op < 71 &&
+                   rng() % 16 == 0) {  // drain the tiles of the current pitch, so that another pitch takes over
             const uint64_t pitch = index.tiles().pitch();
             for (size_t k = live.size(); k-- > 0;) {
                 if (pitch == 0 || !tile_of(live[k].box, pitch)) continue;
