@@ -147,8 +147,9 @@ void BM_CandidateLookup(benchmark::State& state) {
 BENCHMARK(BM_CandidateLookup)->Arg(100)->Arg(1000)->Arg(10000);
 
 // The same with 2-D tiles of one matrix (sqrt(live) x sqrt(live) grid of 8x8
-// FLOAT32 tiles): a tile's byte range spans its whole tile row, so stage 1
-// yields the tiles of that row and stage 2 rejects them.
+// FLOAT32 tiles): a tile's byte range spans its whole tile row, but the
+// tracker files tiles of one row pitch by rows x columns, so a lookup visits
+// only the tile itself.
 void BM_CandidateLookupTiles(benchmark::State& state) {
     const auto live = static_cast<uint32_t>(state.range(0));
     uint32_t g = 1;

@@ -81,7 +81,7 @@ DependencyTracker::KeyState* DependencyTracker::look_up(TaskId task, uint32_t me
     const auto it = keys_.find(key);
     if (it == keys_.end()) return nullptr;
     const bool writes = tag_writes(tag);
-    auto visit = [&](const RegionIndex::Item& item, bool entry_writes) {
+    auto visit = [&](const ViewIndex::Item& item, bool entry_writes) {
         const Entry& e = entries_[item.id];
         const OverlapAnswer answer = overlap(box, e.box, config_.overlap);
         if (answer.overlap == TensorOverlap::NONE) return;
@@ -91,11 +91,8 @@ DependencyTracker::KeyState* DependencyTracker::look_up(TaskId task, uint32_t me
         add_edge(task, member, arg, tag, e, kind, answer, key);
         if (writes && answer.overlap == TensorOverlap::COVERED) superseded_.push_back(item.id);
     };
-    it->second.writers.for_each_overlapping(box.begin, box.end,
-                                            [&](const RegionIndex::Item& item) { visit(item, true); });
-    if (writes)
-        it->second.readers.for_each_overlapping(box.begin, box.end,
-                                                [&](const RegionIndex::Item& item) { visit(item, false); });
+    it->second.writers.for_each_candidate(box, [&](const ViewIndex::Item& item) { visit(item, true); });
+    if (writes) it->second.readers.for_each_candidate(box, [&](const ViewIndex::Item& item) { visit(item, false); });
     return &it->second;
 }
 
@@ -159,13 +156,13 @@ void DependencyTracker::record(uint32_t task_slot, uint32_t member, uint32_t arg
     e.arg = arg;
     e.tag = tag;
     e.writer = tag_writes(tag);
-    (e.writer ? e.key->writers : e.key->readers).insert(id, box.begin, box.end);
+    (e.writer ? e.key->writers : e.key->readers).insert(id, box);
     tasks_[task_slot].entries.push_back(EntryRef{id, e.generation});
 }
 
 void DependencyTracker::remove_entry(uint32_t id) {
     Entry& e = entries_[id];
-    (e.writer ? e.key->writers : e.key->readers).erase(id, e.box.begin, e.box.end);
+    (e.writer ? e.key->writers : e.key->readers).erase(id, e.box);
     e.key = nullptr;
     ++e.generation;
     free_entries_.push_back(id);

@@ -6,9 +6,9 @@
 //
 // Keying: every entry is filed under the full canonical identity of its backing
 // plus a scope (HOST_SCOPE, or the owner chip of a DEVICE backing), never under
-// a hash or an address. Per key, writers and readers each live in a RegionIndex
-// over byte ranges; stage 2 of the overlap question runs only on entries whose
-// ranges meet.
+// a hash or an address. Per key, writers and readers each live in a ViewIndex
+// (byte ranges, and 2-D tiles by rows x columns); stage 2 of the overlap
+// question runs only on the entries it yields.
 //
 // Groups: one node, N members. Members are not compared with each other; all
 // members' lookups run before any member's entries are recorded.
@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "simpler/deps/edge_explanation.h"
-#include "simpler/deps/region_index.h"
 #include "simpler/deps/task_member.h"
+#include "simpler/deps/view_index.h"
 #include "simpler/view/view_box.h"
 #include "simpler/view/wire_overlap.h"
 
@@ -96,8 +96,8 @@ private:
     struct KeyState {
         KeyState(const Key& k, std::pmr::memory_resource* memory) : name(k), writers(memory), readers(memory) {}
         Key name;
-        RegionIndex writers;
-        RegionIndex readers;
+        ViewIndex writers;
+        ViewIndex readers;
     };
     struct Entry {
         ViewBox box;

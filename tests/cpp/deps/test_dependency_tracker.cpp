@@ -160,6 +160,38 @@ TEST(DependencyTracker, TiledWriteByManyTasksHasNoEdgeBetweenTiles) {
     EXPECT_EQ(all.size(), 16u);
 }
 
+// 256 live 8x8 tile writers of a 128x128 UINT8 matrix (past the flat arrays,
+// so the tiles sit in the 2-D grid): probes of every layout find exactly the
+// tiles they share bytes with.
+TEST(DependencyTracker, ManyLiveTilesAreFoundByProbesOfEveryLayout) {
+    DependencyTracker t;
+    const auto x = host_backing(128 * 128);
+    auto tile_task = [](uint32_t r, uint32_t c) { return simpler::TaskId{1 + r * 16 + c}; };
+    for (uint32_t r = 0; r < 16; ++r)
+        for (uint32_t c = 0; c < 16; ++c)
+            ASSERT_EQ(submit(t, tile_task(r, c), {view(x, {8, 8}, {128, 1}, (r * 8) * 128 + c * 8)}, {TT::OUTPUT}),
+                      Preds{});
+    simpler::TaskId next = 1000;
+    auto read = [&](const Tensor& probe) {
+        const Preds p = submit(t, next, {probe}, {TT::INPUT});
+        t.complete(next++);
+        return p;
+    };
+    EXPECT_EQ(read(view(x, {8, 8}, {128, 1}, 16 * 128 + 24)), (Preds{tile_task(2, 3)}));
+    EXPECT_EQ(read(view(x, {8, 8}, {1, 128}, 16 * 128 + 24)), (Preds{tile_task(2, 3)}));  // transposed
+    Preds band;
+    for (uint32_t c = 0; c < 16; ++c) band.push_back(tile_task(2, c));
+    EXPECT_EQ(read(view(x, {8 * 128}, {1}, 16 * 128)), band);                                // 1-D over a row band
+    EXPECT_EQ(read(view(x, {4, 8}, {64, 1})), (Preds{tile_task(0, 0), tile_task(0, 8)}));  // another row stride
+    EXPECT_EQ(read(view(x, {8, 8}, {128, 1}, 4 * 128 + 4)),                                // off the tile grid
+              (Preds{tile_task(0, 0), tile_task(0, 1), tile_task(1, 0), tile_task(1, 1)}));
+    EXPECT_EQ(read(view(x, {2, 8, 8}, {8 * 128, 128, 1})), (Preds{tile_task(0, 0), tile_task(1, 0)}));  // 3-D
+    t.complete(tile_task(2, 3));
+    EXPECT_EQ(read(view(x, {8, 8}, {128, 1}, 16 * 128 + 24)), Preds{});
+    EXPECT_EQ(submit(t, next, {view(x, {128, 128}, {128, 1})}, {TT::OUTPUT}).size(), 255u);
+    EXPECT_EQ(t.live_entries(), 1u);  // the whole-matrix write covered every tile
+}
+
 TEST(DependencyTracker, ExplainNamesTheArgumentsAndTheFallbackReason) {
     DependencyTracker t(TrackerConfig{.overlap = {.exact_strides = false}});
     const auto x = host_backing(256);
