@@ -6,8 +6,9 @@
 #   <libdir>/cmake/simpler/                simplerConfig.cmake: find_package(simpler CONFIG)
 #
 # find_package(simpler CONFIG) gives simpler::core (the host runtime: every
-# module, with the threads, dl and rt it needs and MPI when the core was built
-# with it) and simpler::kernel (the chip ABI headers, nothing to link).
+# module, with the threads, dl and rt it needs, and MPI and the serial OpenBLAS
+# when the core was built with them) and simpler::kernel (the chip ABI headers,
+# nothing to link).
 # Under scikit-build-core the dirs are inside the Python package, beside the
 # extension (CMakeLists.txt), where simpler.get_include() and
 # simpler.get_cmake_dir() find them.
@@ -65,4 +66,5 @@ write_basic_package_version_file(
   VERSION "${PROJECT_VERSION}"
   COMPATIBILITY SameMinorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/simplerConfig.cmake" "${PROJECT_BINARY_DIR}/simplerConfigVersion.cmake"
+              "${CMAKE_CURRENT_LIST_DIR}/simpler_openblas.cmake"
         DESTINATION "${SIMPLER_INSTALL_CMAKEDIR}")

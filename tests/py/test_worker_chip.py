@@ -69,6 +69,46 @@ def test_vector_add_on_host_arguments(mode, closing):
     np.testing.assert_array_equal(host(c, (M, N)), np.arange(M * N, dtype=np.float32).reshape(M, N) + 0.5)
 
 
+# std.matmul's layouts (docs/chip.md): (shape, strides, byte_offset) of A [M, K], B [K, N] and C [M, N]
+# over 64 x 64 buffers. The first four go to the serial OpenBLAS's sgemm, the last two take the loop.
+M_, K_, N_, W_ = 12, 20, 9, 64
+MATMUL_LAYOUTS = {
+    "dense": ((None, 0), (None, 0), (None, 0)),
+    "transposed_a_and_b": (((1, M_), 0), ((1, K_), 0), (None, 0)),
+    "row_strides_past_the_width": (((K_ + 3, 1), 0), ((W_, 1), 0), ((N_ + 5, 1), 0)),
+    "sub_regions": (((W_, 1), (3 * W_ + 5) * 4), ((W_, 1), (7 * W_ + 1) * 4), ((W_, 1), (30 * W_ + 40) * 4)),
+    "non_unit_inner_stride": (((2 * K_, 2), 0), (None, 0), (None, 0)),
+    "transposed_c": ((None, 0), (None, 0), ((1, M_), 0)),
+}
+
+
+@pytest.mark.parametrize("layout", MATMUL_LAYOUTS)
+@pytest.mark.parametrize("mode", ["staged", "worker_zero_copy"])
+def test_std_matmul_of_every_layout_agrees_with_numpy(layout, mode, closing):
+    w = make_worker(mode, num_chips=1)
+    closing(w)
+    mm = w.register(ChipCallable("std.matmul"))
+    w.init()
+    rng = np.random.default_rng(7)
+    bufs = [w.create_buffer(W_ * W_ * 4) for _ in range(3)]
+    for buf in bufs:
+        host(buf, (W_ * W_,))[...] = rng.standard_normal(W_ * W_, dtype=np.float32)
+    before = host(bufs[2], (W_ * W_,)).copy()
+    views = [(buf, shape, strides, off) for buf, shape, (strides, off)
+             in zip(bufs, ((M_, K_), (K_, N_), (M_, N_)), MATMUL_LAYOUTS[layout], strict=True)]
+    a, b, c = (host(buf, shape, strides=strides, byte_offset=off) for buf, shape, strides, off in views)
+    expect = a.astype(np.float64) @ b.astype(np.float64)
+    w.run(lambda o, _a, _c: o.submit_next_level(
+        mm, args(*((buf.tensor(shape, F32, strides, off), tag) for (buf, shape, strides, off), tag
+                   in zip(views, (IN, IN, OUT), strict=True))), worker=0))
+    np.testing.assert_allclose(c, expect, rtol=1e-4, atol=1e-4)
+    c_strides, c_off = MATMUL_LAYOUTS[layout][2]
+    s0, s1 = c_strides or (N_, 1)
+    outside = np.ones(W_ * W_, dtype=bool)
+    outside[c_off // 4 + np.arange(M_)[:, None] * s0 + np.arange(N_)[None, :] * s1] = False
+    np.testing.assert_array_equal(host(bufs[2], (W_ * W_,))[outside], before[outside])
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_strided_views_as_input_and_as_output_leave_the_rest_untouched(mode, closing):
     w = make_worker(mode, num_chips=1)

@@ -4,6 +4,7 @@
 // stay untouched.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -178,6 +179,123 @@ TEST_P(StdKernels, TiledMatmulWithATransposedRightSideIntoASubRegion) {
             else
                 ASSERT_FLOAT_EQ(got, 9.0f);
         }
+}
+
+// std.matmul takes the serial OpenBLAS's sgemm when every view reads as a BLAS
+// operand (unit inner stride and a row stride at least the width, or the
+// transpose of one) and its portable loop otherwise; each layout below goes
+// through one path or the other, and each must agree with the reference, and
+// leave the elements of C's buffer outside C's view as they were.
+class StdMatmulLayouts : public StdKernels {
+protected:
+    static constexpr float SENTINEL = 9.0f;
+
+    void expect_matmul(const std::vector<float>& A, const ChipTensor& av, const std::vector<float>& B,
+                       const ChipTensor& bv, std::vector<float>& Cbuf, const ChipTensor& cv) {
+        const uint32_t M = av.shapes[0], K = av.shapes[1], N = bv.shapes[1];
+        std::vector<float> ref;
+        run("std.matmul", {av, bv, cv}, {IN, IN, OUT});
+        reference_matmul(A, av, B, bv, ref, M, K, N);
+        std::vector<bool> inside(Cbuf.size(), false);
+        for (uint32_t i = 0; i < M; ++i)
+            for (uint32_t j = 0; j < N; ++j) {
+                const uint64_t e = cv.start_offset + uint64_t{i} * cv.strides[0] + uint64_t{j} * cv.strides[1];
+                inside[e] = true;
+                ASSERT_NEAR(Cbuf[e], ref[i * N + j], 1e-3f * (1 + std::fabs(ref[i * N + j]))) << i << "," << j;
+            }
+        for (size_t e = 0; e < Cbuf.size(); ++e) {
+            if (!inside[e]) {
+                ASSERT_FLOAT_EQ(Cbuf[e], SENTINEL) << "element " << e << " outside C's view";
+            }
+        }
+    }
+};
+
+TEST_P(StdMatmulLayouts, BothOperandsTransposed) {
+    const uint32_t M = 23, K = 31, N = 19;
+    auto At = ramp(K * M, 0.02f), Bt = ramp(N * K, -0.03f);  // stored [K, M] and [N, K]
+    std::vector<float> C(M * N, SENTINEL);
+    expect_matmul(At, view(At.data(), At.size() * 4, 0, {M, K}, {1, M}), Bt,
+                  view(Bt.data(), Bt.size() * 4, 0, {K, N}, {1, K}), C, dense(C, {M, N}));
+}
+
+TEST_P(StdMatmulLayouts, RowStridesLargerThanTheWidths) {
+    const uint32_t M = 17, K = 29, N = 21, PA = K + 5, PB = N + 3, PC = N + 7;
+    auto A = ramp(M * PA, 0.01f), B = ramp(K * PB, 0.04f);
+    std::vector<float> C(M * PC, SENTINEL);
+    expect_matmul(A, view(A.data(), A.size() * 4, 0, {M, K}, {PA, 1}), B,
+                  view(B.data(), B.size() * 4, 0, {K, N}, {PB, 1}), C,
+                  view(C.data(), C.size() * 4, 0, {M, N}, {PC, 1}));
+}
+
+TEST_P(StdMatmulLayouts, SubRegionsOfLargerMatrices) {
+    // Each operand is an interior block of a [40, 40] buffer.
+    const uint32_t W = 40, M = 13, K = 22, N = 9;
+    auto A = ramp(W * W, 0.015f), B = ramp(W * W, -0.025f);
+    std::vector<float> C(W * W, SENTINEL);
+    expect_matmul(A, view(A.data(), A.size() * 4, 5 * W + 7, {M, K}, {W, 1}), B,
+                  view(B.data(), B.size() * 4, 11 * W + 2, {K, N}, {W, 1}), C,
+                  view(C.data(), C.size() * 4, 20 * W + 30, {M, N}, {W, 1}));
+}
+
+TEST_P(StdMatmulLayouts, ANonUnitInnerStrideFallsBackToTheLoop) {
+    // B reads every other column; C is written transposed: neither is a BLAS operand.
+    const uint32_t M = 11, K = 14, N = 10;
+    auto A = ramp(M * K, 0.05f), B = ramp(K * 2 * N, 0.01f);
+    std::vector<float> C(N * M, SENTINEL), C2(2 * M * N, SENTINEL);
+    const ChipTensor av = dense(A, {M, K});
+    const ChipTensor bv = view(B.data(), B.size() * 4, 0, {K, N}, {2 * N, 2});
+    expect_matmul(A, av, B, bv, C, view(C.data(), C.size() * 4, 0, {M, N}, {1, M}));
+    // A dense B, C with a non-unit inner stride.
+    auto Bd = ramp(K * N, -0.02f);
+    expect_matmul(A, av, Bd, dense(Bd, {K, N}), C2, view(C2.data(), C2.size() * 4, 1, {M, N}, {2 * N, 2}));
+}
+
+TEST_P(StdMatmulLayouts, SingleRowAndSingleColumnOperands) {
+    // A [1, K] with a row stride smaller than K, B [K, 1] with any column stride: a dimension of
+    // extent 1 takes any stride, and both still go to sgemm.
+    const uint32_t K = 37, N = 1;
+    auto A = ramp(K, 0.1f), B = ramp(3 * K, 0.2f);
+    std::vector<float> C(4, SENTINEL);
+    expect_matmul(A, view(A.data(), A.size() * 4, 0, {1, K}, {1, 1}), B,
+                  view(B.data(), B.size() * 4, 1, {K, N}, {3, 5}), C, view(C.data(), C.size() * 4, 2, {1, N}, {1, 1}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Staging, StdMatmulLayouts, ::testing::Values(StagingMode::STAGE, StagingMode::ZERO_COPY),
+                         [](const auto& p) { return p.param == StagingMode::STAGE ? "Staged" : "ZeroCopy"; });
+
+// Several core threads in std.matmul at once, each on its own row tile: with
+// integer-valued inputs every product is exact, so any tile computed wrongly
+// (as when two threads share the serial OpenBLAS's work buffers unguarded)
+// shows as a mismatch.
+TEST(StdMatmulConcurrency, FourCoreThreadsComputeEveryTileExactlyRunAfterRun) {
+    ChipConfig c = config(StagingMode::ZERO_COPY);
+    c.runtime.core_threads = 4;
+    Chip chip{c};
+    const uint32_t n = 256;
+    std::vector<float> A(n * n), B(n * n), C(n * n), ref(n * n);
+    for (uint32_t i = 0; i < n * n; ++i) {
+        A[i] = static_cast<float>(static_cast<int>((i * 7) % 17) - 8);
+        B[i] = static_cast<float>(static_cast<int>((i * 5) % 11) - 5);
+    }
+    const ChipTensor av = dense(A, {n, n}), bv = dense(B, {n, n});
+    for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t j = 0; j < n; ++j) {
+            float s = 0;
+            for (uint32_t k = 0; k < n; ++k) s += A[i * n + k] * B[k * n + j];
+            ref[i * n + j] = s;
+        }
+    ChipStorageTaskArgs args{};
+    args.add_tensor(av);
+    args.add_tensor(bv);
+    args.add_tensor(dense(C, {n, n}));
+    const TensorArgType tags[3] = {IN, IN, OUT};
+    for (int run = 0; run < 500; ++run) {
+        std::fill(C.begin(), C.end(), -1.0f);
+        const RunResult r = chip.run("std.matmul", args, tags);
+        ASSERT_TRUE(r.ok) << r.error;
+        for (uint32_t e = 0; e < n * n; ++e) ASSERT_EQ(C[e], ref[e]) << "run " << run << ", element " << e;
+    }
 }
 
 TEST_P(StdKernels, AShapeMismatchFailsTheRunWithTheKernelsMessage) {
