@@ -41,20 +41,18 @@ class ChildWatch:
     a lock after each run (one integer comparison on the hot path); only when it
     moved are the children's statuses fetched and the new losses logged."""
 
-    def __init__(self, path: str) -> None:
-        self._path = path
+    def __init__(self) -> None:
         self._lost_seen = 0
         self._reported: set[str] = set()
         self._lock = threading.Lock()  # run() and the submit completion thread both check
 
-    def started(self, core: _Core, what: str) -> None:
+    def started(self, core: _Core, path: str, what: str) -> None:
         if logger.isEnabledFor(logging.INFO):
             pids = core.child_pids()
-            logger.info("%s: started %s%s", self._path, what,
-                        f" (pids {', '.join(map(str, pids))})" if pids else "")
+            logger.info("%s: started %s%s", path, what, f" (pids {', '.join(map(str, pids))})" if pids else "")
 
-    def check(self, core: _Core) -> None:
-        """Logs every child lost since the last check (WARNING)."""
+    def check(self, core: _Core, path: str) -> None:
+        """Logs every child of `path`'s Worker lost since the last check (WARNING)."""
         lost = core.lost_count
         if lost == self._lost_seen:
             return
@@ -64,4 +62,4 @@ class ChildWatch:
                 name, _, state = status.partition(": ")
                 if state.startswith("lost") and name not in self._reported:
                     self._reported.add(name)
-                    logger.warning("%s: %s %s", self._path, name, state)
+                    logger.warning("%s: %s %s", path, name, state)

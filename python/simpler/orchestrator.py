@@ -226,18 +226,14 @@ class Orchestrator:
 
     def _explain(self, error: ValueError, args_list: Sequence[TaskArgs]) -> ValueError:
         """The engine's refusal, plus the release when it names a block this run
-        freed; logged (INFO, the `simpler` logger) as it is raised."""
-        explained = error
-        for args in args_list:
-            for i in range(args.tensor_count):
-                why = self._released(args[i].buffer.identity)
-                if why is not None and "(its scope ended or it was freed)" not in str(error):  # not said yet
-                    explained = ValueError(f"{error}: {why}")
-                    break
-            if explained is not error:
-                break
-        logger.info("%s: submit refused: %s", self._worker.path, str(explained))  # text, not the traceback
-        return explained
+        freed (unless the engine said so); logged (INFO, the `simpler` logger) as
+        it is raised."""
+        why = next((w for args in args_list for i in range(args.tensor_count)
+                    if (w := self._released(args[i].buffer.identity)) is not None), None)
+        if why is not None and "(its scope ended or it was freed)" not in str(error):
+            error = ValueError(f"{error}: {why}")
+        logger.info("%s: submit refused: %s", self._worker.path, str(error))  # text, not the traceback
+        return error
 
     def _device_chip(self, t: Tensor, role: str) -> int:
         chip = self._worker._running().device_owner(t.buffer.identity)

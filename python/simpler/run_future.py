@@ -27,7 +27,6 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, Iterator, List, Optional, Tuple, Union
 
 from simpler.arg_checks import got
-from simpler.log import logger
 
 if TYPE_CHECKING:
     from simpler.orchestrator import Orchestrator
@@ -268,14 +267,10 @@ def _complete(worker: "Worker", future: RunFuture, orch: "Orchestrator", error: 
               message: str) -> None:
     """A finished run's future: the orchestration function's exception, else
     the run's failure, else the Orchestrator."""
-    core = worker._core
-    if core is not None:
-        worker._watch.check(core)
+    failure = worker._run_outcome(message)
     if error is not None:
         future.set_exception(error)
-    elif message:
-        failure = worker._run_error(message)
-        logger.info("%s: run failed: %s", worker.path, str(failure))  # text, not the traceback
-        future.set_exception(failure)
+    elif failure:
+        future.set_exception(RuntimeError(failure))
     else:
         future.set_result(orch)

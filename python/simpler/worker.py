@@ -218,7 +218,7 @@ class Worker:
         self._serial = next(_worker_serials)
         self._copy_handle = CallableHandle(0, ChildKind.CHIP, "std.copy", self._serial)
         self._core: Optional[EngineWorker] = None
-        self._watch = ChildWatch(self.path_name)  # logs the children's start and losses (simpler.log)
+        self._watch = ChildWatch()  # logs the children's start and losses (simpler.log)
         self._buffers: List[Buffer] = []
         self._pid = os.getpid()
         self._runs = RunQueue(self)  # runs asked for and not yet built; submitted runs in flight
@@ -421,8 +421,7 @@ class Worker:
         core = EngineWorker(config, None, dispatch, worker_start, relays, install)
         core.init()
         self._core = core
-        self._watch = ChildWatch(self.path)
-        self._watch.started(core, self._children_text())
+        self._watch.started(core, self.path, self._children_text())
         if self._remote:
             remote.dismiss_extra_ranks(1 + len(self._remote))
         return self
@@ -573,26 +572,30 @@ class Worker:
         return orch
 
     def _wait(self, core: EngineWorker, run: int) -> None:
-        """_wait(core, run), its failure as _run_error says it (and logged,
-        INFO); children lost meanwhile are logged (simpler.log)."""
-        failed: Optional[str] = None
+        """_wait(core, run), its failure as _run_outcome says it."""
+        failed = ""
         try:
             _wait(core, run)
         except RuntimeError as e:
             failed = str(e)  # raised below, outside this handler: no local holds the exception in a cycle
-        finally:
-            self._watch.check(core)
-        if failed is not None:
-            message = str(self._run_error(failed))
-            logger.info("%s: run failed: %s", self.path, message)
+        message = self._run_outcome(failed)
+        if message:
             raise RuntimeError(message)
 
-    def _run_error(self, message: str) -> RuntimeError:
-        """A run's failure; at the top of a tree of Workers led by its path from
-        here ('L4 → L3[0] → chip 1: ...'; a nested Worker's server adds its own)."""
-        if not self.num_workers or self._parent is not None:
-            return RuntimeError(message)
-        return RuntimeError(with_path(self.path_name, self.level, message))
+    def _run_outcome(self, failure: str) -> str:
+        """After a run's wait (run() and the submit completion thread): logs the
+        children lost meanwhile, and for a failed run returns what its
+        RuntimeError says — at the top of a tree of Workers led by its path from
+        here ('L4 → L3[0] → chip 1: ...'; a nested Worker's server adds its own)
+        — logged (INFO). Empty for a run that succeeded."""
+        if self._core is not None:
+            self._watch.check(self._core, self.path)
+        if not failure:
+            return ""
+        if self.num_workers and self._parent is None:
+            failure = with_path(self.path_name, self.level, failure)
+        logger.info("%s: run failed: %s", self.path, failure)
+        return failure
 
     def _running_top(self, what: str) -> EngineWorker:
         if self._parent is not None:
@@ -737,7 +740,7 @@ class Worker:
         if self._core is not None:
             was_open = not self._core.closed
             if was_open:
-                self._watch.check(self._core)
+                self._watch.check(self._core, self.path)
             self._core.close()
             self._runs.close()
             if was_open and self._remote and self._parent is None:
