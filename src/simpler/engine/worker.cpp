@@ -394,8 +394,12 @@ std::string Worker::cancel_run(const std::string& why) {
     const size_t cancelled = core_.poisoned_count() - poisoned_before;
     core_.end_run();
     core_.clear_failure();
+    return cancelled_text_locked(cancelled, std::nullopt);
+}
+
+std::string Worker::cancelled_text_locked(size_t cancelled, std::optional<uint64_t> run) const {
     std::string out = std::to_string(cancelled) + " task(s) not yet dispatched were cancelled";
-    const std::string running = describe_in_flight_locked(8);
+    const std::string running = describe_in_flight_locked(8, run);
     if (running.empty()) return out;
     return out + "; still running on their children, and waited for by the next run(): " + running;
 }
@@ -526,10 +530,7 @@ std::string Worker::cancel_run(uint64_t run, const std::string& why) {
     const size_t cancelled = core_.cancel_run(run, why);
     release_holds_locked();  // a cancelled task names nothing any more
     notify_runs_locked();
-    std::string out = std::to_string(cancelled) + " task(s) not yet dispatched were cancelled";
-    const std::string running = describe_in_flight_locked(8, run);
-    if (running.empty()) return out;
-    return out + "; still running on their children, and waited for by the next run(): " + running;
+    return cancelled_text_locked(cancelled, run);
 }
 
 Worker::FinishedRuns Worker::take_finished_runs(ipc::Deadline until) {

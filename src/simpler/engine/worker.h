@@ -393,6 +393,9 @@ private:
     // sub-worker 0"), at most `limit` of them and a count of the rest.
     // `run`: only that run's members.
     [[nodiscard]] std::string describe_in_flight_locked(size_t limit, std::optional<uint64_t> run = {}) const;
+    // What a cancel did, in words: how many tasks it cancelled, and what of the
+    // run (every run: nullopt) still runs on a child.
+    [[nodiscard]] std::string cancelled_text_locked(size_t cancelled, std::optional<uint64_t> run) const;
     // wait()'s error when close() ended the run: what had not finished, and the run's first failure.
     [[nodiscard]] std::string describe_closed_run_locked() const;
     // wait_run(run)'s error when close() ended it.
