@@ -36,24 +36,14 @@ import numpy as np
 
 from simpler._core import AccessMode, BackendKind, BackingOwner, adopt_fork_memory, adopt_posix_shm, intern_owner_path
 from simpler.arg_checks import check_bool, check_type
-from simpler.buffer import DataType, SharedTensor, _live_buffers, element_size
+from simpler.buffer import _NUMPY_DTYPES, DataType, SharedTensor, _live_buffers, element_size
 from simpler.memory_map import MemoryRange, describe_range, keys_overlap, mappings
 
 __all__ = ["AdoptedTensor"]
 
-_NUMPY_TO_DTYPE = {
-    np.dtype(np.float32): DataType.FLOAT32,
-    np.dtype(np.float16): DataType.FLOAT16,
-    np.dtype(np.int32): DataType.INT32,
-    np.dtype(np.int16): DataType.INT16,
-    np.dtype(np.int8): DataType.INT8,
-    np.dtype(np.uint8): DataType.UINT8,
-    np.dtype(np.int64): DataType.INT64,
-    np.dtype(np.uint64): DataType.UINT64,
-    np.dtype(np.uint16): DataType.UINT16,
-    np.dtype(np.uint32): DataType.UINT32,
-    np.dtype(np.bool_): DataType.BOOL,
-}
+# A NumPy array's dtype names its DataType when the two are the same type (float32 is FLOAT32);
+# the dtypes buffer.numpy_dtype only borrows for their size (uint16 for BFLOAT16) name none.
+_NUMPY_TO_DTYPE = {nd: d for d, nd in _NUMPY_DTYPES.items() if nd.name == d.name.lower()}
 
 _TORCH_TO_DTYPE = {
     "float32": DataType.FLOAT32,
