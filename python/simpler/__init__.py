@@ -3,7 +3,8 @@ self-describing buffer handles and strided views instead of raw pointers.
 
 Everything public in simpler.buffer, simpler.task_interface and simpler.deps is
 re-exported here, with the runtime: Worker, Orchestrator, CallConfig, ChipCallable,
-DeviceBuffer, MappedArgs, AdoptedTensor (what Worker.share returns), RunFuture
+DeviceBuffer, Domain and WindowBuffer (what Orchestrator.allocate_domain returns), MappedArgs,
+AdoptedTensor (what Worker.share returns), RunFuture
 (what Worker.submit returns), the progress display (show_progress, Progress,
 ChildProgress), and the handles a run speaks of: TaskHandle (what a submit
 returns), ChildRef and ChildKind (which child a task ran on); and where the
@@ -14,6 +15,7 @@ from simpler.buffer import *  # noqa: F403
 from simpler.chip_callable import ChipCallable
 from simpler.deps import *  # noqa: F403
 from simpler.device_buffer import DeviceBuffer
+from simpler.domain import Domain, WindowBuffer
 from simpler.install_paths import get_cmake_dir, get_include
 from simpler.orchestrator import Orchestrator
 from simpler.progress import ChildProgress, Progress, show_progress
@@ -48,6 +50,7 @@ __all__ = [
     "DecodedTaskArgs",
     "DependencyTracker",
     "DeviceBuffer",
+    "Domain",
     "EdgeExplanation",
     "EdgeKind",
     "ImportRefusal",
@@ -67,6 +70,7 @@ __all__ = [
     "Tensor",
     "TensorArgType",
     "TensorOverlap",
+    "WindowBuffer",
     "Worker",
     "blob_size",
     "check_identity_live",
