@@ -30,6 +30,7 @@ from simpler.worker import CallableHandle, Worker
 __all__ = [
     "HOST_SCOPE",
     "OVERLAP_DEFAULT_WORK_CAP",
+    "WINDOW_SCOPE",
     "AccessMode",
     "AddressSpace",
     "AdoptedTensor",
