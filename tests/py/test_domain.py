@@ -342,3 +342,38 @@ def test_a_lost_chip_may_not_join_a_domain(closing):
     w.run(orch)
     assert seen["held"] == [(4096, 1), (0, 0)]
     wait_windows_freed(w, (0, 1))
+
+
+def test_a_domain_in_a_level_3_worker_below_a_level_4_worker(closing):
+    w4 = Worker(level=4)
+    w4.add_worker(Worker(level=3, num_chips=2))
+    closing(w4)
+    copy = w4.register(ChipCallable("std.copy"))
+
+    def inner(o, a, _c):  # runs in the L3 child: its chips, its windows
+        with o.allocate_domain("tp", workers=[1, 0], window_size=4096, buffers={"x": NB}) as dom:
+            x0, x1 = dom.buffer("x", 0).tensor((N,), F32), dom.buffer("x", 1).tensor((N,), F32)
+            o.copy_to(x1, a[0])
+            o.submit_next_level(copy, args((x1, IN), (x0, OUT)), worker=0)  # chip 0 reads chip 1's window
+            o.copy_from(a[1], x0)
+
+    fn = w4.register(inner)
+    w4.init()
+    src, dst = w4.create_buffer(NB), w4.create_buffer(NB)
+    src.array((N,), F32)[...] = np.arange(N, dtype=np.float32) + 5
+    dst.array((N,), F32)[...] = 0
+    w4.run(lambda o, _a, _c: o.submit_next_level(fn, args((src.tensor((N,), F32), IN),
+                                                          (dst.tensor((N,), F32), OUT)), worker=0))
+    np.testing.assert_array_equal(dst.array((N,), F32), np.arange(N, dtype=np.float32) + 5)
+    with pytest.raises(ValueError, match=r"allocate_domain on L4 \(level 4, 0 chips\): windows belong to the chips "
+                                         "of a level-3 Worker"):
+        w4.run(lambda o, _a, _c: o.allocate_domain("tp", workers=[0], window_size=4096))
+
+
+def test_the_window_heap_size_is_a_worker_option():
+    assert Worker(level=3, num_chips=1).config.window_heap_bytes == 64 << 20
+    assert Worker(level=3, num_chips=1, window_heap_bytes=1 << 20).config.window_heap_bytes == 1 << 20
+    with pytest.raises(ValueError, match=r"WorkerConfig.window_heap_bytes: must be > 0 and at most 64 TiB \(got 0\)"):
+        Worker(level=3, num_chips=1, window_heap_bytes=0)
+    with pytest.raises(ValueError, match="window_heap_bytes"):
+        Worker(level=3, num_chips=1, window_heap_bytes=-1)
