@@ -145,7 +145,8 @@ void bind_backing(nb::module_& m) {
         .value("DEVICE_OWNER_UNKNOWN", simpler::ImportRefusal::DEVICE_OWNER_UNKNOWN)
         .value("REMOTE_UNSUPPORTED", simpler::ImportRefusal::REMOTE_UNSUPPORTED)
         .value("OS_ERROR", simpler::ImportRefusal::OS_ERROR)
-        .value("WINDOW_OUTSIDE", simpler::ImportRefusal::WINDOW_OUTSIDE);
+        .value("WINDOW_OUTSIDE", simpler::ImportRefusal::WINDOW_OUTSIDE)
+        .value("WINDOW_NOT_MEMBER", simpler::ImportRefusal::WINDOW_NOT_MEMBER);
 
     nb::class_<BackingOwner>(m, "BackingOwner",
                              "The owner of one host backing. Supports the buffer protocol over all of its bytes "

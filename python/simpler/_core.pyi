@@ -397,6 +397,7 @@ class ImportRefusal(enum.Enum):
     REMOTE_UNSUPPORTED = 11
     OS_ERROR = 12
     WINDOW_OUTSIDE = 13
+    WINDOW_NOT_MEMBER = 14
 
 class BackingOwner:
     """

@@ -31,6 +31,7 @@ const char* import_refusal_name(ImportRefusal r) noexcept {
         case ImportRefusal::REMOTE_UNSUPPORTED: return "REMOTE_UNSUPPORTED";
         case ImportRefusal::OS_ERROR: return "OS_ERROR";
         case ImportRefusal::WINDOW_OUTSIDE: return "WINDOW_OUTSIDE";
+        case ImportRefusal::WINDOW_NOT_MEMBER: return "WINDOW_NOT_MEMBER";
     }
     return "UNKNOWN";
 }
@@ -151,11 +152,21 @@ ImportResult ImportRegistry::resolve_new(const BufferDescriptor& d, ImportedBack
                 return refuse(ImportRefusal::DEVICE_ON_HOST,
                               who() + ": a window (address space DEVICE) cannot resolve on a host endpoint");
             const uint64_t addr = descriptor_address(d);
-            if (!config_.window_range || !config_.window_range(addr, d.nbytes))
-                return refuse(ImportRefusal::WINDOW_OUTSIDE, who() + ": [" + std::to_string(addr) + ", +" +
-                                                                 std::to_string(d.nbytes) +
-                                                                 ") lies outside the window heaps of chip " +
-                                                                 std::to_string(config_.endpoint.chip_index));
+            const ImportRefusal r =
+                config_.window_access ? config_.window_access(addr, d.nbytes) : ImportRefusal::WINDOW_OUTSIDE;
+            if (r != ImportRefusal::NONE) {
+                std::string why = who();
+                why += ": [";
+                why += std::to_string(addr);
+                why += ", +";
+                why += std::to_string(d.nbytes);
+                why += r == ImportRefusal::WINDOW_NOT_MEMBER ? ") lies in a window of a domain chip "
+                                                             : ") lies outside every window chip ";
+                why += std::to_string(config_.endpoint.chip_index);
+                why += r == ImportRefusal::WINDOW_NOT_MEMBER ? " is not a member of" : " can see";
+                return refuse(r == ImportRefusal::WINDOW_NOT_MEMBER ? r : ImportRefusal::WINDOW_OUTSIDE,
+                              std::move(why));
+            }
             out.base = addr;
             return {};
         }

@@ -13,10 +13,17 @@ namespace simpler {
 
 namespace {
 
-// The registry's window test: the Worker's window heaps, or none.
-std::function<bool(uint64_t, uint64_t)> window_range(const WindowMemory* windows) {
+// The registry's window test for chip `chip`: the Worker's membership table, or none.
+std::function<ImportRefusal(uint64_t, uint64_t)> window_access(const WindowMemory* windows, uint32_t chip) {
     if (windows == nullptr) return {};
-    return [windows](uint64_t addr, uint64_t nbytes) { return windows->contains(addr, nbytes); };
+    return [windows, chip](uint64_t addr, uint64_t nbytes) {
+        switch (windows->access(chip, addr, nbytes)) {
+            case WindowAccess::MEMBER: return ImportRefusal::NONE;
+            case WindowAccess::NOT_MEMBER: return ImportRefusal::WINDOW_NOT_MEMBER;
+            case WindowAccess::OUTSIDE: break;
+        }
+        return ImportRefusal::WINDOW_OUTSIDE;
+    };
 }
 
 }  // namespace
@@ -25,8 +32,12 @@ ChipLane::ChipLane(uint32_t chip_index, const ChipLaneConfig& config)
     : index_(chip_index),
       device_memory_(config.device_memory),
       chip_(config.chip),
-      registry_(ImportRegistryConfig{
-          Endpoint::chip(chip_index), nullptr, nullptr, &device_owners_, window_range(config.window_memory), {}}),
+      registry_(ImportRegistryConfig{Endpoint::chip(chip_index),
+                                     nullptr,
+                                     nullptr,
+                                     &device_owners_,
+                                     window_access(config.window_memory, chip_index),
+                                     {}}),
       log_(chip_index),
       args_(std::make_unique<ChipStorageTaskArgs>()) {
     tags_.reserve(CHIP_MAX_TENSOR_ARGS);

@@ -3,9 +3,9 @@
 // tensor), materializes each tensor to a ChipTensor through the child's own
 // ImportRegistry (Endpoint::chip(i): map-once by identity; a DEVICE backing
 // resolves only when its address lies in this chip's device heap, a VMM_WINDOW
-// one when its range lies inside the window heaps, any member's), rebuilds the
-// staging tags from the call config's write mask (task_config.h: a written view
-// comes back, any other view is only copied in), and runs the chip
+// one only when its range lies in windows of domains this chip is a member of),
+// rebuilds the staging tags from the call config's write mask (task_config.h: a
+// written view comes back, any other view is only copied in), and runs the chip
 // orchestration the callable id names on its Chip, staged, zero-copy or
 // checked as the call config says (a checked run's error names the tensor's
 // buffer identity).

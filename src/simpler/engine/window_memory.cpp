@@ -53,14 +53,47 @@ WindowMemory::WindowMemory(uint32_t num_chips, uint64_t heap_bytes) {
         }
         heaps_.push_back(reinterpret_cast<uint64_t>(p));
     }
+    words_per_page_ = (uint64_t{num_chips} + 63) / 64;
+    members_bytes_ = uint64_t{num_chips} * (heap_bytes_ / WINDOW_ALIGN) * words_per_page_ * sizeof(uint64_t);
+    void* t =
+        ::mmap(nullptr, members_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (t == MAP_FAILED) {
+        const int err = errno;
+        for (uint64_t base : heaps_) ::munmap(reinterpret_cast<void*>(base), heap_bytes_);
+        heaps_.clear();
+        throw std::runtime_error("window membership table: mmap of " + std::to_string(members_bytes_) +
+                                 " bytes failed: " + std::strerror(err));
+    }
+    members_ = static_cast<uint64_t*>(t);
 }
 
 WindowMemory::~WindowMemory() {
     for (uint64_t base : heaps_) ::munmap(reinterpret_cast<void*>(base), heap_bytes_);
+    if (members_ != nullptr) ::munmap(members_, members_bytes_);
 }
 
 void WindowMemory::seal_in_parent() noexcept {
     for (uint64_t base : heaps_) ::mprotect(reinterpret_cast<void*>(base), heap_bytes_, PROT_NONE);
+}
+
+void WindowMemory::enter_chip() noexcept {
+    if (members_ != nullptr) ::mprotect(members_, members_bytes_, PROT_READ);
+}
+
+uint64_t* WindowMemory::page_bits(uint32_t heap, uint64_t page) const noexcept {
+    return members_ + (uint64_t{heap} * (heap_bytes_ / WINDOW_ALIGN) + page) * words_per_page_;
+}
+
+void WindowMemory::mark_locked(const Domain& d, bool members) noexcept {
+    for (uint32_t heap : d.info.workers)
+        for (uint64_t page = d.offset / WINDOW_ALIGN; page < (d.offset + d.reserved) / WINDOW_ALIGN; ++page) {
+            uint64_t* bits = page_bits(heap, page);
+            for (uint64_t w = 0; w < words_per_page_; ++w) __atomic_store_n(&bits[w], uint64_t{0}, __ATOMIC_RELAXED);
+            if (!members) continue;
+            for (uint32_t chip : d.info.workers)
+                __atomic_fetch_or(&bits[chip / 64], uint64_t{1} << (chip % 64), __ATOMIC_RELAXED);
+        }
+    __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
 void WindowMemory::check_request(const std::string& name, const std::vector<uint32_t>& workers, uint64_t window_size,
@@ -182,6 +215,7 @@ WindowDomain WindowMemory::allocate(const std::string& name, const std::vector<u
         throw;
     }
     ++next_id_;
+    mark_locked(d, true);
     for (uint32_t rank = 0; rank < workers.size(); ++rank) {
         used_[workers[rank]].emplace(d.offset, reserved);
         for (uint32_t k = 0; k < buffers.size(); ++k)
@@ -200,6 +234,7 @@ void WindowMemory::begin_release(uint64_t id) {
 }
 
 void WindowMemory::free_locked(Domain& d) noexcept {
+    mark_locked(d, false);
     for (uint32_t rank = 0; rank < d.info.workers.size(); ++rank) {
         used_[d.info.workers[rank]].erase(d.offset);
         for (const DeviceBacking& b : d.info.buffers[rank]) {
@@ -274,6 +309,28 @@ bool WindowMemory::contains(uint64_t addr, uint64_t nbytes) const noexcept {
     for (uint64_t base : heaps_)
         if (addr >= base && nbytes <= heap_bytes_ && addr - base <= heap_bytes_ - nbytes) return true;
     return false;
+}
+
+WindowAccess WindowMemory::access(uint32_t chip, uint64_t addr, uint64_t nbytes) const noexcept {
+    if (nbytes == 0 || chip >= heaps_.size()) return WindowAccess::OUTSIDE;
+    for (uint32_t heap = 0; heap < heaps_.size(); ++heap) {
+        const uint64_t base = heaps_[heap];
+        if (addr < base || nbytes > heap_bytes_ || addr - base > heap_bytes_ - nbytes) continue;
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        const uint64_t first = (addr - base) / WINDOW_ALIGN;
+        const uint64_t last = (addr - base + nbytes - 1) / WINDOW_ALIGN;
+        for (uint64_t page = first; page <= last; ++page) {
+            const uint64_t* bits = page_bits(heap, page);
+            bool any = false;
+            for (uint64_t w = 0; w < words_per_page_; ++w)
+                any = any || __atomic_load_n(&bits[w], __ATOMIC_RELAXED) != 0;
+            if (!any) return WindowAccess::OUTSIDE;
+            if ((__atomic_load_n(&bits[chip / 64], __ATOMIC_RELAXED) & (uint64_t{1} << (chip % 64))) == 0)
+                return WindowAccess::NOT_MEMBER;
+        }
+        return WindowAccess::MEMBER;
+    }
+    return WindowAccess::OUTSIDE;
 }
 
 WindowStats WindowMemory::stats(uint32_t chip) const {

@@ -9,6 +9,13 @@
 // (seal_in_parent) and keeps only the bookkeeping; the chips keep every heap
 // readable and writable.
 //
+// Membership: beside the heaps, a shared table says for every WINDOW_ALIGN page
+// of every heap which chips are members of the domain carved there (a bit per
+// chip). The parent writes it when a domain is carved and clears it when the
+// windows are freed; a chip child only reads it (enter_chip makes it read-only
+// there), so its import registry resolves a window range only when the chip is
+// a member of the domain that owns every page of it (access()).
+//
 // A domain carves window_size bytes at the same offset in every member's heap
 // (WINDOW_ALIGN-aligned) and lays its named buffers out inside, in order, each
 // WINDOW_BUFFER_ALIGN-aligned; each (member, buffer) is a VMM_WINDOW
@@ -62,6 +69,13 @@ struct WindowDomain {
     std::vector<std::vector<DeviceBacking>> buffers;
 };
 
+// What a chip may do with a byte range of the window heaps (WindowMemory::access).
+enum class WindowAccess : uint8_t {
+    MEMBER = 0,      // inside windows whose domains count the chip among their members
+    OUTSIDE = 1,     // not inside one window heap, or in pages no domain holds
+    NOT_MEMBER = 2,  // in a domain's window, but the chip is not one of its members
+};
+
 struct WindowStats {
     uint64_t capacity_bytes = 0;
     uint64_t bytes_in_use = 0;  // windows carved on this chip (releasing ones until freed)
@@ -80,6 +94,8 @@ public:
 
     // Parent, after the forks: no window byte is reachable from here any more.
     void seal_in_parent() noexcept;
+    // Chip child, after the fork: the membership table becomes read-only here.
+    void enter_chip() noexcept;
 
     // Carves a domain. chip_lost_why[i], when not empty, is why chip i is
     // lost (it may not join); an empty vector: every chip is live.
@@ -106,6 +122,9 @@ public:
     [[nodiscard]] std::string descriptor_problem(const BufferDescriptor& d) const;
     // True when [addr, addr + nbytes) lies inside one window heap.
     [[nodiscard]] bool contains(uint64_t addr, uint64_t nbytes) const noexcept;
+    // Whether `chip` may name [addr, addr + nbytes): read from the shared
+    // membership table, so it answers in a chip child too. nbytes 0 is OUTSIDE.
+    [[nodiscard]] WindowAccess access(uint32_t chip, uint64_t addr, uint64_t nbytes) const noexcept;
 
     // The owner_worker_path_id allocate() stamps on chip i's buffers (0 until set: no path).
     void set_chip_path_ids(std::vector<uint32_t> ids) { chip_path_ids_ = std::move(ids); }
@@ -132,10 +151,17 @@ private:
     // The lowest offset free on every member for `bytes`; nullopt when none.
     [[nodiscard]] std::optional<uint64_t> common_gap(const std::vector<uint32_t>& workers, uint64_t bytes) const;
     void free_locked(Domain& d) noexcept;
+    // Sets (or clears) the member bits of a domain's pages in every member's heap.
+    void mark_locked(const Domain& d, bool members) noexcept;
+    [[nodiscard]] uint64_t* page_bits(uint32_t heap, uint64_t page) const noexcept;
     [[nodiscard]] std::string describe_locked(const Domain& d) const;
 
     uint64_t heap_bytes_ = 0;
     std::vector<uint64_t> heaps_;  // base address of chip i's heap
+    // Membership table (shared): per heap, per page, words_per_page_ words of chip bits.
+    uint64_t* members_ = nullptr;
+    uint64_t members_bytes_ = 0;
+    uint64_t words_per_page_ = 0;
     mutable std::mutex mu_;
     std::vector<std::map<uint64_t, uint64_t>> used_;  // per chip: window offset -> reserved bytes
     std::map<uint64_t, Domain> domains_;

@@ -180,6 +180,7 @@ ChildHandlers Worker::make_child_handler(ChildRef child) {
         case ChildKind::SUB_WORKER: return config_.sub_handler(child.index);
         case ChildKind::CHIP: {
             device_->enter_chip(child.index);
+            windows_->enter_chip();
             if (config_.chip_handler) return config_.chip_handler(child.index);
             ChipLaneConfig lane = config_.chip_lane;
             lane.device_memory = device_.get();

@@ -177,25 +177,39 @@ TEST_F(ImportRegistryTest, DeviceBackingResolvesOnlyOnItsOwnerChip) {
     release_device_backing(b, owners);
 }
 
-TEST_F(ImportRegistryTest, WindowBackingResolvesOnAnyChipWhoseWindowHeapsHoldIt) {
+TEST_F(ImportRegistryTest, WindowBackingResolvesOnAMemberChipUnmappedAndIsRefusedElsewhere) {
     DeviceOwnerTable owners;
     const DeviceBacking b = wrap_device_pointer(BackendKind::VMM_WINDOW, 0x2000, 256, AccessMode::READWRITE, 1, owners);
     ImportRegistryConfig on_peer;
     on_peer.endpoint = Endpoint::chip(0);  // not the owner: a peer of the domain
-    on_peer.window_range = [](uint64_t addr, uint64_t nbytes) { return addr >= 0x1000 && addr + nbytes <= 0x3000; };
+    uint64_t asked_addr = 0;
+    uint64_t asked_bytes = 0;
+    on_peer.window_access = [&](uint64_t addr, uint64_t nbytes) {
+        asked_addr = addr;
+        asked_bytes = nbytes;
+        return ImportRefusal::NONE;
+    };
     ImportRegistry peer(on_peer);
     EXPECT_EQ(peer.import_backing(b.descriptor).base, 0x2000u);
     EXPECT_EQ(peer.stats().maps, 0u);
+    EXPECT_EQ(asked_addr, 0x2000u);
+    EXPECT_EQ(asked_bytes, 256u);
+
+    ImportRegistryConfig outsider = on_peer;
+    outsider.window_access = [](uint64_t, uint64_t) { return ImportRefusal::WINDOW_NOT_MEMBER; };
+    ImportRegistry not_member(outsider);
+    expect_refused(not_member, b.descriptor, ImportRefusal::WINDOW_NOT_MEMBER,
+                   "lies in a window of a domain chip 0 is not a member of");
 
     ImportRegistryConfig narrow = on_peer;
-    narrow.window_range = [](uint64_t addr, uint64_t nbytes) { return addr >= 0x1000 && addr + nbytes <= 0x2080; };
+    narrow.window_access = [](uint64_t, uint64_t) { return ImportRefusal::WINDOW_OUTSIDE; };
     ImportRegistry outside(narrow);
-    expect_refused(outside, b.descriptor, ImportRefusal::WINDOW_OUTSIDE, "outside the window heaps of chip 0");
+    expect_refused(outside, b.descriptor, ImportRefusal::WINDOW_OUTSIDE, "lies outside every window chip 0 can see");
 
     ImportRegistryConfig none;
     none.endpoint = Endpoint::chip(1);
     ImportRegistry blind(none);
-    expect_refused(blind, b.descriptor, ImportRefusal::WINDOW_OUTSIDE, "outside the window heaps of chip 1");
+    expect_refused(blind, b.descriptor, ImportRefusal::WINDOW_OUTSIDE, "lies outside every window chip 1 can see");
 
     ImportRegistryConfig host = on_peer;
     host.endpoint = Endpoint::host();

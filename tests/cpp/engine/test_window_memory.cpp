@@ -175,6 +175,53 @@ TEST(WindowMemory, TheHeapsAreSharedBetweenForkedChildrenAndSealedInTheParent) {
     EXPECT_DEATH({ peer[0] = 'x'; }, "");
 }
 
+TEST(WindowMemory, AccessSaysWhetherAChipIsAMemberOfTheDomainHoldingARange) {
+    WindowMemory m(3, 1 << 16);
+    const WindowDomain d = m.allocate("tp", {0, 2}, 8192, {{"x", 64}});
+    const uint64_t x2 = d.bases[1];  // chip 2's window
+    EXPECT_EQ(m.access(0, x2, 64), WindowAccess::MEMBER);  // a peer
+    EXPECT_EQ(m.access(2, x2, 64), WindowAccess::MEMBER);
+    EXPECT_EQ(m.access(1, x2, 64), WindowAccess::NOT_MEMBER);
+    EXPECT_EQ(m.access(0, d.bases[0], 8192), WindowAccess::MEMBER);
+    EXPECT_EQ(m.access(0, d.bases[0], 8193), WindowAccess::OUTSIDE);  // one byte past the window
+    EXPECT_EQ(m.access(0, d.bases[0] + 8192, 1), WindowAccess::OUTSIDE);
+    EXPECT_EQ(m.access(0, d.bases[0], 0), WindowAccess::OUTSIDE);
+    EXPECT_EQ(m.access(0, 0x1000, 8), WindowAccess::OUTSIDE);
+    EXPECT_EQ(m.access(7, x2, 8), WindowAccess::OUTSIDE);  // no such chip
+    m.begin_release(d.id);
+    EXPECT_EQ(m.access(0, x2, 64), WindowAccess::MEMBER);  // tasks in flight still use it
+    m.finish_release(d.id);
+    EXPECT_EQ(m.access(0, x2, 64), WindowAccess::OUTSIDE);
+}
+
+TEST(WindowMemory, AChildSeesDomainsCarvedAfterItWasForked) {
+    WindowMemory m(2, 1 << 16);
+    int go[2];
+    ASSERT_EQ(pipe(go), 0);
+    const uint64_t first_window = [&] {
+        const WindowDomain probe = m.allocate("probe", {0}, 4096, {});
+        const uint64_t base = probe.bases[0];
+        m.begin_release(probe.id);
+        m.finish_release(probe.id);
+        return base;  // the next domain over chips 0 and 1 starts here
+    }();
+    const pid_t child = fork();
+    if (child == 0) {
+        m.enter_chip();
+        char c = 0;
+        if (read(go[0], &c, 1) != 1) _exit(3);
+        _exit(m.access(1, first_window, 64) == WindowAccess::MEMBER ? 0 : 1);
+    }
+    const WindowDomain d = m.allocate("tp", {0, 1}, 4096, {});
+    ASSERT_EQ(d.bases[0], first_window);
+    ASSERT_EQ(write(go[1], "x", 1), 1);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    close(go[0]);
+    close(go[1]);
+}
+
 TEST(WindowMemory, AZeroHeapWithChipsIsRefused) {
     EXPECT_THROW(WindowMemory(1, 0), std::invalid_argument);
     WindowMemory none(0, 0);
