@@ -18,6 +18,7 @@ SMALL_ARGS = {
     "quickstart": [],
     "stencil_tiles": ["--grid", "24", "--tiles", "3", "--steps", "2"],
     "device_memory": ["--batch", "8", "--features", "4", "--hidden", "6", "--out", "2"],
+    "domain_all_gather": ["--batch", "8", "--features", "4", "--out", "4"],
     "failure_handling": ["--timeout", "0.5"],
     "trace_perfetto": ["--size", "16"],
     "training_step": ["--steps", "3", "--batch", "8", "--features", "4", "--out", "2"],
