@@ -5,6 +5,7 @@ bases, buffers, context); every refusal names what was wrong and changes
 nothing; leaving the domain while tasks naming it are in flight lets them
 finish with the right bytes, then frees the windows."""
 
+import ctypes
 import os
 import signal
 import time
@@ -377,3 +378,25 @@ def test_the_window_heap_size_is_a_worker_option():
         Worker(level=3, num_chips=1, window_heap_bytes=0)
     with pytest.raises(ValueError, match="window_heap_bytes"):
         Worker(level=3, num_chips=1, window_heap_bytes=-1)
+
+
+def _touch_window(mapped_args):
+    """A sub task that reads one byte at the address its scalar names (a window's)."""
+    ctypes.c_uint8.from_address(mapped_args.scalars[0]).value  # noqa: B018
+
+
+def test_a_sub_worker_cannot_reach_the_window_bytes(closing):
+    w = Worker(level=3, num_chips=1, num_sub_workers=1)
+    closing(w)
+    touch = w.register(_touch_window)
+    w.init()
+    seen = {}
+
+    def orch(o, _a, _c):
+        with o.allocate_domain("tp", workers=[0], window_size=4096) as dom:
+            seen["base"] = dom.window_base(0)
+            o.submit_sub(touch, args(scalars=(dom.window_base(0),)))
+
+    with pytest.raises(RuntimeError, match=r"on sub-worker 0 failed: CHILD_DIED: .*signal 11"):
+        w.run(orch)
+    wait_windows_freed(w, (0,))

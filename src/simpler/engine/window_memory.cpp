@@ -72,7 +72,7 @@ WindowMemory::~WindowMemory() {
     if (members_ != nullptr) ::munmap(members_, members_bytes_);
 }
 
-void WindowMemory::seal_in_parent() noexcept {
+void WindowMemory::seal() noexcept {
     for (uint64_t base : heaps_) ::mprotect(reinterpret_cast<void*>(base), heap_bytes_, PROT_NONE);
 }
 

@@ -5,9 +5,9 @@
 // before the children are forked: every chip process sees every heap at the
 // same address and the same bytes, so a kernel on chip 0 can store into chip
 // 1's window (symmetric memory, as VMM windows are on real hardware). The
-// parent makes the heaps inaccessible to itself after the forks
-// (seal_in_parent) and keeps only the bookkeeping; the chips keep every heap
-// readable and writable.
+// parent makes the heaps inaccessible to itself after the forks (seal) and
+// keeps only the bookkeeping, and so does every child that is not a chip; the
+// chips keep every heap readable and writable.
 //
 // Membership: beside the heaps, a shared table says for every WINDOW_ALIGN page
 // of every heap which chips are members of the domain carved there (a bit per
@@ -92,8 +92,9 @@ public:
     WindowMemory(const WindowMemory&) = delete;
     WindowMemory& operator=(const WindowMemory&) = delete;
 
-    // Parent, after the forks: no window byte is reachable from here any more.
-    void seal_in_parent() noexcept;
+    // The parent after the forks, and every child that is not a chip: no
+    // window byte is reachable from this process any more.
+    void seal() noexcept;
     // Chip child, after the fork: the membership table becomes read-only here.
     void enter_chip() noexcept;
 

@@ -177,7 +177,9 @@ EngineConfig Worker::engine_config() {
 
 ChildHandlers Worker::make_child_handler(ChildRef child) {
     switch (child.kind) {
-        case ChildKind::SUB_WORKER: return config_.sub_handler(child.index);
+        case ChildKind::SUB_WORKER:
+            windows_->seal();  // only chips reach the windows
+            return config_.sub_handler(child.index);
         case ChildKind::CHIP: {
             device_->enter_chip(child.index);
             windows_->enter_chip();
@@ -187,7 +189,7 @@ ChildHandlers Worker::make_child_handler(ChildRef child) {
             lane.window_memory = windows_.get();
             return make_chip_lane_child(child.index, lane);
         }
-        case ChildKind::WORKER: return config_.worker_handler(child.index);
+        case ChildKind::WORKER: windows_->seal(); return config_.worker_handler(child.index);
     }
     throw std::logic_error("Worker: no handler for " + child.name());
 }
@@ -264,7 +266,7 @@ void Worker::init() {
     config_.worker_handler = nullptr;
     config_.relay_handler = nullptr;
     device_->seal_in_parent();  // device bytes live in the chip processes only
-    windows_->seal_in_parent();
+    windows_->seal();
     initialized_ = true;
     process_live_workers().add(this);  // a release from now on waits for this Worker's tasks too
     live_registered_ = true;

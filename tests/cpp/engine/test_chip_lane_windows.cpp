@@ -82,8 +82,7 @@ TEST(ChipLaneWindows, AMemberResolvesAPeersWindowInPlaceAndAnOutsiderIsRefused) 
     r = on0.copy(vector_of(host->descriptor()), vector_of(other.buffers[0][0].descriptor));
     EXPECT_EQ(r.error, ipc::TaskError::BAD_ARGUMENTS);
     EXPECT_NE(r.message.find("argument refused on chip 0"), std::string::npos) << r.message;
-    EXPECT_NE(r.message.find("lies in a window of a domain chip 0 is not a member of"), std::string::npos)
-        << r.message;
+    EXPECT_NE(r.message.find("lies in a window of a domain chip 0 is not a member of"), std::string::npos) << r.message;
 
     const BufferDescriptor nowhere = make_address_descriptor(process_identity_minter().mint(), BackendKind::VMM_WINDOW,
                                                              AccessMode::READWRITE, N * sizeof(float), 0x10000);

@@ -171,7 +171,7 @@ TEST(WindowMemory, TheHeapsAreSharedBetweenForkedChildrenAndSealedInTheParent) {
     if (reader == 0) _exit(std::strcmp(peer, "hello") == 0 ? 0 : 1);  // "chip 1" sees it
     ASSERT_EQ(waitpid(reader, &status, 0), reader);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    m.seal_in_parent();
+    m.seal();
     EXPECT_DEATH({ peer[0] = 'x'; }, "");
 }
 
