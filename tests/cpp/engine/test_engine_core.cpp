@@ -215,6 +215,45 @@ TEST(EngineCore, DeviceTensorsGoOnlyToTheirOwnerChip) {
     EXPECT_EQ(h.take().size(), 1u);
 }
 
+TEST(EngineCore, AWindowTensorGoesToEveryChipOfItsDomainAndOrdersThemByTheUsualInference) {
+    EngineConfig c = chips(3, 1);
+    c.window_problem = [](const CanonicalIdentity& id, std::optional<uint32_t> chip,
+                          const std::string& target) -> std::optional<std::string> {
+        if (id.buffer_id != 20) return std::nullopt;
+        if (chip && *chip < 2) return std::string{};
+        return "window of domain 'tp' (chips 0, 1), not " + target;
+    };
+    Harness h(std::move(c));
+    const BufferDescriptor w =
+        make_address_descriptor(ident(20), BackendKind::VMM_WINDOW, AccessMode::READWRITE, 256, 0x20000);
+    TaskArgs write = args_of({{matrix(w), TensorArgType::OUTPUT_EXISTING}});
+    TaskArgs read = args_of({{matrix(w), TensorArgType::INPUT}});
+    const TaskId writer = h.chip_task(write, 0);
+    const TaskId reader = h.chip_task(read, 1);  // a peer: admitted, and after the writer on the other chip
+    for (auto [target, expect] : {std::pair{2, "not chip 2"}, std::pair{-1, "not a host sub-worker"}}) {
+        try {
+            if (target < 0)
+                h.sub_task(read);
+            else
+                h.chip_task(read, static_cast<uint32_t>(target));
+            FAIL() << expect;
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find(std::string("window of domain 'tp' (chips 0, 1), ") + expect),
+                      std::string::npos)
+                << e.what();
+        }
+    }
+    auto d = h.take();
+    ASSERT_EQ(tasks_of(d), (std::vector<TaskId>{writer}));
+    h.core.member_finished(d[0], "");
+    EXPECT_EQ(tasks_of(h.take()), (std::vector<TaskId>{reader}));
+    // A VMM_WINDOW identity the hook does not know is DEVICE memory unknown to the Worker.
+    TaskArgs stray = args_of(
+        {{matrix(make_address_descriptor(ident(21), BackendKind::VMM_WINDOW, AccessMode::READWRITE, 256, 0x20000)),
+          TensorArgType::INPUT}});
+    EXPECT_THROW(h.chip_task(stray, 0), std::invalid_argument);
+}
+
 TEST(EngineCore, AStaleIdentityIsRefused) {
     EngineConfig c = chips(1);
     c.identity_problem = [](const CanonicalIdentity& id) -> std::string {
