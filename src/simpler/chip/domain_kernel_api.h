@@ -49,15 +49,15 @@ inline int32_t read_domain_context(const KernelArgs* a, uint32_t first, DomainCo
                            first, a->scalar_count);
     const uint64_t rank = a->scalars[first];
     const uint64_t size = a->scalars[first + 1];
-    if (size == 0 || size > UINT32_MAX) return kernel_fail(a, "domain context: size %llu is not a domain size",
-                                                           static_cast<unsigned long long>(size));
+    if (size == 0 || size > UINT32_MAX)
+        return kernel_fail(a, "domain context: size %llu is not a domain size", static_cast<unsigned long long>(size));
     if (rank >= size)
         return kernel_fail(a, "domain context: rank %llu is not below the size %llu",
                            static_cast<unsigned long long>(rank), static_cast<unsigned long long>(size));
     if (uint64_t{a->scalar_count} < uint64_t{first} + 2 + size)
-        return kernel_fail(a, "domain context: size %llu needs %llu window bases from scalar %u, the task has %u scalars",
-                           static_cast<unsigned long long>(size), static_cast<unsigned long long>(size), first + 2,
-                           a->scalar_count);
+        return kernel_fail(
+            a, "domain context: size %llu needs %llu window bases from scalar %u, the task has %u scalars",
+            static_cast<unsigned long long>(size), static_cast<unsigned long long>(size), first + 2, a->scalar_count);
     out->rank = static_cast<uint32_t>(rank);
     out->size = static_cast<uint32_t>(size);
     out->bases = a->scalars + first + 2;

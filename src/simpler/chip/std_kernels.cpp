@@ -177,10 +177,11 @@ void store_row(typename S::Elem* row, const typename S::Acc* acc, uint32_t len, 
     }
 }
 
-// out = [out +] ins[0] + ... + ins[k-1], in that order, row by row in blocks
-// of SUM_BLOCK elements.
+// out = terms[0] + terms[1] + ... + terms[n-1], left to right (the first term
+// loaded, the rest added), row by row in blocks of SUM_BLOCK elements. `out`
+// may be one of the terms: each block reads every term before it is stored.
 template <typename S>
-void sum_rows(const Tensor* const* ins, uint32_t k, const Tensor& out, bool accumulate) {
+void sum_rows(const Tensor* const* terms, uint32_t nterms, const Tensor& out) {
     using Elem = typename S::Elem;
     using Acc = typename S::Acc;
     const uint32_t nd = out.ndims < 1 ? 1 : (out.ndims > MAX_TENSOR_DIMS ? MAX_TENSOR_DIMS : out.ndims);
@@ -194,16 +195,14 @@ void sum_rows(const Tensor* const* ins, uint32_t k, const Tensor& out, bool accu
         const uint64_t os = out.strides[inner];
         for (uint32_t j0 = 0; j0 < n; j0 += SUM_BLOCK) {
             const uint32_t len = n - j0 < SUM_BLOCK ? n - j0 : SUM_BLOCK;
-            if (accumulate) {
-                load_row<S>(acc, po + ob + j0 * os, len, os);
-            } else {
-                for (uint32_t j = 0; j < len; ++j) acc[j] = static_cast<Acc>(0);
-            }
-            for (uint32_t q = 0; q < k; ++q) {
-                const Tensor& x = *ins[q];
+            for (uint32_t q = 0; q < nterms; ++q) {
+                const Tensor& x = *terms[q];
                 const Elem* px = base_ptr<const Elem>(x) + row_start(x, idx, inner);
                 const uint64_t xs = x.strides[inner];
-                add_row<S>(acc, px + j0 * xs, len, xs);
+                if (q == 0)
+                    load_row<S>(acc, px + j0 * xs, len, xs);
+                else
+                    add_row<S>(acc, px + j0 * xs, len, xs);
             }
             store_row<S>(po + ob + j0 * os, acc, len, os);
         }
@@ -218,8 +217,10 @@ void sum_rows(const Tensor* const* ins, uint32_t k, const Tensor& out, bool accu
     }
 }
 
-// std.sum_n (x_1, ..., x_k, out; [accumulate]): out = x_1 + ... + x_k, or with
-// scalar 0 non-zero out = out + x_1 + ... + x_k (out tagged INOUT).
+// std.sum_n (x_1, ..., x_k, out; [p]): out = x_1 + ... + x_k. With scalar 0
+// p in [1, k + 1], out's own value is a term too, the p-th:
+// out = x_1 + ... + x_{p-1} + out + x_p + ... + x_k (out tagged INOUT); p = 0
+// or no scalar: out is only written.
 int32_t sum_n(const KernelArgs* a) {
     if (a->tensor_count < 2 || a->scalar_count > 1)
         return kernel_fail(a,
@@ -228,21 +229,27 @@ int32_t sum_n(const KernelArgs* a) {
                            a->tensor_count, a->scalar_count);
     const uint32_t k = a->tensor_count - 1;
     const Tensor& out = a->tensors[k];
-    const bool accumulate = a->scalar_count == 1 && a->scalars[0] != 0;
-    const Tensor* ins[CORE_MAX_TENSOR_ARGS];
+    const uint64_t p = a->scalar_count == 1 ? a->scalars[0] : 0;
+    if (p > uint64_t{k} + 1)
+        return kernel_fail(a, "std.sum_n: the output's place among the terms is %llu, past the %u terms",
+                           static_cast<unsigned long long>(p), k + 1);
+    const Tensor* terms[CORE_MAX_TENSOR_ARGS];
+    uint32_t nterms = 0;
     for (uint32_t q = 0; q < k; ++q) {
         const Tensor& x = a->tensors[q];
         if (!same_shape(x, out)) return kernel_fail(a, "std.sum_n: input %u's shape differs from the output's", q);
         if (x.dtype != out.dtype)
             return kernel_fail(a, "std.sum_n: input %u is %s, the output %s", q, data_type_name(x.dtype),
                                data_type_name(out.dtype));
-        ins[q] = &x;
+        if (p == q + 1) terms[nterms++] = &out;
+        terms[nterms++] = &x;
     }
+    if (p == uint64_t{k} + 1) terms[nterms++] = &out;
     switch (out.dtype) {
-        case F32: sum_rows<SumF32>(ins, k, out, accumulate); break;
-        case I32: sum_rows<SumI32>(ins, k, out, accumulate); break;
-        case F16: sum_rows<SumF16>(ins, k, out, accumulate); break;
-        case BF16: sum_rows<SumBF16>(ins, k, out, accumulate); break;
+        case F32: sum_rows<SumF32>(terms, nterms, out); break;
+        case I32: sum_rows<SumI32>(terms, nterms, out); break;
+        case F16: sum_rows<SumF16>(terms, nterms, out); break;
+        case BF16: sum_rows<SumBF16>(terms, nterms, out); break;
         default:
             return kernel_fail(a, "std.sum_n: dtype %s is not supported (FLOAT32, FLOAT16, BFLOAT16, INT32)",
                                data_type_name(out.dtype));

@@ -82,9 +82,9 @@ int32_t matmul(const OrchestrationContext* ctx) {
     });
 }
 
-// std.sum_n (x_1, ..., x_k, out; [accumulate]): row tiles of every argument,
-// one kernel task per tile with all k + 1 tile views (out tagged INOUT when
-// accumulating, else OUTPUT_EXISTING).
+// std.sum_n (x_1, ..., x_k, out; [p]): row tiles of every argument, one
+// kernel task per tile with all k + 1 tile views and p (out tagged INOUT when
+// p is not 0, i.e. out is one of the terms, else OUTPUT_EXISTING).
 int32_t sum_n(const OrchestrationContext* ctx) {
     Orchestration o(ctx);
     const int32_t n = o.tensor_count();
@@ -100,8 +100,12 @@ int32_t sum_n(const OrchestrationContext* ctx) {
         if (o.arg(i).ndims == 0 || o.arg(i).ndims != out.ndims || o.arg(i).shapes[0] != out.shapes[0])
             return o.fail("std.sum_n: argument %d's shape differs from the output's", i);
     }
-    const bool accumulate = o.scalar_count() == 1 && o.scalar(0) != 0;
-    const uint64_t scalars[1] = {accumulate ? 1u : 0u};
+    const uint64_t place = o.scalar_count() == 1 ? o.scalar(0) : 0;
+    if (place > static_cast<uint64_t>(n))
+        return o.fail("std.sum_n: the output's place among the terms is %llu, past the %d terms",
+                      static_cast<unsigned long long>(place), n);
+    const bool accumulate = place != 0;
+    const uint64_t scalars[1] = {place};
     int32_t tags[CORE_MAX_TENSOR_ARGS];
     for (int32_t i = 0; i + 1 < n; ++i) tags[i] = static_cast<int32_t>(TensorArgType::INPUT);
     tags[n - 1] = static_cast<int32_t>(accumulate ? TensorArgType::INOUT : TensorArgType::OUTPUT_EXISTING);

@@ -1,5 +1,6 @@
 // std.sum_n through its orchestration on a Chip: each of its four dtypes
-// against a reference computed here, the accumulate form, strided views,
+// against a reference computed here, the output as one of the terms (and its
+// place in the order of the sum), strided views,
 // INT32 wrapping, the one rounding of the half types, and its refusals.
 #include <gtest/gtest.h>
 
@@ -63,7 +64,7 @@ TEST_P(SumKernel, Float32OfFiveInputs) {
     }
 }
 
-TEST_P(SumKernel, AccumulateAddsIntoTheOutput) {
+TEST_P(SumKernel, TheOutputCanBeOneOfTheTerms) {
     std::vector<float> a(100), out(100);
     for (int i = 0; i < 100; ++i) a[i] = static_cast<float>(i), out[i] = 1000.0f + static_cast<float>(i);
     const RunResult r = run({flat(a, DataType::FLOAT32), flat(out, DataType::FLOAT32)}, {IN, INOUT}, {1});
@@ -71,11 +72,29 @@ TEST_P(SumKernel, AccumulateAddsIntoTheOutput) {
     for (int i = 0; i < 100; ++i) ASSERT_EQ(out[i], 1000.0f + 2.0f * static_cast<float>(i)) << i;
 }
 
+// The terms are added left to right with the output at its place p: in float,
+// (-1e8 + 1e8) + 1 is 1 while (1 + -1e8) + 1e8 is 0 (1 - 1e8 rounds to -1e8).
+TEST_P(SumKernel, TheOutputsPlaceDecidesTheOrderOfTheSum) {
+    for (uint64_t p : {uint64_t{1}, uint64_t{3}}) {
+        std::vector<float> x1(8, -1e8f), x2(8, 1e8f), out(8, 1.0f);
+        const RunResult r =
+            run({flat(x1, DataType::FLOAT32), flat(x2, DataType::FLOAT32), flat(out, DataType::FLOAT32)},
+                {IN, IN, INOUT}, {p});
+        ASSERT_TRUE(r.ok) << r.error;
+        for (float v : out) ASSERT_EQ(v, p == 3 ? 1.0f : 0.0f) << "p " << p;
+    }
+    std::vector<float> x1(8, 1.0f), out(8, 5.0f);
+    const RunResult r = run({flat(x1, DataType::FLOAT32), flat(out, DataType::FLOAT32)}, {IN, INOUT}, {3});
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.error.find("the output's place among the terms is 3, past the 2 terms"), std::string::npos) << r.error;
+    for (float v : out) EXPECT_EQ(v, 5.0f);
+}
+
 TEST_P(SumKernel, Int32WrapsAround) {
     std::vector<int32_t> a(64, INT32_MAX), b(64), out(64, 0);
     for (int i = 0; i < 64; ++i) b[i] = i + 1;
-    const RunResult r = run({flat(a, DataType::INT32), flat(b, DataType::INT32), flat(out, DataType::INT32)},
-                            {IN, IN, OUT});
+    const RunResult r =
+        run({flat(a, DataType::INT32), flat(b, DataType::INT32), flat(out, DataType::INT32)}, {IN, IN, OUT});
     ASSERT_TRUE(r.ok) << r.error;
     for (int i = 0; i < 64; ++i) ASSERT_EQ(out[i], INT32_MIN + i) << i;
 }
@@ -123,8 +142,8 @@ TEST_P(SumKernel, OneInputIsACopy) {
 TEST_P(SumKernel, RefusesMismatchedDtypesUnsupportedDtypesAndBadCounts) {
     std::vector<float> f(8, 1.0f), out(8, 0.0f);
     std::vector<int32_t> i32(8, 1);
-    RunResult r = run({flat(f, DataType::FLOAT32), flat(i32, DataType::INT32), flat(out, DataType::FLOAT32)},
-                      {IN, IN, OUT});
+    RunResult r =
+        run({flat(f, DataType::FLOAT32), flat(i32, DataType::INT32), flat(out, DataType::FLOAT32)}, {IN, IN, OUT});
     EXPECT_FALSE(r.ok);
     EXPECT_NE(r.error.find("std.sum_n: input 1 is INT32, the output FLOAT32"), std::string::npos) << r.error;
     std::vector<int16_t> s(8, 1), so(8, 0);
