@@ -144,7 +144,8 @@ void bind_backing(nb::module_& m) {
         .value("DEVICE_WRONG_CHIP", simpler::ImportRefusal::DEVICE_WRONG_CHIP)
         .value("DEVICE_OWNER_UNKNOWN", simpler::ImportRefusal::DEVICE_OWNER_UNKNOWN)
         .value("REMOTE_UNSUPPORTED", simpler::ImportRefusal::REMOTE_UNSUPPORTED)
-        .value("OS_ERROR", simpler::ImportRefusal::OS_ERROR);
+        .value("OS_ERROR", simpler::ImportRefusal::OS_ERROR)
+        .value("WINDOW_OUTSIDE", simpler::ImportRefusal::WINDOW_OUTSIDE);
 
     nb::class_<BackingOwner>(m, "BackingOwner",
                              "The owner of one host backing. Supports the buffer protocol over all of its bytes "

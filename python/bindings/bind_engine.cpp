@@ -313,6 +313,8 @@ void bind_engine(nb::module_& m) {
             "Seconds close() waits for a child before it kills it.")
         .def_rw("chip_lane", &WorkerConfig::chip_lane)
         .def_rw("device_memory_bytes", &WorkerConfig::device_memory_bytes, "Per chip, for alloc_child_tensor.")
+        .def_rw("window_heap_bytes", &WorkerConfig::window_heap_bytes,
+                "Per chip, the shared heap allocate_domain carves windows from.")
         .def_rw("record_edges", &WorkerConfig::record_edges)
         .def_rw("sub_callable_names", &WorkerConfig::sub_callable_names)
         .def_rw("trace", &WorkerConfig::trace)
@@ -568,7 +570,35 @@ void bind_engine(nb::module_& m) {
             "DEVICE_MALLOC memory on one chip: its descriptor (the body is the device pointer).")
         .def("release_device", &Worker::release_device, "identity"_a,
              "Refuses the block at submit from now on; frees it once every earlier task has finished.")
-        .def("device_owner", &Worker::device_owner, "identity"_a, "The chip a device block lives on, or None.")
+        .def("device_owner", &Worker::device_owner, "identity"_a,
+             "The chip a device block or window buffer lives on, or None.")
+        .def(
+            "allocate_domain",
+            [](Worker& w, const std::string& name, const std::vector<uint32_t>& workers, uint64_t window_size,
+               const std::vector<std::pair<std::string, uint64_t>>& buffers) {
+                std::vector<simpler::WindowBufferSpec> specs;
+                for (const auto& [n, size] : buffers) specs.push_back({n, size});
+                const simpler::WindowDomain d = w.allocate_domain(name, workers, window_size, specs);
+                nb::list per_rank;
+                for (const std::vector<simpler::DeviceBacking>& mine : d.buffers) {
+                    nb::list descs;
+                    for (const simpler::DeviceBacking& b : mine) descs.append(b.descriptor);
+                    per_rank.append(descs);
+                }
+                nb::dict out;
+                out["id"] = d.id;
+                out["bases"] = d.bases;
+                out["offsets"] = d.buffer_offsets;
+                out["buffers"] = per_rank;
+                return out;
+            },
+            "name"_a, "workers"_a, "window_size"_a, "buffers"_a,
+            "A communication domain: {'id', 'bases' (by rank), 'offsets' (by buffer), 'buffers' (by rank, by buffer: "
+            "VMM_WINDOW descriptors)}. ValueError for a bad request, RuntimeError when the window heaps have no room; "
+            "a refusal allocates nothing.")
+        .def("release_domain", &Worker::release_domain, "id"_a,
+             "Refuses the domain's buffers at submit from now on; frees its windows once every earlier task has "
+             "finished.")
         .def(
             "device_stats",
             [](Worker& w, uint32_t chip) {
@@ -578,6 +608,10 @@ void bind_engine(nb::module_& m) {
                 d["bytes_in_use"] = s.bytes_in_use;
                 d["live_allocations"] = s.live_allocations;
                 d["largest_free_block"] = s.largest_free_block;
+                const simpler::WindowStats ws = w.window_memory().stats(chip);
+                d["window_capacity_bytes"] = ws.capacity_bytes;
+                d["window_bytes_in_use"] = ws.bytes_in_use;
+                d["live_windows"] = ws.live_windows;
                 return d;
             },
             "chip"_a)

@@ -3,10 +3,10 @@ self-describing buffer handles and strided views instead of raw pointers.
 
 Everything public in simpler.buffer, simpler.task_interface and simpler.deps is
 re-exported here, with the runtime: Worker, Orchestrator, CallConfig, ChipCallable,
-DeviceBuffer, MappedArgs, AdoptedTensor (what Worker.share returns), RunFuture
-(what Worker.submit returns), the collectives over a communication domain
-(all_reduce, all_gather, reduce_scatter, broadcast, COLLECTIVE_DTYPES; from
-simpler.collectives), the progress display (show_progress, Progress,
+DeviceBuffer, Domain and WindowBuffer (what Orchestrator.allocate_domain returns), MappedArgs,
+AdoptedTensor (what Worker.share returns), RunFuture (what Worker.submit returns),
+the collectives over a domain (all_reduce, all_gather, reduce_scatter, broadcast,
+COLLECTIVE_DTYPES; from simpler.collectives), the progress display (show_progress, Progress,
 ChildProgress), and the handles a run speaks of: TaskHandle (what a submit
 returns), ChildRef and ChildKind (which child a task ran on); and where the
 installed headers and CMake package are: get_include(), get_cmake_dir()."""
@@ -17,6 +17,7 @@ from simpler.chip_callable import ChipCallable
 from simpler.collectives import COLLECTIVE_DTYPES, all_gather, all_reduce, broadcast, reduce_scatter
 from simpler.deps import *  # noqa: F403
 from simpler.device_buffer import DeviceBuffer
+from simpler.domain import Domain, WindowBuffer
 from simpler.install_paths import get_cmake_dir, get_include
 from simpler.orchestrator import Orchestrator
 from simpler.progress import ChildProgress, Progress, show_progress
@@ -52,6 +53,7 @@ __all__ = [
     "DecodedTaskArgs",
     "DependencyTracker",
     "DeviceBuffer",
+    "Domain",
     "EdgeExplanation",
     "EdgeKind",
     "ImportRefusal",
@@ -71,6 +73,7 @@ __all__ = [
     "Tensor",
     "TensorArgType",
     "TensorOverlap",
+    "WindowBuffer",
     "Worker",
     "all_gather",
     "all_reduce",

@@ -394,6 +394,7 @@ class ImportRefusal(enum.Enum):
     DEVICE_OWNER_UNKNOWN = 10
     REMOTE_UNSUPPORTED = 11
     OS_ERROR = 12
+    WINDOW_OUTSIDE = 13
 
 class BackingOwner:
     """
@@ -713,6 +714,11 @@ class WorkerConfig:
     @device_memory_bytes.setter
     def device_memory_bytes(self, arg: int, /) -> None: ...
     @property
+    def window_heap_bytes(self) -> int:
+        """Per chip, the shared heap allocate_domain carves windows from."""
+    @window_heap_bytes.setter
+    def window_heap_bytes(self, arg: int, /) -> None: ...
+    @property
     def record_edges(self) -> bool: ...
     @record_edges.setter
     def record_edges(self, arg: bool, /) -> None: ...
@@ -850,7 +856,15 @@ class EngineWorker:
         Refuses the block at submit from now on; frees it once every earlier task has finished.
         """
     def device_owner(self, identity: CanonicalIdentity) -> int | None:
-        """The chip a device block lives on, or None."""
+        """The chip a device block or window buffer lives on, or None."""
+    def allocate_domain(self, name: str, workers: Sequence[int], window_size: int, buffers: Sequence[tuple[str, int]]) -> dict:
+        """
+        A communication domain: {'id', 'bases' (by rank), 'offsets' (by buffer), 'buffers' (by rank, by buffer: VMM_WINDOW descriptors)}. ValueError for a bad request, RuntimeError when the window heaps have no room; a refusal allocates nothing.
+        """
+    def release_domain(self, id: int) -> None:
+        """
+        Refuses the domain's buffers at submit from now on; frees its windows once every earlier task has finished.
+        """
     def device_stats(self, chip: int) -> dict: ...
     def take_edge_log(self) -> list[EdgeExplanation]:
         """

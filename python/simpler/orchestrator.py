@@ -11,6 +11,10 @@ and device views as tasks on that chip (ordered like any other task by their
 tags). An allocation belongs to the innermost `with orch.scope():` open when it
 was made, or to the run; when that ends, the memory is refused to later
 submits and freed once every task submitted before has finished.
+
+Communication domains: `allocate_domain(name, workers, window_size, buffers)`
+carves a symmetric window on each listed chip (simpler.domain); released when
+its `with` block ends, or with the run.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from simpler._core import CallConfig, CanonicalIdentity, DataType, TaskHandle, T
 from simpler.arg_checks import check_bool, check_int, check_shape, check_type, got
 from simpler.callable_handle import CallableHandle
 from simpler.device_buffer import DeviceBuffer
+from simpler.domain import Domain
 from simpler.log import logger
 from simpler.task_interface import TaskArgs, TaskArgsBatch, Tensor, TensorArgType
 
@@ -75,6 +80,7 @@ class Orchestrator:
         # What this run allocated, by identity: once a block is freed the engine no
         # longer knows it, and a refusal naming it says it was released from this.
         self._allocated: Dict[CanonicalIdentity, DeviceBuffer] = {}
+        self._domains: List[Domain] = []  # what this run carved (released at the latest when it ends)
         self._ended = False  # the run finished building: nothing more may be submitted through this
 
     @property
@@ -216,11 +222,50 @@ class Orchestrator:
             self._scopes[-1].append(buf)
         return buf
 
+    # -- communication domains -------------------------------------------------
+    def allocate_domain(self, name: str, workers: Sequence[int], window_size: int,
+                        buffers: "Dict[str, int] | Sequence[Tuple[str, int]]" = ()) -> Domain:
+        """A communication domain: a window of `window_size` bytes at the same
+        offset on each chip of `workers` (rank order), holding the named
+        `buffers` ({name: nbytes} or [(name, nbytes), ...]) in order, each on 64
+        bytes. Use it as `with orch.allocate_domain(...) as dom:`; leaving the
+        block (or dom.release()) frees the windows once every task submitted
+        before has finished. Every check is made first: ValueError for a bad
+        name, a name already live, workers that are not distinct live chips,
+        window_size 0 or buffers that do not fit; RuntimeError when the window
+        heaps have no room. A refusal allocates nothing."""
+        self._check_open("allocate_domain")
+        core = self._worker._running()
+        if self._worker.level > 3 or self._worker.num_chips == 0:
+            raise ValueError(f"allocate_domain on {self._worker.path} (level {self._worker.level}, "
+                             f"{self._worker.num_chips} chips): windows belong to the chips of a level-3 Worker")
+        if not isinstance(name, str):
+            raise TypeError(f"allocate_domain.name: expected str (got {got(name)})")
+        chips = [check_int(f"allocate_domain.workers[{i}]", w, bits=32)
+                 for i, w in enumerate(_checked_list("allocate_domain.workers", workers))]
+        window_size = check_int("allocate_domain.window_size", window_size, bits=64)
+        if isinstance(buffers, dict):
+            items = list(buffers.items())
+        else:
+            items = _checked_list("allocate_domain.buffers", buffers)
+        specs: List[Tuple[str, int]] = []
+        for i, item in enumerate(items):
+            if not isinstance(item, tuple) or len(item) != 2:
+                raise TypeError(f"allocate_domain.buffers[{i}]: expected a (name, nbytes) pair (got {got(item)})")
+            n, size = item
+            if not isinstance(n, str):
+                raise TypeError(f"allocate_domain.buffers[{i}]: name: expected str (got {got(n)})")
+            specs.append((n, check_int(f"allocate_domain.buffers[{n!r}]", size, bits=64)))
+        carved = core.allocate_domain(name, chips, window_size, specs)
+        dom = Domain(core, name, chips, window_size, [n for n, _ in specs], carved)
+        self._domains.append(dom)
+        return dom
+
     def _released(self, identity: CanonicalIdentity) -> Optional[str]:
-        """Why `identity` is refused when it is device memory this run allocated and freed."""
+        """Why `identity` is refused when it is device memory or a window buffer this run allocated and freed."""
         buf = self._allocated.get(identity)
         if buf is None or not buf.released:
-            return None
+            return next((w for d in self._domains if (w := d._why_released(identity)) is not None), None)
         return (f"device memory {identity} of chip {buf.chip} was released (its scope ended or it was freed); "
                 "a task may not name it any more")
 
@@ -230,7 +275,8 @@ class Orchestrator:
         it is raised."""
         why = next((w for args in args_list for i in range(args.tensor_count)
                     if (w := self._released(args[i].buffer.identity)) is not None), None)
-        if why is not None and "(its scope ended or it was freed)" not in str(error):
+        if why is not None and "(its scope ended or it was freed)" not in str(error) \
+                and "(its block ended or release() was called)" not in str(error):
             error = ValueError(f"{error}: {why}")
         logger.info("%s: submit refused: %s", self._worker.path, str(error))  # text, not the traceback
         return error
@@ -285,3 +331,5 @@ class Orchestrator:
         self._ended = True
         while self._scopes:
             self._release(self._scopes.pop())
+        for d in self._domains:
+            d.release()

@@ -37,9 +37,10 @@ RunFuture at once, and several runs may be in flight (simpler.run_future).
 
 Chips are simulated, one forked process each (docs/chip.md): `chip_core_threads`
 kernel threads, `chip_arena_bytes` of device memory for staged copies,
-`device_memory_bytes` per chip for `alloc_child_tensor`, and `zero_copy` to run
-on host arguments in place instead of staging them (a task's CallConfig can ask
-for zero-copy too).
+`device_memory_bytes` per chip for `alloc_child_tensor`, `window_heap_bytes` per
+chip for the windows of `allocate_domain` (shared between the chip processes),
+and `zero_copy` to run on host arguments in place instead of staging them (a
+task's CallConfig can ask for zero-copy too).
 
 Every option lands in a WorkerConfig (the C++ struct, bound): a keyword left
 None keeps the struct's default, and the struct validates (ValueError naming
@@ -185,7 +186,8 @@ class Worker:
     def __init__(self, level: int = 3, num_chips: Optional[int] = None, num_sub_workers: Optional[int] = None, *,
                  task_timeout: Optional[float] = None, blob_capacity: Optional[int] = None,
                  chip_core_threads: Optional[int] = None, chip_arena_bytes: Optional[int] = None,
-                 device_memory_bytes: Optional[int] = None, zero_copy: Optional[bool] = None,
+                 device_memory_bytes: Optional[int] = None, window_heap_bytes: Optional[int] = None,
+                 zero_copy: Optional[bool] = None,
                  record_edges: Optional[bool] = None, trace: Optional[bool] = None,
                  trace_capacity: Optional[int] = None, spin: Optional[float] = None):
         level = check_int("Worker.level", level, minimum=None)
@@ -197,8 +199,8 @@ class Worker:
         self._config = worker_config(
             num_chips=num_chips, num_sub_workers=num_sub_workers, task_timeout=task_timeout,
             blob_capacity=blob_capacity, chip_core_threads=chip_core_threads, chip_arena_bytes=chip_arena_bytes,
-            device_memory_bytes=device_memory_bytes, zero_copy=zero_copy, record_edges=record_edges, trace=trace,
-            trace_capacity=trace_capacity, spin=spin)
+            device_memory_bytes=device_memory_bytes, window_heap_bytes=window_heap_bytes, zero_copy=zero_copy,
+            record_edges=record_edges, trace=trace, trace_capacity=trace_capacity, spin=spin)
         self.level = level
         self.num_chips = self._config.num_chips
         self.num_sub_workers = self._config.num_sub_workers
@@ -668,8 +670,10 @@ class Worker:
 
     def device_stats(self, chip: int) -> Dict[str, int]:
         """Chip `chip`'s device memory (alloc_child_tensor): capacity_bytes,
-        bytes_in_use, live_allocations and largest_free_block, now. A block
-        released while tasks still name it counts until they have finished."""
+        bytes_in_use, live_allocations and largest_free_block; and its window
+        heap (allocate_domain): window_capacity_bytes, window_bytes_in_use and
+        live_windows, now. A block or domain released while tasks still name it
+        counts until they have finished."""
         chip = check_int("device_stats.chip", chip, bits=32)
         if self.level > 3:
             raise ValueError(f"Worker.device_stats: {self.path} is level {self.level}; device memory belongs to the "

@@ -30,6 +30,7 @@ const char* import_refusal_name(ImportRefusal r) noexcept {
         case ImportRefusal::DEVICE_OWNER_UNKNOWN: return "DEVICE_OWNER_UNKNOWN";
         case ImportRefusal::REMOTE_UNSUPPORTED: return "REMOTE_UNSUPPORTED";
         case ImportRefusal::OS_ERROR: return "OS_ERROR";
+        case ImportRefusal::WINDOW_OUTSIDE: return "WINDOW_OUTSIDE";
     }
     return "UNKNOWN";
 }
@@ -145,8 +146,20 @@ ImportResult ImportRegistry::resolve_new(const BufferDescriptor& d, ImportedBack
         case BackendKind::REMOTE_SIDECAR:
             return refuse(ImportRefusal::REMOTE_UNSUPPORTED,
                           who() + ": REMOTE_SIDECAR is not supported here (no remote transport on this endpoint)");
-        case BackendKind::DEVICE_MALLOC:
         case BackendKind::VMM_WINDOW: {
+            if (!config_.endpoint.is_chip)
+                return refuse(ImportRefusal::DEVICE_ON_HOST,
+                              who() + ": a window (address space DEVICE) cannot resolve on a host endpoint");
+            const uint64_t addr = descriptor_address(d);
+            if (!config_.window_range || !config_.window_range(addr, d.nbytes))
+                return refuse(ImportRefusal::WINDOW_OUTSIDE, who() + ": [" + std::to_string(addr) + ", +" +
+                                                                 std::to_string(d.nbytes) +
+                                                                 ") lies outside the window heaps of chip " +
+                                                                 std::to_string(config_.endpoint.chip_index));
+            out.base = addr;
+            return {};
+        }
+        case BackendKind::DEVICE_MALLOC: {
             if (!config_.endpoint.is_chip)
                 return refuse(ImportRefusal::DEVICE_ON_HOST,
                               who() + ": a DEVICE backing cannot resolve on a host endpoint");

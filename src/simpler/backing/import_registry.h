@@ -13,7 +13,9 @@
 // owner is this incarnation); a POSIX shm object that is missing or smaller
 // than nbytes; a FORK_* address that is not a pre-fork region of this process
 // (fork_region_table.h); a DEVICE backing on a host endpoint, on a chip other
-// than its owner, or whose owner is unknown (device_owner_table.h);
+// than its owner, or whose owner is unknown (device_owner_table.h); a
+// VMM_WINDOW backing on a host endpoint or outside the window heaps (it
+// resolves on any chip whose window heaps hold it: peers share windows);
 // REMOTE_SIDECAR (not supported here). The registry never unlinks anything;
 // unregister()/forget()/close() unmap only what it mapped. forget() is how an
 // owner's free reaches a consumer (the Worker's forget message): a mapping a
@@ -69,6 +71,7 @@ enum class ImportRefusal : uint8_t {
     DEVICE_OWNER_UNKNOWN = 10,
     REMOTE_UNSUPPORTED = 11,
     OS_ERROR = 12,
+    WINDOW_OUTSIDE = 13,
 };
 const char* import_refusal_name(ImportRefusal r) noexcept;
 
@@ -91,7 +94,10 @@ struct ImportRegistryConfig {
     Endpoint endpoint = Endpoint::host();
     IdentityMinter* owner_minter = nullptr;          // nullptr: process_identity_minter()
     ForkRegionTable* fork_regions = nullptr;         // nullptr: process_fork_regions(); pinned on import
-    const DeviceOwnerTable* device_owners = nullptr; // nullptr: no DEVICE backing resolves
+    const DeviceOwnerTable* device_owners = nullptr; // nullptr: no DEVICE_MALLOC backing resolves
+    // Whether [addr, addr + nbytes) lies inside this endpoint's window heaps
+    // (window_memory.h); empty: no VMM_WINDOW backing resolves.
+    std::function<bool(uint64_t, uint64_t)> window_range;
     ImportSyscalls syscalls;
 };
 

@@ -5,7 +5,7 @@
 // supersedes it; a task's entries leave when the task completes.
 //
 // Keying: every entry is filed under the full canonical identity of its backing
-// plus a scope (HOST_SCOPE, or the owner chip of a DEVICE backing), never under
+// plus a scope (HOST_SCOPE, WINDOW_SCOPE, or the owner chip of a DEVICE backing), never under
 // a hash or an address. Per key, writers and readers each live in a ViewIndex
 // (byte ranges, and 2-D tiles by rows x columns); stage 2 of the overlap
 // question runs only on the entries it yields.

@@ -18,7 +18,10 @@ std::string EdgeExplanation::to_string() const {
                     tensor_arg_type_name(successor_tag) + ") vs task " + std::to_string(predecessor) + " member " +
                     std::to_string(predecessor_member) + " argument " + std::to_string(predecessor_arg) + " (" +
                     tensor_arg_type_name(predecessor_tag) + ") on buffer " + identity.to_string();
-    if (scope != HOST_SCOPE) s += " (chip " + std::to_string(scope) + ")";
+    if (scope == WINDOW_SCOPE)
+        s += " (window)";
+    else if (scope != HOST_SCOPE)
+        s += " (chip " + std::to_string(scope) + ")";
     s += std::string(": ") + tensor_overlap_name(answer.overlap);
     if (answer.overlap == TensorOverlap::PARTIAL) s += std::string(" (") + overlap_reason_name(answer.reason) + ")";
     return s;

@@ -21,6 +21,8 @@ using TaskId = uint64_t;
 
 // The scope of a HOST backing; a DEVICE backing is scoped by its owner chip (>= 0).
 inline constexpr int32_t HOST_SCOPE = -1;
+// The scope of a VMM_WINDOW backing: one for all chips (its identity names one window).
+inline constexpr int32_t WINDOW_SCOPE = -2;
 
 enum class EdgeKind : uint8_t {
     READ_AFTER_WRITE = 0,   // the successor reads bytes the predecessor writes
@@ -41,7 +43,7 @@ struct EdgeExplanation {
     TensorArgType successor_tag = TensorArgType::INPUT;
     TensorArgType predecessor_tag = TensorArgType::INPUT;
     CanonicalIdentity identity{};     // the backing both views are over
-    int32_t scope = HOST_SCOPE;       // HOST_SCOPE, or the owner chip of a DEVICE backing
+    int32_t scope = HOST_SCOPE;       // HOST_SCOPE, WINDOW_SCOPE, or the owner chip of a DEVICE backing
     OverlapAnswer answer;             // overlap(successor's view, predecessor's view)
 
     // True when the edge rests on a proven shared byte (COVERED or SHARED_BYTES);

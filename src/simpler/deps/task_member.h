@@ -22,9 +22,11 @@ struct TaskMember {
 };
 
 // The scope a tensor of this member is keyed under: HOST_SCOPE for a HOST
-// backing, the target chip for a DEVICE backing.
+// backing, WINDOW_SCOPE for a VMM_WINDOW backing (every chip of its domain
+// names the same bytes), the target chip for other DEVICE backings.
 constexpr int32_t argument_scope(const Tensor& t, int32_t target_chip) noexcept {
-    return t.buffer.address_space == static_cast<uint8_t>(AddressSpace::DEVICE) ? target_chip : HOST_SCOPE;
+    if (t.buffer.address_space != static_cast<uint8_t>(AddressSpace::DEVICE)) return HOST_SCOPE;
+    return t.buffer.backend_kind == static_cast<uint8_t>(BackendKind::VMM_WINDOW) ? WINDOW_SCOPE : target_chip;
 }
 
 }  // namespace simpler

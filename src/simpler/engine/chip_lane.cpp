@@ -5,16 +5,28 @@
 
 #include "simpler/engine/chip_install.h"
 #include "simpler/engine/device_memory.h"
+#include "simpler/engine/window_memory.h"
 #include "simpler/task_interface/call_config.h"
 #include "simpler/task_interface/task_args_wire.h"
 
 namespace simpler {
 
+namespace {
+
+// The registry's window test: the Worker's window heaps, or none.
+std::function<bool(uint64_t, uint64_t)> window_range(const WindowMemory* windows) {
+    if (windows == nullptr) return {};
+    return [windows](uint64_t addr, uint64_t nbytes) { return windows->contains(addr, nbytes); };
+}
+
+}  // namespace
+
 ChipLane::ChipLane(uint32_t chip_index, const ChipLaneConfig& config)
     : index_(chip_index),
       device_memory_(config.device_memory),
       chip_(config.chip),
-      registry_(ImportRegistryConfig{Endpoint::chip(chip_index), nullptr, nullptr, &device_owners_, {}}),
+      registry_(ImportRegistryConfig{
+          Endpoint::chip(chip_index), nullptr, nullptr, &device_owners_, window_range(config.window_memory), {}}),
       log_(chip_index),
       args_(std::make_unique<ChipStorageTaskArgs>()) {
     tags_.reserve(CHIP_MAX_TENSOR_ARGS);
@@ -36,7 +48,8 @@ ipc::TaskOutcome ChipLane::materialize(const ipc::TaskView& task) noexcept {
         for (int32_t i = 0; i < view.tensor_count(); ++i) {
             if (ValidationError e = view.tensor(i, t); !e.ok())
                 return {ipc::TaskError::BAD_ARGUMENTS, "argument blob refused: " + e.message()};
-            if (t.buffer.address_space == static_cast<uint8_t>(AddressSpace::DEVICE) && device_memory_ != nullptr) {
+            if (t.buffer.address_space == static_cast<uint8_t>(AddressSpace::DEVICE) &&
+                t.buffer.backend_kind != static_cast<uint8_t>(BackendKind::VMM_WINDOW) && device_memory_ != nullptr) {
                 // The heaps' ranges say whose device memory this is; the registry
                 // then resolves it only when that is this chip.
                 if (std::optional<uint32_t> owner =

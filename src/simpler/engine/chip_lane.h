@@ -2,7 +2,8 @@
 // three-way split. It decodes the argument blob (TaskArgsView validates every
 // tensor), materializes each tensor to a ChipTensor through the child's own
 // ImportRegistry (Endpoint::chip(i): map-once by identity; a DEVICE backing
-// resolves only when its address lies in this chip's device heap), rebuilds the
+// resolves only when its address lies in this chip's device heap, a VMM_WINDOW
+// one when its range lies inside the window heaps, any member's), rebuilds the
 // staging tags from the call config's write mask (task_config.h: a written view
 // comes back, any other view is only copied in), and runs the chip
 // orchestration the callable id names on its Chip, staged, zero-copy or
@@ -39,10 +40,12 @@
 namespace simpler {
 
 class DeviceMemory;
+class WindowMemory;
 
 struct ChipLaneConfig {
     chip::ChipServiceConfig chip;  // arena, core threads, staging, libraries, callable id -> orchestration name
     const DeviceMemory* device_memory = nullptr;  // the Worker's pre-fork heaps (ranges only)
+    const WindowMemory* window_memory = nullptr;  // the Worker's shared window heaps (ranges only)
 
     bool operator==(const ChipLaneConfig&) const = default;
 };

@@ -92,6 +92,20 @@ MemberTarget EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t
                 throw std::invalid_argument(where(task, member, i) + ", buffer " + buffer_name(t.buffer) + ": " + why);
         }
         if (t.buffer.address_space != static_cast<uint8_t>(AddressSpace::DEVICE)) continue;
+        if (t.buffer.backend_kind == static_cast<uint8_t>(BackendKind::VMM_WINDOW) && config_.window_problem) {
+            // A window buffer goes to any chip of its domain (peers read and write each other's windows).
+            const bool chip = target.kind == ChildKind::CHIP;
+            const std::string who =
+                chip ? "chip " + std::to_string(*target.index)
+                     : (target.kind == ChildKind::SUB_WORKER ? std::string("a host sub-worker")
+                                                             : ChildRef{target.kind, *target.index}.name());
+            if (std::optional<std::string> why = config_.window_problem(id, chip ? target.index : std::nullopt, who)) {
+                if (!why->empty())
+                    throw std::invalid_argument(where(task, member, i) + ", buffer " + buffer_name(t.buffer) + ": " +
+                                                *why);
+                continue;
+            }
+        }
         if (target.kind == ChildKind::SUB_WORKER)
             throw std::invalid_argument(where(task, member, i) + ", buffer " + buffer_name(t.buffer) +
                                         ": a Python sub-worker takes HOST tensors only (this one is DEVICE memory)");

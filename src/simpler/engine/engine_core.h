@@ -65,6 +65,12 @@ struct EngineConfig {
     // grant). Asked once per distinct descriptor of a member, before
     // identity_problem.
     std::function<std::string(const BufferDescriptor&)> descriptor_problem;
+    // For a VMM_WINDOW tensor: nullopt when the identity is no window buffer
+    // of this Worker; else empty when a member on `chip` (nullopt: not a chip;
+    // the string names the target) may name it, or why not. Unset: every
+    // VMM_WINDOW tensor is checked as other DEVICE memory.
+    std::function<std::optional<std::string>(const CanonicalIdentity&, std::optional<uint32_t>, const std::string&)>
+        window_problem;
     // Keep every inferred edge with its explanation (edge_log()); off, the
     // tracker records none (tracker.record_explanations is overridden).
     bool record_edges = false;
@@ -142,6 +148,10 @@ public:
     // unstarted task that needs it is poisoned with `why`, and a later submit
     // that needs it is refused.
     void child_lost(ChildRef child, const std::string& why);
+    // Per child of `kind`: why it was lost (empty: it is not).
+    [[nodiscard]] const std::vector<std::string>& lost_why(ChildKind kind) const noexcept {
+        return lost_[static_cast<size_t>(kind)];
+    }
 
     // Poisons every task not yet dispatched (the Worker is closing or failing).
     void abandon(const std::string& why);

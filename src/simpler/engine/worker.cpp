@@ -80,6 +80,9 @@ void WorkerConfig::validate() const {
         throw std::invalid_argument(
             "WorkerConfig.num_workers: a Worker's next level is chips or Workers, not both (got " +
             std::to_string(num_chips) + " chips and " + std::to_string(num_workers) + " Workers)");
+    if (window_heap_bytes == 0 || window_heap_bytes > (uint64_t{1} << 46))
+        throw std::invalid_argument("WorkerConfig.window_heap_bytes: must be > 0 and at most 64 TiB (got " +
+                                    std::to_string(window_heap_bytes) + ")");
     try {
         chip_lane.chip.validate();
     } catch (const std::invalid_argument& e) {
@@ -92,13 +95,15 @@ bool WorkerConfig::same_options(const WorkerConfig& o) const {
            num_relay_workers == o.num_relay_workers && worker_callable_names == o.worker_callable_names &&
            blob_capacity == o.blob_capacity && spin == o.spin && task_timeout == o.task_timeout &&
            close_grace == o.close_grace && chip_lane == o.chip_lane && device_memory_bytes == o.device_memory_bytes &&
-           record_edges == o.record_edges && sub_callable_names == o.sub_callable_names && trace == o.trace &&
-           trace_capacity == o.trace_capacity && path == o.path;
+           window_heap_bytes == o.window_heap_bytes && record_edges == o.record_edges &&
+           sub_callable_names == o.sub_callable_names && trace == o.trace && trace_capacity == o.trace_capacity &&
+           path == o.path;
 }
 
 Worker::Worker(WorkerConfig config)
     : config_(validated(std::move(config))),
       device_(std::make_unique<DeviceMemory>(config_.num_chips, config_.device_memory_bytes)),
+      windows_(std::make_unique<WindowMemory>(config_.num_chips, config_.window_heap_bytes)),
       wait_waiter_(config_.spin),
       core_(engine_config()) {
     if (config_.num_sub_workers > 0 && !config_.sub_handler)
@@ -112,7 +117,8 @@ Worker::Worker(WorkerConfig config)
         std::vector<uint32_t> ids;
         for (uint32_t i = 0; i < config_.num_chips; ++i)
             ids.push_back(process_owner_paths().intern(config_.path + "/" + ChildRef{ChildKind::CHIP, i}.name()));
-        device_->set_chip_path_ids(std::move(ids));
+        device_->set_chip_path_ids(ids);
+        windows_->set_chip_path_ids(std::move(ids));
     }
 }
 
@@ -148,12 +154,14 @@ EngineConfig Worker::engine_config() {
     e.record_edges = config_.record_edges;
     e.device_owner = [this](const CanonicalIdentity& id) -> std::optional<uint32_t> {
         if (std::optional<uint32_t> chip = device_->owner_of(id)) return chip;
+        if (std::optional<uint32_t> chip = windows_->owner_of(id)) return chip;
         return config_.device_owner ? config_.device_owner(id) : std::nullopt;
     };
     e.descriptor_problem = [this](const BufferDescriptor& d) -> std::string {
         if (d.address_space != static_cast<uint8_t>(AddressSpace::DEVICE))
             return process_owned_backings().problem(d);  // one lookup; foreign owners are not ours to judge
         if (std::string why = device_->descriptor_problem(d); !why.empty()) return why;
+        if (std::string why = windows_->descriptor_problem(d); !why.empty()) return why;
         // One minter lookup: an identity another incarnation minted is not ours to judge.
         if (const Liveness l = process_identity_minter().check_live(d.identity);
             !l.live() && l.status != LivenessStatus::NOT_MINTED_HERE)
@@ -161,6 +169,9 @@ EngineConfig Worker::engine_config() {
         return {};
     };
     if (config_.identity_problem) e.identity_problem = config_.identity_problem;
+    e.window_problem = [this](const CanonicalIdentity& id, std::optional<uint32_t> chip, const std::string& target) {
+        return windows_->member_problem(id, chip, target);
+    };
     return e;
 }
 
@@ -172,6 +183,7 @@ ChildHandlers Worker::make_child_handler(ChildRef child) {
             if (config_.chip_handler) return config_.chip_handler(child.index);
             ChipLaneConfig lane = config_.chip_lane;
             lane.device_memory = device_.get();
+            lane.window_memory = windows_.get();
             return make_chip_lane_child(child.index, lane);
         }
         case ChildKind::WORKER: return config_.worker_handler(child.index);
@@ -251,6 +263,7 @@ void Worker::init() {
     config_.worker_handler = nullptr;
     config_.relay_handler = nullptr;
     device_->seal_in_parent();  // device bytes live in the chip processes only
+    windows_->seal_in_parent();
     initialized_ = true;
     process_live_workers().add(this);  // a release from now on waits for this Worker's tasks too
     live_registered_ = true;
@@ -805,6 +818,7 @@ void Worker::close() noexcept {
         if (l.relay.joinable()) l.relay.join();  // each says goodbye to its child, bounded by the relay's own timeouts
     if (watcher_) watcher_->stop();
     device_->release_all();
+    windows_->release_all();
     {
         // The children are gone: tasks that never finished hold nothing any more.
         std::lock_guard lock(mu_);
@@ -826,7 +840,30 @@ void Worker::release_device(const CanonicalIdentity& id) {
     bell_.ring();
 }
 
-std::optional<uint32_t> Worker::device_owner(const CanonicalIdentity& id) const { return device_->owner_of(id); }
+std::optional<uint32_t> Worker::device_owner(const CanonicalIdentity& id) const {
+    if (std::optional<uint32_t> chip = device_->owner_of(id)) return chip;
+    return windows_->owner_of(id);
+}
+
+WindowDomain Worker::allocate_domain(const std::string& name, const std::vector<uint32_t>& workers,
+                                     uint64_t window_size, const std::vector<WindowBufferSpec>& buffers) {
+    if (closed_) throw std::logic_error("allocate_domain: the Worker is closed");
+    std::vector<std::string> lost;
+    {
+        std::lock_guard lock(mu_);
+        lost = core_.lost_why(ChildKind::CHIP);
+    }
+    return windows_->allocate(name, workers, window_size, buffers, lost);
+}
+
+void Worker::release_domain(uint64_t id) {
+    windows_->begin_release(id);
+    {
+        std::lock_guard lock(mu_);
+        core_.release_after([this, id] { windows_->finish_release(id); });
+    }
+    bell_.ring();
+}
 
 void Worker::forget(std::span<const CanonicalIdentity> identities) {
     if (identities.empty() || !in_owner_process() || closed_) return;

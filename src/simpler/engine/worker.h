@@ -83,6 +83,7 @@
 #include "simpler/engine/engine_core.h"
 #include "simpler/engine/progress.h"
 #include "simpler/engine/trace.h"
+#include "simpler/engine/window_memory.h"
 #include "simpler/ipc/child_process.h"
 #include "simpler/ipc/child_watcher.h"
 #include "simpler/ipc/doorbell.h"
@@ -107,6 +108,7 @@ struct WorkerConfig {
     ChildHandlerFactory chip_handler;               // empty: each chip child serves a ChipLane built from chip_lane
     ChipLaneConfig chip_lane;                       // the simulated chips (used when chip_handler is empty)
     uint64_t device_memory_bytes = DEFAULT_DEVICE_HEAP_BYTES;  // per chip, for alloc_device
+    uint64_t window_heap_bytes = DEFAULT_WINDOW_HEAP_BYTES;    // per chip, for allocate_domain's windows
     bool record_edges = false;                      // keep every inferred edge (edge_log)
     std::vector<std::string> sub_callable_names;    // by callable id, for error messages (chips: chip_lane's)
     ChildHandlerFactory sub_handler;                // required when num_sub_workers > 0; likewise
@@ -253,6 +255,14 @@ public:
     // submitted before this call has finished.
     void release_device(const CanonicalIdentity& id);
     [[nodiscard]] std::optional<uint32_t> device_owner(const CanonicalIdentity& id) const;
+    // A communication domain: a symmetric window on each chip of `workers`
+    // (rank order) holding `buffers`; see window_memory.h for the checks and
+    // errors. A chip lost since init() may not join.
+    WindowDomain allocate_domain(const std::string& name, const std::vector<uint32_t>& workers, uint64_t window_size,
+                                 const std::vector<WindowBufferSpec>& buffers);
+    // Refuses the domain's buffers at submit from now on and frees its windows
+    // once every task submitted before this call has finished.
+    void release_domain(uint64_t id);
 
     // Queues a forget of these identities to every lane of this Worker
     // (child_handlers.h): an idle lane gets it at once, a busy one when its
@@ -287,6 +297,7 @@ public:
     // The edges inferred since the last call (WorkerConfig::record_edges), and clears them.
     [[nodiscard]] std::vector<EdgeExplanation> take_edge_log();
     [[nodiscard]] DeviceMemory& device_memory() noexcept { return *device_; }
+    [[nodiscard]] WindowMemory& window_memory() noexcept { return *windows_; }
 
     [[nodiscard]] bool initialized() const noexcept { return initialized_; }
     // False in a process forked from the one that built this Worker: every entry
@@ -405,6 +416,7 @@ private:
 
     WorkerConfig config_;
     std::unique_ptr<DeviceMemory> device_;  // before core_: the engine's hooks read it
+    std::unique_ptr<WindowMemory> windows_;  // likewise
     ipc::Doorbell bell_;
     std::vector<Lane> lanes_;
     std::array<size_t, CHILD_KIND_COUNT> lane_base_{};

@@ -156,7 +156,8 @@ TEST_F(ImportRegistryTest, DeviceBackingIsRefusedOnAHostEndpoint) {
 
 TEST_F(ImportRegistryTest, DeviceBackingResolvesOnlyOnItsOwnerChip) {
     DeviceOwnerTable owners;
-    const DeviceBacking b = wrap_device_pointer(BackendKind::VMM_WINDOW, 0x2000, 256, AccessMode::READWRITE, 1, owners);
+    const DeviceBacking b =
+        wrap_device_pointer(BackendKind::DEVICE_MALLOC, 0x2000, 256, AccessMode::READWRITE, 1, owners);
     ImportRegistryConfig on_owner;
     on_owner.endpoint = Endpoint::chip(1);
     on_owner.device_owners = &owners;
@@ -173,6 +174,33 @@ TEST_F(ImportRegistryTest, DeviceBackingResolvesOnlyOnItsOwnerChip) {
     no_table.endpoint = Endpoint::chip(1);
     ImportRegistry blind(no_table);
     expect_refused(blind, b.descriptor, ImportRefusal::DEVICE_OWNER_UNKNOWN, "no owner chip");
+    release_device_backing(b, owners);
+}
+
+TEST_F(ImportRegistryTest, WindowBackingResolvesOnAnyChipWhoseWindowHeapsHoldIt) {
+    DeviceOwnerTable owners;
+    const DeviceBacking b = wrap_device_pointer(BackendKind::VMM_WINDOW, 0x2000, 256, AccessMode::READWRITE, 1, owners);
+    ImportRegistryConfig on_peer;
+    on_peer.endpoint = Endpoint::chip(0);  // not the owner: a peer of the domain
+    on_peer.window_range = [](uint64_t addr, uint64_t nbytes) { return addr >= 0x1000 && addr + nbytes <= 0x3000; };
+    ImportRegistry peer(on_peer);
+    EXPECT_EQ(peer.import_backing(b.descriptor).base, 0x2000u);
+    EXPECT_EQ(peer.stats().maps, 0u);
+
+    ImportRegistryConfig narrow = on_peer;
+    narrow.window_range = [](uint64_t addr, uint64_t nbytes) { return addr >= 0x1000 && addr + nbytes <= 0x2080; };
+    ImportRegistry outside(narrow);
+    expect_refused(outside, b.descriptor, ImportRefusal::WINDOW_OUTSIDE, "outside the window heaps of chip 0");
+
+    ImportRegistryConfig none;
+    none.endpoint = Endpoint::chip(1);
+    ImportRegistry blind(none);
+    expect_refused(blind, b.descriptor, ImportRefusal::WINDOW_OUTSIDE, "outside the window heaps of chip 1");
+
+    ImportRegistryConfig host = on_peer;
+    host.endpoint = Endpoint::host();
+    ImportRegistry on_host(host);
+    expect_refused(on_host, b.descriptor, ImportRefusal::DEVICE_ON_HOST, "cannot resolve on a host endpoint");
     release_device_backing(b, owners);
 }
 

@@ -1,0 +1,148 @@
+// WindowMemory: the VMM_WINDOW heaps of a Worker's simulated chips and the
+// communication domains carved from them (Orchestrator.allocate_domain).
+//
+// One window heap per chip, mapped MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE
+// before the children are forked: every chip process sees every heap at the
+// same address and the same bytes, so a kernel on chip 0 can store into chip
+// 1's window (symmetric memory, as VMM windows are on real hardware). The
+// parent makes the heaps inaccessible to itself after the forks
+// (seal_in_parent) and keeps only the bookkeeping; the chips keep every heap
+// readable and writable.
+//
+// A domain carves window_size bytes at the same offset in every member's heap
+// (WINDOW_ALIGN-aligned) and lays its named buffers out inside, in order, each
+// WINDOW_BUFFER_ALIGN-aligned; each (member, buffer) is a VMM_WINDOW
+// descriptor with a fresh identity whose owner is that member. Every check is
+// made before anything is allocated, and a refusal changes nothing.
+//
+// Lifetime: a release is two steps, as for device memory (device_memory.h):
+// begin_release() refuses the domain's identities at submit from that moment,
+// finish_release() — run by the engine once every earlier task has finished —
+// frees the windows and the identities. A name is taken while its domain is
+// live and free again once the domain is releasing.
+//
+// Thread-safe (one mutex). Host layer: std::invalid_argument for a bad
+// request (naming the field), std::runtime_error when the heaps have no room
+// (naming the chips and their use).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "simpler/backing/device_owner_table.h"
+#include "simpler/backing/device_wrappers.h"
+
+namespace simpler {
+
+inline constexpr uint64_t DEFAULT_WINDOW_HEAP_BYTES = uint64_t{64} << 20;
+inline constexpr uint64_t WINDOW_ALIGN = 4096;        // a window starts on a page
+inline constexpr uint64_t WINDOW_BUFFER_ALIGN = 64;   // a buffer in a window starts on a cache line
+
+struct WindowBufferSpec {
+    std::string name;
+    uint64_t nbytes = 0;
+};
+
+// One carved domain, as allocate() hands it out.
+struct WindowDomain {
+    uint64_t id = 0;  // this WindowMemory's handle for release
+    std::string name;
+    std::vector<uint32_t> workers;  // chip indices in rank order
+    uint64_t window_size = 0;
+    std::vector<uint64_t> bases;    // by rank: the window's device address on that chip
+    std::vector<std::string> buffer_names;
+    std::vector<uint64_t> buffer_offsets;  // by buffer: its offset in the window
+    // buffers[rank][k]: buffer k of that rank's window, owned by that chip.
+    std::vector<std::vector<DeviceBacking>> buffers;
+};
+
+struct WindowStats {
+    uint64_t capacity_bytes = 0;
+    uint64_t bytes_in_use = 0;  // windows carved on this chip (releasing ones until freed)
+    uint64_t live_windows = 0;
+};
+
+class WindowMemory {
+public:
+    // Maps one shared heap of heap_bytes (rounded up to a page) per chip.
+    // std::invalid_argument for heap_bytes 0 with chips; std::runtime_error
+    // when the mapping fails.
+    WindowMemory(uint32_t num_chips, uint64_t heap_bytes);
+    ~WindowMemory();
+    WindowMemory(const WindowMemory&) = delete;
+    WindowMemory& operator=(const WindowMemory&) = delete;
+
+    // Parent, after the forks: no window byte is reachable from here any more.
+    void seal_in_parent() noexcept;
+
+    // Carves a domain. chip_lost_why[i], when not empty, is why chip i is
+    // lost (it may not join); an empty vector: every chip is live.
+    WindowDomain allocate(const std::string& name, const std::vector<uint32_t>& workers, uint64_t window_size,
+                          const std::vector<WindowBufferSpec>& buffers,
+                          const std::vector<std::string>& chip_lost_why = {});
+    // Refuses the domain's identities at submit from now on; std::invalid_argument
+    // when `id` is not a live domain.
+    void begin_release(uint64_t id);
+    // Frees the windows and identities of a releasing domain. No-op otherwise.
+    void finish_release(uint64_t id) noexcept;
+    // Frees everything (the chips are gone).
+    void release_all() noexcept;
+
+    // The chip a window buffer belongs to, for a live or releasing identity.
+    [[nodiscard]] std::optional<uint32_t> owner_of(const CanonicalIdentity& id) const;
+    // nullopt when `id` is no window buffer of this WindowMemory; else empty
+    // when a task on `chip` (nullopt: not a chip; `target` names it) may name
+    // it — a member of its domain — or why not.
+    [[nodiscard]] std::optional<std::string> member_problem(const CanonicalIdentity& id, std::optional<uint32_t> chip,
+                                                            const std::string& target) const;
+    // For a window buffer of this WindowMemory: why d is refused (released
+    // domain, or a descriptor that disagrees with the one handed out). Empty otherwise.
+    [[nodiscard]] std::string descriptor_problem(const BufferDescriptor& d) const;
+    // True when [addr, addr + nbytes) lies inside one window heap.
+    [[nodiscard]] bool contains(uint64_t addr, uint64_t nbytes) const noexcept;
+
+    // The owner_worker_path_id allocate() stamps on chip i's buffers (0 until set: no path).
+    void set_chip_path_ids(std::vector<uint32_t> ids) { chip_path_ids_ = std::move(ids); }
+
+    [[nodiscard]] uint32_t num_chips() const noexcept { return static_cast<uint32_t>(heaps_.size()); }
+    [[nodiscard]] uint64_t heap_bytes() const noexcept { return heap_bytes_; }
+    [[nodiscard]] WindowStats stats(uint32_t chip) const;
+    [[nodiscard]] size_t live_domains() const;
+
+private:
+    struct Domain {
+        WindowDomain info;
+        uint64_t offset = 0;
+        uint64_t reserved = 0;  // window_size rounded up to WINDOW_ALIGN
+        bool releasing = false;
+    };
+    struct BufferRef {
+        uint64_t domain;
+        uint32_t rank;
+        uint32_t index;
+    };
+    void check_request(const std::string& name, const std::vector<uint32_t>& workers, uint64_t window_size,
+                       const std::vector<WindowBufferSpec>& buffers, const std::vector<std::string>& lost) const;
+    // The lowest offset free on every member for `bytes`; nullopt when none.
+    [[nodiscard]] std::optional<uint64_t> common_gap(const std::vector<uint32_t>& workers, uint64_t bytes) const;
+    void free_locked(Domain& d) noexcept;
+    [[nodiscard]] std::string describe_locked(const Domain& d) const;
+
+    uint64_t heap_bytes_ = 0;
+    std::vector<uint64_t> heaps_;  // base address of chip i's heap
+    mutable std::mutex mu_;
+    std::vector<std::map<uint64_t, uint64_t>> used_;  // per chip: window offset -> reserved bytes
+    std::map<uint64_t, Domain> domains_;
+    std::unordered_map<CanonicalIdentity, BufferRef> buffers_;
+    DeviceOwnerTable owners_;
+    std::vector<uint32_t> chip_path_ids_;
+    uint64_t next_id_ = 1;
+};
+
+}  // namespace simpler
