@@ -36,6 +36,8 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 from simpler._core import DataType, TaskArgs, TaskHandle, TensorArgType, element_size
 from simpler.arg_checks import check_int, check_type, got
+from simpler.domain import Domain
+from simpler.orchestrator import Orchestrator
 
 __all__ = ["COLLECTIVE_DTYPES", "all_gather", "all_reduce", "broadcast", "reduce_scatter"]
 
@@ -51,17 +53,16 @@ class _Plan:
     in rank order, the buffer of each, the dtype and the element count."""
 
     def __init__(self, what: str, orch: Any, dom: Any, name: Any, dtype: Any, count: Any) -> None:
-        from simpler.orchestrator import Orchestrator  # the orchestrator module imports this one's users
-
         check_type(f"{what}.orch", orch, Orchestrator)
+        check_type(f"{what}.dom", dom, Domain)
         self.what = what
         self.orch = orch
-        self.dom = dom
-        self.domain_name = getattr(dom, "name", None)
-        workers = getattr(dom, "workers", None)
-        if not isinstance(self.domain_name, str) or not isinstance(workers, tuple):
-            raise TypeError(f"{what}.dom: expected a Domain (what orch.allocate_domain returns) (got {got(dom)})")
-        self.workers: Tuple[int, ...] = workers
+        self.domain_name = dom.name
+        if dom.released:
+            raise ValueError(f"{what}: domain {dom.name!r} was released (its with block ended or release() was "
+                             "called); its window buffers may not be named any more")
+        self.workers: Tuple[int, ...] = dom.workers
+        workers = dom.workers
         if not isinstance(name, str):
             raise TypeError(f"{what}.name: expected a str, the name of one of domain {self.domain_name!r}'s buffers "
                             f"(got {got(name)})")
