@@ -118,7 +118,9 @@ class _Plan:
 
 
 def _reduce_tasks(p: _Plan) -> List[Tuple[int, TaskArgs]]:
-    tasks = []
+    tasks: List[Tuple[int, TaskArgs]] = []
+    if p.size == 1:
+        return tasks  # one rank: its chunk is the sum already
     for r in range(p.size):
         begin, length = p.chunk(r)
         if length == 0:

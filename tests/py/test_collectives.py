@@ -81,7 +81,7 @@ class Harness:
         self.outputs = [self.w.create_buffer(nbytes) for _ in range(num_chips)]
 
     def fill(self, data):
-        for buf, d in zip(self.inputs, data, strict=True):
+        for buf, d in zip(self.inputs[: len(data)], data, strict=True):
             buf.shm.buf[: d.nbytes] = d.tobytes()
         for buf in self.outputs:
             buf.shm.buf[: self.nbytes] = b"\xcd" * self.nbytes
@@ -101,13 +101,14 @@ class Harness:
             o.submit_next_level(self.copy, args((dom.buffer(name, chip).tensor((count,), dtype), IN),
                                                 (self.outputs[r].tensor((count,), dtype), OUT)), worker=chip)
 
-    def run(self, collective, data, dtype, count, buffer_bytes=None, **kw):
-        """Loads `data` (one array per rank), runs `collective` on buffer "x", returns each rank's bytes after it."""
+    def run(self, collective, data, dtype, count, buffer_bytes=None, workers=None, **kw):
+        """Loads `data` (one array per rank), runs `collective` on buffer "x" of a domain over `workers`
+        (default: chips 0.. in order), returns each rank's bytes after it."""
         self.fill(data)
         size = buffer_bytes or count * simpler.element_size(dtype)
 
         def orch(o, _a, _c):
-            with o.allocate_domain("d", workers=list(range(len(data))), window_size=size,
+            with o.allocate_domain("d", workers=workers or list(range(len(data))), window_size=size,
                                    buffers={"x": size}) as dom:
                 self.load(o, dom, "x", dtype, count)
                 collective(o, dom, "x", dtype, **kw)
@@ -191,6 +192,24 @@ def test_a_count_below_the_buffer_leaves_the_rest_alone(closing):
         got = h.result(r, F32, 256)
         np.testing.assert_array_equal(got[:100], (data[0] + data[1])[:100])
         np.testing.assert_array_equal(got[100:], data[r][100:])
+
+
+def test_ranks_follow_the_domains_worker_order_and_one_rank_is_a_no_op(closing):
+    h = Harness(closing)
+    count = 10
+    rng = np.random.default_rng(13)
+    data = [rank_data(rng, I32, count) for _ in range(2)]
+    want = reference_sum(data, I32)
+    # rank 0 is chip 1: it ends with the sum of chunk 0, rank 1 (chip 0) with chunk 1's
+    out = h.run(simpler.reduce_scatter, data, I32, count, workers=[1, 0])
+    np.testing.assert_array_equal(out[0][:5], want[:5])
+    np.testing.assert_array_equal(out[0][5:], data[0][5:])
+    np.testing.assert_array_equal(out[1][5:], want[5:])
+    out = h.run(simpler.broadcast, data, I32, count, workers=[1, 0], root=1)
+    np.testing.assert_array_equal(out[0], data[1])
+    for collective in (simpler.all_reduce, simpler.reduce_scatter, simpler.all_gather, simpler.broadcast):
+        (alone,) = h.run(collective, data[1:], I32, count, workers=[1])
+        np.testing.assert_array_equal(alone, data[1], err_msg=collective.__name__)
 
 
 @pytest.mark.parametrize("num_chips", [2, 4])
