@@ -1,6 +1,6 @@
 // Binds the dependency tracker (src/simpler/deps/) for tests and diagnostics:
 // DependencyTracker with submit / submit_group / complete / explain /
-// edges_into, EdgeExplanation (read-only fields), EdgeKind, HOST_SCOPE. A
+// edges_into, EdgeExplanation (read-only fields), EdgeKind, HOST_SCOPE, WINDOW_SCOPE. A
 // refused submit raises ValueError naming the task, arguments, buffer and rule.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
@@ -37,6 +37,7 @@ std::vector<TaskId> submit_group(DependencyTracker& t, TaskId task, const std::v
 
 void bind_deps(nb::module_& m) {
     m.attr("HOST_SCOPE") = simpler::HOST_SCOPE;
+    m.attr("WINDOW_SCOPE") = simpler::WINDOW_SCOPE;
     nb::enum_<simpler::EdgeKind>(m, "EdgeKind", "The rule that made an edge")
         .value("READ_AFTER_WRITE", simpler::EdgeKind::READ_AFTER_WRITE)
         .value("WRITE_AFTER_WRITE", simpler::EdgeKind::WRITE_AFTER_WRITE)

@@ -33,6 +33,7 @@ __all__ = [
     "COLLECTIVE_DTYPES",
     "HOST_SCOPE",
     "OVERLAP_DEFAULT_WORK_CAP",
+    "WINDOW_SCOPE",
     "AccessMode",
     "AddressSpace",
     "AdoptedTensor",

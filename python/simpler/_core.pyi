@@ -297,6 +297,8 @@ def overlap(probe: Tensor, entry: Tensor, exact_strides: bool = True, work_cap: 
 
 HOST_SCOPE: int = -1
 
+WINDOW_SCOPE: int = -2
+
 class EdgeKind(enum.Enum):
     """The rule that made an edge"""
     READ_AFTER_WRITE = 0

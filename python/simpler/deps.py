@@ -8,6 +8,7 @@ predecessors from its tensor arguments and tags, and explains every edge it adde
 from simpler._core import (
     HOST_SCOPE,
     OVERLAP_DEFAULT_WORK_CAP,
+    WINDOW_SCOPE,
     DependencyTracker,
     EdgeExplanation,
     EdgeKind,
@@ -19,6 +20,7 @@ from simpler._core import (
 __all__ = [
     "HOST_SCOPE",
     "OVERLAP_DEFAULT_WORK_CAP",
+    "WINDOW_SCOPE",
     "DependencyTracker",
     "EdgeExplanation",
     "EdgeKind",

@@ -5,17 +5,21 @@ bases, buffers, context); every refusal names what was wrong and changes
 nothing; leaving the domain while tasks naming it are in flight lets them
 finish with the right bytes, then frees the windows."""
 
+import os
+import signal
 import time
 
 import numpy as np
 import pytest
 
 from simpler import (
+    WINDOW_SCOPE,
     AddressSpace,
     BackendKind,
     ChipCallable,
     DataType,
     Domain,
+    EdgeKind,
     TensorArgType,
     WindowBuffer,
     Worker,
@@ -293,3 +297,83 @@ def test_a_freed_domains_buffer_is_refused_naming_the_domain_and_a_domain_left_o
     assert seen["held"] == (4096, 1)
     assert seen["open"].released
     wait_windows_freed(w, (0, 1))
+
+
+def test_a_peer_read_is_ordered_after_the_write_on_the_other_chip_by_the_usual_inference(closing, tmp_path):
+    w, copy = make(closing, record_edges=True)
+    gate_k = w.register(kernel_callable("test.gate"))
+    w.init()
+    seen = {}
+
+    def orch(o, _a, _c):
+        with o.allocate_domain("tp", workers=[0, 1], window_size=4096, buffers={"x": NB, "y": NB}) as dom:
+            x0, y1 = dom.buffer("x", 0).tensor((N,), F32), dom.buffer("y", 1).tensor((N,), F32)
+            g = Gate(w, tmp_path, hold=x0)  # chip 0 writes its x, held in flight until open()
+            seen["write"] = g.submit(o, gate_k, chip=0)
+            seen["read"] = o.submit_next_level(copy, args((x0, IN), (y1, OUT)), worker=1)  # chip 1 reads it
+            seen["x0"] = dom.buffer("x", 0).identity
+            g.open()
+
+    w.run(orch)
+    edges = [e for e in w.take_edge_log() if e.successor == seen["read"].id]
+    assert len(edges) == 1, edges
+    e = edges[0]
+    assert (e.predecessor, e.kind, e.identity, e.scope) == (seen["write"].id, EdgeKind.READ_AFTER_WRITE,
+                                                           seen["x0"], WINDOW_SCOPE)
+    assert "(window)" in repr(e)
+
+
+def test_a_lost_chip_may_not_join_a_domain(closing):
+    w, _ = make(closing)
+    w.init()
+    os.kill(w.child_pids()[1], signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while not w.child_status()[1].startswith("chip 1: lost") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert w.child_status()[1].startswith("chip 1: lost"), w.child_status()
+    seen = {}
+
+    def orch(o, _a, _c):
+        with pytest.raises(ValueError, match=r"allocate_domain 'tp': chip 1 is lost \(.*signal 9"):
+            o.allocate_domain("tp", workers=[0, 1], window_size=4096)
+        with o.allocate_domain("tp", workers=[0], window_size=4096):
+            seen["held"] = [window_stats(w, c) for c in (0, 1)]
+
+    w.run(orch)
+    assert seen["held"] == [(4096, 1), (0, 0)]
+    wait_windows_freed(w, (0, 1))
+
+
+def test_a_domain_in_a_level_3_worker_below_a_level_4_worker(closing):
+    w4 = Worker(level=4)
+    w4.add_worker(Worker(level=3, num_chips=2))
+    closing(w4)
+    copy = w4.register(ChipCallable("std.copy"))
+
+    def inner(o, a, _c):  # runs in the L3 child: its chips, its windows
+        with o.allocate_domain("tp", workers=[1, 0], window_size=4096, buffers={"x": NB}) as dom:
+            x0, x1 = dom.buffer("x", 0).tensor((N,), F32), dom.buffer("x", 1).tensor((N,), F32)
+            o.copy_to(x1, a[0])
+            o.submit_next_level(copy, args((x1, IN), (x0, OUT)), worker=0)  # chip 0 reads chip 1's window
+            o.copy_from(a[1], x0)
+
+    fn = w4.register(inner)
+    w4.init()
+    src, dst = w4.create_buffer(NB), w4.create_buffer(NB)
+    src.array((N,), F32)[...] = np.arange(N, dtype=np.float32) + 5
+    dst.array((N,), F32)[...] = 0
+    w4.run(lambda o, _a, _c: o.submit_next_level(fn, args((src.tensor((N,), F32), IN),
+                                                          (dst.tensor((N,), F32), OUT)), worker=0))
+    np.testing.assert_array_equal(dst.array((N,), F32), np.arange(N, dtype=np.float32) + 5)
+    with pytest.raises(ValueError, match=r"allocate_domain on L4 \(level 4, 0 chips\): windows belong to the chips "
+                                         "of a level-3 Worker"):
+        w4.run(lambda o, _a, _c: o.allocate_domain("tp", workers=[0], window_size=4096))
+
+
+def test_the_window_heap_size_is_a_worker_option():
+    assert Worker(level=3, num_chips=1).config.window_heap_bytes == 64 << 20
+    assert Worker(level=3, num_chips=1, window_heap_bytes=1 << 20).config.window_heap_bytes == 1 << 20
+    with pytest.raises(ValueError, match=r"WorkerConfig.window_heap_bytes: must be > 0 and at most 64 TiB \(got 0\)"):
+        Worker(level=3, num_chips=1, window_heap_bytes=0)
+    with pytest.raises(ValueError, match="window_heap_bytes"):
+        Worker(level=3, num_chips=1, window_heap_bytes=-1)

@@ -42,8 +42,8 @@ WindowMemory::WindowMemory(uint32_t num_chips, uint64_t heap_bytes) {
     heap_bytes_ = *rounded;
     used_.resize(num_chips);
     for (uint32_t i = 0; i < num_chips; ++i) {
-        void* p = ::mmap(nullptr, heap_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1,
-                         0);
+        void* p =
+            ::mmap(nullptr, heap_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (p == MAP_FAILED) {
             const int err = errno;
             for (uint64_t base : heaps_) ::munmap(reinterpret_cast<void*>(base), heap_bytes_);
@@ -128,8 +128,8 @@ std::optional<uint64_t> WindowMemory::common_gap(const std::vector<uint32_t>& wo
     return std::nullopt;
 }
 
-WindowDomain WindowMemory::allocate(const std::string& name, const std::vector<uint32_t>& workers,
-                                    uint64_t window_size, const std::vector<WindowBufferSpec>& buffers,
+WindowDomain WindowMemory::allocate(const std::string& name, const std::vector<uint32_t>& workers, uint64_t window_size,
+                                    const std::vector<WindowBufferSpec>& buffers,
                                     const std::vector<std::string>& chip_lost_why) {
     std::lock_guard lock(mu_);
     check_request(name, workers, window_size, buffers, chip_lost_why);
@@ -255,8 +255,9 @@ std::string WindowMemory::descriptor_problem(const BufferDescriptor& d) const {
     const std::string buffer = "window buffer '" + dom.info.buffer_names[it->second.index] + "' of chip " +
                                std::to_string(dom.info.workers[it->second.rank]) + " in " + describe_locked(dom);
     if (dom.releasing)
-        return buffer + ": the domain was released (its block ended or release() was called); a task may not name "
-                        "it any more";
+        return buffer +
+               ": the domain was released (its block ended or release() was called); a task may not name "
+               "it any more";
     const BufferDescriptor& r = dom.info.buffers[it->second.rank][it->second.index].descriptor;
     if (r.backend_kind != d.backend_kind || r.address_space != d.address_space || r.nbytes != d.nbytes ||
         descriptor_address(r) != descriptor_address(d))

@@ -83,8 +83,9 @@ TEST(WindowMemory, EveryBadRequestIsRefusedNamingWhatAndChangesNothing) {
     EXPECT_NE(bad("a", {0}, 64, {{"", 8}}).find("buffers[0]: name must be non-empty"), std::string::npos);
     EXPECT_NE(bad("a", {0}, 64, {{"x", 8}, {"x", 8}}).find("buffer name 'x' appears twice"), std::string::npos);
     EXPECT_NE(bad("a", {0}, 64, {{"x", 0}}).find("buffer 'x': nbytes must be > 0"), std::string::npos);
-    EXPECT_NE(bad("a", {0}, 100, {{"x", 8}, {"y", 40}}).find("do not fit in window_size 100 bytes (x 8 B at 0, y 40 B at 64"),
-              std::string::npos);
+    EXPECT_NE(
+        bad("a", {0}, 100, {{"x", 8}, {"y", 40}}).find("do not fit in window_size 100 bytes (x 8 B at 0, y 40 B at 64"),
+        std::string::npos);
     EXPECT_NE(bad("a", {0}, 64, {{"x", UINT64_MAX}, {"y", 1}}).find("do not fit"), std::string::npos);
     // Exhaustion: chip 0 holds 4096 of 65536; a 64 KiB window fits neither.
     const std::string full = refusal<std::runtime_error>([&] { m.allocate("big", {0, 1}, 1 << 16, {}); });
@@ -112,7 +113,8 @@ TEST(WindowMemory, MembersAreAdmittedOthersRefusedNamingDomainChipAndBuffer) {
     ASSERT_TRUE(host);
     EXPECT_NE(host->find("not by a host sub-worker"), std::string::npos);
     DeviceOwnerTable other;
-    const DeviceBacking foreign = wrap_device_pointer(BackendKind::VMM_WINDOW, 0x1000, 8, AccessMode::READWRITE, 0, other);
+    const DeviceBacking foreign =
+        wrap_device_pointer(BackendKind::VMM_WINDOW, 0x1000, 8, AccessMode::READWRITE, 0, other);
     EXPECT_FALSE(m.member_problem(foreign.descriptor.identity, 0, "chip 0").has_value());
     release_device_backing(foreign, other);
 }

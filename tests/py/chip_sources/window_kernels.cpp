@@ -11,7 +11,8 @@
 using namespace simpler::chip;
 
 static int32_t put_next(const KernelArgs* a) {
-    if (a->tensor_count != 1 || a->scalar_count < 4) return kernel_fail(a, "window.put_next takes 1 tensor, 4+ scalars");
+    if (a->tensor_count != 1 || a->scalar_count < 4)
+        return kernel_fail(a, "window.put_next takes 1 tensor, 4+ scalars");
     const uint64_t rank = a->scalars[0];
     const uint64_t size = a->scalars[1];
     if (size == 0 || rank >= size || a->scalar_count != size + 4)
