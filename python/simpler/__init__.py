@@ -4,8 +4,9 @@ self-describing buffer handles and strided views instead of raw pointers.
 Everything public in simpler.buffer, simpler.task_interface and simpler.deps is
 re-exported here, with the runtime: Worker, Orchestrator, CallConfig, ChipCallable,
 DeviceBuffer, Domain and WindowBuffer (what Orchestrator.allocate_domain returns), MappedArgs,
-AdoptedTensor (what Worker.share returns), RunFuture
-(what Worker.submit returns), the progress display (show_progress, Progress,
+AdoptedTensor (what Worker.share returns), RunFuture (what Worker.submit returns),
+the collectives over a domain (all_reduce, all_gather, reduce_scatter, broadcast,
+COLLECTIVE_DTYPES; from simpler.collectives), the progress display (show_progress, Progress,
 ChildProgress), and the handles a run speaks of: TaskHandle (what a submit
 returns), ChildRef and ChildKind (which child a task ran on); and where the
 installed headers and CMake package are: get_include(), get_cmake_dir()."""
@@ -13,6 +14,7 @@ installed headers and CMake package are: get_include(), get_cmake_dir()."""
 from simpler._core import CallConfig, ChildKind, ChildRef, TaskHandle, TaskKind
 from simpler.buffer import *  # noqa: F403
 from simpler.chip_callable import ChipCallable
+from simpler.collectives import COLLECTIVE_DTYPES, all_gather, all_reduce, broadcast, reduce_scatter
 from simpler.deps import *  # noqa: F403
 from simpler.device_buffer import DeviceBuffer
 from simpler.domain import Domain, WindowBuffer
@@ -25,9 +27,10 @@ from simpler.sub_worker import MappedArgs
 from simpler.task_interface import *  # noqa: F403
 from simpler.worker import CallableHandle, Worker
 
-# Every name of simpler.buffer, simpler.deps, simpler.share and simpler.task_interface's __all__, and the runtime's
-# (tests/py/test_public_api.py checks that none is missing).
+# Every name of simpler.buffer, simpler.collectives, simpler.deps, simpler.share and simpler.task_interface's
+# __all__, and the runtime's (tests/py/test_public_api.py checks that none is missing).
 __all__ = [
+    "COLLECTIVE_DTYPES",
     "HOST_SCOPE",
     "OVERLAP_DEFAULT_WORK_CAP",
     "WINDOW_SCOPE",
@@ -73,7 +76,10 @@ __all__ = [
     "TensorOverlap",
     "WindowBuffer",
     "Worker",
+    "all_gather",
+    "all_reduce",
     "blob_size",
+    "broadcast",
     "check_identity_live",
     "create_buffer",
     "default_registry",
@@ -84,6 +90,7 @@ __all__ = [
     "numpy_dtype",
     "overlap",
     "read_blob",
+    "reduce_scatter",
     "show_progress",
     "view_array",
     "write_blob",

@@ -8,7 +8,7 @@ Worker's chips run — what `Worker.register` takes for `submit_next_level`.
 Chip orchestrations and kernels are C++ written against
 `simpler/chip/orchestration_api.h` and `simpler/chip/kernel_api.h` (docs/chip.md).
 The standard set: std.vector_add, std.mul, std.add_scalar, std.copy,
-std.matmul and std.noop. A name is checked when the callable is registered
+std.matmul, std.sum_n and std.noop. A name is checked when the callable is registered
 (in the parent, before any chip exists); every chip child loads the library
 after it is forked.
 """

@@ -119,6 +119,8 @@ def _checked_option(name: str, path: str, value: Any, current: Any) -> Any:
 
 # Each Worker's serial, which its CallableHandles carry.
 _worker_serials = itertools.count(1)
+# How many chip callables every Worker has before any register(): the runtime's own (std.copy, std.sum_n).
+_RUNTIME_CHIP_CALLABLES = 2
 
 
 def _as_is(value: Any) -> Any:
@@ -215,10 +217,13 @@ class Worker:
         self.path = self.path_name  # from the top: 'L4/L3[0]'
         self._tree_trace: Optional[TreeTrace] = None  # traced, with Workers below: where they leave their timelines
         self._tree_below: List[ProcessTimeline] = []  # their timelines, kept at close()
-        # Chip callable 0 is the runtime's own: std.copy, behind orch.copy_to / copy_from.
-        self._chip_callables: List[ChipCallable] = [ChipCallable("std.copy")]
+        # Chip callables 0 and 1 are the runtime's own: std.copy, behind orch.copy_to / copy_from and the
+        # collectives' copies, and std.sum_n, the collectives' reductions (simpler.collectives).
+        self._chip_callables: List[ChipCallable] = [ChipCallable("std.copy"), ChipCallable("std.sum_n")]
+        assert len(self._chip_callables) == _RUNTIME_CHIP_CALLABLES
         self._serial = next(_worker_serials)
         self._copy_handle = CallableHandle(0, ChildKind.CHIP, "std.copy", self._serial)
+        self._sum_handle = CallableHandle(1, ChildKind.CHIP, "std.sum_n", self._serial)
         self._core: Optional[EngineWorker] = None
         self._watch = ChildWatch()  # logs the children's start and losses (simpler.log)
         self._buffers: List[Buffer] = []
@@ -323,7 +328,7 @@ class Worker:
         if child._core is not None:
             raise ValueError("Worker.add_worker: the child was initialised; add it before init() and let this "
                              "Worker start it")
-        if child._sub_callables or child._orchestrations or len(child._chip_callables) > 1:
+        if child._sub_callables or child._orchestrations or len(child._chip_callables) > _RUNTIME_CHIP_CALLABLES:
             raise ValueError("Worker.add_worker: the child registered callables of its own; register them on the "
                              "top Worker, whose children all know them by the same handles")
         if child._buffers:
@@ -382,6 +387,7 @@ class Worker:
         self._sub_callables = parent._sub_callables
         self._orchestrations = parent._orchestrations
         self._copy_handle = parent._copy_handle
+        self._sum_handle = parent._sum_handle
         self.path_name = child_name(parent.level, index)
         self.path = f"{parent.path}/{self.path_name}"
         self._tree_trace = parent._tree_trace

@@ -1,14 +1,16 @@
 """The package's public names: `simpler.__all__` re-exports every public name of
-simpler.buffer, simpler.deps, simpler.share and simpler.task_interface, and each name resolves."""
+simpler.buffer, simpler.collectives, simpler.deps, simpler.share and simpler.task_interface, and each name
+resolves."""
 
 import concurrent.futures
 
 import simpler
-from simpler import buffer, deps, share, task_interface
+from simpler import buffer, collectives, deps, share, task_interface
 
 
 def test_all_covers_every_submodule_export():
-    exported = set(buffer.__all__) | set(deps.__all__) | set(share.__all__) | set(task_interface.__all__)
+    exported = (set(buffer.__all__) | set(collectives.__all__) | set(deps.__all__) | set(share.__all__)
+                | set(task_interface.__all__))
     missing = exported - set(simpler.__all__)
     assert not missing, f"simpler.__all__ lacks {sorted(missing)}"
 

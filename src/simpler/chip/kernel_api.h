@@ -3,6 +3,9 @@
 // helpers that honour strides. A kernel returns CHIP_OK or a failure status; a
 // failing kernel writes its message with kernel_fail().
 //
+// FLOAT16 / BFLOAT16 elements convert with half_float.h (included). For a
+// kernel in a communication domain, see domain_kernel_api.h.
+//
 // Header-only and C-ABI-shaped so a kernel library built outside the project
 // (from source or prebuilt) links against nothing of simpler_core. Owns no
 // memory; the runtime guarantees each tensor's view lies inside its backing and
@@ -17,6 +20,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "simpler/chip/half_float.h"
 #include "simpler/chip/status.h"
 #include "simpler/chip/tensor.h"
 

@@ -13,6 +13,8 @@ namespace {
 
 constexpr uint8_t F32 = static_cast<uint8_t>(DataType::FLOAT32);
 constexpr uint8_t I32 = static_cast<uint8_t>(DataType::INT32);
+constexpr uint8_t F16 = static_cast<uint8_t>(DataType::FLOAT16);
+constexpr uint8_t BF16 = static_cast<uint8_t>(DataType::BFLOAT16);
 
 int32_t check_count(const KernelArgs* a, const char* name, uint32_t tensors, uint32_t scalars) {
     if (a->tensor_count != tensors || a->scalar_count < scalars)
@@ -107,6 +109,154 @@ int32_t copy(const KernelArgs* a) {
     return CHIP_OK;
 }
 
+// std.sum_n's element types: how an element widens into the accumulator and
+// narrows back. FLOAT16 / BFLOAT16 accumulate in float and round once (to
+// nearest even); INT32 wraps (modulo 2^32).
+struct SumF32 {
+    using Elem = float;
+    using Acc = float;
+    static Acc widen(Elem e) noexcept { return e; }
+    static Elem narrow(Acc a) noexcept { return a; }
+};
+struct SumI32 {
+    using Elem = int32_t;
+    using Acc = int64_t;  // 31 INT32 terms cannot overflow it; narrow keeps the low 32 bits
+    static Acc widen(Elem e) noexcept { return e; }
+    static Elem narrow(Acc a) noexcept { return static_cast<int32_t>(static_cast<uint32_t>(a)); }
+};
+struct SumF16 {
+    using Elem = uint16_t;
+    using Acc = float;
+    static Acc widen(Elem e) noexcept { return f16_to_float(e); }
+    static Elem narrow(Acc a) noexcept { return float_to_f16(a); }
+};
+struct SumBF16 {
+    using Elem = uint16_t;
+    using Acc = float;
+    static Acc widen(Elem e) noexcept { return bf16_to_float(e); }
+    static Elem narrow(Acc a) noexcept { return float_to_bf16(a); }
+};
+
+// Element offset of the first element of the row at outer index idx[0..inner).
+uint64_t row_start(const Tensor& t, const uint32_t* idx, uint32_t inner) noexcept {
+    uint64_t e = t.start_offset;
+    for (uint32_t i = 0; i < inner; ++i) e += uint64_t{idx[i]} * t.strides[i];
+    return e;
+}
+
+// Elements per accumulator block (on the stack).
+constexpr uint32_t SUM_BLOCK = 1024;
+
+// One block of a row onto, into and out of the accumulator; the unit-stride
+// case spelled out (it vectorizes; GCC 12's own stride versioning of these
+// loops trips a false -Wuninitialized at -O3).
+template <typename S>
+void add_row(typename S::Acc* acc, const typename S::Elem* row, uint32_t len, uint64_t stride) noexcept {
+    if (stride == 1) {
+        for (uint32_t j = 0; j < len; ++j) acc[j] += S::widen(row[j]);
+    } else {
+        for (uint32_t j = 0; j < len; ++j) acc[j] += S::widen(row[j * stride]);
+    }
+}
+
+template <typename S>
+void load_row(typename S::Acc* acc, const typename S::Elem* row, uint32_t len, uint64_t stride) noexcept {
+    if (stride == 1) {
+        for (uint32_t j = 0; j < len; ++j) acc[j] = S::widen(row[j]);
+    } else {
+        for (uint32_t j = 0; j < len; ++j) acc[j] = S::widen(row[j * stride]);
+    }
+}
+
+template <typename S>
+void store_row(typename S::Elem* row, const typename S::Acc* acc, uint32_t len, uint64_t stride) noexcept {
+    if (stride == 1) {
+        for (uint32_t j = 0; j < len; ++j) row[j] = S::narrow(acc[j]);
+    } else {
+        for (uint32_t j = 0; j < len; ++j) row[j * stride] = S::narrow(acc[j]);
+    }
+}
+
+// out = terms[0] + terms[1] + ... + terms[n-1], left to right (the first term
+// loaded, the rest added), row by row in blocks of SUM_BLOCK elements. `out`
+// may be one of the terms: each block reads every term before it is stored.
+template <typename S>
+void sum_rows(const Tensor* const* terms, uint32_t nterms, const Tensor& out) {
+    using Elem = typename S::Elem;
+    using Acc = typename S::Acc;
+    const uint32_t nd = out.ndims < 1 ? 1 : (out.ndims > MAX_TENSOR_DIMS ? MAX_TENSOR_DIMS : out.ndims);
+    const uint32_t inner = nd - 1;
+    const uint32_t n = out.shapes[inner];
+    Elem* po = base_ptr<Elem>(out);
+    uint32_t idx[MAX_TENSOR_DIMS] = {};
+    Acc acc[SUM_BLOCK];
+    for (;;) {
+        const uint64_t ob = row_start(out, idx, inner);
+        const uint64_t os = out.strides[inner];
+        for (uint32_t j0 = 0; j0 < n; j0 += SUM_BLOCK) {
+            const uint32_t len = n - j0 < SUM_BLOCK ? n - j0 : SUM_BLOCK;
+            for (uint32_t q = 0; q < nterms; ++q) {
+                const Tensor& x = *terms[q];
+                const Elem* px = base_ptr<const Elem>(x) + row_start(x, idx, inner);
+                const uint64_t xs = x.strides[inner];
+                if (q == 0)
+                    load_row<S>(acc, px + j0 * xs, len, xs);
+                else
+                    add_row<S>(acc, px + j0 * xs, len, xs);
+            }
+            store_row<S>(po + ob + j0 * os, acc, len, os);
+        }
+        uint32_t d = inner;
+        while (d > 0) {
+            --d;
+            if (++idx[d] < out.shapes[d]) break;
+            idx[d] = 0;
+            if (d == 0) return;
+        }
+        if (inner == 0) return;
+    }
+}
+
+// std.sum_n (x_1, ..., x_k, out; [p]): out = x_1 + ... + x_k. With scalar 0
+// p in [1, k + 1], out's own value is a term too, the p-th:
+// out = x_1 + ... + x_{p-1} + out + x_p + ... + x_k (out tagged INOUT); p = 0
+// or no scalar: out is only written.
+int32_t sum_n(const KernelArgs* a) {
+    if (a->tensor_count < 2 || a->scalar_count > 1)
+        return kernel_fail(a,
+                           "std.sum_n takes k >= 1 input tensors, one output and at most 1 scalar (got %u tensors "
+                           "and %u scalars)",
+                           a->tensor_count, a->scalar_count);
+    const uint32_t k = a->tensor_count - 1;
+    const Tensor& out = a->tensors[k];
+    const uint64_t p = a->scalar_count == 1 ? a->scalars[0] : 0;
+    if (p > uint64_t{k} + 1)
+        return kernel_fail(a, "std.sum_n: the output's place among the terms is %llu, past the %u terms",
+                           static_cast<unsigned long long>(p), k + 1);
+    const Tensor* terms[CORE_MAX_TENSOR_ARGS];
+    uint32_t nterms = 0;
+    for (uint32_t q = 0; q < k; ++q) {
+        const Tensor& x = a->tensors[q];
+        if (!same_shape(x, out)) return kernel_fail(a, "std.sum_n: input %u's shape differs from the output's", q);
+        if (x.dtype != out.dtype)
+            return kernel_fail(a, "std.sum_n: input %u is %s, the output %s", q, data_type_name(x.dtype),
+                               data_type_name(out.dtype));
+        if (p == q + 1) terms[nterms++] = &out;
+        terms[nterms++] = &x;
+    }
+    if (p == uint64_t{k} + 1) terms[nterms++] = &out;
+    switch (out.dtype) {
+        case F32: sum_rows<SumF32>(terms, nterms, out); break;
+        case I32: sum_rows<SumI32>(terms, nterms, out); break;
+        case F16: sum_rows<SumF16>(terms, nterms, out); break;
+        case BF16: sum_rows<SumBF16>(terms, nterms, out); break;
+        default:
+            return kernel_fail(a, "std.sum_n: dtype %s is not supported (FLOAT32, FLOAT16, BFLOAT16, INT32)",
+                               data_type_name(out.dtype));
+    }
+    return CHIP_OK;
+}
+
 #ifdef SIMPLER_HAVE_OPENBLAS
 // How a [rows, cols] view with element strides (s0, s1) reads as a row-major
 // BLAS operand: a matrix with unit inner stride and leading dimension ld (row
@@ -197,7 +347,7 @@ int32_t matmul(const KernelArgs* a) {
 const LibraryEntry ENTRIES[] = {
     kernel_entry("std.vector_add", vector_add), kernel_entry("std.mul", mul),
     kernel_entry("std.add_scalar", add_scalar), kernel_entry("std.copy", copy),
-    kernel_entry("std.matmul", matmul),
+    kernel_entry("std.matmul", matmul),         kernel_entry("std.sum_n", sum_n),
 };
 
 }  // namespace

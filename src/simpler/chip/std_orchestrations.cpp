@@ -82,15 +82,52 @@ int32_t matmul(const OrchestrationContext* ctx) {
     });
 }
 
+// std.sum_n (x_1, ..., x_k, out; [p]): row tiles of every argument, one
+// kernel task per tile with all k + 1 tile views and p (out tagged INOUT when
+// p is not 0, i.e. out is one of the terms, else OUTPUT_EXISTING).
+int32_t sum_n(const OrchestrationContext* ctx) {
+    Orchestration o(ctx);
+    const int32_t n = o.tensor_count();
+    if (n < 2 || n > CORE_MAX_TENSOR_ARGS || o.scalar_count() > 1)
+        return o.fail(
+            "std.sum_n takes 1 to %d input tensors, one output and at most 1 scalar (got %d tensors and %d "
+            "scalars)",
+            CORE_MAX_TENSOR_ARGS - 1, n, o.scalar_count());
+    uint32_t kid = 0;
+    if (int32_t rc = o.kernel_id("std.sum_n", &kid); rc != CHIP_OK) return rc;
+    const Tensor& out = o.arg(n - 1);
+    for (int32_t i = 0; i < n; ++i) {
+        if (o.arg(i).ndims == 0 || o.arg(i).ndims != out.ndims || o.arg(i).shapes[0] != out.shapes[0])
+            return o.fail("std.sum_n: argument %d's shape differs from the output's", i);
+    }
+    const uint64_t place = o.scalar_count() == 1 ? o.scalar(0) : 0;
+    if (place > static_cast<uint64_t>(n))
+        return o.fail("std.sum_n: the output's place among the terms is %llu, past the %d terms",
+                      static_cast<unsigned long long>(place), n);
+    const bool accumulate = place != 0;
+    const uint64_t scalars[1] = {place};
+    int32_t tags[CORE_MAX_TENSOR_ARGS];
+    for (int32_t i = 0; i + 1 < n; ++i) tags[i] = static_cast<int32_t>(TensorArgType::INPUT);
+    tags[n - 1] = static_cast<int32_t>(accumulate ? TensorArgType::INOUT : TensorArgType::OUTPUT_EXISTING);
+    return for_each_tile(out.shapes[0], tile_count(o, out.shapes[0]), [&](uint32_t begin, uint32_t end) -> int32_t {
+        Tensor tiles[CORE_MAX_TENSOR_ARGS];
+        for (int32_t i = 0; i < n; ++i) {
+            if (!make_row_tile(o.arg(i), begin, end, tiles[i])) return o.fail("std.sum_n: cannot tile argument %d", i);
+        }
+        return ctx->ops->submit(ctx->runtime, kid, tiles, tags, static_cast<uint32_t>(n), scalars, 1);
+    });
+}
+
 int32_t noop(const OrchestrationContext* ctx) {
     Orchestration o(ctx);
     return check_args(o, "std.noop", 0, 0);
 }
 
 const LibraryEntry ENTRIES[] = {
-    orchestration_entry("std.noop", noop), orchestration_entry("std.vector_add", vector_add),
-    orchestration_entry("std.mul", mul),   orchestration_entry("std.add_scalar", add_scalar),
-    orchestration_entry("std.copy", copy), orchestration_entry("std.matmul", matmul),
+    orchestration_entry("std.noop", noop),   orchestration_entry("std.vector_add", vector_add),
+    orchestration_entry("std.mul", mul),     orchestration_entry("std.add_scalar", add_scalar),
+    orchestration_entry("std.copy", copy),   orchestration_entry("std.matmul", matmul),
+    orchestration_entry("std.sum_n", sum_n),
 };
 
 }  // namespace

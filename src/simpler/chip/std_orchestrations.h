@@ -6,6 +6,8 @@
 //   std.add_scalar            (a, c; s)   INPUT, OUTPUT_EXISTING; s: f32 bits
 //   std.copy                  (src, dst)  INPUT, OUTPUT_EXISTING
 //   std.matmul                (A, B, C)   row tiles of A and C; B whole
+//   std.sum_n                 (x_1..x_k, out; [p])  INPUT..., OUTPUT_EXISTING
+//                                         (INOUT when p, out's place among the terms, is not 0)
 //   std.noop                  ()          submits nothing (round-trip measurements)
 // A wrong argument count fails the run with a message naming the orchestration.
 #pragma once
