@@ -34,8 +34,7 @@ int32_t claim_core(const KernelArgs* a) {
     const uint32_t bit = 1u << a->core_id;
     if (a->core_id >= g_core_threads.load() || (g_busy_ids.fetch_or(bit) & bit) != 0) g_bad.fetch_add(1);
     const int now = g_running.fetch_add(1) + 1;
-    for (int seen = g_max_running.load(); now > seen && !g_max_running.compare_exchange_weak(seen, now);) {
-    }
+    for (int seen = g_max_running.load(); now > seen && !g_max_running.compare_exchange_weak(seen, now);) {}
     for (int i = 0; i < 200; ++i) std::atomic_signal_fence(std::memory_order_seq_cst);
     g_running.fetch_sub(1);
     g_busy_ids.fetch_and(~bit);
@@ -132,7 +131,9 @@ TEST_P(RuntimeExecutors, DisjointTasksStillRunConcurrently) {
 }
 
 INSTANTIATE_TEST_SUITE_P(IdleSpin, RuntimeExecutors, ::testing::Values(0ns, 50us),
-                         [](const ::testing::TestParamInfo<std::chrono::nanoseconds>& p) { return p.param.count() == 0 ? "Sleep" : "Spin"; });
+                         [](const ::testing::TestParamInfo<std::chrono::nanoseconds>& p) {
+                             return p.param.count() == 0 ? "Sleep" : "Spin";
+                         });
 
 TEST(RuntimeIdleSpin, ASpinningChipGoesQuietAfterOneBudget) {
     DeviceArena arena{1 << 20};
