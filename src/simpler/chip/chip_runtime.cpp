@@ -216,8 +216,12 @@ int32_t Runtime::submit(uint32_t kernel_id, const Tensor* tensors, const int32_t
     if (const int32_t rc = check_submit(kernel_id, tensors, tags, tensor_count, scalars, scalar_count); rc != CHIP_OK)
         return rc;
     std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(
-        lock, [this] { return failed_ || ring_[ring_head_].header.state == static_cast<uint32_t>(SlotState::FREE); });
+    if (ring_[ring_head_].header.state != static_cast<uint32_t>(SlotState::FREE)) {
+        wake_cores_locked(0);  // the caller waits here: it cannot take the ready task it was left
+        done_cv_.wait(lock, [this] {
+            return failed_ || ring_[ring_head_].header.state == static_cast<uint32_t>(SlotState::FREE);
+        });
+    }
     if (failed_) return CHIP_ERR_RUN_FAILED;
     const uint32_t slot = ring_head_;
     ring_head_ = (ring_head_ + 1) % config_.ring_slots;
@@ -243,7 +247,9 @@ int32_t Runtime::submit(uint32_t kernel_id, const Tensor* tensors, const int32_t
         h.state = static_cast<uint32_t>(SlotState::READY);
         ready_.push_back(slot);
         ready_count_.store(static_cast<uint32_t>(ready_.size()), std::memory_order_release);
-        wake_cores_locked(0);
+        // One ready task is left to the caller, who takes it when the orchestration returns:
+        // a run of one kernel wakes no core thread.
+        wake_cores_locked(1);
     }
     return CHIP_OK;
 }

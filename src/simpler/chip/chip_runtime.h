@@ -15,8 +15,11 @@
 // core thread woken at all. A core thread (and the waiting caller) with nothing
 // to do spins for RuntimeConfig::idle_spin, then sleeps on a condition
 // variable; a ready task wakes a sleeping core thread only when no spinning
-// one can take it. With idle_spin 0 nothing spins, so an idle chip burns no
-// CPU; with a budget, an idle chip spins at most one budget per thread.
+// one can take it, and one ready task is left to the caller (a run of one
+// kernel wakes no core thread; a lone task submitted early by a long
+// orchestration waits for it to return unless a core thread is awake, or the
+// ring fills). With idle_spin 0 nothing spins, so an idle chip burns no CPU;
+// with a budget, an idle chip spins at most one budget per thread.
 //
 // Owns its core threads and the ring; borrows the registry and the arena (for
 // device temporaries, freed when the run ends). Trusts nothing an orchestration

@@ -1,8 +1,10 @@
 // Who runs a chip's kernels (chip_runtime.h): the core threads and run()'s
 // waiting caller, never more than core_threads kernels at once and never two
-// under one core id; disjoint tasks still run concurrently (proved with a
-// rendezvous) whether idle threads spin or sleep; a spinning chip goes quiet
-// after one budget; an idle_spin out of range is refused.
+// under one core id; a run of one kernel wakes no sleeping core thread (the
+// caller runs it); a chain longer than the ring (one ready task at a time) still
+// finishes; disjoint tasks still run concurrently (proved with a rendezvous)
+// whether idle threads spin or sleep; a spinning chip goes quiet after one
+// budget; an idle_spin out of range is refused.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "chip_fixtures.h"
 #include "simpler/chip/chip_runtime.h"
 #include "simpler/chip/orchestration_api.h"
 #include "simpler/ipc/process_cpu.h"
@@ -92,12 +95,37 @@ int32_t two_halves(const OrchestrationContext* ctx) {
     return o.submit(k, {{hi, TensorArgType::OUTPUT_EXISTING}});
 }
 
+std::thread::id g_ran_on;
+int32_t note_thread(const KernelArgs*) {
+    g_ran_on = std::this_thread::get_id();
+    return CHIP_OK;
+}
+
+int32_t one_kernel(const OrchestrationContext* ctx) {
+    Orchestration o(ctx);
+    uint32_t k = 0;
+    if (o.kernel_id("test.note_thread", &k) != CHIP_OK) return CHIP_ERR_NOT_FOUND;
+    return o.submit(k, {{o.arg(0), TensorArgType::INOUT}});
+}
+
+// 50 INOUT tasks on one view: each waits for the one before, so at most one is
+// ever ready, and the 4-slot ring fills while the orchestration still submits.
+int32_t long_chain(const OrchestrationContext* ctx) {
+    Orchestration o(ctx);
+    uint32_t k = 0;
+    if (o.kernel_id("test.note_thread", &k) != CHIP_OK) return CHIP_ERR_NOT_FOUND;
+    for (int i = 0; i < 50; ++i)
+        if (int32_t rc = o.submit(k, {{o.arg(0), TensorArgType::INOUT}}); rc != CHIP_OK) return rc;
+    return CHIP_OK;
+}
+
 struct RuntimeExecutors : ::testing::TestWithParam<std::chrono::nanoseconds> {
     DeviceArena arena{1 << 20};
     KernelRegistry registry;
     void SetUp() override {
         registry.add_kernel("test.claim_core", claim_core);
         registry.add_kernel("test.rendezvous", rendezvous);
+        registry.add_kernel("test.note_thread", note_thread);
         g_busy_ids = 0;
         g_running = 0;
         g_max_running = 0;
@@ -119,6 +147,31 @@ TEST_P(RuntimeExecutors, NoTwoKernelsShareACoreIdAndAtMostCoreThreadsRunAtOnce) 
         EXPECT_EQ(g_bad.load(), 0) << cores << " core threads: a kernel ran under a core id in use or out of range";
         EXPECT_LE(g_max_running.load(), static_cast<int>(cores));
     }
+}
+
+// With core threads asleep (no spin budget) the one ready task is left to the
+// caller; a spinning core thread may take it instead (it costs no wake-up).
+TEST(RuntimeOneKernel, ARunOfOneKernelWakesNoSleepingCoreThread) {
+    DeviceArena arena{1 << 20};
+    KernelRegistry registry;
+    registry.add_kernel("test.note_thread", note_thread);
+    Runtime rt(registry, arena, RuntimeConfig{2, 8, 0ns});
+    std::this_thread::sleep_for(50ms);  // the core threads have started and sleep
+    for (int run = 0; run < 100; ++run) {
+        g_ran_on = {};
+        const RunResult r = rt.run(one_kernel, one_vector_arg());
+        ASSERT_TRUE(r.ok) << r.error;
+        ASSERT_EQ(g_ran_on, std::this_thread::get_id()) << "run " << run << " woke a core thread for its one kernel";
+    }
+}
+
+TEST_P(RuntimeExecutors, AChainLongerThanTheRingFinishes) {
+    Runtime rt(registry, arena, RuntimeConfig{2, 4, GetParam()});
+    RunResult r;
+    ASSERT_TRUE(chip_test::finishes_within(10s, [&] { r = rt.run(long_chain, one_vector_arg()); }))
+        << "the chain hung with the ring full";
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.tasks_run, 50u);
 }
 
 TEST_P(RuntimeExecutors, DisjointTasksStillRunConcurrently) {
