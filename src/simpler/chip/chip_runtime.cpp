@@ -1,11 +1,18 @@
 #include "simpler/chip/chip_runtime.h"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
 
 #include "simpler/chip/working_overlap.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace simpler::chip {
 namespace {
@@ -30,6 +37,20 @@ void op_fail(void* rt, const char* message) { static_cast<Runtime*>(rt)->fail(me
 
 constexpr OrchestrationOps OPS{CHIP_ABI_VERSION, 0, op_kernel_id, op_submit, op_alloc_tensor, op_fail};
 
+// A spinning thread reads the clock once per this many pauses, and gives its
+// core away (sched_yield) between rounds once it has spun YIELD_AFTER: on an
+// oversubscribed machine the thread it waits for may need this very core.
+constexpr int PAUSES_PER_CLOCK_READ = 16;
+constexpr std::chrono::nanoseconds YIELD_AFTER{2'000};
+
+void cpu_pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield" ::: "memory");
+#endif
+}
+
 }  // namespace
 
 Runtime::Runtime(const KernelRegistry& registry, DeviceArena& arena, RuntimeConfig config)
@@ -43,7 +64,8 @@ Runtime::Runtime(const KernelRegistry& registry, DeviceArena& arena, RuntimeConf
     }
     successors_.resize(config_.ring_slots);
     link_mark_.assign(config_.ring_slots, UINT64_MAX);
-    for (uint32_t c = 0; c < config_.core_threads; ++c) cores_.emplace_back([this, c] { core_loop(c); });
+    core_busy_.assign(config_.core_threads, 0);
+    for (uint32_t c = 0; c < config_.core_threads; ++c) cores_.emplace_back([this] { core_loop(); });
 }
 
 Runtime::~Runtime() {
@@ -117,7 +139,22 @@ RunResult Runtime::run_adopted(OrchestrationFn orchestration, uint32_t block_dim
     if (rc != CHIP_OK && !failed_)
         record_error_locked("chip orchestration returned status " + std::to_string(rc) + " (" + chip_status_name(rc) +
                             ")");
-    done_cv_.wait(lock, [this] { return in_flight_ == 0; });
+    // The caller takes ready tasks itself while it waits for the run's last ones.
+    while (in_flight_ > 0) {
+        if (can_start_locked()) {
+            run_one_locked(lock);
+            continue;
+        }
+        lock.unlock();
+        const bool woke = spin_until([this] {
+            return in_flight_.load(std::memory_order_acquire) == 0 ||
+                   (ready_count_.load(std::memory_order_acquire) > 0 &&
+                    running_.load(std::memory_order_acquire) < config_.core_threads);
+        });
+        lock.lock();
+        if (woke) continue;
+        done_cv_.wait(lock, [this] { return in_flight_ == 0 || can_start_locked(); });
+    }
     overlap_.clear();
     for (uint64_t addr : temporaries_) arena_.try_free(addr);
     temporaries_.clear();
@@ -179,8 +216,12 @@ int32_t Runtime::submit(uint32_t kernel_id, const Tensor* tensors, const int32_t
     if (const int32_t rc = check_submit(kernel_id, tensors, tags, tensor_count, scalars, scalar_count); rc != CHIP_OK)
         return rc;
     std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(
-        lock, [this] { return failed_ || ring_[ring_head_].header.state == static_cast<uint32_t>(SlotState::FREE); });
+    if (ring_[ring_head_].header.state != static_cast<uint32_t>(SlotState::FREE)) {
+        wake_cores_locked(0);  // the caller waits here: it cannot take the ready task it was left
+        done_cv_.wait(lock, [this] {
+            return failed_ || ring_[ring_head_].header.state == static_cast<uint32_t>(SlotState::FREE);
+        });
+    }
     if (failed_) return CHIP_ERR_RUN_FAILED;
     const uint32_t slot = ring_head_;
     ring_head_ = (ring_head_ + 1) % config_.ring_slots;
@@ -205,7 +246,10 @@ int32_t Runtime::submit(uint32_t kernel_id, const Tensor* tensors, const int32_t
     if (h.fanin_remaining == 0) {
         h.state = static_cast<uint32_t>(SlotState::READY);
         ready_.push_back(slot);
-        work_cv_.notify_one();
+        ready_count_.store(static_cast<uint32_t>(ready_.size()), std::memory_order_release);
+        // One ready task is left to the caller, who takes it when the orchestration returns:
+        // a run of one kernel wakes no core thread.
+        wake_cores_locked(1);
     }
     return CHIP_OK;
 }
@@ -272,57 +316,107 @@ void Runtime::finish_task_locked(uint32_t slot) noexcept {
         if (--q.fanin_remaining == 0) {
             q.state = static_cast<uint32_t>(SlotState::READY);
             ready_.push_back(s);
-            work_cv_.notify_one();
         }
     }
+    ready_count_.store(static_cast<uint32_t>(ready_.size()), std::memory_order_release);
+    wake_cores_locked(1);  // the finishing thread goes on with the next ready task
     successors_[slot].clear();
     ring_[slot].header.state = static_cast<uint32_t>(SlotState::FREE);
-    --in_flight_;
+    in_flight_.fetch_sub(1, std::memory_order_release);
     done_cv_.notify_all();
 }
 
-void Runtime::core_loop(uint32_t core_id) noexcept {
+bool Runtime::can_start_locked() const noexcept { return !ready_.empty() && running_ < config_.core_threads; }
+
+void Runtime::wake_cores_locked(uint32_t taken) noexcept {
+    const auto ready = static_cast<uint32_t>(ready_.size());
+    for (uint32_t covered = taken + spinning_, woken = 0; ready > covered + woken && woken < sleeping_; ++woken)
+        work_cv_.notify_one();
+}
+
+template <class Done>
+bool Runtime::spin_until(Done&& done) const noexcept {
+    if (config_.idle_spin.count() <= 0) return done();
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+        for (int i = 0; i < PAUSES_PER_CLOCK_READ; ++i) {
+            if (done()) return true;
+            cpu_pause();
+        }
+        const auto spun = std::chrono::steady_clock::now() - start;
+        if (spun >= config_.idle_spin) return done();
+        if (spun >= YIELD_AFTER) sched_yield();
+    }
+}
+
+void Runtime::run_one_locked(std::unique_lock<std::mutex>& lock) noexcept {
     char error[KERNEL_ERROR_CAPACITY];
+    const uint32_t slot = ready_.front();
+    ready_.pop_front();
+    ready_count_.store(static_cast<uint32_t>(ready_.size()), std::memory_order_release);
+    const auto core_id = static_cast<uint32_t>(std::find(core_busy_.begin(), core_busy_.end(), 0) - core_busy_.begin());
+    core_busy_[core_id] = 1;
+    running_.fetch_add(1, std::memory_order_release);
+    TaskPayload& p = ring_[slot];
+    p.header.state = static_cast<uint32_t>(SlotState::RUNNING);
+    const bool skip = failed_;
+    const uint32_t kernel_id = p.header.kernel_id;
+    const uint64_t task_id = p.header.task_id;
+    lock.unlock();
+    int32_t rc = CHIP_OK;
+    error[0] = '\0';
+    if (!skip) {
+        const KernelArgs args{
+            p.tensors, p.scalars, p.header.tensor_count, p.header.scalar_count, core_id, KERNEL_ERROR_CAPACITY, error};
+        try {
+            rc = registry_.kernel(kernel_id)(&args);
+        } catch (const std::exception& e) {
+            rc = CHIP_ERR_KERNEL;
+            std::snprintf(error, sizeof error, "threw: %s", e.what());
+        } catch (...) {
+            rc = CHIP_ERR_KERNEL;
+            std::snprintf(error, sizeof error, "threw a non-standard exception");
+        }
+    }
+    lock.lock();
+    core_busy_[core_id] = 0;
+    running_.fetch_sub(1, std::memory_order_release);
+    if (!skip) ++tasks_run_;
+    if (rc != CHIP_OK) {
+        error[KERNEL_ERROR_CAPACITY - 1] = '\0';
+        std::string msg = std::string("kernel '") + registry_.kernel_name(kernel_id) + "' (task " +
+                          std::to_string(task_id) + ") failed: ";
+        msg += error[0] != '\0' ? std::string(error)
+                                : "returned status " + std::to_string(rc) + " (" + chip_status_name(rc) + ")";
+        record_error_locked(std::move(msg));
+        done_cv_.notify_all();
+    }
+    finish_task_locked(slot);
+}
+
+void Runtime::core_loop() noexcept {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-        work_cv_.wait(lock, [this] { return stop_ || !ready_.empty(); });
-        if (ready_.empty()) return;  // stop_
-        const uint32_t slot = ready_.front();
-        ready_.pop_front();
-        TaskPayload& p = ring_[slot];
-        p.header.state = static_cast<uint32_t>(SlotState::RUNNING);
-        const bool skip = failed_;
-        const uint32_t kernel_id = p.header.kernel_id;
-        const uint64_t task_id = p.header.task_id;
-        lock.unlock();
-        int32_t rc = CHIP_OK;
-        error[0] = '\0';
-        if (!skip) {
-            const KernelArgs args{
-                p.tensors, p.scalars, p.header.tensor_count, p.header.scalar_count, core_id, KERNEL_ERROR_CAPACITY,
-                error};
-            try {
-                rc = registry_.kernel(kernel_id)(&args);
-            } catch (const std::exception& e) {
-                rc = CHIP_ERR_KERNEL;
-                std::snprintf(error, sizeof error, "threw: %s", e.what());
-            } catch (...) {
-                rc = CHIP_ERR_KERNEL;
-                std::snprintf(error, sizeof error, "threw a non-standard exception");
-            }
+        if (can_start_locked()) {
+            run_one_locked(lock);
+            continue;
         }
-        lock.lock();
-        if (!skip) ++tasks_run_;
-        if (rc != CHIP_OK) {
-            error[KERNEL_ERROR_CAPACITY - 1] = '\0';
-            std::string msg = std::string("kernel '") + registry_.kernel_name(kernel_id) + "' (task " +
-                              std::to_string(task_id) + ") failed: ";
-            msg += error[0] != '\0' ? std::string(error)
-                                    : "returned status " + std::to_string(rc) + " (" + chip_status_name(rc) + ")";
-            record_error_locked(std::move(msg));
-            done_cv_.notify_all();
+        if (stop_) return;
+        if (config_.idle_spin.count() > 0) {
+            ++spinning_;
+            lock.unlock();
+            (void)spin_until([this] {
+                return stop_.load(std::memory_order_acquire) ||
+                       (ready_count_.load(std::memory_order_acquire) > 0 &&
+                        running_.load(std::memory_order_acquire) < config_.core_threads);
+            });
+            lock.lock();
+            --spinning_;
+            if (can_start_locked() || stop_) continue;
         }
-        finish_task_locked(slot);
+        ++sleeping_;
+        work_cv_.wait(lock);
+        --sleeping_;
     }
 }
 

@@ -8,14 +8,27 @@
 // finished, or with the first error (a kernel's failure names the kernel, the
 // task and the kernel's message; tasks not yet started are then skipped).
 //
+// Who runs a kernel: at most core_threads kernels run at once, each with a
+// distinct core id in [0, core_threads). The core threads take ready tasks,
+// and so does run()'s caller once the orchestration has returned and it waits
+// for the run's last kernels: a run of a few small kernels then often needs no
+// core thread woken at all. A core thread (and the waiting caller) with nothing
+// to do spins for RuntimeConfig::idle_spin, then sleeps on a condition
+// variable; a ready task wakes a sleeping core thread only when no spinning
+// one can take it, and one ready task is left to the caller (a run of one
+// kernel wakes no core thread; a lone task submitted early by a long
+// orchestration waits for it to return unless a core thread is awake, or the
+// ring fills). With idle_spin 0 nothing spins, so an idle chip burns no CPU;
+// with a budget, an idle chip spins at most one budget per thread.
+//
 // Owns its core threads and the ring; borrows the registry and the arena (for
 // device temporaries, freed when the run ends). Trusts nothing an orchestration
 // submits: every tensor, tag, count and kernel id is checked and refused with a
 // message. One run at a time (a second concurrent run waits). The dispatch path
-// is noexcept; core threads sleep on a condition variable while there is no
-// work, so an idle chip burns no CPU.
+// is noexcept.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -86,7 +99,18 @@ private:
         int32_t version = 0;                 // writes recorded on this backing in this run
     };
 
-    void core_loop(uint32_t core_id) noexcept;
+    void core_loop() noexcept;
+    // Whether a ready task may start now (fewer than core_threads kernels run).
+    [[nodiscard]] bool can_start_locked() const noexcept;
+    // Takes ready_.front() and runs its kernel on this thread under the lowest
+    // free core id, unlocking `lock` around the kernel; then finishes the task.
+    void run_one_locked(std::unique_lock<std::mutex>& lock) noexcept;
+    // Wakes a sleeping core thread for each ready task beyond the `taken` this
+    // thread will take itself and those the spinning threads will.
+    void wake_cores_locked(uint32_t taken) noexcept;
+    // Spins (without the lock) up to idle_spin until `done()`; returns done().
+    template <class Done>
+    bool spin_until(Done&& done) const noexcept;
     void finish_task_locked(uint32_t slot) noexcept;
     bool task_live_locked(uint64_t task_id, uint32_t slot) const noexcept;
     void record_error_locked(std::string message) noexcept;
@@ -114,11 +138,17 @@ private:
     uint32_t ring_head_ = 0;
     uint64_t next_task_id_ = 0;   // increasing for the runtime's lifetime
     uint64_t first_task_id_ = 0;  // of the current run
-    uint64_t in_flight_ = 0;
     uint64_t tasks_run_ = 0;
     bool failed_ = false;
     std::string error_;
-    bool stop_ = false;
+    // Written under mu_; atomic so a spinning thread can read them without it.
+    std::atomic<uint64_t> in_flight_{0};    // submitted, not finished
+    std::atomic<uint32_t> ready_count_{0};  // ready_.size()
+    std::atomic<uint32_t> running_{0};      // kernels running now
+    std::atomic<bool> stop_{false};
+    std::vector<uint8_t> core_busy_;        // per core id: a kernel runs under it
+    uint32_t spinning_ = 0;                 // core threads spinning for work
+    uint32_t sleeping_ = 0;                 // core threads asleep on work_cv_
     std::unordered_map<uint64_t, Backing> overlap_;   // backing addr -> live views
     std::vector<uint64_t> temporaries_;               // device temporaries of this run
     std::vector<std::thread> cores_;

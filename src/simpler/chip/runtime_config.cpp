@@ -12,6 +12,9 @@ void validate_runtime_config(const RuntimeConfig& config) {
     if (config.ring_slots < 2 || config.ring_slots > (1u << 20))
         throw std::invalid_argument("RuntimeConfig.ring_slots: must be in [2, 1048576] (got " +
                                     std::to_string(config.ring_slots) + ")");
+    if (config.idle_spin < std::chrono::nanoseconds::zero() || config.idle_spin > std::chrono::seconds(1))
+        throw std::invalid_argument("RuntimeConfig.idle_spin: must be in [0, 1 s] (got " +
+                                    std::to_string(config.idle_spin.count()) + " ns)");
 }
 
 }  // namespace simpler::chip

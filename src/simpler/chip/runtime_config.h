@@ -5,6 +5,7 @@
 // every field.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 
 namespace simpler::chip {
@@ -12,6 +13,11 @@ namespace simpler::chip {
 struct RuntimeConfig {
     uint32_t core_threads = 2;   // kernels run concurrently on this many threads, in [1, 256]
     uint32_t ring_slots = 256;   // task payload slots, in [2, 1048576]; a submit waits while the ring is full
+    // How long a core thread with no ready task, and run()'s caller waiting for
+    // the run's last kernels, spin (yielding after 2 us) before they sleep, in
+    // [0, 1 s]. A Worker's chips take it from the Worker's spin policy (its
+    // max_spin); 0 sleeps at once, so an idle chip uses no CPU.
+    std::chrono::nanoseconds idle_spin{0};
 
     bool operator==(const RuntimeConfig&) const = default;
 };

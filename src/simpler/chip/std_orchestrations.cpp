@@ -10,6 +10,18 @@ uint32_t tile_count(const Orchestration& o, uint32_t rows) {
     return std::min(want, rows);
 }
 
+// An elementwise tile moves at least this many output bytes: below it, the
+// submit, overlap bookkeeping and hand-off of a kernel cost more than the
+// elements it saves another core, so a small tensor runs as one kernel.
+constexpr uint64_t MIN_ELEMENTWISE_TILE_BYTES = 16 * 1024;
+
+uint32_t elementwise_tile_count(const Orchestration& o, const Tensor& out) {
+    uint64_t bytes = data_type_element_size(out.dtype);
+    for (uint32_t d = 0; d < out.ndims; ++d) bytes *= out.shapes[d];
+    const uint64_t by_size = std::max<uint64_t>(1, bytes / MIN_ELEMENTWISE_TILE_BYTES);
+    return static_cast<uint32_t>(std::min<uint64_t>(tile_count(o, out.shapes[0]), by_size));
+}
+
 int32_t check_args(const Orchestration& o, const char* name, int32_t tensors, int32_t scalars) {
     if (o.tensor_count() != tensors || o.scalar_count() < scalars)
         return o.fail("%s takes %d tensors and %d scalars (got %d and %d)", name, tensors, scalars, o.tensor_count(),
@@ -40,7 +52,7 @@ int32_t elementwise(const OrchestrationContext* ctx, const char* name, int32_t t
         if (o.arg(i).ndims != out.ndims || o.arg(i).shapes[0] != out.shapes[0])
             return o.fail("%s: argument %d's shape differs from the output's", name, i);
     }
-    return for_each_tile(out.shapes[0], tile_count(o, out.shapes[0]), [&](uint32_t begin, uint32_t end) -> int32_t {
+    return for_each_tile(out.shapes[0], elementwise_tile_count(o, out), [&](uint32_t begin, uint32_t end) -> int32_t {
         Tensor tiles[3];
         for (int32_t i = 0; i < tensors; ++i) {
             if (!make_row_tile(o.arg(i), begin, end, tiles[i])) return o.fail("%s: cannot tile argument %d", name, i);

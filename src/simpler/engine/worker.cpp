@@ -187,6 +187,9 @@ ChildHandlers Worker::make_child_handler(ChildRef child) {
             ChipLaneConfig lane = config_.chip_lane;
             lane.device_memory = device_.get();
             lane.window_memory = windows_.get();
+            // The chip's core threads (and its serving thread waiting for a run's
+            // last kernels) wait under the Worker's spin policy too.
+            lane.chip.runtime.idle_spin = config_.spin.max_spin;
             return make_chip_lane_child(child.index, lane);
         }
         case ChildKind::WORKER: windows_->seal(); return config_.worker_handler(child.index);

@@ -44,15 +44,17 @@ class StdKernels : public ::testing::TestWithParam<StagingMode> {
 protected:
     Chip chip{config(GetParam())};
 
-    void run(const char* orch, std::initializer_list<ChipTensor> tensors, std::initializer_list<TensorArgType> tags,
-             std::initializer_list<uint64_t> scalars = {}) {
+    // Runs `orch`; returns how many kernel tasks it submitted (0 when the run failed).
+    uint64_t run(const char* orch, std::initializer_list<ChipTensor> tensors, std::initializer_list<TensorArgType> tags,
+                 std::initializer_list<uint64_t> scalars = {}) {
         ChipStorageTaskArgs args{};
         for (const ChipTensor& t : tensors) args.add_tensor(t);
         for (uint64_t s : scalars) args.add_scalar(s);
         const std::vector<TensorArgType> tag_vec(tags);
         const RunResult r = chip.run(orch, args, tag_vec);
-        ASSERT_TRUE(r.ok) << r.error;
+        EXPECT_TRUE(r.ok) << r.error;
         EXPECT_GE(r.tasks_submitted, 1u);
+        return r.ok ? r.tasks_submitted : 0;
     }
 };
 
@@ -125,6 +127,31 @@ TEST_P(StdKernels, CopyOfAPermutedThreeDimensionalView) {
     for (uint32_t i = 0; i < 3; ++i)
         for (uint32_t j = 0; j < 4; ++j)
             for (uint32_t k = 0; k < 5; ++k) ASSERT_FLOAT_EQ(dst[i * 20 + j * 5 + k], src[k * 12 + j * 3 + i]);
+}
+
+// An elementwise tile moves at least 16 KiB of output: a small tensor is one
+// kernel, a large one 2 x core_count row tiles (2 core threads here).
+TEST_P(StdKernels, ASmallElementwiseTensorRunsAsOneKernel) {
+    auto a = ramp(16, 1.0f);
+    std::vector<float> c(16, 0.0f);
+    EXPECT_EQ(run("std.copy", {dense(a, {16}), dense(c, {16})}, {IN, OUT}), 1u);
+    EXPECT_EQ(c, a);
+}
+
+TEST_P(StdKernels, ALargeTransposedElementwiseRunSplitsIntoRowTiles) {
+    const uint32_t M = 256, N = 64;  // 64 KiB of FLOAT32 output: 4 tiles
+    auto a_storage = ramp(N * M, 1.0f);  // [N, M] row-major, read as [M, N] with strides (1, M)
+    auto b = ramp(M * N, 2.0f);
+    std::vector<float> c(M * N, 0.0f);
+    const ChipTensor at_view = view(a_storage.data(), a_storage.size() * 4, 0, {M, N}, {1, M});
+    EXPECT_EQ(run("std.vector_add", {at_view, dense(b, {M, N}), dense(c, {M, N})}, {IN, IN, OUT}), 4u);
+    for (uint32_t i = 0; i < M; ++i)
+        for (uint32_t j = 0; j < N; ++j) ASSERT_FLOAT_EQ(c[i * N + j], a_storage[j * M + i] + b[i * N + j]);
+    std::vector<float> half(M * N / 2, 0.0f);  // 32 KiB: 2 tiles
+    auto src = ramp(M * N / 2, -3.0f);
+    EXPECT_EQ(
+        run("std.add_scalar", {dense(src, {M / 2, N}), dense(half, {M / 2, N})}, {IN, OUT}, {f32_as_scalar(1.5f)}), 2u);
+    for (size_t i = 0; i < half.size(); ++i) ASSERT_FLOAT_EQ(half[i], src[i] + 1.5f) << i;
 }
 
 TEST_P(StdKernels, VectorAddOfInt32) {

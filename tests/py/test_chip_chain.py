@@ -1,0 +1,146 @@
+"""A chain of dependent tasks on one chip (issue 14, goal 1), end to end: each
+task reads what the one before wrote, so the final bytes prove the order; a
+failing task in the middle poisons its dependents and leaves the independent
+tasks on the same chip alone; a chip killed mid-chain fails the run with a
+clear error, poisons every later task of the chain and does not hang.
+
+The chain is std.add_scalar alternating x -> y (y = x + 1) and y -> x
+(x = y + 1) over 16 FLOAT32 elements starting at 0..15: after n tasks (n even)
+x holds i + n and y holds i + n - 1, exactly (small integers are exact in
+float32). Both spin regimes are run: spin=None (the chip's threads spin
+between tasks) and spin=0 (every hand-off sleeps)."""
+
+import os
+import signal
+import struct
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from simpler import CallConfig, ChipCallable, DataType, TensorArgType, Worker, view_array
+from worker_helpers import alive, args, closing, kernel_callable  # noqa: F401
+
+IN, OUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING
+F32, I64 = DataType.FLOAT32, DataType.INT64
+N = 16
+ONE = struct.unpack("<I", struct.pack("<f", 1.0))[0]  # std.add_scalar's scalar: the f32 bits
+
+
+def chain_worker(closing, spin=None):
+    w = Worker(level=3, num_chips=2, task_timeout=30, spin=spin)
+    closing(w)
+    add = w.register(ChipCallable("std.add_scalar"))
+    return w, add
+
+
+def pair(w):
+    buf = w.create_buffer(2 * N * 4)
+    x, y = buf.tensor((N,), F32), buf.tensor((N,), F32, byte_offset=N * 4)
+    view_array(x)[...] = np.arange(N, dtype=np.float32)
+    view_array(y)[...] = -1
+    return x, y
+
+
+def submit_chain(o, add, x, y, n, chip=0):
+    """n dependent add-one tasks x -> y, y -> x, ... on `chip` (n even: the last writes x)."""
+    there, back = args((x, IN), (y, OUT), scalars=(ONE,)), args((y, IN), (x, OUT), scalars=(ONE,))
+    for i in range(n):
+        o.submit_next_level(add, back if i & 1 else there, None, worker=chip)
+
+
+def assert_chain_ran(x, y, n):
+    want = np.arange(N, dtype=np.float32)
+    np.testing.assert_array_equal(view_array(x), want + n)
+    np.testing.assert_array_equal(view_array(y), want + n - 1)
+
+
+@pytest.mark.parametrize("spin", [None, 0.0])
+def test_a_chain_on_one_chip_ends_with_every_task_applied_in_order(closing, spin):
+    w, add = chain_worker(closing, spin)
+    w.init()
+    x, y = pair(w)
+    n = 2_000
+    w.run(lambda o, _a, _c: submit_chain(o, add, x, y, n))
+    assert_chain_ran(x, y, n)
+    w.run(lambda o, _a, _c: submit_chain(o, add, x, y, n))  # and again, from where it stopped
+    assert_chain_ran(x, y, 2 * n)
+    assert all(s.endswith("usable") for s in w.child_status())
+
+
+@pytest.mark.parametrize("spin", [None, 0.0])
+def test_a_failing_task_mid_chain_poisons_its_dependents_and_not_its_independents(closing, spin):
+    w, add = chain_worker(closing, spin)
+    fail = w.register(kernel_callable("test.fail"))
+    w.init()
+    x, y = pair(w)
+    u, v = pair(w)  # an independent chain on the same chip
+    before, after = 100, 50
+
+    def orch(o, _a, _c):
+        submit_chain(o, add, x, y, before)
+        o.submit_next_level(fail, args((x, OUT)), worker=0)  # fails: nothing written back
+        submit_chain(o, add, x, y, after)  # each needs the failed task's x, directly or not
+        submit_chain(o, add, u, v, before + after)
+
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError) as info:
+        w.run(orch)
+    assert time.monotonic() - t0 < 20
+    msg = str(info.value)
+    assert "(callable 'test.fail', member 0) on chip 0" in msg, msg
+    assert "kernel 'test.fail'" in msg and "deliberate failure 42" in msg, msg
+    assert f"{after} dependent task(s) were not run" in msg, msg
+    assert_chain_ran(x, y, before)  # the tasks before the failure ran, none after it
+    assert_chain_ran(u, v, before + after)  # the independent chain ran to its end
+    assert all(s.endswith("usable") for s in w.child_status())
+    w.run(lambda o, _a, _c: submit_chain(o, add, x, y, 2))  # the chip still serves the chain
+    assert_chain_ran(x, y, before + 2)
+
+
+@pytest.mark.parametrize("spin", [None, 0.0])
+def test_a_chip_killed_mid_chain_fails_the_run_and_poisons_the_rest_of_the_chain(closing, spin):
+    w, add = chain_worker(closing, spin)
+    stamp = w.register(kernel_callable("test.stamp"))
+    w.init()
+    chip0 = w.child_pids()[0]
+    x, y = pair(w)
+    slot = w.create_buffer(16)
+    view_array(slot.tensor((2,), I64))[...] = 0
+    before, after = 200, 300
+
+    def kill_once_started():
+        """SIGKILLs chip 0 once the stamp task wrote its start stamp (zero-copy: straight into slot)."""
+        started = view_array(slot.tensor((2,), I64))
+        deadline = time.monotonic() + 10
+        while started[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        del started
+        os.kill(chip0, signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_once_started)
+
+    def orch(o, _a, _c):
+        submit_chain(o, add, x, y, before)
+        # reads x (after the chain's last write), sleeps 10 s: chip 0 dies in it
+        o.submit_next_level(stamp, args((x, IN), (slot.tensor((2,), I64), OUT), scalars=(10_000,)),
+                            CallConfig(zero_copy=True), worker=0)
+        submit_chain(o, add, y, x, after)  # the first writes x: after the stamp's read (WAR), and so on
+        killer.start()
+
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError) as info:
+        w.run(orch)
+    killer.join(10)
+    assert time.monotonic() - t0 < 8, "the run waited for the killed task"
+    msg = str(info.value)
+    assert "(callable 'test.stamp', member 0) on chip 0" in msg and "CHILD_DIED" in msg and "signal 9" in msg, msg
+    assert f"{after} dependent task(s) were not run" in msg, msg
+    assert view_array(slot.tensor((2,), I64))[1] == 0, "the stamp task finished before it was killed"
+    assert_chain_ran(x, y, before)  # the tasks before the kill ran, none after it
+    status = w.child_status()
+    assert status[0].startswith("chip 0: lost") and "signal 9" in status[0] and status[1] == "chip 1: usable", status
+    assert not alive(chip0)
+    w.run(lambda o, _a, _c: submit_chain(o, add, x, y, 2, chip=1))  # the chain goes on on chip 1
+    assert_chain_ran(x, y, before + 2)
