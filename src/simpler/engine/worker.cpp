@@ -130,7 +130,7 @@ Worker::~Worker() {
     new (&lanes_) std::vector<Lane>();
 }
 
-bool Worker::in_owner_process() const noexcept { return getpid() == owner_pid_; }
+bool Worker::in_owner_process() const noexcept { return ipc::current_process_id() == owner_pid_; }
 
 void Worker::require_owner_process(const char* what) const {
     if (!in_owner_process())
