@@ -104,7 +104,7 @@ MemberTarget EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t
         // The owner's verdicts hold while the engine's lock is held: a
         // descriptor that passed both within this member (or this batch) is
         // not asked about again.
-        if (!passed_.contains(t.buffer)) {
+        if ((config_.descriptor_problem || config_.identity_problem) && !passed_.contains(t.buffer)) {
             if (config_.descriptor_problem) {
                 if (std::string why = config_.descriptor_problem(t.buffer); !why.empty())
                     throw std::invalid_argument(where(task, member, i) + ", buffer " + buffer_name(t.buffer) + ": " +
