@@ -220,7 +220,7 @@ TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const 
             TaskConfig& c = record.configs.emplace_back(config);
             set_write_mask(c, args.tags());
         }
-        preds = tracker_.submit(task, tracked);  // throws, recording nothing, on refusal
+        preds = tracker_.submit(task, tracked, checked);  // throws, recording nothing, on refusal
     } catch (...) {
         records_.erase(task);
         throw;

@@ -146,8 +146,9 @@ public:
     // Checks, infers edges, records the node and queues it if ready; returns its
     // handle. Throws std::invalid_argument (nothing recorded) on refusal.
     // checked: check_submit() passed these members as this task with nothing
-    // changed since (no child lost, no buffer released, no other submit): the
-    // engine's rules are not run again (the tracker's own checks still are).
+    // changed since (no child lost, no buffer released): neither the engine's
+    // rules nor the tracker's checks are run again (both depend on the members,
+    // the children and the buffers, not on the tasks submitted in between).
     TaskHandle submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members, const TaskConfig& config,
                       bool checked = false);
     // Every check submit() would make of these members as task `task` (the
