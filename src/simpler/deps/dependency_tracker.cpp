@@ -34,11 +34,33 @@ void DependencyTracker::check(TaskId task, std::span<const TaskMember> members) 
     }
 }
 
-std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const TaskMember> members) {
+void DependencyTracker::compute_boxes(std::span<const TaskMember> members) {
+    member_box_base_.clear();
+    size_t total = 0;
+    for (const TaskMember& m : members) {
+        member_box_base_.push_back(total);
+        total += m.tensors.size();
+    }
+    if (boxes_.size() < total) {
+        boxes_.resize(total);
+        arg_keys_.resize(total);
+    }
+    for (size_t m = 0; m < members.size(); ++m)
+        for (size_t i = 0; i < members[m].tensors.size(); ++i)
+            if (members[m].tags[i] != TensorArgType::NO_DEP)
+                boxes_[member_box_base_[m] + i] = make_view_box(members[m].tensors[i]);
+}
+
+std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const TaskMember> members, bool checked) {
     if (task_slots_.contains(task))
         throw std::invalid_argument("submit of task " + std::to_string(task) +
                                     " refused: the task id is live (submitted and not completed)");
-    check(task, members);  // nothing below mutates observable state until every member passed
+    // Nothing below mutates observable state until every member passed.
+    if (checked) {
+        compute_boxes(members);
+    } else {
+        check(task, members);
+    }
 
     // Lookups of every member before any entry is recorded.
     ++stamp_;

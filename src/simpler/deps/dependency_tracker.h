@@ -55,7 +55,10 @@ public:
     // found. The span stays valid until the next call of a non-const member.
     // Throws std::invalid_argument (nothing recorded) when a submit check fails or
     // `task` is already live.
-    std::span<const TaskId> submit(TaskId task, std::span<const TaskMember> members);
+    // checked: check(task, members) passed for these very members (a batch
+    // checked whole first): the checks are not run again, only the views'
+    // boxes are computed.
+    std::span<const TaskId> submit(TaskId task, std::span<const TaskMember> members, bool checked = false);
     // The checks of submit() alone (they depend on the members only, not on
     // what is live): throws what submit(task, members) would refuse with for
     // them, records nothing.
@@ -81,6 +84,9 @@ public:
     [[nodiscard]] size_t live_keys() const noexcept { return keys_.size(); }
 
 private:
+    // The view boxes of every member's tensors into boxes_ (member i's from
+    // member_box_base_[i]), with no check: check() has passed them.
+    void compute_boxes(std::span<const TaskMember> members);
     struct Key {
         CanonicalIdentity identity;
         int32_t scope;

@@ -3,6 +3,9 @@
 // the full identity plus the chip scope, groups, and explanations.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <vector>
+
 #include "deps_fixtures.h"
 
 using namespace simpler;
@@ -221,4 +224,38 @@ TEST(DependencyTracker, ExplanationPrefersAProvenPairOverAFallback) {
     EXPECT_TRUE(why->proven());
     EXPECT_EQ(why->successor_arg, 1u);
     EXPECT_EQ(t.edges_into(2).size(), 1u);
+}
+
+TEST(DependencyTracker, ACheckedSubmitInfersWhatAnUncheckedOneDoes) {
+    // Two trackers fed the same members: one checks each submit, the other is
+    // told check() passed them (a batch checked whole first). Same edges, same explanations.
+    DependencyTracker plain;
+    DependencyTracker checked;
+    const auto x = host_backing(256);
+    const auto y = host_backing(256, 2);
+    const std::vector<std::vector<Tensor>> tensors = {{whole(x)},
+                                                      {block(x, 0, 8, 0, 16), block(y, 0, 8, 0, 8)},
+                                                      {block(x, 4, 12, 0, 16)},
+                                                      {whole(y), block(x, 8, 16, 0, 16)}};
+    const std::vector<std::vector<TT>> tags = {
+        {TT::OUTPUT}, {TT::INPUT, TT::OUTPUT}, {TT::INOUT}, {TT::INPUT, TT::NO_DEP}};
+    for (size_t k = 0; k < tensors.size(); ++k) {
+        const TaskMember m{tensors[k], tags[k], HOST_SCOPE};
+        const TaskId id = k + 1;
+        const auto a = plain.submit(id, {&m, 1});
+        const std::vector<TaskId> want(a.begin(), a.end());
+        checked.check(id, {&m, 1});
+        const auto b = checked.submit(id, {&m, 1}, /*checked=*/true);
+        EXPECT_EQ(std::vector<TaskId>(b.begin(), b.end()), want) << "task " << id;
+        for (TaskId p : want) {
+            const auto e1 = plain.explain(p, id);
+            const auto e2 = checked.explain(p, id);
+            ASSERT_TRUE(e1.has_value() && e2.has_value());
+            EXPECT_EQ(e1->kind, e2->kind);
+            EXPECT_EQ(e1->answer.overlap, e2->answer.overlap);
+        }
+    }
+    // A live id is still refused: that depends on what is live, not on the members.
+    const TaskMember again{tensors[0], tags[0], HOST_SCOPE};
+    EXPECT_THROW(checked.submit(1, {&again, 1}, /*checked=*/true), std::invalid_argument);
 }
