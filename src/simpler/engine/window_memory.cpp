@@ -103,7 +103,7 @@ void WindowMemory::check_request(const std::string& name, const std::vector<uint
     const std::string what = "allocate_domain '" + name + "'";
     for (const auto& [id, d] : domains_)
         if (!d.releasing && d.info.name == name)
-            throw std::invalid_argument(what + ": a domain of that name is live (chips " + chip_list(d.info.workers) +
+            throw std::invalid_argument(what + ": a domain of that name is live (" + slot_list(d.info.workers) +
                                         "); leave its block (or release() it) first, or choose another name");
     if (workers.empty()) throw std::invalid_argument(what + ": workers must name at least one chip");
     for (size_t i = 0; i < workers.size(); ++i) {
@@ -117,8 +117,7 @@ void WindowMemory::check_request(const std::string& name, const std::vector<uint
                                             " is listed twice in workers (workers[" + std::to_string(j) +
                                             "] and workers[" + std::to_string(i) + "])");
         if (workers[i] < lost.size() && !lost[workers[i]].empty())
-            throw std::invalid_argument(what + ": chip " + std::to_string(workers[i]) + " is lost (" +
-                                        lost[workers[i]] + ")");
+            throw std::invalid_argument(what + ": " + slot_name(workers[i]) + " is lost (" + lost[workers[i]] + ")");
     }
     if (window_size == 0) throw std::invalid_argument(what + ": window_size must be > 0");
     if (window_size > heap_bytes_)
@@ -174,10 +173,10 @@ WindowDomain WindowMemory::allocate(const std::string& name, const std::vector<u
             uint64_t in_use = 0;
             for (const auto& [o, size] : used_[w]) in_use += size;
             if (!use.empty()) use += "; ";
-            use += "chip " + std::to_string(w) + ": " + std::to_string(in_use) + " in use in " +
-                   std::to_string(used_[w].size()) + " windows";
+            use += slot_name(w) + ": " + std::to_string(in_use) + " in use in " + std::to_string(used_[w].size()) +
+                   " windows";
         }
-        throw std::runtime_error("allocate_domain '" + name + "': the window heaps of chips " + chip_list(workers) +
+        throw std::runtime_error("allocate_domain '" + name + "': the window heaps of " + slot_list(workers) +
                                  " have no common free range of " + std::to_string(reserved) + " bytes (each heap " +
                                  std::to_string(heap_bytes_) + " bytes, the Worker option window_heap_bytes; " + use +
                                  ")");
@@ -263,8 +262,19 @@ std::optional<uint32_t> WindowMemory::owner_of(const CanonicalIdentity& id) cons
     return owners_.owner_of(id);
 }
 
+std::string WindowMemory::slot_name(uint32_t i) const {
+    return i < slot_names_.size() ? slot_names_[i] : "chip " + std::to_string(i);
+}
+
+std::string WindowMemory::slot_list(const std::vector<uint32_t>& slots) const {
+    if (slot_names_.empty()) return "chips " + chip_list(slots);
+    std::string s = "members ";
+    for (size_t i = 0; i < slots.size(); ++i) s += (i > 0 ? ", " : "") + slot_name(slots[i]);
+    return s;
+}
+
 std::string WindowMemory::describe_locked(const Domain& d) const {
-    return "domain '" + d.info.name + "' (chips " + chip_list(d.info.workers) + ")";
+    return "domain '" + d.info.name + "' (" + slot_list(d.info.workers) + ")";
 }
 
 std::optional<std::string> WindowMemory::member_problem(const CanonicalIdentity& id, std::optional<uint32_t> chip,
@@ -276,9 +286,23 @@ std::optional<std::string> WindowMemory::member_problem(const CanonicalIdentity&
     const Domain& d = domains_.at(it->second.domain);
     if (chip && std::find(d.info.workers.begin(), d.info.workers.end(), *chip) != d.info.workers.end())
         return std::string{};
-    return "window buffer '" + d.info.buffer_names[it->second.index] + "' of chip " +
-           std::to_string(d.info.workers[it->second.rank]) + " in " + describe_locked(d) +
+    return "window buffer '" + d.info.buffer_names[it->second.index] + "' of " +
+           slot_name(d.info.workers[it->second.rank]) + " in " + describe_locked(d) +
            " may only be named by a task on a chip of that domain, not by " + target;
+}
+
+std::optional<std::string> WindowMemory::member_problem_in(const CanonicalIdentity& id, uint32_t first, uint32_t count,
+                                                           const std::string& target) const {
+    if (heaps_.empty()) return std::nullopt;
+    std::lock_guard lock(mu_);
+    auto it = buffers_.find(id);
+    if (it == buffers_.end()) return std::nullopt;
+    const Domain& d = domains_.at(it->second.domain);
+    for (uint32_t slot : d.info.workers)
+        if (slot >= first && slot - first < count) return std::string{};
+    return "window buffer '" + d.info.buffer_names[it->second.index] + "' of " +
+           slot_name(d.info.workers[it->second.rank]) + " in " + describe_locked(d) +
+           " may only go to a child that holds a member chip, not to " + target;
 }
 
 std::string WindowMemory::descriptor_problem(const BufferDescriptor& d) const {
@@ -287,8 +311,8 @@ std::string WindowMemory::descriptor_problem(const BufferDescriptor& d) const {
     auto it = buffers_.find(d.identity);
     if (it == buffers_.end()) return {};
     const Domain& dom = domains_.at(it->second.domain);
-    const std::string buffer = "window buffer '" + dom.info.buffer_names[it->second.index] + "' of chip " +
-                               std::to_string(dom.info.workers[it->second.rank]) + " in " + describe_locked(dom);
+    const std::string buffer = "window buffer '" + dom.info.buffer_names[it->second.index] + "' of " +
+                               slot_name(dom.info.workers[it->second.rank]) + " in " + describe_locked(dom);
     if (dom.releasing)
         return buffer +
                ": the domain was released (its block ended or release() was called); a task may not name "
@@ -342,6 +366,17 @@ WindowStats WindowMemory::stats(uint32_t chip) const {
     s.capacity_bytes = heap_bytes_;
     for (const auto& [offset, size] : used_[chip]) s.bytes_in_use += size;
     s.live_windows = used_[chip].size();
+    return s;
+}
+
+WindowStats WindowMemory::total_stats() const {
+    std::lock_guard lock(mu_);
+    WindowStats s;
+    s.capacity_bytes = heap_bytes_ * heaps_.size();
+    for (const auto& used : used_) {
+        for (const auto& [offset, size] : used) s.bytes_in_use += size;
+        s.live_windows += used.size();
+    }
     return s;
 }
 
