@@ -199,12 +199,12 @@ def test_the_l3_admits_a_global_window_only_on_a_member_chip(closing, tmp_path):
 
     with pytest.raises(RuntimeError) as non_member:  # L3[0] chip 1 is not a member
         w4.run(attempt(1))
-    assert ("window buffer" in str(non_member.value) and "of a global domain may only be named by a task on a chip "
+    assert ("window buffer" in str(non_member.value) and "of global domain 'g' may only be named by a task on a chip "
             "that is a member of its domain; chip 1 (L3[0] chip 1) is not a member" in str(non_member.value))
     with pytest.raises(RuntimeError) as on_sub:  # a sub-worker of a member's L3
         w4.run(attempt(99, member=(1, 0)))
-    assert "may only be named by a task on a chip that is a member of its domain, not by a host sub-worker" in \
-        str(on_sub.value)
+    assert "of global domain 'g' may only be named by a task on a chip that is a member of its domain, not by a " \
+        "host sub-worker" in str(on_sub.value)
     wait_global_windows_freed(w4)
 
     # The L4 sends a window only to a child that holds a member chip, and a released domain to none.

@@ -54,7 +54,8 @@ WindowMemory::WindowMemory(uint32_t num_chips, uint64_t heap_bytes) {
         heaps_.push_back(reinterpret_cast<uint64_t>(p));
     }
     words_per_page_ = (uint64_t{num_chips} + 63) / 64;
-    members_bytes_ = uint64_t{num_chips} * (heap_bytes_ / WINDOW_ALIGN) * words_per_page_ * sizeof(uint64_t);
+    table_bytes_ = uint64_t{num_chips} * (heap_bytes_ / WINDOW_ALIGN) * words_per_page_ * sizeof(uint64_t);
+    members_bytes_ = table_bytes_ + NAME_ENTRIES * sizeof(NameEntry);  // the directory of names follows the bits
     void* t =
         ::mmap(nullptr, members_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (t == MAP_FAILED) {
@@ -82,6 +83,58 @@ void WindowMemory::enter_chip() noexcept {
 
 uint64_t* WindowMemory::page_bits(uint32_t heap, uint64_t page) const noexcept {
     return members_ + (uint64_t{heap} * (heap_bytes_ / WINDOW_ALIGN) + page) * words_per_page_;
+}
+
+WindowMemory::NameEntry* WindowMemory::names() const noexcept {
+    return reinterpret_cast<NameEntry*>(reinterpret_cast<char*>(members_) + table_bytes_);
+}
+
+void WindowMemory::name_locked(const Domain& d, bool live) noexcept {
+    NameEntry& e = names()[d.info.id % NAME_ENTRIES];
+    const uint64_t first = d.offset / WINDOW_ALIGN + 1;
+    if (!live) {
+        uint64_t mine = first;  // cleared only when the entry is still this domain's
+        if (__atomic_load_n(&e.heaps, __ATOMIC_RELAXED) == heap_mask(d.info.workers))
+            __atomic_compare_exchange_n(&e.first_page_plus1, &mine, uint64_t{0}, false, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED);
+        return;
+    }
+    __atomic_store_n(&e.first_page_plus1, uint64_t{0}, __ATOMIC_RELEASE);
+    const uint64_t mask = heap_mask(d.info.workers);
+    if (mask == 0) return;  // a member slot past 63: no name in the directory
+    std::memset(e.name, 0, sizeof e.name);
+    std::memcpy(e.name, d.info.name.data(), std::min(d.info.name.size(), sizeof e.name - 1));
+    __atomic_store_n(&e.pages, d.reserved / WINDOW_ALIGN, __ATOMIC_RELAXED);
+    __atomic_store_n(&e.heaps, mask, __ATOMIC_RELAXED);
+    __atomic_store_n(&e.first_page_plus1, first, __ATOMIC_RELEASE);
+}
+
+uint64_t WindowMemory::heap_mask(const std::vector<uint32_t>& heaps) noexcept {
+    uint64_t mask = 0;
+    for (uint32_t h : heaps) {
+        if (h >= 64) return 0;
+        mask |= uint64_t{1} << h;
+    }
+    return mask;
+}
+
+std::string WindowMemory::domain_name_at(uint64_t addr) const noexcept {
+    if (members_ == nullptr) return {};
+    for (uint32_t heap = 0; heap < heaps_.size() && heap < 64; ++heap) {
+        const uint64_t base = heaps_[heap];
+        if (addr < base || addr - base >= heap_bytes_) continue;
+        const uint64_t page = (addr - base) / WINDOW_ALIGN;
+        for (uint64_t i = 0; i < NAME_ENTRIES; ++i) {
+            const NameEntry& e = names()[i];
+            const uint64_t first = __atomic_load_n(&e.first_page_plus1, __ATOMIC_ACQUIRE);
+            if (first == 0 || page + 1 < first || page + 1 - first >= __atomic_load_n(&e.pages, __ATOMIC_RELAXED) ||
+                (__atomic_load_n(&e.heaps, __ATOMIC_RELAXED) & (uint64_t{1} << heap)) == 0)
+                continue;
+            return std::string(e.name, strnlen(e.name, sizeof e.name));
+        }
+        return {};
+    }
+    return {};
 }
 
 void WindowMemory::mark_locked(const Domain& d, bool members) noexcept {
@@ -215,6 +268,7 @@ WindowDomain WindowMemory::allocate(const std::string& name, const std::vector<u
     }
     ++next_id_;
     mark_locked(d, true);
+    name_locked(d, true);
     for (uint32_t rank = 0; rank < workers.size(); ++rank) {
         used_[workers[rank]].emplace(d.offset, reserved);
         for (uint32_t k = 0; k < buffers.size(); ++k)
@@ -233,6 +287,7 @@ void WindowMemory::begin_release(uint64_t id) {
 }
 
 void WindowMemory::free_locked(Domain& d) noexcept {
+    name_locked(d, false);
     mark_locked(d, false);
     for (uint32_t rank = 0; rank < d.info.workers.size(); ++rank) {
         used_[d.info.workers[rank]].erase(d.offset);

@@ -146,6 +146,10 @@ public:
     // What messages call slot i instead of "chip i" (global windows: "L3[1] chip 0").
     void set_slot_names(std::vector<std::string> names) { slot_names_ = std::move(names); }
     [[nodiscard]] std::string slot_name(uint32_t i) const;
+    // The name of the live domain whose window holds `addr`, from a small shared
+    // directory the carving process writes (so it answers in a forked child
+    // too); empty when none is known (released, or a member past slot 63).
+    [[nodiscard]] std::string domain_name_at(uint64_t addr) const noexcept;
     // The sum of stats() over every chip (slot), and the live domains.
     [[nodiscard]] WindowStats total_stats() const;
 
@@ -177,6 +181,19 @@ private:
     [[nodiscard]] std::string describe_locked(const Domain& d) const;
 
     [[nodiscard]] std::string slot_list(const std::vector<uint32_t>& slots) const;
+    // One entry of the shared directory of names, after the membership bits:
+    // domain id % NAME_ENTRIES; a window's pages and the heaps that hold it.
+    struct NameEntry {
+        uint64_t first_page_plus1;  // 0: empty
+        uint64_t pages;
+        uint64_t heaps;  // a bit per heap (slot) below 64
+        char name[40];
+    };
+    static constexpr uint64_t NAME_ENTRIES = 256;
+    [[nodiscard]] NameEntry* names() const noexcept;
+    void name_locked(const Domain& d, bool live) noexcept;
+    [[nodiscard]] static uint64_t heap_mask(const std::vector<uint32_t>& heaps) noexcept;
+    uint64_t table_bytes_ = 0;  // the membership bits; the directory follows
 
     std::vector<std::string> slot_names_;
     uint64_t heap_bytes_ = 0;

@@ -26,7 +26,9 @@ std::optional<std::string> Worker::global_window_problem(const BufferDescriptor&
     // so the shared membership table judges by address.
     const uint64_t addr = descriptor_address(d);
     if (!global_windows_->contains(addr, d.nbytes)) return std::nullopt;
-    const std::string what = "window buffer " + d.identity.to_string() + " of a global domain";
+    const std::string name = global_windows_->domain_name_at(addr);
+    const std::string what = "window buffer " + d.identity.to_string() + " of " +
+                             (name.empty() ? std::string("a global domain") : "global domain '" + name + "'");
     if (to.kind != ChildKind::CHIP)
         return what + " may only be named by a task on a chip that is a member of its domain, not by " + who;
     const uint32_t slot = config_.global_window_slot + to.index;
@@ -37,16 +39,18 @@ std::optional<std::string> Worker::global_window_problem(const BufferDescriptor&
                    global_windows_->slot_name(slot) + ") is not a member";
         case WindowAccess::OUTSIDE: break;
     }
-    return what + ": its domain was released (its block ended or release() was called); a task may not name it any "
-                  "more";
+    return what +
+           ": its domain was released (its block ended or release() was called); a task may not name it any "
+           "more";
 }
 
 WindowDomain Worker::allocate_global_domain(const std::string& name, const std::vector<uint32_t>& slots,
                                             uint64_t window_size, const std::vector<WindowBufferSpec>& buffers) {
     if (closed_) throw std::logic_error("allocate_global_domain: the Worker is closed");
     if (!global_owner_)
-        throw std::invalid_argument("allocate_global_domain: this Worker has no global windows (no local "
-                                    "next-level child with chips)");
+        throw std::invalid_argument(
+            "allocate_global_domain: this Worker has no global windows (no local "
+            "next-level child with chips)");
     std::vector<std::string> lost;
     {
         std::lock_guard lock(mu_);

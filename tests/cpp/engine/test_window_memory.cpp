@@ -259,3 +259,35 @@ TEST(WindowMemory, GlobalSlotsAreNamedAndAChildHoldingAMemberSlotIsAdmitted) {
     EXPECT_EQ(m.total_stats().bytes_in_use, 0u);
     EXPECT_EQ(m.total_stats().live_windows, 0u);
 }
+
+TEST(WindowMemory, AForkedChildReadsTheNameOfTheDomainHoldingAnAddress) {
+    // Two domains at offset 0 of different heaps: the name follows the heap.
+    WindowMemory m(3, 1 << 16);
+    int go[2];
+    ASSERT_EQ(pipe(go), 0);
+    const pid_t child = fork();
+    if (child == 0) {  // forked before the domains exist, as an L3 is before its L4 carves
+        char c = 0;
+        if (read(go[0], &c, 1) != 1) _exit(3);
+        uint64_t addrs[2];
+        if (read(go[0], addrs, sizeof addrs) != sizeof addrs) _exit(4);
+        _exit(m.domain_name_at(addrs[0]) == "first" && m.domain_name_at(addrs[1]) == "second" ? 0 : 1);
+    }
+    const WindowDomain a = m.allocate("first", {0, 1}, 4096, {});
+    const WindowDomain b = m.allocate("second", {2}, 8192, {});
+    EXPECT_EQ(m.domain_name_at(a.bases[1] + 100), "first");
+    EXPECT_EQ(m.domain_name_at(b.bases[0] + 4096 + 8), "second");
+    EXPECT_EQ(m.domain_name_at(a.bases[0] + 4096), "");  // past the first's window
+    ASSERT_EQ(write(go[1], "x", 1), 1);
+    const uint64_t addrs[2] = {a.bases[1], b.bases[0] + 8191};
+    ASSERT_EQ(write(go[1], addrs, sizeof addrs), static_cast<ssize_t>(sizeof addrs));
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    m.begin_release(a.id);
+    m.finish_release(a.id);
+    EXPECT_EQ(m.domain_name_at(a.bases[0]), "");  // released: no name
+    EXPECT_EQ(m.domain_name_at(b.bases[0]), "second");
+    close(go[0]);
+    close(go[1]);
+}
