@@ -326,6 +326,20 @@ void bind_engine(nb::module_& m) {
         .def_rw("path", &WorkerConfig::path,
                 "The Worker's place in its tree ('L4/L3[0]'); its chips' device memory carries '<path>/chip i' as "
                 "its owner path.")
+        .def_rw("global_window_chips", &WorkerConfig::global_window_chips,
+                "Level 4: the chips of each local next-level child; one window heap of window_heap_bytes per "
+                "(child, chip) is mapped before the forks, for allocate_global_domain.")
+        .def_rw("global_window_child_names", &WorkerConfig::global_window_child_names,
+                "Level 4: the name of each child in global_window_chips ('L3[0]'), for messages.")
+        .def(
+            "inherit_global_windows",
+            [](WorkerConfig& c, const Worker& parent, uint32_t first_slot) {
+                c.global_windows = parent.global_windows();
+                c.global_window_slot = first_slot;
+            },
+            "parent"_a, "first_slot"_a,
+            "A level-3 child, in its process right after the fork: its chips reach the parent's global windows, "
+            "chip i as member slot first_slot + i.")
         .def("validate", &WorkerConfig::validate, "ValueError naming the field and the rule it breaks.")
         .def(
             "__eq__", [](const WorkerConfig& a, const WorkerConfig& b) { return a.same_options(b); },
@@ -600,6 +614,43 @@ void bind_engine(nb::module_& m) {
             "A communication domain: {'id', 'bases' (by rank), 'offsets' (by buffer), 'buffers' (by rank, by buffer: "
             "VMM_WINDOW descriptors)}. ValueError for a bad request, RuntimeError when the window heaps have no room; "
             "a refusal allocates nothing.")
+        .def(
+            "allocate_global_domain",
+            [](Worker& w, const std::string& name, const std::vector<uint32_t>& slots, uint64_t window_size,
+               const std::vector<std::pair<std::string, uint64_t>>& buffers) {
+                std::vector<simpler::WindowBufferSpec> specs;
+                for (const auto& [n, size] : buffers) specs.push_back({n, size});
+                const simpler::WindowDomain d = w.allocate_global_domain(name, slots, window_size, specs);
+                nb::list per_rank;
+                for (const std::vector<simpler::DeviceBacking>& mine : d.buffers) {
+                    nb::list descs;
+                    for (const simpler::DeviceBacking& b : mine) descs.append(b.descriptor);
+                    per_rank.append(descs);
+                }
+                nb::dict out;
+                out["id"] = d.id;
+                out["bases"] = d.bases;
+                out["offsets"] = d.buffer_offsets;
+                out["buffers"] = per_rank;
+                return out;
+            },
+            "name"_a, "slots"_a, "window_size"_a, "buffers"_a,
+            "As allocate_domain, over member slots of the level-4 Worker's global windows.")
+        .def("release_global_domain", &Worker::release_global_domain, "id"_a, "As release_domain, for a global domain.")
+        .def(
+            "global_window_stats",
+            [](const Worker& w) {
+                nb::dict d;
+                const std::shared_ptr<simpler::WindowMemory> g = w.global_windows();
+                const simpler::WindowStats ws = g ? g->total_stats() : simpler::WindowStats{};
+                d["window_capacity_bytes"] = ws.capacity_bytes;
+                d["window_bytes_in_use"] = ws.bytes_in_use;
+                d["live_windows"] = ws.live_windows;
+                d["live_domains"] = g ? g->live_domains() : 0;
+                return d;
+            },
+            "The global windows (level 4): capacity and bytes in use over every member slot, live windows and "
+            "domains.")
         .def("release_domain", &Worker::release_domain, "id"_a,
              "Refuses the domain's buffers at submit from now on; frees its windows once every earlier task has "
              "finished.")

@@ -3,7 +3,8 @@ self-describing buffer handles and strided views instead of raw pointers.
 
 Everything public in simpler.buffer, simpler.task_interface and simpler.deps is
 re-exported here, with the runtime: Worker, Orchestrator, CallConfig, ChipCallable,
-DeviceBuffer, Domain and WindowBuffer (what Orchestrator.allocate_domain returns), MappedArgs,
+DeviceBuffer, Domain and WindowBuffer (what Orchestrator.allocate_domain returns), GlobalDomain
+(what Orchestrator.allocate_global_domain returns), MappedArgs,
 AdoptedTensor (what Worker.share returns), RunFuture (what Worker.submit returns),
 the collectives over a domain (all_reduce, all_gather, reduce_scatter, broadcast,
 COLLECTIVE_DTYPES; from simpler.collectives), the progress display (show_progress, Progress,
@@ -18,6 +19,7 @@ from simpler.collectives import COLLECTIVE_DTYPES, all_gather, all_reduce, broad
 from simpler.deps import *  # noqa: F403
 from simpler.device_buffer import DeviceBuffer
 from simpler.domain import Domain, WindowBuffer
+from simpler.global_domain import GlobalDomain
 from simpler.install_paths import get_cmake_dir, get_include
 from simpler.orchestrator import Orchestrator
 from simpler.progress import ChildProgress, Progress, show_progress
@@ -57,6 +59,7 @@ __all__ = [
     "Domain",
     "EdgeExplanation",
     "EdgeKind",
+    "GlobalDomain",
     "ImportRefusal",
     "ImportRefused",
     "ImportRegistry",

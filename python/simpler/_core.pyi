@@ -749,6 +749,24 @@ class WorkerConfig:
         """
     @path.setter
     def path(self, arg: str, /) -> None: ...
+    @property
+    def global_window_chips(self) -> list[int]:
+        """
+        Level 4: the chips of each local next-level child; one window heap of window_heap_bytes per (child, chip) is mapped before the forks, for allocate_global_domain.
+        """
+    @global_window_chips.setter
+    def global_window_chips(self, arg: Sequence[int], /) -> None: ...
+    @property
+    def global_window_child_names(self) -> list[str]:
+        """
+        Level 4: the name of each child in global_window_chips ('L3[0]'), for messages.
+        """
+    @global_window_child_names.setter
+    def global_window_child_names(self, arg: Sequence[str], /) -> None: ...
+    def inherit_global_windows(self, parent: EngineWorker, first_slot: int) -> None:
+        """
+        A level-3 child, in its process right after the fork: its chips reach the parent's global windows, chip i as member slot first_slot + i.
+        """
     def validate(self) -> None:
         """ValueError naming the field and the rule it breaks."""
     def __eq__(self, other: object, /) -> bool:
@@ -868,6 +886,16 @@ class EngineWorker:
     def allocate_domain(self, name: str, workers: Sequence[int], window_size: int, buffers: Sequence[tuple[str, int]]) -> dict:
         """
         A communication domain: {'id', 'bases' (by rank), 'offsets' (by buffer), 'buffers' (by rank, by buffer: VMM_WINDOW descriptors)}. ValueError for a bad request, RuntimeError when the window heaps have no room; a refusal allocates nothing.
+        """
+    def allocate_global_domain(self, name: str, slots: Sequence[int], window_size: int, buffers: Sequence[tuple[str, int]]) -> dict:
+        """
+        As allocate_domain, over member slots of the level-4 Worker's global windows.
+        """
+    def release_global_domain(self, id: int) -> None:
+        """As release_domain, for a global domain."""
+    def global_window_stats(self) -> dict:
+        """
+        The global windows (level 4): capacity and bytes in use over every member slot, live windows and domains.
         """
     def release_domain(self, id: int) -> None:
         """

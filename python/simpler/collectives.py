@@ -37,6 +37,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 from simpler._core import DataType, TaskArgs, TaskHandle, TensorArgType, element_size
 from simpler.arg_checks import check_int, check_type, got
 from simpler.domain import Domain
+from simpler.global_domain import PHASE_COPY, PHASE_SUM, GlobalDomain, phase_args
 from simpler.orchestrator import Orchestrator
 
 __all__ = ["COLLECTIVE_DTYPES", "all_gather", "all_reduce", "broadcast", "reduce_scatter"]
@@ -61,7 +62,12 @@ class _Plan:
         if dom.released:
             raise ValueError(f"{what}: domain {dom.name!r} was released (its with block ended or release() was "
                              "called); its window buffers may not be named any more")
-        self.workers: Tuple[int, ...] = dom.workers
+        self.global_domain = isinstance(dom, GlobalDomain)
+        if self.global_domain and orch.worker._phase_handle is None:
+            raise ValueError(f"{what}: domain {dom.name!r} is a global domain; submit its collectives from the "
+                             "orchestration of the level-4 Worker that allocated it (not from "
+                             f"{orch.worker.path})")
+        self.workers: Tuple[Any, ...] = dom.workers
         workers = dom.workers
         if not isinstance(name, str):
             raise TypeError(f"{what}.name: expected a str, the name of one of domain {self.domain_name!r}'s buffers "
@@ -110,9 +116,15 @@ class _Plan:
                              f"one view per rank and a chip kernel task takes at most {_MAX_REDUCE_RANKS}")
 
     def submit(self, handle: Any, tasks: Sequence[Tuple[int, TaskArgs]]) -> List[TaskHandle]:
-        """One call into the engine for the batch (all or none), task k on rank tasks[k][0]'s chip."""
+        """One call into the engine for the batch (all or none), task k on rank tasks[k][0]'s chip; for a
+        global domain, as a collective_phase task on the rank's L3 child, which runs it on the rank's chip."""
         if not tasks:
             return []
+        if self.global_domain:
+            kind = PHASE_SUM if handle is self.orch.worker._sum_handle else PHASE_COPY
+            return list(self.orch.submit_many(
+                self.orch.worker._phase_handle, [phase_args(kind, self.workers[r][1], ta) for r, ta in tasks],
+                workers=[self.workers[r][0] for r, _ in tasks]))
         return list(self.orch.submit_many(handle, [ta for _, ta in tasks],
                                           workers=[self.workers[r] for r, _ in tasks]))
 

@@ -23,7 +23,7 @@ domain not released when its run ends is released then.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from simpler._core import BufferDescriptor, CanonicalIdentity, DataType, EngineWorker, Tensor, element_size
 from simpler.arg_checks import check_int
@@ -35,10 +35,10 @@ if TYPE_CHECKING:
 class WindowBuffer:
     """One named buffer in one member's window (VMM_WINDOW, owned by `chip`)."""
 
-    def __init__(self, domain: "Domain", name: str, chip: int, descriptor: BufferDescriptor, offset: int) -> None:
+    def __init__(self, domain: "Domain", name: str, chip: Any, descriptor: BufferDescriptor, offset: int) -> None:
         self.domain = domain
         self.name = name
-        self.chip = chip
+        self.chip = chip  # a global domain's: the member (l3, chip)
         self.descriptor = descriptor
         self.offset = offset  # bytes from the start of the window
 
@@ -70,23 +70,24 @@ class WindowBuffer:
 
     def __repr__(self) -> str:
         state = "released" if self.released else "live"
-        return (f"WindowBuffer({self.name!r} of chip {self.chip} in domain {self.domain.name!r}, {self.nbytes} B, "
+        return (f"WindowBuffer({self.name!r} of {self.domain._member_text(self.chip)} in domain {self.domain.name!r}, "
+                f"{self.nbytes} B, "
                 f"base=0x{self.base:x}, {state})")
 
 
 class Domain:
     """A live communication domain; a context manager that releases it on exit."""
 
-    def __init__(self, core: EngineWorker, name: str, workers: Sequence[int], window_size: int,
+    def __init__(self, core: EngineWorker, name: str, workers: Sequence[Any], window_size: int,
                  names: Sequence[str], carved: dict) -> None:
         self._core = core
         self._id: int = carved["id"]
         self.name = name
-        self.workers: Tuple[int, ...] = tuple(workers)
+        self.workers: Tuple[Any, ...] = tuple(workers)  # chips; a GlobalDomain's: (l3, chip) members
         self.window_size = window_size
         self._bases: List[int] = list(carved["bases"])
         self._released = False
-        self.buffers: Dict[int, Dict[str, WindowBuffer]] = {}
+        self.buffers: Dict[Any, Dict[str, WindowBuffer]] = {}
         for rank, chip in enumerate(self.workers):
             self.buffers[chip] = {
                 n: WindowBuffer(self, n, chip, d, off)
@@ -99,6 +100,13 @@ class Domain:
     @property
     def released(self) -> bool:
         return self._released
+
+    def _member_text(self, chip: Any) -> str:
+        """How messages name a member."""
+        return f"chip {chip}"
+
+    def _release_in_core(self) -> None:
+        self._core.release_domain(self._id)
 
     def rank(self, chip: int) -> int:
         """The dense rank of member `chip` (its position in workers)."""
@@ -133,7 +141,7 @@ class Domain:
             return
         self._released = True
         if not self._core.closed:
-            self._core.release_domain(self._id)
+            self._release_in_core()
 
     def _why_released(self, identity: CanonicalIdentity) -> Optional[str]:
         """Why `identity` is refused when it is a buffer of this domain and the domain was released."""
@@ -142,7 +150,8 @@ class Domain:
         for chip, mine in self.buffers.items():
             for b in mine.values():
                 if b.identity == identity:
-                    return (f"window buffer {b.name!r} of chip {chip} in domain {self.name!r} was released (the "
+                    return (f"window buffer {b.name!r} of {self._member_text(chip)} in domain {self.name!r} was "
+                            "released (the "
                             "domain's block ended or release() was called); a task may not name it any more")
         return None
 

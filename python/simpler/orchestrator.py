@@ -28,7 +28,9 @@ from simpler.arg_checks import check_bool, check_int, check_shape, check_type, g
 from simpler.callable_handle import CallableHandle
 from simpler.device_buffer import DeviceBuffer
 from simpler.domain import Domain
+from simpler.global_domain import GlobalDomain
 from simpler.log import logger
+from simpler.nested import child_name
 from simpler.task_interface import TaskArgs, TaskArgsBatch, Tensor, TensorArgType
 
 if TYPE_CHECKING:
@@ -244,20 +246,69 @@ class Orchestrator:
         chips = [check_int(f"allocate_domain.workers[{i}]", w, bits=32)
                  for i, w in enumerate(_checked_list("allocate_domain.workers", workers))]
         window_size = check_int("allocate_domain.window_size", window_size, bits=64)
-        if isinstance(buffers, dict):
-            items = list(buffers.items())
-        else:
-            items = _checked_list("allocate_domain.buffers", buffers)
-        specs: List[Tuple[str, int]] = []
-        for i, item in enumerate(items):
-            if not isinstance(item, tuple) or len(item) != 2:
-                raise TypeError(f"allocate_domain.buffers[{i}]: expected a (name, nbytes) pair (got {got(item)})")
-            n, size = item
-            if not isinstance(n, str):
-                raise TypeError(f"allocate_domain.buffers[{i}]: name: expected str (got {got(n)})")
-            specs.append((n, check_int(f"allocate_domain.buffers[{n!r}]", size, bits=64)))
+        specs = _buffer_specs("allocate_domain", buffers)
         carved = core.allocate_domain(name, chips, window_size, specs)
         dom = Domain(core, name, chips, window_size, [n for n, _ in specs], carved)
+        self._domains.append(dom)
+        return dom
+
+    def allocate_global_domain(self, name: str, members: Sequence[Tuple[int, int]], window_size: int,
+                               buffers: "Dict[str, int] | Sequence[Tuple[str, int]]" = ()) -> GlobalDomain:
+        """On a level-4 Worker: a communication domain across chips of its
+        local level-3 children, `members` the (l3, chip) pairs in rank order
+        (l3 a local child's index, chip one of its chips); otherwise as
+        allocate_domain (window_size, buffers, the `with` block, the release).
+        Tasks sent to a member's L3 child carry the window buffers, and the
+        orchestration there names them on its member chips. ValueError for a
+        Worker that is not level 4, a remote or unknown child, a chip the child
+        does not have, duplicate members and what allocate_domain refuses. A
+        refusal allocates nothing."""
+        self._check_open("allocate_global_domain")
+        core = self._worker._running()
+        worker = self._worker
+        if worker.level == 3:
+            raise ValueError(f"allocate_global_domain on {worker.path} (level 3): the chips of a level-3 Worker share "
+                             "windows through allocate_domain; a global domain spans the L3 children of a level-4 "
+                             "Worker")
+        if worker.level != 4:
+            raise ValueError(f"allocate_global_domain on {worker.path} (level {worker.level}): a global domain spans "
+                             "the chips of the level-3 children of a level-4 Worker")
+        if not isinstance(name, str):
+            raise TypeError(f"allocate_global_domain.name: expected str (got {got(name)})")
+        children = worker._children
+        checked: List[Tuple[int, int]] = []
+        slots: List[int] = []
+        for i, m in enumerate(_checked_list("allocate_global_domain.members", members)):
+            where = f"allocate_global_domain {name!r}: members[{i}]"
+            if not isinstance(m, tuple) or len(m) != 2:
+                raise TypeError(f"{where}: expected an (l3, chip) pair (got {got(m)})")
+            l3 = check_int(f"{where}.l3", m[0], bits=32)
+            chip = check_int(f"{where}.chip", m[1], bits=32)
+            if l3 >= len(children):
+                if l3 < worker.num_workers:
+                    raise ValueError(f"{where}: child {l3} of {worker.path} is a remote Worker (add_remote_workers); "
+                                     "a global domain takes local children only")
+                raise ValueError(f"{where}: l3={l3} is not a child of {worker.path} (it has {len(children)} local "
+                                 "level-3 children)")
+            if chip >= children[l3].num_chips:
+                raise ValueError(f"{where}: chip={chip} is not a chip of {child_name(worker.level, l3)} (it has "
+                                 f"{children[l3].num_chips} chips)")
+            if (l3, chip) in checked:
+                first = checked.index((l3, chip))
+                raise ValueError(f"{where}: member ({l3}, {chip}) is listed twice (members[{first}] and members[{i}])")
+            checked.append((l3, chip))
+            slots.append(worker._global_first_slot[l3] + chip)
+        if not checked:
+            raise ValueError(f"allocate_global_domain {name!r}: members must name at least one (l3, chip) pair")
+        window_size = check_int("allocate_global_domain.window_size", window_size, bits=64)
+        specs = _buffer_specs("allocate_global_domain", buffers)
+        try:
+            carved = core.allocate_global_domain(name, slots, window_size, specs)
+        except ValueError as e:
+            raise ValueError(str(e).replace("allocate_domain", "allocate_global_domain", 1)) from None
+        except RuntimeError as e:
+            raise RuntimeError(str(e).replace("allocate_domain", "allocate_global_domain", 1)) from None
+        dom = GlobalDomain(core, name, checked, window_size, [n for n, _ in specs], carved, worker.level - 1)
         self._domains.append(dom)
         return dom
 
@@ -333,3 +384,17 @@ class Orchestrator:
             self._release(self._scopes.pop())
         for d in self._domains:
             d.release()
+
+
+def _buffer_specs(what: str, buffers: "Dict[str, int] | Sequence[Tuple[str, int]]") -> List[Tuple[str, int]]:
+    """A domain's buffers ({name: nbytes} or [(name, nbytes), ...]) as checked (name, nbytes) pairs."""
+    items = list(buffers.items()) if isinstance(buffers, dict) else _checked_list(f"{what}.buffers", buffers)
+    specs: List[Tuple[str, int]] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise TypeError(f"{what}.buffers[{i}]: expected a (name, nbytes) pair (got {got(item)})")
+        n, size = item
+        if not isinstance(n, str):
+            raise TypeError(f"{what}.buffers[{i}]: name: expected str (got {got(n)})")
+        specs.append((n, check_int(f"{what}.buffers[{n!r}]", size, bits=64)))
+    return specs

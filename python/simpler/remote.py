@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Optional,
 
 from simpler import _core
 from simpler.buffer import forget_imports
+from simpler.global_domain import collective_phase
 from simpler.log import logger
 from simpler.nested import NextLevelServer
 
@@ -145,9 +146,10 @@ def resolve_all(callables: Sequence[Callable[..., Any]]) -> None:
 
 
 def _callable_table(top: "Worker") -> Dict[str, List[str]]:
-    """What a remote child must know by the same ids: every registered callable, by name."""
+    """What a remote child must know by the same ids: every registered callable, by name. The runtime's own
+    collective_phase (registered last by an L4 with global windows, for its local children only) is not compared."""
     return {
-        "orchestrations": [path_of(f) for f in top._orchestrations],
+        "orchestrations": [path_of(f) for f in top._orchestrations if f is not collective_phase],
         "sub_callables": [path_of(f) for f in top._sub_callables],
         "chip_callables": [c.orchestration for c in top._chip_callables],
     }

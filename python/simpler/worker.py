@@ -76,6 +76,7 @@ from simpler.arg_checks import check_bool, check_int, check_shape, check_type, g
 from simpler.buffer import AccessMode, Buffer, SharedTensor, create_buffer
 from simpler.callable_handle import CallableHandle
 from simpler.chip_callable import ChipCallable, check_orchestrations
+from simpler.global_domain import collective_phase
 from simpler.log import ChildWatch, logger
 from simpler.nested import ForwardedScope, child_name, start_child, with_path
 from simpler.orchestrator import Orchestrator
@@ -225,6 +226,11 @@ class Worker:
         self._serial = next(_worker_serials)
         self._copy_handle = CallableHandle(0, ChildKind.CHIP, "std.copy", self._serial)
         self._sum_handle = CallableHandle(1, ChildKind.CHIP, "std.sum_n", self._serial)
+        # A level-4 Worker with global windows: the runtime's own orchestration behind the collectives over a
+        # GlobalDomain (registered last at init(), so the user's ids do not move).
+        self._phase_handle: Optional[CallableHandle] = None
+        self._global_first_slot: List[int] = []  # by local child: the member slot of its chip 0
+        self._forking_core: Optional[EngineWorker] = None  # during init(): what the children inherit
         self._core: Optional[EngineWorker] = None
         self._watch = ChildWatch()  # logs the children's start and losses (simpler.log)
         self._buffers: List[Buffer] = []
@@ -389,6 +395,9 @@ class Worker:
         self._orchestrations = parent._orchestrations
         self._copy_handle = parent._copy_handle
         self._sum_handle = parent._sum_handle
+        if parent._global_first_slot and parent._forking_core is not None:
+            # This Worker's chips reach the parent's global windows (inherited with this process).
+            self._config.inherit_global_windows(parent._forking_core, parent._global_first_slot[index])
         self.path_name = child_name(parent.level, index)
         self.path = f"{parent.path}/{self.path_name}"
         self._tree_trace = parent._tree_trace
@@ -420,15 +429,28 @@ class Worker:
         config.sub_callable_names = [self.callable_name(TaskKind.SUB, i) for i in range(len(self._sub_callables))]
         config.num_workers = self.num_workers
         config.path = self.path
-        config.worker_callable_names = [_callable_name(f) for f in self._orchestrations]
         children = self._children
+        if self.level == 4 and any(c.num_chips for c in children):
+            # One window heap per (local L3 child, chip), mapped before the forks (allocate_global_domain).
+            config.global_window_chips = [c.num_chips for c in children]
+            config.global_window_child_names = [child_name(self.level, i) for i in range(len(children))]
+            self._global_first_slot = [sum(c.num_chips for c in children[:i]) for i in range(len(children))]
+            if self._phase_handle is None:
+                self._orchestrations.append(collective_phase)
+                self._phase_handle = CallableHandle(len(self._orchestrations) - 1, ChildKind.WORKER,
+                                                    "std.collective_phase", self._serial)
+        config.worker_callable_names = [_callable_name(f) for f in self._orchestrations]
         if children and (self._config.trace or self._config.record_edges) and self._tree_trace is None:
             self._tree_trace = TreeTrace()
         worker_start = (lambda index: start_child(self, index)) if children else None
         relays = (remote.remote_children(self, len(children), self._remote, self._heartbeat_timeout)
                   if self._remote else None)
         core = EngineWorker(config, None, dispatch, worker_start, relays, install)
-        core.init()
+        self._forking_core = core
+        try:
+            core.init()
+        finally:
+            self._forking_core = None
         self._core = core
         self._watch.started(core, self.path, self._children_text())
         if self._remote:
@@ -681,6 +703,16 @@ class Worker:
             raise ValueError(f"Worker.device_stats: {self.path} is level {self.level}; device memory belongs to the "
                              "chips of a level-3 Worker")
         return dict(self._running().device_stats(chip))
+
+    def global_window_stats(self) -> Dict[str, int]:
+        """A level-4 Worker's global windows (allocate_global_domain), now:
+        window_capacity_bytes (over every member slot), window_bytes_in_use,
+        live_windows (one per member of each domain) and live_domains. A domain
+        released while tasks still name it counts until they have finished."""
+        if self.level != 4:
+            raise ValueError(f"Worker.global_window_stats: {self.path} is level {self.level}; global windows belong "
+                             "to a level-4 Worker (allocate_global_domain)")
+        return dict(self._running().global_window_stats())
 
     def progress(self) -> Progress:
         """What this Worker has submitted and finished since init(), and per child

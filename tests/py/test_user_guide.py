@@ -10,7 +10,7 @@ GUIDE = (Path(__file__).resolve().parents[2] / "docs" / "user-guide.md").read_te
 
 # The classes a user holds, whose public members the guide must name (as `.member`).
 HELD = [simpler.Worker, simpler.Orchestrator, simpler.Buffer, simpler.SharedTensor, simpler.DeviceBuffer,
-        simpler.Domain, simpler.WindowBuffer, simpler.MappedArgs, simpler.Progress]
+        simpler.Domain, simpler.GlobalDomain, simpler.WindowBuffer, simpler.MappedArgs, simpler.Progress]
 
 
 def named(word: str) -> bool:

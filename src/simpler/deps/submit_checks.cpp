@@ -44,7 +44,8 @@ SubmitRefusal check_member(uint32_t m, const TaskMember& member, std::span<ViewB
                           std::string(tensor_arg_type_name(tag)) + " needs " +
                               access_mode_name(static_cast<uint8_t>(needed_access(tag))) + ", the buffer grants " +
                               access_mode_name(t.buffer.access));
-        if (t.buffer.address_space == static_cast<uint8_t>(AddressSpace::DEVICE) && member.target_chip < 0)
+        if (t.buffer.address_space == static_cast<uint8_t>(AddressSpace::DEVICE) && member.target_chip < 0 &&
+            !(member.next_level && t.buffer.backend_kind == static_cast<uint8_t>(BackendKind::VMM_WINDOW)))
             return refuse(RULE_DEVICE_TO_CHIP, m, a, "the member targets the host");
         if (tag != TensorArgType::NO_DEP) boxes[i] = make_view_box(t);
     }

@@ -39,6 +39,7 @@ inline constexpr const char* RULE_ONE_TAG_PER_TENSOR = "one tag per tensor";
 inline constexpr const char* RULE_KNOWN_TAG = "every tag is a known TensorArgType";
 inline constexpr const char* RULE_VALID_TENSOR = "every tensor is valid";
 inline constexpr const char* RULE_ACCESS_WITHIN_GRANT = "access within grant";
+// (or, a VMM_WINDOW one, to a next-level Worker: TaskMember::next_level)
 inline constexpr const char* RULE_DEVICE_TO_CHIP = "a DEVICE tensor goes only to a chip";
 inline constexpr const char* RULE_NO_OVERLAPPING_WRITES = "no overlapping writes within one task";
 

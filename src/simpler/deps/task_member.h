@@ -19,6 +19,10 @@ struct TaskMember {
     std::span<const Tensor> tensors;
     std::span<const TensorArgType> tags;  // one per tensor
     int32_t target_chip = HOST_SCOPE;     // the chip the member runs on; HOST_SCOPE for a host worker
+    // The member goes to a next-level Worker (an L4's L3 child): a VMM_WINDOW
+    // tensor (a global domain's window) may travel there; that Worker's engine
+    // judges which of its chips may name it.
+    bool next_level = false;
 };
 
 // The scope a tensor of this member is keyed under: HOST_SCOPE for a HOST

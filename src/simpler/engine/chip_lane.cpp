@@ -13,16 +13,25 @@ namespace simpler {
 
 namespace {
 
-// The registry's window test for chip `chip`: the Worker's membership table, or none.
-std::function<ImportRefusal(uint64_t, uint64_t)> window_access(const WindowMemory* windows, uint32_t chip) {
-    if (windows == nullptr) return {};
-    return [windows, chip](uint64_t addr, uint64_t nbytes) {
-        switch (windows->access(chip, addr, nbytes)) {
-            case WindowAccess::MEMBER: return ImportRefusal::NONE;
-            case WindowAccess::NOT_MEMBER: return ImportRefusal::WINDOW_NOT_MEMBER;
-            case WindowAccess::OUTSIDE: break;
-        }
-        return ImportRefusal::WINDOW_OUTSIDE;
+ImportRefusal refusal_of(WindowAccess a) noexcept {
+    switch (a) {
+        case WindowAccess::MEMBER: return ImportRefusal::NONE;
+        case WindowAccess::NOT_MEMBER: return ImportRefusal::WINDOW_NOT_MEMBER;
+        case WindowAccess::OUTSIDE: break;
+    }
+    return ImportRefusal::WINDOW_OUTSIDE;
+}
+
+// The registry's window test for chip `chip`: the Worker's membership table,
+// then the global windows' (as member slot `slot`), or none.
+std::function<ImportRefusal(uint64_t, uint64_t)> window_access(const ChipLaneConfig& config, uint32_t chip) {
+    const WindowMemory* windows = config.window_memory;
+    const WindowMemory* global = config.global_window_memory;
+    if (windows == nullptr && global == nullptr) return {};
+    return [windows, global, chip, slot = config.global_window_slot](uint64_t addr, uint64_t nbytes) {
+        if (global != nullptr && global->contains(addr, nbytes)) return refusal_of(global->access(slot, addr, nbytes));
+        if (windows == nullptr) return ImportRefusal::WINDOW_OUTSIDE;
+        return refusal_of(windows->access(chip, addr, nbytes));
     };
 }
 
@@ -32,12 +41,8 @@ ChipLane::ChipLane(uint32_t chip_index, const ChipLaneConfig& config)
     : index_(chip_index),
       device_memory_(config.device_memory),
       chip_(config.chip),
-      registry_(ImportRegistryConfig{Endpoint::chip(chip_index),
-                                     nullptr,
-                                     nullptr,
-                                     &device_owners_,
-                                     window_access(config.window_memory, chip_index),
-                                     {}}),
+      registry_(ImportRegistryConfig{
+          Endpoint::chip(chip_index), nullptr, nullptr, &device_owners_, window_access(config, chip_index), {}}),
       log_(chip_index),
       args_(std::make_unique<ChipStorageTaskArgs>()) {
     tags_.reserve(CHIP_MAX_TENSOR_ARGS);

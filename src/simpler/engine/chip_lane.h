@@ -46,6 +46,9 @@ struct ChipLaneConfig {
     chip::ChipServiceConfig chip;  // arena, core threads, staging, libraries, callable id -> orchestration name
     const DeviceMemory* device_memory = nullptr;  // the Worker's pre-fork heaps (ranges only)
     const WindowMemory* window_memory = nullptr;  // the Worker's shared window heaps (ranges only)
+    // A level-3 Worker under a level 4: the L4's global window heaps, and this chip's member slot there.
+    const WindowMemory* global_window_memory = nullptr;
+    uint32_t global_window_slot = 0;
 
     bool operator==(const ChipLaneConfig&) const = default;
 };

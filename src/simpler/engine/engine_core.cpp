@@ -121,11 +121,12 @@ MemberTarget EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t
         if (t.buffer.backend_kind == static_cast<uint8_t>(BackendKind::VMM_WINDOW) && config_.window_problem) {
             // A window buffer goes to any chip of its domain (peers read and write each other's windows).
             const bool chip = target.kind == ChildKind::CHIP;
+            const bool sub = target.kind == ChildKind::SUB_WORKER;
             const std::string who =
                 chip ? "chip " + std::to_string(*target.index)
-                     : (target.kind == ChildKind::SUB_WORKER ? std::string("a host sub-worker")
-                                                             : ChildRef{target.kind, *target.index}.name());
-            if (std::optional<std::string> why = config_.window_problem(id, chip ? target.index : std::nullopt, who)) {
+                     : (sub ? std::string("a host sub-worker") : ChildRef{target.kind, *target.index}.name());
+            const ChildRef ref{target.kind, sub ? 0 : *target.index};
+            if (std::optional<std::string> why = config_.window_problem(t.buffer, ref, who)) {
                 if (!why->empty())
                     throw std::invalid_argument(where(task, member, i) + ", buffer " + buffer_name(t.buffer) + ": " +
                                                 *why);
@@ -161,7 +162,8 @@ void EngineCore::check_members(TaskId task, TaskKind kind, std::span<const Membe
         // A DEVICE tensor is keyed under the chip that owns it (check_engine_rules
         // admits DEVICE tensors on chip members only).
         const int32_t scope = target.kind == ChildKind::CHIP ? static_cast<int32_t>(*target.index) : HOST_SCOPE;
-        tracked.push_back({members[m].args->tensors(), members[m].args->tags(), scope});
+        tracked.push_back(
+            {members[m].args->tensors(), members[m].args->tags(), scope, target.kind == ChildKind::WORKER});
         targets.push_back(target);
     }
     if (!rules) return;

@@ -65,12 +65,10 @@ struct EngineConfig {
     // grant). Asked once per distinct descriptor of a member, before
     // identity_problem.
     std::function<std::string(const BufferDescriptor&)> descriptor_problem;
-    // For a VMM_WINDOW tensor: nullopt when the identity is no window buffer
-    // of this Worker; else empty when a member on `chip` (nullopt: not a chip;
-    // the string names the target) may name it, or why not. Unset: every
-    // VMM_WINDOW tensor is checked as other DEVICE memory.
-    std::function<std::optional<std::string>(const CanonicalIdentity&, std::optional<uint32_t>, const std::string&)>
-        window_problem;
+    // For a VMM_WINDOW tensor: nullopt when the descriptor is no window
+    // buffer of this Worker (nor of the global windows it sees); else empty
+    // when a member on `target` may name it, or why not (`who` names the target).
+    std::function<std::optional<std::string>(const BufferDescriptor&, ChildRef, const std::string&)> window_problem;
     // Keep every inferred edge with its explanation (edge_log()); off, the
     // tracker records none (tracker.record_explanations is overridden).
     bool record_edges = false;

@@ -54,7 +54,8 @@ WindowMemory::WindowMemory(uint32_t num_chips, uint64_t heap_bytes) {
         heaps_.push_back(reinterpret_cast<uint64_t>(p));
     }
     words_per_page_ = (uint64_t{num_chips} + 63) / 64;
-    members_bytes_ = uint64_t{num_chips} * (heap_bytes_ / WINDOW_ALIGN) * words_per_page_ * sizeof(uint64_t);
+    table_bytes_ = uint64_t{num_chips} * (heap_bytes_ / WINDOW_ALIGN) * words_per_page_ * sizeof(uint64_t);
+    members_bytes_ = table_bytes_ + NAME_ENTRIES * sizeof(NameEntry);  // the directory of names follows the bits
     void* t =
         ::mmap(nullptr, members_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (t == MAP_FAILED) {
@@ -84,6 +85,58 @@ uint64_t* WindowMemory::page_bits(uint32_t heap, uint64_t page) const noexcept {
     return members_ + (uint64_t{heap} * (heap_bytes_ / WINDOW_ALIGN) + page) * words_per_page_;
 }
 
+WindowMemory::NameEntry* WindowMemory::names() const noexcept {
+    return reinterpret_cast<NameEntry*>(reinterpret_cast<char*>(members_) + table_bytes_);
+}
+
+void WindowMemory::name_locked(const Domain& d, bool live) noexcept {
+    NameEntry& e = names()[d.info.id % NAME_ENTRIES];
+    const uint64_t first = d.offset / WINDOW_ALIGN + 1;
+    if (!live) {
+        uint64_t mine = first;  // cleared only when the entry is still this domain's
+        if (__atomic_load_n(&e.heaps, __ATOMIC_RELAXED) == heap_mask(d.info.workers))
+            __atomic_compare_exchange_n(&e.first_page_plus1, &mine, uint64_t{0}, false, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED);
+        return;
+    }
+    __atomic_store_n(&e.first_page_plus1, uint64_t{0}, __ATOMIC_RELEASE);
+    const uint64_t mask = heap_mask(d.info.workers);
+    if (mask == 0) return;  // a member slot past 63: no name in the directory
+    std::memset(e.name, 0, sizeof e.name);
+    std::memcpy(e.name, d.info.name.data(), std::min(d.info.name.size(), sizeof e.name - 1));
+    __atomic_store_n(&e.pages, d.reserved / WINDOW_ALIGN, __ATOMIC_RELAXED);
+    __atomic_store_n(&e.heaps, mask, __ATOMIC_RELAXED);
+    __atomic_store_n(&e.first_page_plus1, first, __ATOMIC_RELEASE);
+}
+
+uint64_t WindowMemory::heap_mask(const std::vector<uint32_t>& heaps) noexcept {
+    uint64_t mask = 0;
+    for (uint32_t h : heaps) {
+        if (h >= 64) return 0;
+        mask |= uint64_t{1} << h;
+    }
+    return mask;
+}
+
+std::string WindowMemory::domain_name_at(uint64_t addr) const noexcept {
+    if (members_ == nullptr) return {};
+    for (uint32_t heap = 0; heap < heaps_.size() && heap < 64; ++heap) {
+        const uint64_t base = heaps_[heap];
+        if (addr < base || addr - base >= heap_bytes_) continue;
+        const uint64_t page = (addr - base) / WINDOW_ALIGN;
+        for (uint64_t i = 0; i < NAME_ENTRIES; ++i) {
+            const NameEntry& e = names()[i];
+            const uint64_t first = __atomic_load_n(&e.first_page_plus1, __ATOMIC_ACQUIRE);
+            if (first == 0 || page + 1 < first || page + 1 - first >= __atomic_load_n(&e.pages, __ATOMIC_RELAXED) ||
+                (__atomic_load_n(&e.heaps, __ATOMIC_RELAXED) & (uint64_t{1} << heap)) == 0)
+                continue;
+            return std::string(e.name, strnlen(e.name, sizeof e.name));
+        }
+        return {};
+    }
+    return {};
+}
+
 void WindowMemory::mark_locked(const Domain& d, bool members) noexcept {
     for (uint32_t heap : d.info.workers)
         for (uint64_t page = d.offset / WINDOW_ALIGN; page < (d.offset + d.reserved) / WINDOW_ALIGN; ++page) {
@@ -103,7 +156,7 @@ void WindowMemory::check_request(const std::string& name, const std::vector<uint
     const std::string what = "allocate_domain '" + name + "'";
     for (const auto& [id, d] : domains_)
         if (!d.releasing && d.info.name == name)
-            throw std::invalid_argument(what + ": a domain of that name is live (chips " + chip_list(d.info.workers) +
+            throw std::invalid_argument(what + ": a domain of that name is live (" + slot_list(d.info.workers) +
                                         "); leave its block (or release() it) first, or choose another name");
     if (workers.empty()) throw std::invalid_argument(what + ": workers must name at least one chip");
     for (size_t i = 0; i < workers.size(); ++i) {
@@ -117,8 +170,7 @@ void WindowMemory::check_request(const std::string& name, const std::vector<uint
                                             " is listed twice in workers (workers[" + std::to_string(j) +
                                             "] and workers[" + std::to_string(i) + "])");
         if (workers[i] < lost.size() && !lost[workers[i]].empty())
-            throw std::invalid_argument(what + ": chip " + std::to_string(workers[i]) + " is lost (" +
-                                        lost[workers[i]] + ")");
+            throw std::invalid_argument(what + ": " + slot_name(workers[i]) + " is lost (" + lost[workers[i]] + ")");
     }
     if (window_size == 0) throw std::invalid_argument(what + ": window_size must be > 0");
     if (window_size > heap_bytes_)
@@ -174,10 +226,10 @@ WindowDomain WindowMemory::allocate(const std::string& name, const std::vector<u
             uint64_t in_use = 0;
             for (const auto& [o, size] : used_[w]) in_use += size;
             if (!use.empty()) use += "; ";
-            use += "chip " + std::to_string(w) + ": " + std::to_string(in_use) + " in use in " +
-                   std::to_string(used_[w].size()) + " windows";
+            use += slot_name(w) + ": " + std::to_string(in_use) + " in use in " + std::to_string(used_[w].size()) +
+                   " windows";
         }
-        throw std::runtime_error("allocate_domain '" + name + "': the window heaps of chips " + chip_list(workers) +
+        throw std::runtime_error("allocate_domain '" + name + "': the window heaps of " + slot_list(workers) +
                                  " have no common free range of " + std::to_string(reserved) + " bytes (each heap " +
                                  std::to_string(heap_bytes_) + " bytes, the Worker option window_heap_bytes; " + use +
                                  ")");
@@ -216,6 +268,7 @@ WindowDomain WindowMemory::allocate(const std::string& name, const std::vector<u
     }
     ++next_id_;
     mark_locked(d, true);
+    name_locked(d, true);
     for (uint32_t rank = 0; rank < workers.size(); ++rank) {
         used_[workers[rank]].emplace(d.offset, reserved);
         for (uint32_t k = 0; k < buffers.size(); ++k)
@@ -234,6 +287,7 @@ void WindowMemory::begin_release(uint64_t id) {
 }
 
 void WindowMemory::free_locked(Domain& d) noexcept {
+    name_locked(d, false);
     mark_locked(d, false);
     for (uint32_t rank = 0; rank < d.info.workers.size(); ++rank) {
         used_[d.info.workers[rank]].erase(d.offset);
@@ -263,8 +317,19 @@ std::optional<uint32_t> WindowMemory::owner_of(const CanonicalIdentity& id) cons
     return owners_.owner_of(id);
 }
 
+std::string WindowMemory::slot_name(uint32_t i) const {
+    return i < slot_names_.size() ? slot_names_[i] : "chip " + std::to_string(i);
+}
+
+std::string WindowMemory::slot_list(const std::vector<uint32_t>& slots) const {
+    if (slot_names_.empty()) return "chips " + chip_list(slots);
+    std::string s = "members ";
+    for (size_t i = 0; i < slots.size(); ++i) s += (i > 0 ? ", " : "") + slot_name(slots[i]);
+    return s;
+}
+
 std::string WindowMemory::describe_locked(const Domain& d) const {
-    return "domain '" + d.info.name + "' (chips " + chip_list(d.info.workers) + ")";
+    return "domain '" + d.info.name + "' (" + slot_list(d.info.workers) + ")";
 }
 
 std::optional<std::string> WindowMemory::member_problem(const CanonicalIdentity& id, std::optional<uint32_t> chip,
@@ -276,9 +341,23 @@ std::optional<std::string> WindowMemory::member_problem(const CanonicalIdentity&
     const Domain& d = domains_.at(it->second.domain);
     if (chip && std::find(d.info.workers.begin(), d.info.workers.end(), *chip) != d.info.workers.end())
         return std::string{};
-    return "window buffer '" + d.info.buffer_names[it->second.index] + "' of chip " +
-           std::to_string(d.info.workers[it->second.rank]) + " in " + describe_locked(d) +
+    return "window buffer '" + d.info.buffer_names[it->second.index] + "' of " +
+           slot_name(d.info.workers[it->second.rank]) + " in " + describe_locked(d) +
            " may only be named by a task on a chip of that domain, not by " + target;
+}
+
+std::optional<std::string> WindowMemory::member_problem_in(const CanonicalIdentity& id, uint32_t first, uint32_t count,
+                                                           const std::string& target) const {
+    if (heaps_.empty()) return std::nullopt;
+    std::lock_guard lock(mu_);
+    auto it = buffers_.find(id);
+    if (it == buffers_.end()) return std::nullopt;
+    const Domain& d = domains_.at(it->second.domain);
+    for (uint32_t slot : d.info.workers)
+        if (slot >= first && slot - first < count) return std::string{};
+    return "window buffer '" + d.info.buffer_names[it->second.index] + "' of " +
+           slot_name(d.info.workers[it->second.rank]) + " in " + describe_locked(d) +
+           " may only go to a child that holds a member chip, not to " + target;
 }
 
 std::string WindowMemory::descriptor_problem(const BufferDescriptor& d) const {
@@ -287,8 +366,8 @@ std::string WindowMemory::descriptor_problem(const BufferDescriptor& d) const {
     auto it = buffers_.find(d.identity);
     if (it == buffers_.end()) return {};
     const Domain& dom = domains_.at(it->second.domain);
-    const std::string buffer = "window buffer '" + dom.info.buffer_names[it->second.index] + "' of chip " +
-                               std::to_string(dom.info.workers[it->second.rank]) + " in " + describe_locked(dom);
+    const std::string buffer = "window buffer '" + dom.info.buffer_names[it->second.index] + "' of " +
+                               slot_name(dom.info.workers[it->second.rank]) + " in " + describe_locked(dom);
     if (dom.releasing)
         return buffer +
                ": the domain was released (its block ended or release() was called); a task may not name "
@@ -342,6 +421,17 @@ WindowStats WindowMemory::stats(uint32_t chip) const {
     s.capacity_bytes = heap_bytes_;
     for (const auto& [offset, size] : used_[chip]) s.bytes_in_use += size;
     s.live_windows = used_[chip].size();
+    return s;
+}
+
+WindowStats WindowMemory::total_stats() const {
+    std::lock_guard lock(mu_);
+    WindowStats s;
+    s.capacity_bytes = heap_bytes_ * heaps_.size();
+    for (const auto& used : used_) {
+        for (const auto& [offset, size] : used) s.bytes_in_use += size;
+        s.live_windows += used.size();
+    }
     return s;
 }
 

@@ -28,6 +28,14 @@
 // frees the windows and the identities. A name is taken while its domain is
 // live and free again once the domain is releasing.
 //
+// Global domains (an L4's allocate_global_domain): the L4 builds one
+// WindowMemory whose "chips" are member slots, one per (L3 child, chip), before
+// it forks its L3 children; set_slot_names makes the messages name them
+// ("L3[1] chip 0"). Each L3 and its chips inherit the heaps and the shared
+// membership table; the L4 alone carves and keeps the bookkeeping, so an L3
+// judges a global window by access() on the shared table (its copy of the
+// bookkeeping is the one of the fork: empty).
+//
 // Thread-safe (one mutex). Host layer: std::invalid_argument for a bad
 // request (naming the field), std::runtime_error when the heaps have no room
 // (naming the chips and their use).
@@ -118,6 +126,11 @@ public:
     // it — a member of its domain — or why not.
     [[nodiscard]] std::optional<std::string> member_problem(const CanonicalIdentity& id, std::optional<uint32_t> chip,
                                                             const std::string& target) const;
+    // As member_problem, for a target that holds the slots [first, first +
+    // count) (an L3 child of the L4 that owns these global windows): empty
+    // when one of them is a member of the buffer's domain.
+    [[nodiscard]] std::optional<std::string> member_problem_in(const CanonicalIdentity& id, uint32_t first,
+                                                               uint32_t count, const std::string& target) const;
     // For a window buffer of this WindowMemory: why d is refused (released
     // domain, or a descriptor that disagrees with the one handed out). Empty otherwise.
     [[nodiscard]] std::string descriptor_problem(const BufferDescriptor& d) const;
@@ -129,6 +142,16 @@ public:
 
     // The owner_worker_path_id allocate() stamps on chip i's buffers (0 until set: no path).
     void set_chip_path_ids(std::vector<uint32_t> ids) { chip_path_ids_ = std::move(ids); }
+
+    // What messages call slot i instead of "chip i" (global windows: "L3[1] chip 0").
+    void set_slot_names(std::vector<std::string> names) { slot_names_ = std::move(names); }
+    [[nodiscard]] std::string slot_name(uint32_t i) const;
+    // The name of the live domain whose window holds `addr`, from a small shared
+    // directory the carving process writes (so it answers in a forked child
+    // too); empty when none is known (released, or a member past slot 63).
+    [[nodiscard]] std::string domain_name_at(uint64_t addr) const noexcept;
+    // The sum of stats() over every chip (slot), and the live domains.
+    [[nodiscard]] WindowStats total_stats() const;
 
     [[nodiscard]] uint32_t num_chips() const noexcept { return static_cast<uint32_t>(heaps_.size()); }
     [[nodiscard]] uint64_t heap_bytes() const noexcept { return heap_bytes_; }
@@ -157,6 +180,22 @@ private:
     [[nodiscard]] uint64_t* page_bits(uint32_t heap, uint64_t page) const noexcept;
     [[nodiscard]] std::string describe_locked(const Domain& d) const;
 
+    [[nodiscard]] std::string slot_list(const std::vector<uint32_t>& slots) const;
+    // One entry of the shared directory of names, after the membership bits:
+    // domain id % NAME_ENTRIES; a window's pages and the heaps that hold it.
+    struct NameEntry {
+        uint64_t first_page_plus1;  // 0: empty
+        uint64_t pages;
+        uint64_t heaps;  // a bit per heap (slot) below 64
+        char name[40];
+    };
+    static constexpr uint64_t NAME_ENTRIES = 256;
+    [[nodiscard]] NameEntry* names() const noexcept;
+    void name_locked(const Domain& d, bool live) noexcept;
+    [[nodiscard]] static uint64_t heap_mask(const std::vector<uint32_t>& heaps) noexcept;
+    uint64_t table_bytes_ = 0;  // the membership bits; the directory follows
+
+    std::vector<std::string> slot_names_;
     uint64_t heap_bytes_ = 0;
     std::vector<uint64_t> heaps_;  // base address of chip i's heap
     // Membership table (shared): per heap, per page, words_per_page_ words of chip bits.

@@ -113,6 +113,27 @@ Worker::Worker(WorkerConfig config)
     if (config_.num_relay_workers > 0 && !config_.relay_handler)
         throw std::invalid_argument("WorkerConfig.relay_handler: required when num_relay_workers > 0");
     if (config_.trace) trace_ = std::make_unique<TraceRecorder>(config_.trace_capacity);
+    if (!config_.global_window_chips.empty()) {
+        if (config_.global_window_chips.size() != config_.global_window_child_names.size())
+            throw std::invalid_argument(
+                "WorkerConfig.global_window_child_names: one name per global_window_chips "
+                "entry");
+        std::vector<std::string> names;
+        global_first_slot_.push_back(0);
+        for (size_t c = 0; c < config_.global_window_chips.size(); ++c) {
+            for (uint32_t chip = 0; chip < config_.global_window_chips[c]; ++chip)
+                names.push_back(config_.global_window_child_names[c] + " chip " + std::to_string(chip));
+            global_first_slot_.push_back(static_cast<uint32_t>(names.size()));
+        }
+        if (!names.empty()) {
+            global_windows_ =
+                std::make_shared<WindowMemory>(static_cast<uint32_t>(names.size()), config_.window_heap_bytes);
+            global_windows_->set_slot_names(std::move(names));
+            global_owner_ = true;
+        }
+    } else {
+        global_windows_ = config_.global_windows;
+    }
     if (!config_.path.empty()) {
         std::vector<uint32_t> ids;
         for (uint32_t i = 0; i < config_.num_chips; ++i)
@@ -162,6 +183,8 @@ EngineConfig Worker::engine_config() {
             return process_owned_backings().problem(d);  // one lookup; foreign owners are not ours to judge
         if (std::string why = device_->descriptor_problem(d); !why.empty()) return why;
         if (std::string why = windows_->descriptor_problem(d); !why.empty()) return why;
+        if (global_owner_)
+            if (std::string why = global_windows_->descriptor_problem(d); !why.empty()) return why;
         // One minter lookup: an identity another incarnation minted is not ours to judge.
         if (const Liveness l = process_identity_minter().check_live(d.identity);
             !l.live() && l.status != LivenessStatus::NOT_MINTED_HERE)
@@ -169,8 +192,11 @@ EngineConfig Worker::engine_config() {
         return {};
     };
     if (config_.identity_problem) e.identity_problem = config_.identity_problem;
-    e.window_problem = [this](const CanonicalIdentity& id, std::optional<uint32_t> chip, const std::string& target) {
-        return windows_->member_problem(id, chip, target);
+    e.window_problem = [this](const BufferDescriptor& d, ChildRef to,
+                              const std::string& who) -> std::optional<std::string> {
+        const std::optional<uint32_t> chip = to.kind == ChildKind::CHIP ? std::optional(to.index) : std::nullopt;
+        if (std::optional<std::string> why = windows_->member_problem(d.identity, chip, who)) return why;
+        return global_window_problem(d, to, who);
     };
     return e;
 }
@@ -179,20 +205,28 @@ ChildHandlers Worker::make_child_handler(ChildRef child) {
     switch (child.kind) {
         case ChildKind::SUB_WORKER:
             windows_->seal();  // only chips reach the windows
+            if (global_windows_) global_windows_->seal();
             return config_.sub_handler(child.index);
         case ChildKind::CHIP: {
             device_->enter_chip(child.index);
             windows_->enter_chip();
+            if (global_windows_) global_windows_->enter_chip();
             if (config_.chip_handler) return config_.chip_handler(child.index);
             ChipLaneConfig lane = config_.chip_lane;
             lane.device_memory = device_.get();
             lane.window_memory = windows_.get();
+            lane.global_window_memory = global_windows_.get();
+            lane.global_window_slot = config_.global_window_slot + child.index;
             // The chip's core threads (and its serving thread waiting for a run's
             // last kernels) wait under the Worker's spin policy too.
             lane.chip.runtime.idle_spin = config_.spin.max_spin;
             return make_chip_lane_child(child.index, lane);
         }
-        case ChildKind::WORKER: windows_->seal(); return config_.worker_handler(child.index);
+        case ChildKind::WORKER:
+            windows_->seal();
+            // A next-level child's chips reach the global windows this Worker carves.
+            if (global_windows_ && !global_owner_) global_windows_->seal();
+            return config_.worker_handler(child.index);
     }
     throw std::logic_error("Worker: no handler for " + child.name());
 }
@@ -270,6 +304,7 @@ void Worker::init() {
     config_.relay_handler = nullptr;
     device_->seal_in_parent();  // device bytes live in the chip processes only
     windows_->seal();
+    if (global_windows_) global_windows_->seal();
     initialized_ = true;
     process_live_workers().add(this);  // a release from now on waits for this Worker's tasks too
     live_registered_ = true;
@@ -819,6 +854,7 @@ void Worker::close() noexcept {
     if (watcher_) watcher_->stop();
     device_->release_all();
     windows_->release_all();
+    if (global_owner_) global_windows_->release_all();
     {
         // The children are gone: tasks that never finished hold nothing any more.
         std::lock_guard lock(mu_);

@@ -128,6 +128,18 @@ struct WorkerConfig {
     // This Worker's place in its tree ("L4/L3[0]"): device memory of chip i
     // carries the owner path "<path>/chip i". Empty: no path (id 0).
     std::string path;
+    // Level 4: the chips of each local next-level child, by child index. The
+    // Worker maps one window heap of window_heap_bytes per (child, chip) — a
+    // member slot, numbered child by child — before it forks them, for
+    // allocate_global_domain; global_window_child_names name the children in
+    // messages ("L3[1]"). Empty: no global windows.
+    std::vector<uint32_t> global_window_chips;
+    std::vector<std::string> global_window_child_names;
+    // A level-3 child of such a Worker: its parent's global windows (inherited
+    // at the fork) and the slot of this Worker's chip 0 there. Its chips reach
+    // the windows of global domains they are members of.
+    std::shared_ptr<WindowMemory> global_windows;
+    uint32_t global_window_slot = 0;
 
     static constexpr std::chrono::seconds MAX_SPIN{1};
 
@@ -264,6 +276,15 @@ public:
     // Refuses the domain's buffers at submit from now on and frees its windows
     // once every task submitted before this call has finished.
     void release_domain(uint64_t id);
+    // Level 4: a domain across chips of its local children, `slots` the member
+    // slots (WorkerConfig::global_window_chips) in rank order; as
+    // allocate_domain otherwise. A child lost since init() may not join.
+    // std::invalid_argument when this Worker has no global windows.
+    WindowDomain allocate_global_domain(const std::string& name, const std::vector<uint32_t>& slots,
+                                        uint64_t window_size, const std::vector<WindowBufferSpec>& buffers);
+    void release_global_domain(uint64_t id);
+    // The global windows this Worker carves (level 4) or inherited (level 3); null: none.
+    [[nodiscard]] std::shared_ptr<WindowMemory> global_windows() const noexcept { return global_windows_; }
 
     // Queues a forget of these identities to every lane of this Worker
     // (child_handlers.h): an idle lane gets it at once, a busy one when its
@@ -418,6 +439,11 @@ private:
     WorkerConfig config_;
     std::unique_ptr<DeviceMemory> device_;  // before core_: the engine's hooks read it
     std::unique_ptr<WindowMemory> windows_;  // likewise
+    std::shared_ptr<WindowMemory> global_windows_;  // likewise; see WorkerConfig::global_window_chips
+    bool global_owner_ = false;                     // this Worker carves them (level 4)
+    std::vector<uint32_t> global_first_slot_;       // owner: by child, its first slot; one more at the end
+    [[nodiscard]] std::optional<std::string> global_window_problem(const BufferDescriptor& d, ChildRef to,
+                                                                   const std::string& who) const;
     ipc::Doorbell bell_;
     std::vector<Lane> lanes_;
     std::array<size_t, CHILD_KIND_COUNT> lane_base_{};

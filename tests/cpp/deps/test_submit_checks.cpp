@@ -109,6 +109,25 @@ TEST(SubmitChecks, DeviceTensorToAHostMemberIsRefused) {
     EXPECT_EQ(refusal(t, 1, {whole(d)}, {TT::INPUT}, 0), "");
 }
 
+TEST(SubmitChecks, AWindowTensorMayGoToANextLevelWorkerOtherDeviceMemoryMayNot) {
+    DependencyTracker t;
+    const auto w = make_address_descriptor(identity(20), BackendKind::VMM_WINDOW, AccessMode::READWRITE, 256, 0x20000);
+    const auto d = device_backing(256, 9);
+    const std::vector<Tensor> window{whole(w)}, device{whole(d)};
+    const std::vector<TT> tags{TT::INPUT};
+    const TaskMember to_l3_window{window, tags, simpler::HOST_SCOPE, /*next_level=*/true};
+    EXPECT_NO_THROW(t.submit(1, std::span<const TaskMember>(&to_l3_window, 1)));  // a global domain's window
+    const TaskMember to_l3_device{device, tags, simpler::HOST_SCOPE, /*next_level=*/true};
+    try {
+        t.submit(2, std::span<const TaskMember>(&to_l3_device, 1));
+        FAIL() << "DEVICE_MALLOC memory went to a next-level Worker";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_TRUE(contains(e.what(), "a DEVICE tensor goes only to a chip"));
+    }
+    const TaskMember to_host_window{window, tags, simpler::HOST_SCOPE, /*next_level=*/false};
+    EXPECT_THROW(t.submit(3, std::span<const TaskMember>(&to_host_window, 1)), std::invalid_argument);
+}
+
 TEST(SubmitChecks, InvalidTensorsAndUnknownTagsAreRefused) {
     DependencyTracker t;
     const auto x = host_backing(256);

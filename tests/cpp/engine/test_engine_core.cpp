@@ -217,10 +217,10 @@ TEST(EngineCore, DeviceTensorsGoOnlyToTheirOwnerChip) {
 
 TEST(EngineCore, AWindowTensorGoesToEveryChipOfItsDomainAndOrdersThemByTheUsualInference) {
     EngineConfig c = chips(3, 1);
-    c.window_problem = [](const CanonicalIdentity& id, std::optional<uint32_t> chip,
+    c.window_problem = [](const BufferDescriptor& d, ChildRef to,
                           const std::string& target) -> std::optional<std::string> {
-        if (id.buffer_id != 20) return std::nullopt;
-        if (chip && *chip < 2) return std::string{};
+        if (d.identity.buffer_id != 20) return std::nullopt;
+        if (to.kind == ChildKind::CHIP && to.index < 2) return std::string{};
         return "window of domain 'tp' (chips 0, 1), not " + target;
     };
     Harness h(std::move(c));

@@ -227,3 +227,67 @@ TEST(WindowMemory, AZeroHeapWithChipsIsRefused) {
     WindowMemory none(0, 0);
     EXPECT_EQ(none.num_chips(), 0u);
 }
+
+TEST(WindowMemory, GlobalSlotsAreNamedAndAChildHoldingAMemberSlotIsAdmitted) {
+    // A level-4 Worker's global windows: slots 0 (L3[0] chip 0), 1 and 2 (L3[1] chips 0 and 1).
+    WindowMemory m(3, 1 << 16);
+    m.set_slot_names({"L3[0] chip 0", "L3[1] chip 0", "L3[1] chip 1"});
+    const WindowDomain d = m.allocate("g", {0, 2}, 4096, two_buffers());
+    const CanonicalIdentity& x2 = d.buffers[1][0].descriptor.identity;
+    EXPECT_EQ(m.member_problem_in(x2, 0, 1, "worker 0"), std::string{});  // L3[0] holds slot 0
+    EXPECT_EQ(m.member_problem_in(x2, 1, 2, "worker 1"), std::string{});  // L3[1] holds slot 2
+    const std::optional<std::string> none = m.member_problem_in(x2, 0, 0, "a host sub-worker");
+    ASSERT_TRUE(none);
+    EXPECT_EQ(*none,
+              "window buffer 'x' of L3[1] chip 1 in domain 'g' (members L3[0] chip 0, L3[1] chip 1) may only go to a "
+              "child that holds a member chip, not to a host sub-worker");
+    const std::optional<std::string> only_slot_1 = m.member_problem_in(x2, 1, 1, "worker 1");
+    ASSERT_TRUE(only_slot_1);
+    EXPECT_NE(only_slot_1->find("not to worker 1"), std::string::npos);
+    EXPECT_NE(refusal<std::invalid_argument>([&] {
+                  m.allocate("g", {1}, 4096, {});
+              }).find("a domain of that name is live (members L3[0] chip 0, L3[1] chip 1)"),
+              std::string::npos);
+    const WindowStats total = m.total_stats();
+    EXPECT_EQ(total.capacity_bytes, 3u << 16);
+    EXPECT_EQ(total.bytes_in_use, 2u * 4096);
+    EXPECT_EQ(total.live_windows, 2u);
+    m.begin_release(d.id);
+    EXPECT_NE(m.descriptor_problem(d.buffers[0][0].descriptor).find("window buffer 'x' of L3[0] chip 0"),
+              std::string::npos);
+    m.finish_release(d.id);
+    EXPECT_EQ(m.total_stats().bytes_in_use, 0u);
+    EXPECT_EQ(m.total_stats().live_windows, 0u);
+}
+
+TEST(WindowMemory, AForkedChildReadsTheNameOfTheDomainHoldingAnAddress) {
+    // Two domains at offset 0 of different heaps: the name follows the heap.
+    WindowMemory m(3, 1 << 16);
+    int go[2];
+    ASSERT_EQ(pipe(go), 0);
+    const pid_t child = fork();
+    if (child == 0) {  // forked before the domains exist, as an L3 is before its L4 carves
+        char c = 0;
+        if (read(go[0], &c, 1) != 1) _exit(3);
+        uint64_t addrs[2];
+        if (read(go[0], addrs, sizeof addrs) != sizeof addrs) _exit(4);
+        _exit(m.domain_name_at(addrs[0]) == "first" && m.domain_name_at(addrs[1]) == "second" ? 0 : 1);
+    }
+    const WindowDomain a = m.allocate("first", {0, 1}, 4096, {});
+    const WindowDomain b = m.allocate("second", {2}, 8192, {});
+    EXPECT_EQ(m.domain_name_at(a.bases[1] + 100), "first");
+    EXPECT_EQ(m.domain_name_at(b.bases[0] + 4096 + 8), "second");
+    EXPECT_EQ(m.domain_name_at(a.bases[0] + 4096), "");  // past the first's window
+    ASSERT_EQ(write(go[1], "x", 1), 1);
+    const uint64_t addrs[2] = {a.bases[1], b.bases[0] + 8191};
+    ASSERT_EQ(write(go[1], addrs, sizeof addrs), static_cast<ssize_t>(sizeof addrs));
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    m.begin_release(a.id);
+    m.finish_release(a.id);
+    EXPECT_EQ(m.domain_name_at(a.bases[0]), "");  // released: no name
+    EXPECT_EQ(m.domain_name_at(b.bases[0]), "second");
+    close(go[0]);
+    close(go[1]);
+}

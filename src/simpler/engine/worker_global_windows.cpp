@@ -1,0 +1,75 @@
+// Worker: the global windows of a level-4 Worker (allocate_global_domain)
+// and how they are judged at submit, there and in its level-3 children
+// (WorkerConfig::global_window_chips, window_memory.h).
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "simpler/engine/worker.h"
+
+namespace simpler {
+
+std::optional<std::string> Worker::global_window_problem(const BufferDescriptor& d, ChildRef to,
+                                                         const std::string& who) const {
+    if (!global_windows_) return std::nullopt;
+    if (global_owner_) {
+        // The carving Worker: a window goes to a child that holds a member chip.
+        uint32_t first = 0;
+        uint32_t count = 0;
+        if (to.kind == ChildKind::WORKER && to.index + 1 < global_first_slot_.size()) {
+            first = global_first_slot_[to.index];
+            count = global_first_slot_[to.index + 1] - first;
+        }
+        return global_windows_->member_problem_in(d.identity, first, count, who);
+    }
+    // A child of the carving Worker: its copy of the bookkeeping is the fork's,
+    // so the shared membership table judges by address.
+    const uint64_t addr = descriptor_address(d);
+    if (!global_windows_->contains(addr, d.nbytes)) return std::nullopt;
+    const std::string name = global_windows_->domain_name_at(addr);
+    const std::string what = "window buffer " + d.identity.to_string() + " of " +
+                             (name.empty() ? std::string("a global domain") : "global domain '" + name + "'");
+    if (to.kind != ChildKind::CHIP)
+        return what + " may only be named by a task on a chip that is a member of its domain, not by " + who;
+    const uint32_t slot = config_.global_window_slot + to.index;
+    switch (global_windows_->access(slot, addr, d.nbytes)) {
+        case WindowAccess::MEMBER: return std::string{};
+        case WindowAccess::NOT_MEMBER:
+            return what + " may only be named by a task on a chip that is a member of its domain; " + who + " (" +
+                   global_windows_->slot_name(slot) + ") is not a member";
+        case WindowAccess::OUTSIDE: break;
+    }
+    return what +
+           ": its domain was released (its block ended or release() was called); a task may not name it any "
+           "more";
+}
+
+WindowDomain Worker::allocate_global_domain(const std::string& name, const std::vector<uint32_t>& slots,
+                                            uint64_t window_size, const std::vector<WindowBufferSpec>& buffers) {
+    if (closed_) throw std::logic_error("allocate_global_domain: the Worker is closed");
+    if (!global_owner_)
+        throw std::invalid_argument(
+            "allocate_global_domain: this Worker has no global windows (no local "
+            "next-level child with chips)");
+    std::vector<std::string> lost;
+    {
+        std::lock_guard lock(mu_);
+        const std::vector<std::string> children = core_.lost_why(ChildKind::WORKER);
+        for (size_t c = 0; c + 1 < global_first_slot_.size(); ++c)
+            for (uint32_t s = global_first_slot_[c]; s < global_first_slot_[c + 1]; ++s)
+                lost.push_back(c < children.size() ? children[c] : std::string{});
+    }
+    return global_windows_->allocate(name, slots, window_size, buffers, lost);
+}
+
+void Worker::release_global_domain(uint64_t id) {
+    if (!global_owner_) throw std::invalid_argument("release of global domain: this Worker has no global windows");
+    global_windows_->begin_release(id);
+    {
+        std::lock_guard lock(mu_);
+        core_.release_after([this, id] { global_windows_->finish_release(id); });
+    }
+    bell_.ring();
+}
+
+}  // namespace simpler
