@@ -40,6 +40,7 @@ const char* publish_status_text(ipc::PublishStatus s) noexcept {
         case ipc::PublishStatus::BUSY: return "the lane already has a task in flight";
         case ipc::PublishStatus::LANE_DEAD: return "the child is gone";
         case ipc::PublishStatus::BLOB_TOO_LARGE: return "the argument blob exceeds the mailbox capacity";
+        case ipc::PublishStatus::BAD_AFTER_MASK: return "the task names producers its lane cannot know";
     }
     return "unknown publish status";
 }
