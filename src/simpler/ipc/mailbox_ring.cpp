@@ -21,8 +21,7 @@ MailboxRing::MailboxRing(MailboxRingConfig config, const Doorbell& doorbell) {
 // ---- parent side ----------------------------------------------------------
 
 bool MailboxRing::usable() const noexcept {
-    return lost_reason_.empty() &&
-           std::all_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->usable(); });
+    return lost_reason_.empty() && std::all_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->usable(); });
 }
 
 std::string MailboxRing::poison_reason() const {
@@ -34,11 +33,7 @@ std::string MailboxRing::poison_reason() const {
     return {};
 }
 
-Deadline MailboxRing::deadline() const noexcept {
-    Deadline d = NO_DEADLINE;
-    for (uint32_t k = 0; k < count_; ++k) d = std::min(d, slots_[(head_ + k) % depth()]->deadline());
-    return d;
-}
+Deadline MailboxRing::deadline() const noexcept { return count_ == 0 ? NO_DEADLINE : slots_[head_]->deadline(); }
 
 std::vector<uint64_t> MailboxRing::in_flight_seqs() const {
     std::vector<uint64_t> out;
@@ -74,8 +69,8 @@ std::optional<TaskResult> MailboxRing::poll_result(Clock::time_point now) noexce
     }
     if (!r) return std::nullopt;
     r->task_seq = seqs_[head_];
-    const bool parent_side = r->error == TaskError::CHILD_DIED || r->error == TaskError::TIMED_OUT ||
-                             r->error == TaskError::PROTOCOL;
+    const bool parent_side =
+        r->error == TaskError::CHILD_DIED || r->error == TaskError::TIMED_OUT || r->error == TaskError::PROTOCOL;
     if (parent_side && lost_reason_.empty()) {
         lost_error_ = r->error;
         lost_reason_ = std::string(task_error_name(r->error)) + ": " + r->message;
@@ -123,7 +118,7 @@ int serve_ring(MailboxRing& ring, const TaskHandler& handler, SpinPolicy policy,
         bool ok = false;
         if (failed_producer != 0) {
             slot.finish_failed(TaskError::SKIPPED, "not run: task " + std::to_string(failed_producer) +
-                                                      " ahead of it on this lane, a producer of it, failed");
+                                                       " ahead of it on this lane, a producer of it, failed");
         } else {
             ok = serve_task(slot, task, handler);
         }

@@ -65,8 +65,7 @@ public:
     // runs or when nothing is in flight. Results come strictly in publish order.
     std::optional<TaskResult> poll_result(Clock::time_point now) noexcept;
     std::optional<TaskResult> poll_result() noexcept {
-        return poll_result(in_flight() != 0 && deadline() != NO_DEADLINE ? Clock::now()
-                                                                          : Clock::time_point::min());
+        return poll_result(in_flight() != 0 && deadline() != NO_DEADLINE ? Clock::now() : Clock::time_point::min());
     }
     void request_shutdown() noexcept;
     void mark_child_exited(int wait_status) noexcept;
@@ -75,7 +74,10 @@ public:
     [[nodiscard]] uint32_t in_flight() const noexcept { return count_; }
     [[nodiscard]] bool full() const noexcept { return count_ == slots_.size(); }
     [[nodiscard]] bool usable() const noexcept;
-    // The earliest deadline of a task in flight (NO_DEADLINE: none).
+    // The oldest in-flight task's deadline (NO_DEADLINE: none in flight, or
+    // it has none). A task's deadline is enforced once it is the oldest: the
+    // child serves in order, so a later one cannot finish first, and one whose
+    // deadline passed while it waited is TIMED_OUT unless it finished by then.
     [[nodiscard]] Deadline deadline() const noexcept;
     [[nodiscard]] std::string poison_reason() const;
     // Task sequence numbers of the tasks in flight, oldest first.

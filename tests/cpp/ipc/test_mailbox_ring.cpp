@@ -1,7 +1,8 @@
 // MailboxRing: several tasks in flight on one lane, served and reported
 // strictly in publish order; a task whose in-lane producer failed is skipped
 // (transitively), an independent one still runs; a killed child fails every
-// task in flight; a deadline overrun loses the rest of the lane; a control
+// task in flight; a deadline overrun loses the rest of the lane, and a queued
+// task's deadline counts once it is the oldest; a control
 // message queued behind a task never overtakes it; bad masks and depths are
 // refused without publishing.
 #include <gtest/gtest.h>
@@ -121,9 +122,9 @@ TEST(MailboxRing, ResultsComeInPublishOrderAcrossManyTasks) {
         const TaskResult r = next_result(ring, bell);
         ++collected;
         ASSERT_EQ(r.task_seq, collected);
-        const TaskError want = collected % 7 == 0                      ? TaskError::TASK_FAILED
+        const TaskError want = collected % 7 == 0                    ? TaskError::TASK_FAILED
                                : collected % 7 == 1 && collected > 1 ? TaskError::SKIPPED
-                                                                       : TaskError::NONE;
+                                                                     : TaskError::NONE;
         ASSERT_EQ(r.error, want) << "task " << collected << ": " << r.message;
     }
     ring.request_shutdown();
@@ -202,6 +203,29 @@ TEST(MailboxRing, AnOverrunLosesTheLaneAndEveryTaskQueuedBehindIt) {
     EXPECT_FALSE(ring.usable());
     const int status = child.stop(after(50ms));
     EXPECT_TRUE(WIFSIGNALED(status)) << describe_wait_status(status);
+}
+
+TEST(MailboxRing, AQueuedTasksDeadlineCountsOnceItIsTheOldest) {
+    Doorbell bell;
+    MailboxRing ring(MailboxRingConfig{64, 2}, bell);
+    // No child: both wait. The first has no deadline, so the lane's is none —
+    // a waiter must not wake for the second's, which cannot be reported first.
+    publish(ring, 1);
+    const Deadline second = after(1ms);
+    publish(ring, 1, {}, 0, second);
+    EXPECT_EQ(ring.deadline(), NO_DEADLINE);
+    std::this_thread::sleep_for(5ms);
+    EXPECT_FALSE(ring.poll_result().has_value());
+    // The child answers the first; the second, never started and past its deadline, is TIMED_OUT.
+    Mailbox& first = ring.slot(0);
+    (void)first.begin_task();
+    first.finish_ok();
+    EXPECT_TRUE(next_result(ring, bell).ok());
+    EXPECT_EQ(ring.deadline(), second);
+    const TaskResult r = next_result(ring, bell);
+    EXPECT_EQ(r.error, TaskError::TIMED_OUT);
+    EXPECT_EQ(r.message, "the task overran its deadline (never started); the child still holds it");
+    EXPECT_FALSE(ring.usable());
 }
 
 TEST(MailboxRing, AControlMessageQueuedBehindATaskNeverOvertakesIt) {
