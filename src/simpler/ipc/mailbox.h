@@ -93,7 +93,9 @@ public:
 
     // ---- parent side ------------------------------------------------------
     // Copies the task into the frame and wakes the child. `deadline` bounds
-    // the task: poll_result() at or after it reports TIMED_OUT.
+    // the task: poll_result() at or after it reports TIMED_OUT. `after_mask`
+    // travels in the frame for a MailboxRing's child loop (mailbox_ring.h);
+    // serve_tasks ignores it.
     // Returns the lane's task sequence number through `task_seq`.
     PublishStatus publish(uint64_t callable_id, const CallConfig& config, std::span<const std::byte> blob,
                           uint64_t& task_seq, Deadline deadline = NO_DEADLINE, uint32_t after_mask = 0) noexcept;
