@@ -42,6 +42,7 @@
 #include "remote_children.h"
 #include "simpler/engine/chip_install.h"
 #include "simpler/engine/worker.h"
+#include "simpler/ipc/process_id.h"
 #include "simpler/task_interface/tiling.h"
 #include "value_eq.h"
 
@@ -230,6 +231,9 @@ TaskConfig config_of(const nb::bytes& b) {
 }  // namespace
 
 void bind_engine(nb::module_& m) {
+    m.def("current_process_id", &simpler::ipc::current_process_id,
+          "This process's id without a system call (os.getpid() is one: ~150 ns): cached, and refreshed in "
+          "every child forked through fork(), the children a Worker forks in C++ included.");
     m.def(
         "chip_install_payload",
         [](const std::string& orchestration, const std::string& library) {

@@ -43,6 +43,7 @@ from simpler._core import (
     create_fork_cow,
     create_fork_shm,
     create_posix_shm,
+    current_process_id,
     element_size,
 )
 from simpler.arg_checks import check_int, check_type
@@ -319,9 +320,10 @@ _default_registry: list = [None, 0]
 
 def default_registry() -> ImportRegistry:
     """This process's host ImportRegistry (a forked child gets its own)."""
-    if _default_registry[0] is None or _default_registry[1] != os.getpid():
+    pid = current_process_id()  # os.getpid() without its system call: this runs once per sub task
+    if _default_registry[0] is None or _default_registry[1] != pid:
         _default_registry[0] = ImportRegistry()
-        _default_registry[1] = os.getpid()
+        _default_registry[1] = pid
     registry: ImportRegistry = _default_registry[0]
     return registry
 

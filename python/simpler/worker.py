@@ -68,6 +68,7 @@ from simpler._core import (
     WorkerConfig,
     create_fork_shm,
     create_posix_shm,
+    current_process_id,
     element_size,
     intern_owner_path,
 )
@@ -612,7 +613,8 @@ class Worker:
         return self._running()
 
     def _check_process(self, what: str) -> None:
-        if os.getpid() != self._pid:
+        # current_process_id(): os.getpid() without its system call, twice per run
+        if current_process_id() != self._pid:
             raise RuntimeError(f"Worker.{what}: this process (pid {os.getpid()}) was forked from the Worker's "
                                f"owner (pid {self._pid}); a Worker runs only in the process that created it")
 

@@ -15,7 +15,8 @@ DispatchQueue::DispatchQueue(const ChildCounts& children) {
 
 void DispatchQueue::push(TaskId task, std::span<const MemberTarget> members) {
     check(task, members);
-    Item item{task, {members.begin(), members.end()}, {}};
+    Item item{task, members.front(), {}, {}};
+    if (members.size() > 1) item.group.assign(members.begin(), members.end());
     for (const MemberTarget& m : members)
         if (!m.named()) ++item.any_needed[static_cast<size_t>(m.kind)];
     items_.push_back(std::move(item));
@@ -86,13 +87,13 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
         if (spare == 0) break;
         bool can_go = true;
         for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) can_go &= it->any_needed[k] <= available(k);
-        for (const MemberTarget& m : it->members) {
+        for (const MemberTarget& m : it->members()) {
             if (!m.named()) continue;
             const Pool& p = pool(m.kind);
             can_go &= p.state[*m.index] == FREE && !p.reserved[*m.index];
         }
         if (!can_go) {
-            for (const MemberTarget& m : it->members) {
+            for (const MemberTarget& m : it->members()) {
                 if (!m.named()) continue;
                 Pool& p = pool(m.kind);
                 if (p.state[*m.index] == FREE && !p.reserved[*m.index]) --open[static_cast<size_t>(m.kind)];
@@ -102,8 +103,8 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
             ++it;
             continue;
         }
-        for (uint32_t m = 0; m < it->members.size(); ++m) {
-            const MemberTarget& t = it->members[m];
+        for (uint32_t m = 0; m < it->members().size(); ++m) {
+            const MemberTarget& t = it->members()[m];
             Pool& p = pool(t.kind);
             uint32_t index = 0;
             if (t.named()) {

@@ -74,8 +74,13 @@ private:
     };
     struct Item {
         TaskId task;
-        std::vector<MemberTarget> members;
+        MemberTarget single;              // a one-member task's member: queued without an allocation
+        std::vector<MemberTarget> group;  // a group's members (two or more); empty for one member
         std::array<uint32_t, CHILD_KIND_COUNT> any_needed;  // "any" members per kind
+
+        [[nodiscard]] std::span<const MemberTarget> members() const noexcept {
+            return group.empty() ? std::span<const MemberTarget>(&single, 1) : std::span<const MemberTarget>(group);
+        }
     };
 
     [[nodiscard]] Pool& pool(ChildKind k) noexcept { return pools_[static_cast<size_t>(k)]; }

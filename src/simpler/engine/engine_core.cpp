@@ -1,5 +1,6 @@
 #include "simpler/engine/engine_core.h"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <utility>
@@ -22,6 +23,25 @@ EngineConfig with_edge_recording(EngineConfig c) {
 EngineCore::EngineCore(EngineConfig config)
     : config_(with_edge_recording(std::move(config))), tracker_(config_.tracker), queue_(config_.children) {
     for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) lost_[k].resize(config_.children[k]);
+}
+
+void EngineCore::Record::reset() noexcept {
+    kind = TaskKind::SUB;
+    run = 0;
+    callable = 0;
+    configs.clear();
+    for (std::vector<std::byte>& b : blobs) b.clear();  // kept, with their capacity, for the next task's members
+    targets.clear();
+    outstanding = 0;
+    undispatched = 0;
+    failed = false;
+    held.clear();
+}
+
+EngineCore::Record& EngineCore::record(TaskId task) {
+    Record* r = records_.find(task);
+    if (r == nullptr) throw std::logic_error("EngineCore: no record of task " + std::to_string(task));
+    return *r;
 }
 
 namespace {
@@ -77,19 +97,25 @@ MemberTarget EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t
             " tensors; a next-level Worker takes at most " + std::to_string(CALL_CONFIG_WRITE_MASK_BITS) +
             " (the call config's write mask says which ones the task writes)");
     m.args->check_access();
-    const BufferDescriptor* checked = nullptr;  // the last descriptor descriptor_problem passed
+    if (!in_batch_) passed_.clear();
     for (size_t i = 0; i < m.args->tensor_count(); ++i) {
         const Tensor& t = m.args->tensor(i);
         const CanonicalIdentity& id = t.buffer.identity;
-        // Views of one backing usually come in a row: one check per run of equal descriptors.
-        if (config_.descriptor_problem && (checked == nullptr || !(*checked == t.buffer))) {
-            if (std::string why = config_.descriptor_problem(t.buffer); !why.empty())
-                throw std::invalid_argument(where(task, member, i) + ", buffer " + buffer_name(t.buffer) + ": " + why);
-            checked = &t.buffer;
-        }
-        if (config_.identity_problem) {
-            if (std::string why = config_.identity_problem(id); !why.empty())
-                throw std::invalid_argument(where(task, member, i) + ", buffer " + buffer_name(t.buffer) + ": " + why);
+        // The owner's verdicts hold while the engine's lock is held: a
+        // descriptor that passed both within this member (or this batch) is
+        // not asked about again.
+        if ((config_.descriptor_problem || config_.identity_problem) && !passed_.contains(t.buffer)) {
+            if (config_.descriptor_problem) {
+                if (std::string why = config_.descriptor_problem(t.buffer); !why.empty())
+                    throw std::invalid_argument(where(task, member, i) + ", buffer " + buffer_name(t.buffer) + ": " +
+                                                why);
+            }
+            if (config_.identity_problem) {
+                if (std::string why = config_.identity_problem(id); !why.empty())
+                    throw std::invalid_argument(where(task, member, i) + ", buffer " + buffer_name(t.buffer) + ": " +
+                                                why);
+            }
+            passed_.add(t.buffer);
         }
         if (t.buffer.address_space != static_cast<uint8_t>(AddressSpace::DEVICE)) continue;
         if (t.buffer.backend_kind == static_cast<uint8_t>(BackendKind::VMM_WINDOW) && config_.window_problem) {
@@ -159,6 +185,31 @@ void EngineCore::check_submit(TaskId task, TaskKind kind, std::span<const Member
     tracker_.check(task, submit_tracked_);
 }
 
+std::optional<BatchCheckRefusal> EngineCore::check_batch(TaskId first, TaskKind kind,
+                                                         std::span<const MemberSubmit> tasks) {
+    struct Scope {
+        EngineCore& e;
+        explicit Scope(EngineCore& core) : e(core) {
+            e.passed_.clear();
+            e.in_batch_ = true;
+        }
+        ~Scope() {
+            e.in_batch_ = false;
+            e.passed_.clear();
+        }
+        Scope(const Scope&) = delete;
+        Scope& operator=(const Scope&) = delete;
+    } scope(*this);
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        try {
+            check_submit(first + i, kind, tasks.subspan(i, 1));
+        } catch (const std::invalid_argument& e) {
+            return BatchCheckRefusal{i, e.what()};
+        }
+    }
+    return std::nullopt;
+}
+
 TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
                               const TaskConfig& config, bool checked) {
     const TaskId task = next_task_;
@@ -166,24 +217,35 @@ TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const 
     const std::vector<TaskMember>& tracked = submit_tracked_;
     const std::vector<MemberTarget>& targets = submit_targets_;
 
-    Record record{kind, run_, callable, {}, {}, targets, 0, static_cast<uint32_t>(members.size()), false, {}};
-    record.blobs.reserve(members.size());
-    record.configs.reserve(members.size());
-    for (const MemberSubmit& m : members) {
-        record.blobs.push_back(encode_blob(*m.args));
-        TaskConfig& c = record.configs.emplace_back(config);
-        set_write_mask(c, m.args->tags());
+    Record& record = records_.insert(task);
+    std::span<const TaskId> preds;
+    try {
+        record.kind = kind;
+        record.run = run_;
+        record.callable = callable;
+        record.targets.assign(targets.begin(), targets.end());
+        record.undispatched = static_cast<uint32_t>(members.size());
+        if (record.blobs.size() < members.size()) record.blobs.resize(members.size());
+        for (size_t i = 0; i < members.size(); ++i) {
+            const TaskArgs& args = *members[i].args;
+            std::vector<std::byte>& blob = record.blobs[i];
+            blob.resize(blob_size(args));
+            write_blob(args, blob);
+            TaskConfig& c = record.configs.emplace_back(config);
+            set_write_mask(c, args.tags());
+        }
+        preds = tracker_.submit(task, tracked);  // throws, recording nothing, on refusal
+    } catch (...) {
+        records_.erase(task);
+        throw;
     }
-
-    std::span<const TaskId> preds = tracker_.submit(task, tracked);  // throws, recording nothing, on refusal
     ++next_task_;
     if (config_.record_edges) {
         const std::span<const EdgeExplanation> edges = tracker_.edges_into(task);
         edge_log_.insert(edge_log_.end(), edges.begin(), edges.end());
     }
     const TaskState state = graph_.add(task, preds);
-    records_.emplace(task, std::move(record));
-    live_.insert(task);
+    live_order_.push_back(task);
     ++run_of(run_).unfinished;
     if (state == TaskState::READY) {
         queue_.push(task, targets);
@@ -198,7 +260,7 @@ void EngineCore::take(std::vector<Dispatch>& out) {
     std::vector<Assignment> assigned;
     queue_.take(assigned);
     for (const Assignment& a : assigned) {
-        Record& r = records_.at(a.task);
+        Record& r = record(a.task);
         if (graph_.state(a.task) == TaskState::READY) graph_.start(a.task);
         --r.undispatched;
         ++r.outstanding;
@@ -210,7 +272,7 @@ void EngineCore::take(std::vector<Dispatch>& out) {
 void EngineCore::member_finished(const Dispatch& d, const std::string& error) {
     queue_.release(d.child);
     const TaskId task = d.task.id;
-    Record& r = records_.at(task);
+    Record& r = record(task);
     --r.outstanding;
     if (!error.empty() && !r.failed) {
         r.failed = true;
@@ -232,7 +294,7 @@ void EngineCore::member_finished(const Dispatch& d, const std::string& error) {
 }
 
 void EngineCore::on_ready(std::span<const TaskId> ready) {
-    for (TaskId t : ready) queue_.push(t, records_.at(t).targets);
+    for (TaskId t : ready) queue_.push(t, record(t).targets);
 }
 
 void EngineCore::on_poisoned(std::span<const TaskId> poisoned) {
@@ -246,9 +308,9 @@ void EngineCore::on_poisoned(std::span<const TaskId> poisoned) {
 
 void EngineCore::account_poisoned(TaskId task) {
     ++poisoned_count_;
-    const auto it = records_.find(task);
-    if (it == records_.end()) return;
-    const Record& r = it->second;
+    const Record* found = records_.find(task);
+    if (found == nullptr) return;
+    const Record& r = *found;
     RunState& run = run_of(r.run);
     ++run.poisoned;
     if (run.first_failure) return;
@@ -274,8 +336,8 @@ RunState& EngineCore::run_of(uint64_t run) { return runs_[run]; }
 
 void EngineCore::finish_task(TaskId task) {
     const TaskState s = graph_.state(task);
-    const auto it = records_.find(task);
-    const std::optional<uint64_t> run = it != records_.end() ? std::optional(it->second.run) : std::nullopt;
+    Record* r = records_.find(task);
+    const std::optional<uint64_t> run = r != nullptr ? std::optional(r->run) : std::nullopt;
     if (s == TaskState::FAILED || s == TaskState::POISONED) {
         // Kept in the tracker and the graph until its run's failure is reported,
         // so a task submitted later that needs these bytes is poisoned too
@@ -285,11 +347,11 @@ void EngineCore::finish_task(TaskId task) {
         tracker_.complete(task);
         graph_.retire(task);
     }
-    if (it != records_.end()) {
-        if (!it->second.held.empty()) unheld_.insert(unheld_.end(), it->second.held.begin(), it->second.held.end());
-        records_.erase(it);
+    if (r != nullptr) {
+        if (!r->held.empty()) unheld_.insert(unheld_.end(), r->held.begin(), r->held.end());
+        records_.erase(task);
     }
-    live_.erase(task);
+    trim_live_order();
     if (run) {
         RunState& state = run_of(*run);
         if (--state.unfinished == 0) {
@@ -298,6 +360,14 @@ void EngineCore::finish_task(TaskId task) {
         }
     }
     if (!releases_.empty()) run_due_releases();
+}
+
+void EngineCore::trim_live_order() {
+    while (!live_order_.empty() && !records_.contains(live_order_.front())) live_order_.pop_front();
+    if (live_order_.size() <= 2 * records_.size() + 64) return;
+    live_order_.clear();
+    records_.for_each([this](TaskId id, const Record&) { live_order_.push_back(id); });
+    std::sort(live_order_.begin(), live_order_.end());
 }
 
 uint64_t EngineCore::end_run(bool collected) {
@@ -355,11 +425,11 @@ void EngineCore::forget_run(uint64_t run) {
 
 size_t EngineCore::cancel_run(uint64_t run, const std::string& why) {
     std::vector<TaskId> doomed;
-    for (const auto& [id, r] : records_) {
-        if (r.run != run) continue;
+    records_.for_each([&](TaskId id, const Record& r) {
+        if (r.run != run) return;
         const TaskState s = graph_.state(id);
         if (s == TaskState::PENDING || s == TaskState::READY) doomed.push_back(id);
-    }
+    });
     const size_t before = run_of(run).poisoned;
     for (TaskId id : doomed) {
         if (!records_.contains(id)) continue;  // poisoned through an earlier one
@@ -395,13 +465,13 @@ bool blob_names(std::span<const std::byte> blob, const CanonicalIdentity& id) no
 
 size_t EngineCore::hold_users(const CanonicalIdentity& id) {
     size_t n = 0;
-    for (auto& [task, r] : records_) {
+    records_.for_each([&](TaskId, Record& r) {
         bool names = false;
-        for (const std::vector<std::byte>& blob : r.blobs) names = names || blob_names(blob, id);
-        if (!names) continue;
+        for (size_t m = 0; m < r.targets.size(); ++m) names = names || blob_names(r.blobs[m], id);
+        if (!names) return;
         r.held.push_back(id);
         ++n;
-    }
+    });
     return n;
 }
 
@@ -412,10 +482,10 @@ void EngineCore::take_unheld(std::vector<CanonicalIdentity>& out) {
 
 void EngineCore::drop_all_holds(std::vector<CanonicalIdentity>& out) {
     take_unheld(out);
-    for (auto& [task, r] : records_) {
+    records_.for_each([&](TaskId, Record& r) {
         out.insert(out.end(), r.held.begin(), r.held.end());
         r.held.clear();
-    }
+    });
 }
 
 void EngineCore::release_after(std::function<void()> action) {
@@ -424,7 +494,8 @@ void EngineCore::release_after(std::function<void()> action) {
 }
 
 void EngineCore::run_due_releases() {
-    while (!releases_.empty() && (live_.empty() || releases_.front().before <= *live_.begin())) {
+    trim_live_order();
+    while (!releases_.empty() && (live_order_.empty() || releases_.front().before <= live_order_.front())) {
         std::function<void()> action = std::move(releases_.front().action);
         releases_.pop_front();
         action();
@@ -439,9 +510,9 @@ void EngineCore::child_lost(ChildRef child, const std::string& why) {
     // needing more children of its kind at once than remain alive.
     const uint32_t alive = queue_.live_count(child.kind);
     std::vector<TaskId> doomed;
-    for (const auto& [id, r] : records_) {
+    records_.for_each([&](TaskId id, const Record& r) {
         const TaskState s = graph_.state(id);
-        if (s != TaskState::READY && s != TaskState::PENDING) continue;
+        if (s != TaskState::READY && s != TaskState::PENDING) return;
         uint32_t any = 0;
         bool needs_lost = false;
         for (const MemberTarget& t : r.targets) {
@@ -449,13 +520,13 @@ void EngineCore::child_lost(ChildRef child, const std::string& why) {
             needs_lost |= t == MemberTarget::child(child);
         }
         if (needs_lost || any > alive) doomed.push_back(id);
-    }
+    });
     for (TaskId id : doomed) {
-        auto it = records_.find(id);
-        if (it == records_.end()) continue;  // poisoned through an earlier one
+        const Record* r = records_.find(id);
+        if (r == nullptr) continue;  // poisoned through an earlier one
         // a run that loses work must fail, even if no task failed
-        note_failure(RunFailure{TaskHandle{id, it->second.run}, it->second.kind, it->second.callable, 0,
-                                MemberTarget::child(child), "not run: " + why, nullptr});
+        note_failure(RunFailure{TaskHandle{id, r->run}, r->kind, r->callable, 0, MemberTarget::child(child),
+                                "not run: " + why, nullptr});
         scratch_.clear();
         graph_.poison(id, TaskFailure{id, why}, scratch_);
         on_poisoned(scratch_);
@@ -466,7 +537,7 @@ void EngineCore::abandon(const std::string& why) {
     scratch_.clear();
     graph_.poison_unstarted(TaskFailure{0, why}, scratch_);
     if (!scratch_.empty() && !first_failure_) {
-        const Record& r = records_.at(scratch_.front());
+        const Record& r = record(scratch_.front());
         first_failure_ = RunFailure{
             TaskHandle{scratch_.front(), r.run}, r.kind, r.callable, 0, r.targets.front(), "not run: " + why, nullptr};
     }

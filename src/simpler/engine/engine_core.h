@@ -25,7 +25,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -38,6 +37,7 @@
 #include "simpler/engine/task_config.h"
 #include "simpler/engine/task_graph.h"
 #include "simpler/engine/task_handle.h"
+#include "simpler/engine/task_table.h"
 #include "simpler/task_interface/task_args_wire.h"
 
 namespace simpler {
@@ -87,6 +87,38 @@ struct Dispatch {
     const TaskConfig* config;
 };
 
+// The task of a batch check_batch() refused (its index in the batch) and why.
+struct BatchCheckRefusal {
+    size_t index;
+    std::string message;
+};
+
+// The last few descriptors the owner passed (descriptor_problem and
+// identity_problem both said nothing), compared field by field: no hashing,
+// a bounded cost per argument. A batch of tiles over a handful of buffers asks
+// the owner once per buffer; more distinct buffers than it keeps are asked
+// again when they come back after others.
+class PassedDescriptors {
+public:
+    static constexpr size_t KEPT = 8;
+    [[nodiscard]] bool contains(const BufferDescriptor& d) const noexcept {
+        for (size_t i = 0; i < count_; ++i)
+            if (kept_[i] == d) return true;
+        return false;
+    }
+    void add(const BufferDescriptor& d) noexcept {
+        kept_[next_] = d;
+        next_ = (next_ + 1) % KEPT;
+        count_ = count_ < KEPT ? count_ + 1 : KEPT;
+    }
+    void clear() noexcept { count_ = next_ = 0; }
+
+private:
+    std::array<BufferDescriptor, KEPT> kept_{};
+    size_t count_ = 0;
+    size_t next_ = 0;
+};
+
 // Why run() fails: the first task that failed, where, and what it poisoned.
 struct RunFailure {
     TaskHandle task;
@@ -132,6 +164,13 @@ public:
     // in between (Worker::submit_many checks a whole batch so, then submits
     // each with checked=true).
     void check_submit(TaskId task, TaskKind kind, std::span<const MemberSubmit> members);
+    // check_submit() of every tasks[i] (one member each) as task first + i, in
+    // order, stopping at the first refusal: its index and message. The
+    // owner's verdict on a buffer is asked once per distinct descriptor of the
+    // batch (recent ones: see PassedDescriptors), not once per argument; the
+    // caller holds what the verdicts depend on still (Worker::submit_many: the
+    // engine's lock, no progress in between). Records nothing.
+    std::optional<BatchCheckRefusal> check_batch(TaskId first, TaskKind kind, std::span<const MemberSubmit> tasks);
     // The id the next submit gets.
     [[nodiscard]] TaskId next_task_id() const noexcept { return next_task_; }
 
@@ -180,7 +219,7 @@ public:
 
     // Tasks submitted and not finished: a task is finished when every member
     // dispatched has come back (a failed group's other members included).
-    [[nodiscard]] size_t unfinished() const noexcept { return live_.size(); }
+    [[nodiscard]] size_t unfinished() const noexcept { return records_.size(); }
     // Tasks submitted since construction (ids count up from 1).
     [[nodiscard]] uint64_t submitted() const noexcept { return next_task_ - 1; }
     // Ends the current run and returns its number: tasks submitted from now
@@ -222,19 +261,26 @@ public:
     void clear_edge_log() noexcept { edge_log_.clear(); }
 
 private:
+    // A task's record, from submit until it finishes, in a pooled slot
+    // (task_table.h): reset() empties it for the next task and keeps the
+    // capacity of its vectors (the blobs' bytes included).
     struct Record {
-        TaskKind kind;
-        uint64_t run;
-        uint64_t callable;
+        TaskKind kind = TaskKind::SUB;
+        uint64_t run = 0;
+        uint64_t callable = 0;
         std::vector<TaskConfig> configs;            // one per member
-        std::vector<std::vector<std::byte>> blobs;  // one per member
-        std::vector<MemberTarget> targets;
+        std::vector<std::vector<std::byte>> blobs;  // one per member (blobs.size() may exceed members: spares)
+        std::vector<MemberTarget> targets;          // one per member
         uint32_t outstanding = 0;                   // members dispatched and not yet finished
         uint32_t undispatched = 0;
         bool failed = false;
         std::vector<CanonicalIdentity> held;        // released backings this task holds (hold_users)
+
+        void reset() noexcept;
     };
 
+    // The record of an unfinished task; std::logic_error (an engine bug) when there is none.
+    Record& record(TaskId task);
     [[nodiscard]] MemberTarget target_of(TaskKind kind, const MemberSubmit& m) const noexcept;
     // Throws std::invalid_argument on refusal; returns where the member runs.
     MemberTarget check_engine_rules(TaskId task, TaskKind kind, uint32_t member, const MemberSubmit& m) const;
@@ -246,6 +292,8 @@ private:
     void on_poisoned(std::span<const TaskId> poisoned);
     void finish_task(TaskId task);
     void run_due_releases();
+    // Pops finished ids off live_order_'s front (and rebuilds it when it is mostly finished ones).
+    void trim_live_order();
     // Records `f` as the first failure of its run (and of the Worker) unless one is recorded.
     void note_failure(const RunFailure& f);
     // Counts a poisoned task in its run, and makes it the run's failure when it has none yet.
@@ -263,7 +311,7 @@ private:
     DependencyTracker tracker_;
     TaskGraph graph_;
     DispatchQueue queue_;
-    std::unordered_map<TaskId, Record> records_;
+    TaskTable<Record> records_;  // the unfinished tasks
     TaskId next_task_ = 1;
     uint64_t run_ = 0;
     std::optional<RunFailure> first_failure_;
@@ -276,7 +324,14 @@ private:
     // submit()'s per-call lists, kept so that a submit allocates none of them.
     std::vector<TaskMember> submit_tracked_;
     std::vector<MemberTarget> submit_targets_;
-    std::set<TaskId> live_;                // submitted and not finished, in id order
+    // Descriptors the owner passed in the member (or batch) being checked.
+    mutable PassedDescriptors passed_;
+    bool in_batch_ = false;  // check_batch() runs: passed_ holds across its tasks
+    // The unfinished tasks' ids in submit order, with finished ones not yet
+    // dropped: its front, once finished ones are popped, is the oldest
+    // unfinished task (release_after). Rebuilt from records_ when it grows
+    // past twice their number (a task that runs long keeps its front).
+    std::deque<TaskId> live_order_;
     std::deque<PendingRelease> releases_;  // in request order, so `before` never decreases
     std::vector<EdgeExplanation> edge_log_;
     std::vector<CanonicalIdentity> unheld_;  // holds of finished tasks, until take_unheld()

@@ -29,50 +29,61 @@ bool finished(TaskState s) noexcept {
 
 }  // namespace
 
+// A node's successor list is kept for the next task of its slot up to this
+// many ids; a longer one (a task many others waited on) is freed.
+constexpr size_t KEPT_SUCCESSORS = 64;
+
+void TaskGraph::Node::reset() noexcept {
+    state = TaskState::PENDING;
+    waiting = 0;
+    successors.clear();
+    if (successors.capacity() > KEPT_SUCCESSORS) std::vector<TaskId>().swap(successors);
+    cause.reset();
+    stamp = 0;
+}
+
 TaskGraph::Node& TaskGraph::node(TaskId task) {
-    auto it = nodes_.find(task);
-    if (it == nodes_.end()) throw std::logic_error("TaskGraph: unknown task " + std::to_string(task));
-    return it->second;
+    Node* n = nodes_.find(task);
+    if (n == nullptr) throw std::logic_error("TaskGraph: unknown task " + std::to_string(task));
+    return *n;
 }
 
 const TaskGraph::Node& TaskGraph::node(TaskId task) const {
-    auto it = nodes_.find(task);
-    if (it == nodes_.end()) throw std::logic_error("TaskGraph: unknown task " + std::to_string(task));
-    return it->second;
+    const Node* n = nodes_.find(task);
+    if (n == nullptr) throw std::logic_error("TaskGraph: unknown task " + std::to_string(task));
+    return *n;
 }
 
 TaskState TaskGraph::add(TaskId task, std::span<const TaskId> preds) {
     if (nodes_.contains(task)) throw std::logic_error("TaskGraph: task " + std::to_string(task) + " added twice");
     const uint64_t stamp = ++stamp_;
-    Node fresh;
     std::shared_ptr<const TaskFailure> cause;
-    std::vector<Node*> waits_on;
+    std::vector<Node*>& waits_on = waits_on_;
+    waits_on.clear();
     for (TaskId p : preds) {
-        auto it = nodes_.find(p);
-        if (it == nodes_.end() || p == task) continue;  // retired: as good as DONE
-        Node& pred = it->second;
-        if (pred.stamp == stamp) continue;
-        pred.stamp = stamp;
-        if (pred.state == TaskState::DONE) continue;
-        if (pred.state == TaskState::FAILED || pred.state == TaskState::POISONED) {
-            if (!cause) cause = pred.cause;
+        Node* pred = p == task ? nullptr : nodes_.find(p);
+        if (pred == nullptr) continue;  // retired: as good as DONE
+        if (pred->stamp == stamp) continue;
+        pred->stamp = stamp;
+        if (pred->state == TaskState::DONE) continue;
+        if (pred->state == TaskState::FAILED || pred->state == TaskState::POISONED) {
+            if (!cause) cause = pred->cause;
             continue;
         }
-        waits_on.push_back(&pred);
+        waits_on.push_back(pred);
     }
+    // Slots do not move: the predecessors' pointers stay valid across the insert.
+    Node& fresh = nodes_.insert(task);
     if (cause) {
         fresh.state = TaskState::POISONED;
         fresh.cause = std::move(cause);
-        nodes_.emplace(task, std::move(fresh));
         return TaskState::POISONED;
     }
     for (Node* pred : waits_on) pred->successors.push_back(task);
     fresh.waiting = static_cast<uint32_t>(waits_on.size());
     fresh.state = fresh.waiting == 0 ? TaskState::READY : TaskState::PENDING;
-    const TaskState s = fresh.state;
-    nodes_.emplace(task, std::move(fresh));
     ++unfinished_;
-    return s;
+    return fresh.state;
 }
 
 void TaskGraph::start(TaskId task) {
@@ -91,17 +102,16 @@ void TaskGraph::complete(TaskId task, std::vector<TaskId>& ready) {
     if (n.state != TaskState::READY && n.state != TaskState::RUNNING) misuse("completion of", task, n.state);
     finish(n, TaskState::DONE);
     for (TaskId s : n.successors) {
-        auto it = nodes_.find(s);
-        if (it == nodes_.end()) continue;
-        Node& succ = it->second;
-        if (succ.state != TaskState::PENDING) continue;  // poisoned meanwhile
-        if (--succ.waiting == 0) {
-            succ.state = TaskState::READY;
+        Node* succ = nodes_.find(s);
+        if (succ == nullptr) continue;
+        if (succ->state != TaskState::PENDING) continue;  // poisoned meanwhile
+        if (--succ->waiting == 0) {
+            succ->state = TaskState::READY;
             ready.push_back(s);
         }
     }
     n.successors.clear();
-    n.successors.shrink_to_fit();
+    if (n.successors.capacity() > KEPT_SUCCESSORS) std::vector<TaskId>().swap(n.successors);
 }
 
 void TaskGraph::fail(TaskId task, std::string message, std::vector<TaskId>& poisoned) {
@@ -118,9 +128,9 @@ void TaskGraph::poison_from(const Node& root, const std::shared_ptr<const TaskFa
     while (!stack.empty()) {
         const TaskId id = stack.back();
         stack.pop_back();
-        auto it = nodes_.find(id);
-        if (it == nodes_.end()) continue;
-        Node& n = it->second;
+        Node* found = nodes_.find(id);
+        if (found == nullptr) continue;
+        Node& n = *found;
         if (n.state != TaskState::PENDING && n.state != TaskState::READY) continue;
         n.cause = cause;
         finish(n, TaskState::POISONED);
@@ -140,12 +150,12 @@ void TaskGraph::poison(TaskId task, const TaskFailure& cause, std::vector<TaskId
 
 void TaskGraph::poison_unstarted(const TaskFailure& cause, std::vector<TaskId>& poisoned) {
     auto shared = std::make_shared<const TaskFailure>(cause);
-    for (auto& [id, n] : nodes_) {
-        if (n.state != TaskState::PENDING && n.state != TaskState::READY) continue;
+    nodes_.for_each([&](TaskId id, Node& n) {
+        if (n.state != TaskState::PENDING && n.state != TaskState::READY) return;
         n.cause = shared;
         finish(n, TaskState::POISONED);
         poisoned.push_back(id);
-    }
+    });
 }
 
 void TaskGraph::retire(TaskId task) {

@@ -19,10 +19,10 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "simpler/deps/edge_explanation.h"  // TaskId
+#include "simpler/engine/task_table.h"
 
 namespace simpler {
 
@@ -71,19 +71,23 @@ public:
     [[nodiscard]] size_t size() const noexcept { return nodes_.size(); }
 
 private:
+    // A node in a pooled slot (task_table.h): reset() empties it for the next task.
     struct Node {
         TaskState state = TaskState::PENDING;
         uint32_t waiting = 0;                  // unfinished predecessors
         std::vector<TaskId> successors;
         std::shared_ptr<const TaskFailure> cause;
         uint64_t stamp = 0;                    // dedupes predecessors within one add()
+
+        void reset() noexcept;
     };
     Node& node(TaskId task);
     const Node& node(TaskId task) const;
     void finish(Node& n, TaskState terminal);
     void poison_from(const Node& root, const std::shared_ptr<const TaskFailure>& cause, std::vector<TaskId>& out);
 
-    std::unordered_map<TaskId, Node> nodes_;
+    TaskTable<Node> nodes_;
+    std::vector<Node*> waits_on_;  // add()'s scratch
     size_t unfinished_ = 0;
     uint64_t stamp_ = 0;
 };

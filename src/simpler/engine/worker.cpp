@@ -137,7 +137,7 @@ Worker::~Worker() {
     new (&lanes_) std::vector<Lane>();
 }
 
-bool Worker::in_owner_process() const noexcept { return getpid() == owner_pid_; }
+bool Worker::in_owner_process() const noexcept { return ipc::current_process_id() == owner_pid_; }
 
 void Worker::require_owner_process(const char* what) const {
     if (!in_owner_process())
@@ -334,14 +334,8 @@ std::optional<Worker::BatchRefusal> Worker::submit_many(TaskKind kind, uint64_t 
         // Every task checked first (as the id it will get), then every one recorded:
         // nothing between the two loses a child or releases a buffer (no progress
         // runs, and the lock is held), so a batch is recorded whole or not at all.
-        const TaskId first = core_.next_task_id();
-        for (size_t i = 0; i < tasks.size(); ++i) {
-            try {
-                core_.check_submit(first + i, kind, {&tasks[i], 1});
-            } catch (const std::invalid_argument& e) {
-                return BatchRefusal{i, e.what()};
-            }
-        }
+        if (std::optional<BatchCheckRefusal> r = core_.check_batch(core_.next_task_id(), kind, tasks))
+            return BatchRefusal{r->index, std::move(r->message)};
         for (size_t i = 0; i < tasks.size(); ++i) {
             out.push_back(core_.submit(kind, callable, {&tasks[i], 1}, config, /*checked=*/true));
             if (trace_) trace_->submitted(out.back(), kind, callable, 1);

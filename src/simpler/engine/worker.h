@@ -88,6 +88,7 @@
 #include "simpler/ipc/child_watcher.h"
 #include "simpler/ipc/doorbell.h"
 #include "simpler/ipc/mailbox.h"
+#include "simpler/ipc/process_id.h"
 #include "simpler/ipc/serve_tasks.h"
 #include "simpler/ipc/shared_word.h"
 #include "simpler/ipc/spin_wait.h"
@@ -431,7 +432,7 @@ private:
     ipc::SpinWaiter wait_waiter_;  // the waits' (wait(), wait_run()), one at a time: wait_waiter_mu_
     std::mutex wait_waiter_mu_;
     EngineCore core_;
-    pid_t owner_pid_ = getpid();  // the process that built the Worker; only it drives the children
+    pid_t owner_pid_ = ipc::current_process_id();  // the process that built the Worker; only it drives the children
     bool stopping_ = false;
     bool initialized_ = false;
     std::atomic<bool> closed_{false};  // written under mu_; read without it by the entry points' checks

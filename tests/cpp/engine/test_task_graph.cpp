@@ -154,3 +154,25 @@ TEST(TaskGraph, RandomDagsReleaseEveryTaskExactlyOnceInADependencyOrder) {
         EXPECT_EQ(g.unfinished(), 0u);
     }
 }
+
+TEST(TaskGraph, ANodeInARecycledSlotHasNoSuccessorsAndNoCause) {
+    TaskGraph g;
+    std::vector<TaskId> out;
+    g.add(1, {});
+    g.add(2, ids({1}));
+    g.add(3, ids({1}));
+    g.fail(1, "boom", out);  // 2 and 3 poisoned, with 1's cause
+    EXPECT_EQ(out.size(), 2u);
+    for (TaskId t : {1, 2, 3}) g.retire(t);
+    // 4, 5, 6 take the freed slots: 4 must not release or poison what 1 knew.
+    EXPECT_EQ(g.add(4, {}), TaskState::READY);
+    EXPECT_EQ(g.failure(4), nullptr);
+    EXPECT_EQ(g.add(5, {}), TaskState::READY);
+    EXPECT_EQ(g.add(6, ids({5})), TaskState::PENDING);
+    out.clear();
+    g.complete(4, out);
+    EXPECT_TRUE(out.empty());  // no successor inherited
+    g.complete(5, out);
+    EXPECT_EQ(out, ids({6}));
+    EXPECT_EQ(g.state(6), TaskState::READY);
+}

@@ -1,0 +1,124 @@
+// The engine's own per-task cost (EngineCore: checks, inference, records,
+// graph, queue, completion), no processes and no IPC: what a Worker spends
+// under its lock per task, apart from the hand-offs.
+//
+// BM_EngineRoundTrip: per iteration, the engine's part of one hot round trip
+// (bench_worker BM_WorkerRoundTripSub): submit one empty sub task, take it,
+// report it finished, end the run and clear it.
+// BM_EngineBatch/N: N independent 4-argument tasks (3 INPUT tiles and one
+// OUTPUT_EXISTING tile of 64 FLOAT32, each operand its own buffer: the tasks of
+// bench_submit.py) checked then submitted as Worker::submit_many does, then
+// every one taken and finished; items per second. The same rate with
+// checks and submits only is BM_EngineBatchSubmit/N (the drain not timed).
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <vector>
+
+#include "simpler/engine/engine_core.h"
+#include "simpler/task_interface/task_args.h"
+
+using namespace simpler;
+
+namespace {
+
+constexpr uint32_t TILE = 64;
+
+EngineConfig one_sub_worker() {
+    EngineConfig c;
+    c.children[static_cast<size_t>(ChildKind::SUB_WORKER)] = 1;
+    return c;
+}
+
+BufferDescriptor buffer(uint64_t id, uint64_t nbytes) {
+    CanonicalIdentity c{};
+    std::memset(c.owner_instance_id, 0x5e, sizeof c.owner_instance_id);
+    c.buffer_id = id;
+    c.generation = 1;
+    const uint8_t name[] = "spbench";
+    return make_buffer_descriptor(c, BackendKind::POSIX_SHM, AddressSpace::HOST, AccessMode::READWRITE, nbytes,
+                                  {name, 7});
+}
+
+std::vector<TaskArgs> tiled_tasks(size_t n) {
+    const TensorArgType tags[4] = {TensorArgType::INPUT, TensorArgType::INPUT, TensorArgType::INPUT,
+                                   TensorArgType::OUTPUT_EXISTING};
+    std::vector<BufferDescriptor> bufs;
+    for (uint64_t b = 0; b < 4; ++b) bufs.push_back(buffer(b + 1, n * TILE * 4));
+    std::vector<TaskArgs> out(n);
+    const uint32_t shapes[1] = {TILE};
+    const uint32_t strides[1] = {1};
+    for (size_t k = 0; k < n; ++k)
+        for (size_t b = 0; b < 4; ++b)
+            out[k].add_tensor(make_tensor(bufs[b], shapes, DataType::FLOAT32, strides, uint64_t{TILE} * k), tags[b]);
+    return out;
+}
+
+void drain(EngineCore& core, std::vector<Dispatch>& d) {
+    while (core.unfinished() > 0) {
+        d.clear();
+        core.take(d);
+        for (const Dispatch& x : d) core.member_finished(x, "");
+    }
+}
+
+void BM_EngineRoundTrip(benchmark::State& state) {
+    EngineCore core(one_sub_worker());
+    const TaskArgs args;
+    const MemberSubmit m{&args, std::nullopt};
+    std::vector<Dispatch> d;
+    for (auto _ : state) {
+        core.submit(TaskKind::SUB, 1, {&m, 1}, TaskConfig{});
+        d.clear();
+        core.take(d);
+        core.member_finished(d.front(), "");
+        (void)core.end_run();
+        core.clear_failure();
+    }
+}
+
+void submit_batch(EngineCore& core, const std::vector<MemberSubmit>& batch) {
+    const TaskId first = core.next_task_id();
+    for (size_t i = 0; i < batch.size(); ++i) core.check_submit(first + i, TaskKind::SUB, {&batch[i], 1});
+    for (const MemberSubmit& m : batch) core.submit(TaskKind::SUB, 1, {&m, 1}, TaskConfig{}, /*checked=*/true);
+}
+
+void BM_EngineBatch(benchmark::State& state) {
+    const auto n = static_cast<size_t>(state.range(0));
+    EngineCore core(one_sub_worker());
+    const std::vector<TaskArgs> args = tiled_tasks(n);
+    std::vector<MemberSubmit> batch;
+    for (const TaskArgs& a : args) batch.push_back({&a, std::nullopt});
+    std::vector<Dispatch> d;
+    for (auto _ : state) {
+        submit_batch(core, batch);
+        drain(core, d);
+        (void)core.end_run();
+        core.clear_failure();
+    }
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+}
+
+void BM_EngineBatchSubmit(benchmark::State& state) {
+    const auto n = static_cast<size_t>(state.range(0));
+    EngineCore core(one_sub_worker());
+    const std::vector<TaskArgs> args = tiled_tasks(n);
+    std::vector<MemberSubmit> batch;
+    for (const TaskArgs& a : args) batch.push_back({&a, std::nullopt});
+    std::vector<Dispatch> d;
+    for (auto _ : state) {
+        submit_batch(core, batch);
+        state.PauseTiming();
+        drain(core, d);
+        (void)core.end_run();
+        core.clear_failure();
+        state.ResumeTiming();
+    }
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+}
+
+}  // namespace
+
+BENCHMARK(BM_EngineRoundTrip);
+BENCHMARK(BM_EngineBatch)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_EngineBatchSubmit)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
