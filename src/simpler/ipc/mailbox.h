@@ -119,6 +119,11 @@ public:
     [[nodiscard]] bool in_flight() const noexcept { return in_flight_; }
     [[nodiscard]] bool usable() const noexcept;
     [[nodiscard]] Deadline deadline() const noexcept { return in_flight_ ? deadline_ : NO_DEADLINE; }
+    // Moves the in-flight task's deadline (a MailboxRing task's clock starts
+    // when the ones ahead of it are done); nothing when none is in flight.
+    void restart_deadline(Deadline deadline) noexcept {
+        if (in_flight_) deadline_ = deadline;
+    }
     // Why the lane is unusable; empty while it is usable. A child that exited
     // with nothing in flight reads "CHILD_DIED: child <how> while idle".
     [[nodiscard]] std::string poison_reason() const;

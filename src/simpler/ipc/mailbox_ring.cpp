@@ -106,6 +106,7 @@ int serve_ring(MailboxRing& ring, const TaskHandler& handler, SpinPolicy policy,
             case ChildWake::TIMED_OUT: return SERVE_IDLE_LIMIT;
             case ChildWake::TASK: break;
         }
+        ring.set_serving_slot(k);
         const TaskView task = slot.begin_task();
         ++seq;
         uint64_t failed_producer = 0;

@@ -23,6 +23,7 @@
 // child's serving thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -80,10 +81,19 @@ public:
     // deadline passed while it waited is TIMED_OUT unless it finished by then.
     [[nodiscard]] Deadline deadline() const noexcept;
     [[nodiscard]] std::string poison_reason() const;
+    // Restarts the oldest in-flight task's deadline (the tasks ahead of it are
+    // reported: its own time starts now); nothing when none is in flight.
+    void restart_oldest_deadline(Deadline deadline) noexcept {
+        if (count_ != 0) slots_[head_]->restart_deadline(deadline);
+    }
     // Task sequence numbers of the tasks in flight, oldest first.
     [[nodiscard]] std::vector<uint64_t> in_flight_seqs() const;
 
     [[nodiscard]] Mailbox& slot(uint32_t i) noexcept { return *slots_[i]; }
+    // Child side: the slot serve_ring serves now (or served last), for a
+    // fault handler that must answer the task in progress from any thread.
+    [[nodiscard]] Mailbox& serving_slot() noexcept { return *slots_[serving_.load(std::memory_order_relaxed)]; }
+    void set_serving_slot(uint32_t i) noexcept { serving_.store(i, std::memory_order_relaxed); }
 
 private:
     std::vector<std::unique_ptr<Mailbox>> slots_;
@@ -93,6 +103,7 @@ private:
     uint64_t next_seq_ = 1;
     TaskError lost_error_ = TaskError::NONE;
     std::string lost_reason_;
+    std::atomic<uint32_t> serving_{0};  // child side: serve_ring's current slot
 };
 
 // The child's loop over a ring: serves its slots in order, skipping a task
