@@ -10,7 +10,9 @@
 // A chip is busy for the DispatchQueue while anything is in flight on its
 // lane; chip_flight_ mirrors the lane's order. A chained task never passes a
 // task queued for the same chip (DispatchQueue::names), so a chain cannot
-// starve what waits for that chip.
+// starve what waits for that chip. A waiting task is tried when it is
+// submitted, when a producer of it is dispatched to a chip or completes, and
+// when its chip's lane has room again.
 #include <algorithm>
 
 #include "simpler/engine/engine_core.h"

@@ -304,6 +304,8 @@ void EngineCore::member_finished(const Dispatch& d, const std::string& error) {
     }
     if (r.outstanding > 0 || r.undispatched > 0) return;
     if (!r.failed) {
+        // Successors still waiting may now wait only on tasks in flight on their chip.
+        if (chains()) note_chain_candidates(task);
         scratch_.clear();
         graph_.complete(task, scratch_);
         on_ready(scratch_);
