@@ -2,7 +2,7 @@
 // strictly in publish order; a task whose in-lane producer failed is skipped
 // (transitively), an independent one still runs; a killed child fails every
 // task in flight; a deadline overrun loses the rest of the lane, and a queued
-// task's deadline counts once it is the oldest; a control
+// task's deadline counts once it is the oldest (and can be restarted then); a control
 // message queued behind a task never overtakes it; bad masks and depths are
 // refused without publishing.
 #include <gtest/gtest.h>
@@ -226,6 +226,30 @@ TEST(MailboxRing, AQueuedTasksDeadlineCountsOnceItIsTheOldest) {
     EXPECT_EQ(r.error, TaskError::TIMED_OUT);
     EXPECT_EQ(r.message, "the task overran its deadline (never started); the child still holds it");
     EXPECT_FALSE(ring.usable());
+}
+
+TEST(MailboxRing, RestartingTheOldestsDeadlineGivesItItsOwnTime) {
+    Doorbell bell;
+    MailboxRing ring(MailboxRingConfig{64, 2}, bell);
+    ring.restart_oldest_deadline(after(1ms));  // nothing in flight: nothing to move
+    EXPECT_EQ(ring.deadline(), NO_DEADLINE);
+    publish(ring, 1);
+    publish(ring, 1, {}, 1, after(1ms));  // its deadline passes while the first runs
+    std::this_thread::sleep_for(5ms);
+    Mailbox& first = ring.slot(0);
+    (void)first.begin_task();
+    first.finish_ok();
+    EXPECT_TRUE(next_result(ring, bell).ok());
+    // What the Worker does on collecting a result with another task still in flight.
+    const Deadline fresh = after(10'000ms);
+    ring.restart_oldest_deadline(fresh);
+    EXPECT_EQ(ring.deadline(), fresh);
+    EXPECT_FALSE(ring.poll_result().has_value());  // not TIMED_OUT: its own time has just started
+    Mailbox& second = ring.slot(1);
+    (void)second.begin_task();
+    second.finish_ok();
+    EXPECT_TRUE(next_result(ring, bell).ok());
+    EXPECT_TRUE(ring.usable());
 }
 
 TEST(MailboxRing, AControlMessageQueuedBehindATaskNeverOvertakesIt) {
