@@ -8,7 +8,10 @@
 // waiters spin long enough that every hand-off lands while spinning), cold
 // (no spinning: every hand-off wakes a sleeping process) and adaptive (the
 // default SpinPolicy). Real time per round trip; the counter `slept` is the
-// share of the parent's waits that reached the futex.
+// share of the parent's waits that reached the futex. Last, a chain of
+// dependent one-tensor tasks through a MailboxRing of depth 1, 2 and 4 (each
+// task names the one before it as its producer; the parent keeps the ring
+// full): real time per task, what pipelining the lane buys at this layer.
 #include <benchmark/benchmark.h>
 
 #include <vector>
@@ -17,6 +20,7 @@
 #include "simpler/ipc/child_process.h"
 #include "simpler/ipc/doorbell.h"
 #include "simpler/ipc/mailbox.h"
+#include "simpler/ipc/mailbox_ring.h"
 #include "simpler/ipc/spin_wait.h"
 
 using namespace simpler::ipc;
@@ -81,6 +85,50 @@ void BM_MailboxRoundTripCold(benchmark::State& state) {
 }
 void BM_MailboxRoundTripAdaptive(benchmark::State& state) { mailbox_round_trip(state, SpinPolicy{}, SpinPolicy{}); }
 
+void BM_RingChain(benchmark::State& state) {
+    Doorbell bell;
+    MailboxRing ring(MailboxRingConfig{DEFAULT_BLOB_CAPACITY, static_cast<uint32_t>(state.range(0))}, bell);
+    ChildProcess child = ChildProcess::spawn([&ring] {
+        const int status = serve_ring(
+            ring,
+            [](const TaskView& t) -> TaskOutcome {
+                if (decode(t.blob)) return {};
+                return {TaskError::BAD_ARGUMENTS, "blob refused"};
+            },
+            SpinPolicy{}, CHILD_IDLE_LIMIT);
+        return status == SERVE_SHUTDOWN ? 0 : status;
+    });
+    const std::vector<std::byte> blob = one_tensor_blob();
+    SpinWaiter waiter;
+    // Depth 1 never has the producer in flight: it names none.
+    const uint32_t after = ring.depth() > 1 ? 1u : 0u;
+    uint64_t published = 0;
+    for (auto _ : state) {
+        while (!ring.full()) {
+            uint64_t seq = 0;
+            if (ring.publish(1, CallConfig{}, blob, seq, NO_DEADLINE, published > 0 ? after : 0u) !=
+                PublishStatus::OK) {
+                state.SkipWithError("publish refused");
+                break;
+            }
+            ++published;
+        }
+        std::optional<TaskResult> r;
+        const Deadline guard = Clock::now() + 10s;
+        for (;;) {
+            const uint32_t seen = bell.sequence();
+            if ((r = ring.poll_result()) || Clock::now() >= guard) break;
+            bell.wait_past(seen, waiter, guard);
+        }
+        if (!r || !r->ok()) {
+            state.SkipWithError("task failed or timed out");
+            break;
+        }
+    }
+    ring.request_shutdown();
+    finish_child(state, child);
+}
+
 }  // namespace
 
 BENCHMARK(BM_RawSpinPingPong)->UseRealTime();
@@ -91,3 +139,4 @@ BENCHMARK(BM_DecodeOneTensorBlob);
 BENCHMARK(BM_MailboxRoundTripHot)->UseRealTime();
 BENCHMARK(BM_MailboxRoundTripCold)->UseRealTime();
 BENCHMARK(BM_MailboxRoundTripAdaptive)->UseRealTime();
+BENCHMARK(BM_RingChain)->Arg(1)->Arg(2)->Arg(4)->UseRealTime();

@@ -4,6 +4,13 @@ failing task in the middle poisons its dependents and leaves the independent
 tasks on the same chip alone; a chip killed mid-chain fails the run with a
 clear error, poisons every later task of the chain and does not hang.
 
+Chained dispatch: a task whose only unfinished producer runs on its own chip
+is handed to that chip behind it (the chip's lane holds two tasks). A test.gate
+task that waits for a file holds the chain's head on chip 0; the orch fn's
+submit of the next task publishes it behind the gate (submit drives the lanes),
+so the trace shows it handed over while the gate ran: the chained path, not the
+one that waits in the parent, is what these tests exercise.
+
 The chain is std.add_scalar alternating x -> y (y = x + 1) and y -> x
 (x = y + 1) over 16 FLOAT32 elements starting at 0..15: after n tasks (n even)
 x holds i + n and y holds i + n - 1, exactly (small integers are exact in
@@ -20,7 +27,8 @@ import numpy as np
 import pytest
 
 from simpler import CallConfig, ChipCallable, DataType, TensorArgType, Worker, view_array
-from worker_helpers import alive, args, closing, kernel_callable  # noqa: F401
+from simpler.trace import intervals
+from worker_helpers import Gate, alive, args, closing, kernel_callable  # noqa: F401
 
 IN, OUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING
 F32, I64 = DataType.FLOAT32, DataType.INT64
@@ -28,8 +36,8 @@ N = 16
 ONE = struct.unpack("<I", struct.pack("<f", 1.0))[0]  # std.add_scalar's scalar: the f32 bits
 
 
-def chain_worker(closing, spin=None):
-    w = Worker(level=3, num_chips=2, task_timeout=30, spin=spin)
+def chain_worker(closing, spin=None, trace=False):
+    w = Worker(level=3, num_chips=2, task_timeout=30, spin=spin, trace=trace)
     closing(w)
     add = w.register(ChipCallable("std.add_scalar"))
     return w, add
@@ -144,3 +152,99 @@ def test_a_chip_killed_mid_chain_fails_the_run_and_poisons_the_rest_of_the_chain
     assert not alive(chip0)
     w.run(lambda o, _a, _c: submit_chain(o, add, x, y, 2, chip=1))  # the chain goes on on chip 1
     assert_chain_ran(x, y, before + 2)
+
+
+def assert_untouched(x, y):
+    np.testing.assert_array_equal(view_array(x), np.arange(N, dtype=np.float32))
+    np.testing.assert_array_equal(view_array(y), np.full(N, -1, dtype=np.float32))
+
+
+def chained_behind_gate(w, gate):
+    """The RUN events of the gate task and of the first task after it (both on chip 0)."""
+    runs = [i for i in intervals(w.trace_events()) if i.lane == "chip 0"]
+    by_task = {i.task.id: i for i in runs}
+    return by_task[gate.id], by_task[gate.id + 1]
+
+
+@pytest.mark.parametrize("spin", [None, 0.0])
+def test_a_chained_task_goes_to_its_chip_behind_its_producer_and_reads_what_it_wrote(closing, tmp_path, spin):
+    w, add = chain_worker(closing, spin, trace=True)
+    gate_k = w.register(kernel_callable("test.gate"))
+    w.init()
+    x, y = pair(w)
+    n = 200
+    handles = {}
+
+    def orch(o, _a, _c):
+        g = Gate(w, tmp_path, hold=x)  # writes x (leaves its bytes): the chain's first task reads it
+        handles["gate"] = g.submit(o, gate_k)
+        submit_chain(o, add, x, y, n)
+        g.open()
+
+    w.run(orch)
+    assert_chain_ran(x, y, n)
+    gate, first = chained_behind_gate(w, handles["gate"])
+    assert gate.ok and first.ok, (gate, first)
+    # published before the gate's result was collected: it waited on the chip, not in the parent
+    assert first.start_ns < gate.end_ns, (gate, first)
+    assert all(s.endswith("usable") for s in w.child_status())
+
+
+@pytest.mark.parametrize("spin", [None, 0.0])
+def test_a_failing_producer_skips_its_chained_task_which_is_poisoned_as_today(closing, tmp_path, spin):
+    w, add = chain_worker(closing, spin, trace=True)
+    gate_k = w.register(kernel_callable("test.gate"))
+    w.init()
+    x, y = pair(w)
+    after = 20
+    handles = {}
+
+    def orch(o, _a, _c):
+        g = Gate(w, tmp_path, hold=x, timeout_ms=500)  # never opened: fails after 0.5 s
+        handles["gate"] = g.submit(o, gate_k)
+        submit_chain(o, add, x, y, after)
+
+    with pytest.raises(RuntimeError) as info:
+        w.run(orch)
+    msg = str(info.value)
+    assert "(callable 'test.gate', member 0) on chip 0 failed" in msg and "never appeared" in msg, msg
+    assert f"{after} dependent task(s) were not run" in msg, msg
+    assert_untouched(x, y)  # nothing after the failure ran
+    gate, first = chained_behind_gate(w, handles["gate"])
+    assert not gate.ok and first.start_ns < gate.end_ns, (gate, first)
+    assert not first.ok and "SKIPPED" in first.error, first  # the chip skipped it: it was on the chip
+    assert all(s.endswith("usable") for s in w.child_status())
+    w.run(lambda o, _a, _c: submit_chain(o, add, x, y, 2))  # the chip still serves the chain
+    assert_chain_ran(x, y, 2)
+
+
+def test_a_chip_killed_with_two_tasks_in_flight_fails_both_and_poisons_the_rest(closing, tmp_path):
+    w, add = chain_worker(closing, trace=True)
+    gate_k = w.register(kernel_callable("test.gate"))
+    w.init()
+    chip0 = w.child_pids()[0]
+    x, y = pair(w)
+    after = 30
+    handles = {}
+
+    def orch(o, _a, _c):
+        g = Gate(w, tmp_path, hold=x)  # never opened: chip 0 dies in it
+        handles["gate"] = g.submit(o, gate_k)
+        submit_chain(o, add, x, y, after)  # the first is on chip 0 behind the gate
+        os.kill(chip0, signal.SIGKILL)
+
+    with pytest.raises(RuntimeError) as info:
+        w.run(orch)
+    msg = str(info.value)
+    assert "(callable 'test.gate', member 0) on chip 0" in msg and "CHILD_DIED" in msg and "signal 9" in msg, msg
+    assert f"{after} dependent task(s) were not run" in msg, msg
+    gate, first = chained_behind_gate(w, handles["gate"])
+    assert first.start_ns < gate.end_ns, (gate, first)  # both were in flight on chip 0
+    assert not gate.ok and "CHILD_DIED" in gate.error, gate
+    assert not first.ok and "CHILD_DIED" in first.error, first
+    assert_untouched(x, y)
+    status = w.child_status()
+    assert status[0].startswith("chip 0: lost") and "signal 9" in status[0] and status[1] == "chip 1: usable", status
+    assert not alive(chip0)
+    w.run(lambda o, _a, _c: submit_chain(o, add, x, y, 2, chip=1))  # the chain goes on on chip 1
+    assert_chain_ran(x, y, 2)

@@ -24,7 +24,7 @@ from simpler import (
     view_array,
 )
 from simpler.buffer import create_buffer
-from worker_helpers import args, close_and_check
+from worker_helpers import Gate, args, close_and_check, kernel_callable
 
 N = 16
 
@@ -228,6 +228,33 @@ def test_a_zero_copy_kernel_writing_a_read_only_argument_fails_the_run_and_never
         msg = str(info.value)
         assert f"write to read-only bytes of buffer {buf.identity} (FORK_SHM, grants {access.name}" in msg
         assert "on chip 0 failed" in msg and "chip 0 was ended" in msg
+        np.testing.assert_array_equal(owner_bytes(buf), np.ones(N, dtype=np.float32))
+    finally:
+        close_and_check(w)
+
+
+def test_a_chained_zero_copy_kernel_writing_a_read_only_argument_fails_through_its_own_slot(tmp_path):
+    """The scribble task waits on chip 0's lane behind a gate task (it reads what the gate writes), so
+    it runs from the lane's second slot: the fault handler answers through the slot being served."""
+    w = Worker(level=3, num_chips=1, zero_copy=True, task_timeout=30)
+    try:
+        scribble = w.register(ChipCallable.from_source(SCRIBBLE, "grants.scribble"))
+        gate_k = w.register(kernel_callable("test.gate"))
+        buf = make_buffer(w, BackendKind.FORK_SHM, AccessMode.READWRITE)
+        w.init()
+        t = buf.tensor((N,), DataType.FLOAT32)
+
+        def orch(o, _a, _c):
+            g = Gate(w, tmp_path, hold=t)  # writes t (leaves its bytes): the scribble task reads it
+            g.submit(o, gate_k)
+            o.submit_next_level(scribble, args((t, TensorArgType.INPUT)), worker=0)
+            g.open()
+
+        with pytest.raises(RuntimeError) as info:
+            w.run(orch)
+        msg = str(info.value)
+        assert f"write to read-only bytes of buffer {buf.identity} (FORK_SHM, grants READWRITE" in msg, msg
+        assert "(callable 'grants.scribble', member 0) on chip 0 failed" in msg and "chip 0 was ended" in msg, msg
         np.testing.assert_array_equal(owner_bytes(buf), np.ones(N, dtype=np.float32))
     finally:
         close_and_check(w)

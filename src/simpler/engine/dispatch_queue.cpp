@@ -120,6 +120,14 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
     }
 }
 
+bool DispatchQueue::names(ChildRef child) const noexcept {
+    const MemberTarget target = MemberTarget::child(child);
+    return std::any_of(items_.begin(), items_.end(), [&](const Item& i) {
+        const std::span<const MemberTarget> m = i.members();
+        return std::find(m.begin(), m.end(), target) != m.end();
+    });
+}
+
 bool DispatchQueue::drop(TaskId task) {
     auto it = std::find_if(items_.begin(), items_.end(), [&](const Item& i) { return i.task == task; });
     if (it == items_.end()) return false;

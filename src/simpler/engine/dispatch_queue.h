@@ -62,6 +62,8 @@ public:
     bool drop(TaskId task);
 
     [[nodiscard]] size_t queued() const noexcept { return items_.size(); }
+    // Whether a queued item has a member that names `child`.
+    [[nodiscard]] bool names(ChildRef child) const noexcept;
     [[nodiscard]] bool free(ChildRef child) const { return pool(child.kind).state.at(child.index) == FREE; }
     [[nodiscard]] uint32_t free_count(ChildKind kind) const noexcept;
     [[nodiscard]] uint32_t live_count(ChildKind kind) const noexcept;

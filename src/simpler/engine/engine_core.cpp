@@ -23,6 +23,7 @@ EngineConfig with_edge_recording(EngineConfig c) {
 EngineCore::EngineCore(EngineConfig config)
     : config_(with_edge_recording(std::move(config))), tracker_(config_.tracker), queue_(config_.children) {
     for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) lost_[k].resize(config_.children[k]);
+    chip_flight_.resize(config_.children[static_cast<size_t>(ChildKind::CHIP)]);
 }
 
 void EngineCore::Record::reset() noexcept {
@@ -35,6 +36,8 @@ void EngineCore::Record::reset() noexcept {
     outstanding = 0;
     undispatched = 0;
     failed = false;
+    chained = false;
+    preds.clear();
     held.clear();
 }
 
@@ -251,6 +254,9 @@ TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const 
     ++run_of(run_).unfinished;
     if (state == TaskState::READY) {
         queue_.push(task, targets);
+    } else if (state == TaskState::PENDING && chains() && chainable(record)) {
+        record.preds.assign(preds.begin(), preds.end());
+        chain_candidates_.push_back(task);
     } else if (state == TaskState::POISONED) {
         account_poisoned(task);
         finish_task(task);
@@ -268,14 +274,26 @@ void EngineCore::take(std::vector<Dispatch>& out) {
         ++r.outstanding;
         out.push_back({TaskHandle{a.task, r.run}, r.kind, a.member, a.child, r.callable, r.blobs[a.member],
                        &r.configs[a.member]});
+        if (chains() && a.child.kind == ChildKind::CHIP) chip_member_started(a.task, a.child);
     }
+    if (!chain_candidates_.empty()) take_chained(out);
 }
 
 void EngineCore::member_finished(const Dispatch& d, const std::string& error) {
-    queue_.release(d.child);
     const TaskId task = d.task.id;
+    if (chains() && d.child.kind == ChildKind::CHIP) {
+        chip_member_done(task, d.child);
+    } else {
+        queue_.release(d.child);
+    }
     Record& r = record(task);
     --r.outstanding;
+    if (graph_.state(task) == TaskState::POISONED) {
+        // A chained task whose producer failed: poisoned (and counted) then;
+        // its lane skipped it, or lost it with the producer.
+        if (r.outstanding == 0 && r.undispatched == 0) finish_task(task);
+        return;
+    }
     if (!error.empty() && !r.failed) {
         r.failed = true;
         auto root = std::make_shared<const RunFailure>(
@@ -288,6 +306,8 @@ void EngineCore::member_finished(const Dispatch& d, const std::string& error) {
     }
     if (r.outstanding > 0 || r.undispatched > 0) return;
     if (!r.failed) {
+        // Successors still waiting may now wait only on tasks in flight on their chip.
+        if (chains()) note_chain_candidates(task);
         scratch_.clear();
         graph_.complete(task, scratch_);
         on_ready(scratch_);
@@ -296,7 +316,15 @@ void EngineCore::member_finished(const Dispatch& d, const std::string& error) {
 }
 
 void EngineCore::on_ready(std::span<const TaskId> ready) {
-    for (TaskId t : ready) queue_.push(t, record(t).targets);
+    for (TaskId t : ready) {
+        Record& r = record(t);
+        if (r.chained) {
+            r.chained = false;  // already on its chip, behind the producers that just completed
+            graph_.start(t);
+        } else {
+            queue_.push(t, r.targets);
+        }
+    }
 }
 
 void EngineCore::on_poisoned(std::span<const TaskId> poisoned) {
@@ -304,6 +332,8 @@ void EngineCore::on_poisoned(std::span<const TaskId> poisoned) {
     for (TaskId t : copy) {
         queue_.drop(t);
         account_poisoned(t);
+        // A chained task on its chip finishes when its lane reports it (skipped).
+        if (const Record* r = records_.find(t); r != nullptr && r->outstanding > 0) continue;
         finish_task(t);
     }
 }
@@ -428,7 +458,7 @@ void EngineCore::forget_run(uint64_t run) {
 size_t EngineCore::cancel_run(uint64_t run, const std::string& why) {
     std::vector<TaskId> doomed;
     records_.for_each([&](TaskId id, const Record& r) {
-        if (r.run != run) return;
+        if (r.run != run || r.outstanding > 0) return;  // a chained task on its chip runs as any dispatched one
         const TaskState s = graph_.state(id);
         if (s == TaskState::PENDING || s == TaskState::READY) doomed.push_back(id);
     });
@@ -514,7 +544,7 @@ void EngineCore::child_lost(ChildRef child, const std::string& why) {
     std::vector<TaskId> doomed;
     records_.for_each([&](TaskId id, const Record& r) {
         const TaskState s = graph_.state(id);
-        if (s != TaskState::READY && s != TaskState::PENDING) return;
+        if ((s != TaskState::READY && s != TaskState::PENDING) || r.outstanding > 0) return;
         uint32_t any = 0;
         bool needs_lost = false;
         for (const MemberTarget& t : r.targets) {

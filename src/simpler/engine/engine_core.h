@@ -72,6 +72,11 @@ struct EngineConfig {
     // Keep every inferred edge with its explanation (edge_log()); off, the
     // tracker records none (tracker.record_explanations is overridden).
     bool record_edges = false;
+    // Tasks a chip's lane holds at once (its MailboxRing's depth). Above 1, a
+    // one-member chip task whose only unfinished producers are one-member
+    // tasks in flight on that same chip is handed to the chip behind them
+    // (chained dispatch, engine_chain.cpp) instead of waiting for them here.
+    uint32_t chip_lane_depth = 1;
 };
 
 // One member ready to be written to one child's mailbox.
@@ -83,6 +88,10 @@ struct Dispatch {
     uint64_t callable;
     std::span<const std::byte> blob;  // valid until the member is reported finished
     const TaskConfig* config;
+    // Chained dispatch: bit i-1 names the task dispatched i before this one to
+    // the same chip, a producer still in flight there (the chip runs this one
+    // after it, and skips it if it failed). 0: nothing of this task is in flight.
+    uint32_t after_mask = 0;
 };
 
 // The task of a batch check_batch() refused (its index in the batch) and why.
@@ -273,6 +282,10 @@ private:
         uint32_t outstanding = 0;                   // members dispatched and not yet finished
         uint32_t undispatched = 0;
         bool failed = false;
+        // Handed to its chip behind producers still in flight there: PENDING in
+        // the graph until they complete (then started, never queued).
+        bool chained = false;
+        std::vector<TaskId> preds;                  // a chip task's producers as inferred (chained dispatch)
         std::vector<CanonicalIdentity> held;        // released backings this task holds (hold_users)
 
         void reset() noexcept;
@@ -288,6 +301,16 @@ private:
     // rules false (submit's `checked`): the targets and tracker members only.
     void check_members(TaskId task, TaskKind kind, std::span<const MemberSubmit> members, bool rules);
     void on_ready(std::span<const TaskId> ready);
+    // Chained dispatch (engine_chain.cpp). A chip member dispatched to its lane:
+    void chip_member_started(TaskId task, ChildRef chip);
+    // A chip member back from its lane: the chip is free once nothing of its lane is in flight.
+    void chip_member_done(TaskId task, ChildRef chip);
+    // Queues the waiting successors of `task` to be tried for chained dispatch.
+    void note_chain_candidates(TaskId task);
+    // Hands each candidate whose only unfinished producers are in flight on its chip to that chip.
+    void take_chained(std::vector<Dispatch>& out);
+    [[nodiscard]] bool chains() const noexcept { return config_.chip_lane_depth > 1; }
+    [[nodiscard]] bool chainable(const Record& r) const noexcept;
     void on_poisoned(std::span<const TaskId> poisoned);
     void finish_task(TaskId task);
     void run_due_releases();
@@ -337,6 +360,9 @@ private:
     // Per kind, per child: why it is gone, empty while it lives.
     std::array<std::vector<std::string>, CHILD_KIND_COUNT> lost_;
     std::array<std::string, CHILD_KIND_COUNT> last_lost_;  // per kind: why the last one went, when one did
+    // Chained dispatch: per chip, the tasks in flight on its lane in dispatch order.
+    std::vector<std::deque<TaskId>> chip_flight_;
+    std::vector<TaskId> chain_candidates_;  // waiting tasks to try at the next take()
 };
 
 }  // namespace simpler

@@ -116,7 +116,7 @@ void TaskGraph::complete(TaskId task, std::vector<TaskId>& ready) {
 
 void TaskGraph::fail(TaskId task, std::string message, std::vector<TaskId>& poisoned) {
     Node& n = node(task);
-    if (n.state != TaskState::READY && n.state != TaskState::RUNNING) misuse("failure of", task, n.state);
+    if (finished(n.state)) misuse("failure of", task, n.state);
     n.cause = std::make_shared<const TaskFailure>(TaskFailure{task, std::move(message)});
     finish(n, TaskState::FAILED);
     poison_from(n, n.cause, poisoned);

@@ -50,6 +50,9 @@ public:
     void complete(TaskId task, std::vector<TaskId>& ready);
     // READY or RUNNING -> FAILED; every transitive successor not yet finished
     // becomes POISONED with this failure as its cause and is appended to `poisoned`.
+    // PENDING -> FAILED as well, for a task the engine handed to a chip behind
+    // producers still in flight there (EngineCore's chained dispatch) that
+    // failed before they finished: they skip it when they complete.
     void fail(TaskId task, std::string message, std::vector<TaskId>& poisoned);
     // Poisons one PENDING or READY node and every transitive successor not yet
     // finished, appending them to `poisoned`; a node in any other state is left alone.
@@ -66,6 +69,8 @@ public:
     [[nodiscard]] TaskState state(TaskId task) const;
     // The root cause of a FAILED or POISONED node; null otherwise.
     [[nodiscard]] const TaskFailure* failure(TaskId task) const;
+    // The tasks added after `task` that wait on it (some may have finished since).
+    [[nodiscard]] std::span<const TaskId> successors(TaskId task) const { return node(task).successors; }
     // Nodes not yet DONE, FAILED or POISONED.
     [[nodiscard]] size_t unfinished() const noexcept { return unfinished_; }
     [[nodiscard]] size_t size() const noexcept { return nodes_.size(); }

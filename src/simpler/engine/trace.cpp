@@ -36,33 +36,27 @@ void TraceRecorder::submitted(TaskHandle task, TaskKind kind, uint64_t callable,
 
 void TraceRecorder::published(size_t lane, const Dispatch& d, int64_t now_ns) noexcept {
     try {
-        if (lane >= open_.size()) {
-            open_.resize(lane + 1);
-            open_valid_.resize(lane + 1, 0);
-        }
+        if (lane >= open_.size()) open_.resize(lane + 1);
+        TraceEvent& e = open_[lane].emplace_back();
+        e.phase = TracePhase::RUN;
+        e.kind = d.kind;
+        e.ok = true;
+        e.member = d.member;
+        e.child = d.child;
+        e.members = 0;
+        e.task = d.task;
+        e.callable = d.callable;
+        e.start_ns = now_ns;
+        e.end_ns = now_ns;
     } catch (...) {
         ++dropped_;
-        return;
     }
-    TraceEvent& e = open_[lane];
-    e.phase = TracePhase::RUN;
-    e.kind = d.kind;
-    e.ok = true;
-    e.member = d.member;
-    e.child = d.child;
-    e.members = 0;
-    e.task = d.task;
-    e.callable = d.callable;
-    e.start_ns = now_ns;
-    e.end_ns = now_ns;
-    e.error.clear();
-    open_valid_[lane] = 1;
 }
 
 void TraceRecorder::collected(size_t lane, std::string_view error, int64_t now_ns) noexcept {
-    if (lane >= open_.size() || !open_valid_[lane]) return;
-    open_valid_[lane] = 0;
-    TraceEvent e = std::move(open_[lane]);
+    if (lane >= open_.size() || open_[lane].empty()) return;
+    TraceEvent e = std::move(open_[lane].front());
+    open_[lane].pop_front();
     e.end_ns = now_ns;
     e.ok = error.empty();
     try {
@@ -74,7 +68,8 @@ void TraceRecorder::collected(size_t lane, std::string_view error, int64_t now_n
 }
 
 void TraceRecorder::lane_lost(size_t lane, std::string_view why, int64_t now_ns) noexcept {
-    collected(lane, why.empty() ? std::string_view("lost") : why, now_ns);
+    while (lane < open_.size() && !open_[lane].empty())
+        collected(lane, why.empty() ? std::string_view("lost") : why, now_ns);
 }
 
 void TraceRecorder::not_published(const Dispatch& d, std::string_view why, int64_t now_ns) noexcept {

@@ -14,7 +14,10 @@
 //                    wake-up latency, microseconds on an idle machine).
 // Both RUN stamps are parent-side, so a RUN interval contains the child's own
 // run; two RUN intervals that do not overlap ran one after the other for sure,
-// and two that overlap by more than the wake-up latency ran concurrently.
+// and two on different children that overlap by more than the wake-up latency
+// ran concurrently. Two on one chip may overlap and still run one after the
+// other: a chip's lane holds a chained task behind its producers
+// (EngineConfig::chip_lane_depth), and its interval starts at that hand-off.
 //
 // Bounded: at most `capacity` events are kept; every later one is counted in
 // dropped() and not stored. Events of members still in flight are not in
@@ -29,6 +32,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,12 +72,12 @@ public:
     // The engine accepted task `task` of `members` members.
     void submitted(TaskHandle task, TaskKind kind, uint64_t callable, uint32_t members,
                    int64_t now_ns = trace_now_ns()) noexcept;
-    // Member `d` was published to lane `lane`; the lane's event stays open until
-    // collected() or lane_lost(). A lane has at most one open event.
+    // Member `d` was published to lane `lane`; its event stays open until
+    // collected() or lane_lost(). A lane's open events close in publish order.
     void published(size_t lane, const Dispatch& d, int64_t now_ns = trace_now_ns()) noexcept;
-    // The lane's open member finished (error empty on success); no-op when none is open.
+    // The lane's oldest open member finished (error empty on success); no-op when none is open.
     void collected(size_t lane, std::string_view error, int64_t now_ns = trace_now_ns()) noexcept;
-    // The lane's child is gone: its open member, if any, ends failed with `why`.
+    // The lane's child is gone: its open members, if any, end failed with `why`.
     void lane_lost(size_t lane, std::string_view why, int64_t now_ns = trace_now_ns()) noexcept;
     // Member `d` was never published (`why`): a zero-length failed RUN event.
     void not_published(const Dispatch& d, std::string_view why, int64_t now_ns = trace_now_ns()) noexcept;
@@ -89,8 +93,7 @@ private:
 
     size_t capacity_;
     std::vector<TraceEvent> events_;
-    std::vector<TraceEvent> open_;       // per lane: the member in flight
-    std::vector<uint8_t> open_valid_;    // per lane: whether open_[lane] is in flight
+    std::vector<std::deque<TraceEvent>> open_;  // per lane: the members in flight, oldest first
     size_t dropped_ = 0;
 };
 

@@ -19,13 +19,13 @@ static_assert(sizeof(ipc::CallConfig) == sizeof(CallConfig));
 
 namespace {
 
-// The mailbox of the task this child serves; the grant-fault handler reports
-// through it (a forked child serves one mailbox).
-ipc::Mailbox* g_fault_mailbox = nullptr;
+// The lane this child serves; the grant-fault handler reports through the
+// slot it serves now (a forked child serves one lane).
+ipc::MailboxRing* g_fault_ring = nullptr;
 
 void report_grant_fault(const char* message, size_t length) noexcept {
-    if (g_fault_mailbox != nullptr)
-        g_fault_mailbox->finish_failed(ipc::TaskError::TASK_FAILED, std::string_view(message, length));
+    if (g_fault_ring != nullptr)
+        g_fault_ring->serving_slot().finish_failed(ipc::TaskError::TASK_FAILED, std::string_view(message, length));
 }
 
 // How long the parked scheduler thread sleeps before it looks whether a wait()
@@ -40,6 +40,7 @@ const char* publish_status_text(ipc::PublishStatus s) noexcept {
         case ipc::PublishStatus::BUSY: return "the lane already has a task in flight";
         case ipc::PublishStatus::LANE_DEAD: return "the child is gone";
         case ipc::PublishStatus::BLOB_TOO_LARGE: return "the argument blob exceeds the mailbox capacity";
+        case ipc::PublishStatus::BAD_AFTER_MASK: return "the task names producers its lane cannot know";
     }
     return "unknown publish status";
 }
@@ -173,6 +174,7 @@ EngineConfig Worker::engine_config() {
     e.children[static_cast<size_t>(ChildKind::WORKER)] = config_.num_workers;
     if (config_.num_workers > 0) e.next_level = ChildKind::WORKER;
     e.record_edges = config_.record_edges;
+    e.chip_lane_depth = CHIP_LANE_DEPTH;
     e.device_owner = [this](const CanonicalIdentity& id) -> std::optional<uint32_t> {
         if (std::optional<uint32_t> chip = device_->owner_of(id)) return chip;
         if (std::optional<uint32_t> chip = windows_->owner_of(id)) return chip;
@@ -241,7 +243,8 @@ void Worker::init() {
         for (uint32_t i = 0; i < children[k]; ++i) {
             Lane& l = lanes_.emplace_back();
             l.ref = ChildRef{static_cast<ChildKind>(k), i};
-            l.mailbox = std::make_unique<ipc::Mailbox>(ipc::MailboxConfig{config_.blob_capacity}, bell_);
+            const uint32_t depth = l.ref.kind == ChildKind::CHIP ? CHIP_LANE_DEPTH : 1;
+            l.mailbox = std::make_unique<ipc::MailboxRing>(ipc::MailboxRingConfig{config_.blob_capacity, depth}, bell_);
         }
     }
     // The relay lanes are the last next-level Worker lanes; nothing is forked for them.
@@ -255,11 +258,11 @@ void Worker::init() {
                 ::signal(SIGINT, SIG_IGN);
                 // A write to read-only granted bytes fails the task in flight
                 // with the buffer and the grant, then ends this child.
-                g_fault_mailbox = lanes_[i].mailbox.get();
+                g_fault_ring = lanes_[i].mailbox.get();
                 install_grant_fault_handler(&report_grant_fault, lanes_[i].ref.name().c_str());
                 ChildHandlers handlers = make_child_handler(lanes_[i].ref);
                 ipc::TaskHandler handler = serve_with_control(std::move(handlers));
-                const int status = ipc::serve_tasks(*lanes_[i].mailbox, handler, config_.spin);
+                const int status = ipc::serve_ring(*lanes_[i].mailbox, handler, config_.spin);
                 // What the handler owns goes now, before the child exits: a
                 // next-level Worker's handler closes that Worker (stops its children).
                 handler = nullptr;
@@ -465,16 +468,18 @@ std::string Worker::describe_in_flight_locked(size_t limit, std::optional<uint64
     size_t rest = 0;
     for (const Lane& l : lanes_) {
         // A member held behind a forget is the lane's as much as one on the child.
-        const std::optional<Dispatch>& member = l.in_flight ? l.in_flight : l.held;
-        if (!member || (run && member->task.run != *run)) continue;
-        if (listed == limit) {
-            ++rest;
-            continue;
+        for (const std::deque<Dispatch>* members : {&l.in_flight, &l.held}) {
+            for (const Dispatch& d : *members) {
+                if (run && d.task.run != *run) continue;
+                if (listed == limit) {
+                    ++rest;
+                    continue;
+                }
+                out += std::string(listed++ > 0 ? ", " : "") + (d.kind == TaskKind::SUB ? "sub " : "") + d.task.name() +
+                       " (callable " + callable_name(d.kind, d.callable) + ", member " + std::to_string(d.member) +
+                       ") on " + d.child.name();
+            }
         }
-        const Dispatch& d = *member;
-        out += std::string(listed++ > 0 ? ", " : "") + (d.kind == TaskKind::SUB ? "sub " : "") + d.task.name() +
-               " (callable " + callable_name(d.kind, d.callable) + ", member " + std::to_string(d.member) + ") on " +
-               d.child.name();
     }
     if (rest > 0) out += " and " + std::to_string(rest) + " more";
     return out;
@@ -508,7 +513,7 @@ ipc::Deadline Worker::progress_locked() {
     release_holds_locked();
     ipc::Deadline deadline = ipc::NO_DEADLINE;
     for (const Lane& l : lanes_)
-        if (l.in_flight) deadline = std::min(deadline, l.mailbox->deadline());
+        if (!l.in_flight.empty()) deadline = std::min(deadline, l.mailbox->deadline());
     notify_runs_locked();
     return deadline;
 }
@@ -629,7 +634,7 @@ void Worker::scheduler_loop() noexcept {
 }
 
 void Worker::relay_loop(size_t lane, RelayLane relay) noexcept {
-    ipc::Mailbox& mailbox = *lanes_[lane].mailbox;
+    ipc::MailboxRing& mailbox = *lanes_[lane].mailbox;
     std::string lost;
     {
         const ipc::TaskHandler handler = serve_with_control(std::move(relay.handlers));
@@ -643,7 +648,7 @@ void Worker::relay_loop(size_t lane, RelayLane relay) noexcept {
             return !lost.empty();
         };
         for (;;) {
-            const int status = ipc::serve_tasks(mailbox, handler, config_.spin, RELAY_IDLE_CHECK, child_lost);
+            const int status = ipc::serve_ring(mailbox, handler, config_.spin, RELAY_IDLE_CHECK, child_lost);
             if (status == ipc::SERVE_SHUTDOWN || status == ipc::SERVE_STOPPED) break;
             if (child_lost()) break;
         }
@@ -670,10 +675,16 @@ std::string Worker::dead_lane_why_locked(const Lane& l) const {
 void Worker::collect_results_locked() {
     for (size_t i = 0; i < lanes_.size(); ++i) {
         Lane& l = lanes_[i];
-        if (l.in_flight) {
-            if (std::optional<ipc::TaskResult> r = l.mailbox->poll_result()) {
-                const Dispatch d = *l.in_flight;
-                l.in_flight.reset();
+        if (!l.in_flight.empty()) {
+            // Results come in publish order; a lost lane reports every task on it at once.
+            while (!l.in_flight.empty()) {
+                std::optional<ipc::TaskResult> r = l.mailbox->poll_result();
+                if (!r) break;
+                const Dispatch d = l.in_flight.front();
+                l.in_flight.pop_front();
+                // The next task's time starts now: it ran only after this one.
+                if (!l.in_flight.empty() && config_.task_timeout.count() > 0)
+                    l.mailbox->restart_oldest_deadline(ipc::Clock::now() + config_.task_timeout);
                 if (trace_) trace_->collected(i, r->ok() ? "" : ipc::task_error_name(r->error) + (": " + r->message));
                 std::string failure =
                     r->ok() ? std::string() : std::string(ipc::task_error_name(r->error)) + ": " + r->message;
@@ -721,8 +732,8 @@ void Worker::dispatch_locked() {
     for (const Dispatch& d : batch_) {
         const size_t i = lane_of(d.child);
         Lane& l = lanes_[i];
-        if (l.control_in_flight) {
-            l.held = d;  // published once the child has answered the forget
+        if (l.control_in_flight || !l.held.empty()) {
+            l.held.push_back(d);  // published once the child has answered the forget
             continue;
         }
         publish_locked(i, d);
@@ -739,9 +750,9 @@ void Worker::publish_locked(size_t i, const Dispatch& d) {
     // Stamped before the publish: the child may start at once, and the RUN
     // interval must contain its whole run.
     const int64_t published_ns = trace_ ? trace_now_ns() : 0;
-    const ipc::PublishStatus st = l.mailbox->publish(d.callable, call, d.blob, seq, deadline);
+    const ipc::PublishStatus st = l.mailbox->publish(d.callable, call, d.blob, seq, deadline, d.after_mask);
     if (st == ipc::PublishStatus::OK) {
-        l.in_flight = d;
+        l.in_flight.push_back(d);
         if (trace_) trace_->published(i, d, published_ns);
         return;
     }
@@ -771,7 +782,7 @@ void Worker::deliver_forgets_locked() {
     if (lanes_forgetting_ == 0) return;
     for (size_t i = 0; i < lanes_.size(); ++i) {
         const Lane& l = lanes_[i];
-        if (!l.lost && !l.in_flight && !l.control_in_flight && !l.forgets.empty()) publish_forget_locked(i);
+        if (!l.lost && l.in_flight.empty() && !l.control_in_flight && !l.forgets.empty()) publish_forget_locked(i);
     }
 }
 
@@ -812,9 +823,9 @@ void Worker::lose_lane_locked(size_t lane, const std::string& why) {
     l.forgets.clear();
     drop_installs_locked(l);
     l.control_in_flight = false;
-    if (l.held) {
-        const Dispatch d = *l.held;
-        l.held.reset();
+    while (!l.held.empty()) {
+        const Dispatch d = l.held.front();
+        l.held.pop_front();
         core_.member_finished(d, "not dispatched to " + d.child.name() + ": the child is gone (" + l.lost_why + ")");
     }
     if (trace_) trace_->lane_lost(lane, l.lost_why);
@@ -953,7 +964,7 @@ WorkerProgress Worker::progress() const {
     p.unfinished = core_.unfinished();
     p.lost = lost_count();
     p.children.reserve(lanes_.size());
-    for (const Lane& l : lanes_) p.children.push_back({l.ref.name(), l.done, l.in_flight.has_value(), l.lost});
+    for (const Lane& l : lanes_) p.children.push_back({l.ref.name(), l.done, !l.in_flight.empty(), l.lost});
     return p;
 }
 

@@ -88,12 +88,17 @@
 #include "simpler/ipc/child_watcher.h"
 #include "simpler/ipc/doorbell.h"
 #include "simpler/ipc/mailbox.h"
+#include "simpler/ipc/mailbox_ring.h"
 #include "simpler/ipc/process_id.h"
 #include "simpler/ipc/serve_tasks.h"
 #include "simpler/ipc/shared_word.h"
 #include "simpler/ipc/spin_wait.h"
 
 namespace simpler {
+
+// Tasks a chip's lane holds at once: the one it runs and a chained one
+// behind it (EngineConfig::chip_lane_depth; docs/ipc.md, MailboxRing).
+inline constexpr uint32_t CHIP_LANE_DEPTH = 2;
 
 // Everything a Worker is built from: its options (each default is the
 // initializer here and nowhere else) and its collaborators (handlers, hooks).
@@ -354,14 +359,16 @@ private:
     };
     struct Lane {
         ChildRef ref;
-        std::unique_ptr<ipc::Mailbox> mailbox;
+        // A chip's lane holds CHIP_LANE_DEPTH tasks (a chained one behind its
+        // producers); every other lane one.
+        std::unique_ptr<ipc::MailboxRing> mailbox;
         ipc::ChildProcess child;
-        std::optional<Dispatch> in_flight;
+        std::deque<Dispatch> in_flight;  // on the child, in publish order
         std::vector<CanonicalIdentity> forgets;  // queued for the child, oldest first
         std::deque<QueuedInstall> installs;      // queued for the child, oldest first
         bool control_in_flight = false;          // a forget or install message is on the child
         uint64_t install_on_child = 0;           // the install ticket on the child (0: none, or a forget)
-        std::optional<Dispatch> held;            // taken for this lane while a forget was on it
+        std::deque<Dispatch> held;               // taken for this lane while a forget was on it, in order
         bool lost = false;
         std::string lost_why;
         uint64_t done = 0;  // members this lane's child finished (WorkerProgress)

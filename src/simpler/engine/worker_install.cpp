@@ -87,10 +87,13 @@ void Worker::publish_next_control_locked(size_t i) {
         publish_forget_locked(i);
     } else if (!l.installs.empty()) {
         publish_install_locked(i);
-    } else if (l.held) {
-        const Dispatch d = *l.held;
-        l.held.reset();
-        publish_locked(i, d);
+    } else {
+        // In order: a chained task follows its producer onto the child.
+        while (!l.held.empty() && !l.control_in_flight) {
+            const Dispatch d = l.held.front();
+            l.held.pop_front();
+            publish_locked(i, d);
+        }
     }
 }
 
@@ -99,7 +102,7 @@ void Worker::deliver_installs_locked() {
     if (lanes_installing_ == 0) return;
     for (size_t i = 0; i < lanes_.size(); ++i) {
         const Lane& l = lanes_[i];
-        if (!l.lost && !l.in_flight && !l.control_in_flight && !l.installs.empty()) publish_install_locked(i);
+        if (!l.lost && l.in_flight.empty() && !l.control_in_flight && !l.installs.empty()) publish_install_locked(i);
     }
 }
 

@@ -19,7 +19,8 @@ std::atomic_ref<uint32_t> state_ref(MailboxFrame& f) noexcept { return std::atom
 bool child_may_report(int32_t code) noexcept {
     return code == static_cast<int32_t>(TaskError::TASK_FAILED) ||
            code == static_cast<int32_t>(TaskError::BAD_ARGUMENTS) ||
-           code == static_cast<int32_t>(TaskError::UNKNOWN_CALLABLE);
+           code == static_cast<int32_t>(TaskError::UNKNOWN_CALLABLE) ||
+           code == static_cast<int32_t>(TaskError::SKIPPED);
 }
 
 // Reads the child's message, bounded by the buffer whatever message_bytes says.
@@ -42,6 +43,7 @@ const char* task_error_name(TaskError e) noexcept {
         case TaskError::CHILD_DIED: return "CHILD_DIED";
         case TaskError::TIMED_OUT: return "TIMED_OUT";
         case TaskError::PROTOCOL: return "PROTOCOL";
+        case TaskError::SKIPPED: return "SKIPPED";
     }
     return "UNKNOWN";
 }
@@ -77,7 +79,7 @@ std::string Mailbox::poison_reason() const {
 }
 
 PublishStatus Mailbox::publish(uint64_t callable_id, const CallConfig& config, std::span<const std::byte> blob,
-                               uint64_t& task_seq, Deadline deadline) noexcept {
+                               uint64_t& task_seq, Deadline deadline, uint32_t after_mask) noexcept {
     if (!usable()) return PublishStatus::LANE_DEAD;
     if (in_flight_) return PublishStatus::BUSY;
     if (blob.size() > capacity_) return PublishStatus::BLOB_TOO_LARGE;
@@ -86,6 +88,7 @@ PublishStatus Mailbox::publish(uint64_t callable_id, const CallConfig& config, s
     frame_->callable_id = callable_id;
     frame_->config = config;
     frame_->blob_bytes = blob.size();
+    frame_->after_mask = after_mask;
     if (!blob.empty()) std::memcpy(blob_, blob.data(), blob.size());
     state_ref(*frame_).store(static_cast<uint32_t>(MailboxState::TASK_READY), std::memory_order_release);
     in_flight_ = true;
@@ -103,6 +106,11 @@ TaskResult Mailbox::fail_in_flight(TaskError error, std::string message) noexcep
     poison(error, message);
     in_flight_ = false;
     return TaskResult{error, task_seq_, std::move(message)};
+}
+
+std::optional<TaskResult> Mailbox::abandon(TaskError error, std::string message) noexcept {
+    if (!in_flight_) return std::nullopt;
+    return fail_in_flight(error, std::move(message));
 }
 
 std::optional<TaskResult> Mailbox::poll_result(Clock::time_point now) noexcept {
@@ -190,6 +198,7 @@ TaskView Mailbox::begin_task() noexcept {
     view.task_seq = frame_->task_seq;
     view.callable_id = frame_->callable_id;
     view.config = frame_->config;
+    view.after_mask = frame_->after_mask;
     const uint64_t bytes = std::atomic_ref<uint64_t>(frame_->blob_bytes).load(std::memory_order_relaxed);
     if (bytes <= capacity_) view.blob = std::span<const std::byte>(blob_, static_cast<size_t>(bytes));
     task_seq_ = view.task_seq;

@@ -44,6 +44,7 @@ enum class TaskError : int32_t {
     CHILD_DIED = 4,        // the child exited with the task in flight
     TIMED_OUT = 5,         // the task overran its deadline; the child is still running it
     PROTOCOL = 6,          // the shared frame held an impossible value
+    SKIPPED = 7,           // not run: a producer ahead of it on the same lane failed (MailboxRing)
 };
 [[nodiscard]] const char* task_error_name(TaskError e) noexcept;
 
@@ -60,6 +61,7 @@ enum class PublishStatus : uint8_t {
     BUSY = 1,            // a task is already in flight on this lane
     LANE_DEAD = 2,       // the child exited or the lane is poisoned
     BLOB_TOO_LARGE = 3,  // the blob exceeds the lane's capacity
+    BAD_AFTER_MASK = 4,  // MailboxRing: the after mask names no task the child can know
 };
 
 struct MailboxConfig {
@@ -73,6 +75,7 @@ struct TaskView {
     uint64_t callable_id = 0;
     CallConfig config{};
     std::span<const std::byte> blob;
+    uint32_t after_mask = 0;  // MailboxRing: which of the tasks just before it are its producers
 };
 
 enum class ChildWake : uint8_t {
@@ -90,10 +93,12 @@ public:
 
     // ---- parent side ------------------------------------------------------
     // Copies the task into the frame and wakes the child. `deadline` bounds
-    // the task: poll_result() at or after it reports TIMED_OUT.
+    // the task: poll_result() at or after it reports TIMED_OUT. `after_mask`
+    // travels in the frame for a MailboxRing's child loop (mailbox_ring.h);
+    // serve_tasks ignores it.
     // Returns the lane's task sequence number through `task_seq`.
     PublishStatus publish(uint64_t callable_id, const CallConfig& config, std::span<const std::byte> blob,
-                          uint64_t& task_seq, Deadline deadline = NO_DEADLINE) noexcept;
+                          uint64_t& task_seq, Deadline deadline = NO_DEADLINE, uint32_t after_mask = 0) noexcept;
     // The in-flight task's result when there is one to report, nullopt while it
     // runs (or when nothing is in flight). Frees the lane on DONE/FAILED.
     std::optional<TaskResult> poll_result(Clock::time_point now) noexcept;
@@ -101,6 +106,10 @@ public:
     std::optional<TaskResult> poll_result() noexcept {
         return poll_result(in_flight_ && deadline_ != NO_DEADLINE ? Clock::now() : Clock::time_point::min());
     }
+    // Ends the in-flight task without a result from the child (its lane was
+    // lost on another slot of a MailboxRing): poisons this mailbox with
+    // `message` and returns the task's result; nullopt when nothing is in flight.
+    std::optional<TaskResult> abandon(TaskError error, std::string message) noexcept;
     // Sets the sticky shutdown word and wakes the child.
     void request_shutdown() noexcept;
     // Reaper thread: records that the child exited with `wait_status`. The
@@ -110,6 +119,11 @@ public:
     [[nodiscard]] bool in_flight() const noexcept { return in_flight_; }
     [[nodiscard]] bool usable() const noexcept;
     [[nodiscard]] Deadline deadline() const noexcept { return in_flight_ ? deadline_ : NO_DEADLINE; }
+    // Moves the in-flight task's deadline (a MailboxRing task's clock starts
+    // when the ones ahead of it are done); nothing when none is in flight.
+    void restart_deadline(Deadline deadline) noexcept {
+        if (in_flight_) deadline_ = deadline;
+    }
     // Why the lane is unusable; empty while it is usable. A child that exited
     // with nothing in flight reads "CHILD_DIED: child <how> while idle".
     [[nodiscard]] std::string poison_reason() const;

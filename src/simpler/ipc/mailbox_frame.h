@@ -20,7 +20,7 @@
 namespace simpler::ipc {
 
 inline constexpr uint32_t MAILBOX_MAGIC = 0x584F424Du;  // "MBOX" little-endian
-inline constexpr uint32_t MAILBOX_LAYOUT_VERSION = 1;
+inline constexpr uint32_t MAILBOX_LAYOUT_VERSION = 2;
 inline constexpr size_t CALL_CONFIG_BYTES = 64;
 inline constexpr size_t ERROR_MESSAGE_BYTES = 4096;     // including the terminating NUL
 inline constexpr size_t DEFAULT_BLOB_CAPACITY = size_t{1} << 20;
@@ -68,7 +68,9 @@ struct alignas(64) MailboxFrame {
     uint64_t callable_id;
     uint64_t blob_bytes;      // bytes of the blob area in use
     uint64_t task_seq;        // the parent's id of the published task
-    uint8_t _pad5[40];
+    uint32_t after_mask;      // bit i-1: the task published i before this one on the lane's ring is a producer
+    uint32_t _pad6;
+    uint8_t _pad5[32];
     CallConfig config;
     // Written by the child before FAILED: NUL-terminated, truncated to fit.
     char error_message[ERROR_MESSAGE_BYTES];
@@ -91,6 +93,7 @@ static_assert(offsetof(MailboxFrame, message_bytes) == 144);
 static_assert(offsetof(MailboxFrame, callable_id) == 192);
 static_assert(offsetof(MailboxFrame, blob_bytes) == 200);
 static_assert(offsetof(MailboxFrame, task_seq) == 208);
+static_assert(offsetof(MailboxFrame, after_mask) == 216);
 static_assert(offsetof(MailboxFrame, config) == 256);
 static_assert(offsetof(MailboxFrame, error_message) == 320);
 

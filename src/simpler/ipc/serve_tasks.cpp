@@ -4,6 +4,27 @@
 
 namespace simpler::ipc {
 
+bool serve_task(Mailbox& mailbox, const TaskView& task, const TaskHandler& handler) {
+    if (!mailbox.blob_length_ok()) {
+        mailbox.finish_failed(TaskError::BAD_ARGUMENTS, "argument blob length exceeds the mailbox capacity");
+        return false;
+    }
+    TaskOutcome outcome;
+    try {
+        outcome = handler(task);
+    } catch (const std::exception& e) {
+        outcome = TaskOutcome{TaskError::TASK_FAILED, e.what()};
+    } catch (...) {
+        outcome = TaskOutcome{TaskError::TASK_FAILED, "non-standard exception"};
+    }
+    if (outcome.error == TaskError::NONE) {
+        mailbox.finish_ok();
+        return true;
+    }
+    mailbox.finish_failed(outcome.error, outcome.message);
+    return false;
+}
+
 int serve_tasks(Mailbox& mailbox, const TaskHandler& handler, SpinPolicy policy, std::chrono::nanoseconds idle_limit,
                 const std::function<bool()>& stop_after_task) {
     SpinWaiter waiter(policy);
@@ -16,24 +37,7 @@ int serve_tasks(Mailbox& mailbox, const TaskHandler& handler, SpinPolicy policy,
             case ChildWake::TASK: break;
         }
         const TaskView task = mailbox.begin_task();
-        if (!mailbox.blob_length_ok()) {
-            mailbox.finish_failed(TaskError::BAD_ARGUMENTS, "argument blob length exceeds the mailbox capacity");
-            if (stop_after_task && stop_after_task()) return SERVE_STOPPED;
-            continue;
-        }
-        TaskOutcome outcome;
-        try {
-            outcome = handler(task);
-        } catch (const std::exception& e) {
-            outcome = TaskOutcome{TaskError::TASK_FAILED, e.what()};
-        } catch (...) {
-            outcome = TaskOutcome{TaskError::TASK_FAILED, "non-standard exception"};
-        }
-        if (outcome.error == TaskError::NONE) {
-            mailbox.finish_ok();
-        } else {
-            mailbox.finish_failed(outcome.error, outcome.message);
-        }
+        serve_task(mailbox, task, handler);
         if (stop_after_task && stop_after_task()) return SERVE_STOPPED;
     }
 }

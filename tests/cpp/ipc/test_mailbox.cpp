@@ -46,6 +46,7 @@ TEST(MailboxFrame, LayoutIsPinned) {
     EXPECT_EQ(offsetof(MailboxFrame, error_code), 132u);
     EXPECT_EQ(offsetof(MailboxFrame, callable_id), 192u);
     EXPECT_EQ(offsetof(MailboxFrame, task_seq), 208u);
+    EXPECT_EQ(offsetof(MailboxFrame, after_mask), 216u);
     EXPECT_EQ(offsetof(MailboxFrame, config), 256u);
     EXPECT_EQ(offsetof(MailboxFrame, error_message), 320u);
     EXPECT_EQ(sizeof(SharedWord), 8u);

@@ -1,0 +1,83 @@
+// EngineCore's chained dispatch (EngineConfig::chip_lane_depth above 1): a
+// chip task whose only unfinished producers are one-member tasks in flight on
+// its own chip goes to that chip at once, behind them, with their positions
+// as its after mask. The chip serves its lane in order, so the task reads
+// what they wrote; when one of them fails the lane skips it, and the engine
+// has already poisoned it through the graph exactly as if it had waited here.
+// The graph keeps the edge: the task stays PENDING until its producers
+// complete, then starts (on_ready) without being queued.
+//
+// A chip is busy for the DispatchQueue while anything is in flight on its
+// lane; chip_flight_ mirrors the lane's order. A chained task never passes a
+// task queued for the same chip (DispatchQueue::names), so a chain cannot
+// starve what waits for that chip. A waiting task is tried when it is
+// submitted, when a producer of it is dispatched to a chip or completes, and
+// when its chip's lane has room again.
+#include <algorithm>
+
+#include "simpler/engine/engine_core.h"
+
+namespace simpler {
+
+bool EngineCore::chainable(const Record& r) const noexcept {
+    return r.kind == TaskKind::NEXT_LEVEL && config_.next_level == ChildKind::CHIP && r.targets.size() == 1 &&
+           r.targets.front().kind == ChildKind::CHIP && r.targets.front().named();
+}
+
+void EngineCore::chip_member_started(TaskId task, ChildRef chip) {
+    chip_flight_.at(chip.index).push_back(task);
+    note_chain_candidates(task);
+}
+
+void EngineCore::chip_member_done(TaskId task, ChildRef chip) {
+    std::deque<TaskId>& flight = chip_flight_.at(chip.index);
+    const auto it = std::find(flight.begin(), flight.end(), task);
+    if (it != flight.end()) flight.erase(it);
+    if (flight.empty()) {
+        queue_.release(chip);
+        return;
+    }
+    // Room on the lane again: what waits on the tasks still there may follow them.
+    for (TaskId t : flight) note_chain_candidates(t);
+}
+
+void EngineCore::note_chain_candidates(TaskId task) {
+    if (!graph_.contains(task)) return;
+    for (TaskId s : graph_.successors(task))
+        if (graph_.contains(s) && graph_.state(s) == TaskState::PENDING) chain_candidates_.push_back(s);
+}
+
+void EngineCore::take_chained(std::vector<Dispatch>& out) {
+    // By index: a task chained here makes its own successors candidates.
+    for (size_t c = 0; c < chain_candidates_.size(); ++c) {
+        const TaskId id = chain_candidates_[c];
+        Record* r = records_.find(id);
+        if (r == nullptr || r->undispatched == 0 || !chainable(*r) || graph_.state(id) != TaskState::PENDING) continue;
+        const ChildRef chip{ChildKind::CHIP, *r->targets.front().index};
+        std::deque<TaskId>& flight = chip_flight_.at(chip.index);
+        if (flight.empty() || flight.size() >= config_.chip_lane_depth) continue;
+        if (!lost_[static_cast<size_t>(ChildKind::CHIP)].at(chip.index).empty() || queue_.names(chip)) continue;
+        uint32_t mask = 0;
+        bool only_here = true;
+        for (TaskId p : r->preds) {
+            if (!graph_.contains(p) || graph_.state(p) == TaskState::DONE) continue;
+            const auto at = std::find(flight.begin(), flight.end(), p);
+            const Record* producer = records_.find(p);
+            // A group's member here says nothing of its members elsewhere.
+            if (at == flight.end() || producer == nullptr || producer->targets.size() != 1) {
+                only_here = false;
+                break;
+            }
+            mask |= 1u << static_cast<uint32_t>(flight.end() - at - 1);
+        }
+        if (!only_here || mask == 0) continue;
+        r->chained = true;
+        --r->undispatched;
+        ++r->outstanding;
+        out.push_back({TaskHandle{id, r->run}, r->kind, 0, chip, r->callable, r->blobs[0], &r->configs[0], mask});
+        chip_member_started(id, chip);
+    }
+    chain_candidates_.clear();
+}
+
+}  // namespace simpler

@@ -1,0 +1,131 @@
+#include "simpler/ipc/mailbox_ring.h"
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <utility>
+
+namespace simpler::ipc {
+
+MailboxRing::MailboxRing(MailboxRingConfig config, const Doorbell& doorbell) {
+    if (config.depth == 0 || config.depth > MAX_RING_DEPTH) {
+        throw std::invalid_argument("MailboxRingConfig.depth: must be in [1, " + std::to_string(MAX_RING_DEPTH) +
+                                    "] (got " + std::to_string(config.depth) + ")");
+    }
+    slots_.reserve(config.depth);
+    for (uint32_t i = 0; i < config.depth; ++i)
+        slots_.push_back(std::make_unique<Mailbox>(MailboxConfig{config.blob_capacity}, doorbell));
+    seqs_.assign(config.depth, 0);
+}
+
+// ---- parent side ----------------------------------------------------------
+
+bool MailboxRing::usable() const noexcept {
+    return lost_reason_.empty() && std::all_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->usable(); });
+}
+
+std::string MailboxRing::poison_reason() const {
+    if (!lost_reason_.empty()) return lost_reason_;
+    for (const auto& s : slots_) {
+        std::string why = s->poison_reason();
+        if (!why.empty()) return why;
+    }
+    return {};
+}
+
+Deadline MailboxRing::deadline() const noexcept { return count_ == 0 ? NO_DEADLINE : slots_[head_]->deadline(); }
+
+std::vector<uint64_t> MailboxRing::in_flight_seqs() const {
+    std::vector<uint64_t> out;
+    out.reserve(count_);
+    for (uint32_t k = 0; k < count_; ++k) out.push_back(seqs_[(head_ + k) % depth()]);
+    return out;
+}
+
+PublishStatus MailboxRing::publish(uint64_t callable_id, const CallConfig& config, std::span<const std::byte> blob,
+                                   uint64_t& task_seq, Deadline deadline, uint32_t after_mask) noexcept {
+    if (!usable()) return PublishStatus::LANE_DEAD;
+    if (full()) return PublishStatus::BUSY;
+    // Bit i-1 names the task i back: i must be below the depth (the child keeps
+    // that many outcomes) and at most the number of tasks published so far.
+    const uint64_t reach = std::min<uint64_t>(depth() - 1, next_seq_ - 1);
+    if (reach < 32 && (after_mask >> reach) != 0) return PublishStatus::BAD_AFTER_MASK;
+    const uint32_t k = (head_ + count_) % depth();
+    uint64_t slot_seq = 0;
+    const PublishStatus st = slots_[k]->publish(callable_id, config, blob, slot_seq, deadline, after_mask);
+    if (st != PublishStatus::OK) return st;
+    seqs_[k] = next_seq_++;
+    ++count_;
+    task_seq = seqs_[k];
+    return PublishStatus::OK;
+}
+
+std::optional<TaskResult> MailboxRing::poll_result(Clock::time_point now) noexcept {
+    if (count_ == 0) return std::nullopt;
+    Mailbox& oldest = *slots_[head_];
+    std::optional<TaskResult> r = oldest.poll_result(now);
+    if (!r && !lost_reason_.empty()) {
+        r = oldest.abandon(lost_error_, "the lane was lost before this task ran (" + lost_reason_ + ")");
+    }
+    if (!r) return std::nullopt;
+    r->task_seq = seqs_[head_];
+    const bool parent_side =
+        r->error == TaskError::CHILD_DIED || r->error == TaskError::TIMED_OUT || r->error == TaskError::PROTOCOL;
+    if (parent_side && lost_reason_.empty()) {
+        lost_error_ = r->error;
+        lost_reason_ = std::string(task_error_name(r->error)) + ": " + r->message;
+    }
+    head_ = (head_ + 1) % depth();
+    --count_;
+    return r;
+}
+
+void MailboxRing::request_shutdown() noexcept {
+    for (auto& s : slots_) s->request_shutdown();
+}
+
+void MailboxRing::mark_child_exited(int wait_status) noexcept {
+    for (auto& s : slots_) s->mark_child_exited(wait_status);
+}
+
+// ---- child side -----------------------------------------------------------
+
+int serve_ring(MailboxRing& ring, const TaskHandler& handler, SpinPolicy policy, std::chrono::nanoseconds idle_limit,
+               const std::function<bool()>& stop_after_task) {
+    SpinWaiter waiter(policy);
+    // Whether each of the last MAX_RING_DEPTH tasks failed or was skipped,
+    // indexed by lane sequence modulo MAX_RING_DEPTH.
+    std::array<bool, MAX_RING_DEPTH> bad{};
+    uint64_t seq = 0;  // the lane sequence of the task served last
+    for (uint32_t k = 0;; k = (k + 1) % ring.depth()) {
+        Mailbox& slot = ring.slot(k);
+        const Deadline deadline =
+            idle_limit >= Deadline::max() - Clock::now() ? NO_DEADLINE : Clock::now() + idle_limit;
+        switch (slot.wait_request(waiter, deadline)) {
+            case ChildWake::SHUTDOWN: return SERVE_SHUTDOWN;
+            case ChildWake::TIMED_OUT: return SERVE_IDLE_LIMIT;
+            case ChildWake::TASK: break;
+        }
+        ring.set_serving_slot(k);
+        const TaskView task = slot.begin_task();
+        ++seq;
+        uint64_t failed_producer = 0;
+        for (uint32_t i = 1; i <= MAX_RING_DEPTH && i < seq; ++i) {
+            if ((task.after_mask >> (i - 1) & 1u) != 0 && bad[(seq - i) % MAX_RING_DEPTH]) {
+                failed_producer = seq - i;
+                break;
+            }
+        }
+        bool ok = false;
+        if (failed_producer != 0) {
+            slot.finish_failed(TaskError::SKIPPED, "not run: task " + std::to_string(failed_producer) +
+                                                       " ahead of it on this lane, a producer of it, failed");
+        } else {
+            ok = serve_task(slot, task, handler);
+        }
+        bad[seq % MAX_RING_DEPTH] = !ok;
+        if (stop_after_task && stop_after_task()) return SERVE_STOPPED;
+    }
+}
+
+}  // namespace simpler::ipc

@@ -1,0 +1,166 @@
+// EngineCore's chained dispatch (chip_lane_depth 2): a chip task whose only
+// unfinished producer is in flight on its chip goes there at once with the
+// producer's position as its after mask, starts in the graph when the producer
+// completes, and is poisoned (not failed) when the producer fails; a task
+// with a producer anywhere else, or behind a queued task for the chip, waits
+// in the parent as before; the chip stays busy until its lane is empty.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "simpler/engine/engine_core.h"
+#include "simpler/task_interface/task_args.h"
+
+using namespace simpler;
+
+namespace {
+
+CanonicalIdentity ident(uint64_t id) {
+    CanonicalIdentity c{};
+    std::memset(c.owner_instance_id, 0x42, sizeof c.owner_instance_id);
+    c.buffer_id = id;
+    c.generation = 1;
+    return c;
+}
+
+Tensor matrix(uint64_t buffer) {  // 16x16 UINT8 of a host buffer
+    const uint8_t name[] = "sptest";
+    const BufferDescriptor b = make_buffer_descriptor(ident(buffer), BackendKind::POSIX_SHM, AddressSpace::HOST,
+                                                      AccessMode::READWRITE, 256, {name, 6});
+    const uint32_t shapes[] = {16, 16};
+    return make_tensor(b, shapes, DataType::UINT8);
+}
+
+TaskArgs copy(uint64_t from, uint64_t to) {
+    TaskArgs a;
+    a.add_tensor(matrix(from), TensorArgType::INPUT);
+    a.add_tensor(matrix(to), TensorArgType::OUTPUT_EXISTING);
+    return a;
+}
+
+struct Harness {
+    explicit Harness(uint32_t chips = 2, uint32_t subs = 1)
+        : core([&] {
+              EngineConfig c;
+              c.children[static_cast<size_t>(ChildKind::CHIP)] = chips;
+              c.children[static_cast<size_t>(ChildKind::SUB_WORKER)] = subs;
+              c.chip_lane_depth = 2;
+              return c;
+          }()) {}
+    EngineCore core;
+    TaskConfig config{};
+
+    TaskId chip_task(const TaskArgs& a, uint32_t chip) {
+        MemberSubmit m{&a, chip};
+        return core.submit(TaskKind::NEXT_LEVEL, 7, {&m, 1}, config).id;
+    }
+    TaskId sub_task(const TaskArgs& a) {
+        MemberSubmit m{&a, std::nullopt};
+        return core.submit(TaskKind::SUB, 9, {&m, 1}, config).id;
+    }
+    std::vector<Dispatch> take() {
+        std::vector<Dispatch> out;
+        core.take(out);
+        return out;
+    }
+};
+
+}  // namespace
+
+TEST(EngineChain, ADependentGoesToItsChipBehindItsProducerAndStartsWhenItCompletes) {
+    Harness h;
+    const TaskArgs a = copy(1, 2), b = copy(2, 3), c = copy(3, 4);
+    const TaskId t1 = h.chip_task(a, 0);
+    std::vector<Dispatch> d = h.take();
+    ASSERT_EQ(d.size(), 1u);
+    EXPECT_EQ(d[0].after_mask, 0u);
+    const TaskId t2 = h.chip_task(b, 0);
+    std::vector<Dispatch> d2 = h.take();
+    ASSERT_EQ(d2.size(), 1u);
+    EXPECT_EQ(d2[0].task.id, t2);
+    EXPECT_EQ(d2[0].after_mask, 1u);  // the task dispatched one before it on chip 0
+    const TaskId t3 = h.chip_task(c, 0);
+    EXPECT_TRUE(h.take().empty());  // the lane holds two: t3 waits
+    h.core.member_finished(d[0], "");
+    std::vector<Dispatch> d3 = h.take();  // room again, and t3's only producer is on the chip
+    ASSERT_EQ(d3.size(), 1u);
+    EXPECT_EQ(d3[0].task.id, t3);
+    EXPECT_EQ(d3[0].after_mask, 1u);
+    h.core.member_finished(d2[0], "");
+    h.core.member_finished(d3[0], "");
+    EXPECT_EQ(h.core.unfinished(), 0u);
+    EXPECT_FALSE(h.core.first_failure());
+    (void)t1;
+}
+
+TEST(EngineChain, AFailedProducerPoisonsItsChainedTaskWhichFinishesWhenItsLaneReportsIt) {
+    Harness h;
+    const TaskArgs a = copy(1, 2), b = copy(2, 3);
+    const TaskId t1 = h.chip_task(a, 0);
+    std::vector<Dispatch> d = h.take();
+    h.chip_task(b, 0);
+    std::vector<Dispatch> d2 = h.take();
+    ASSERT_EQ(d2.size(), 1u);
+    h.core.member_finished(d[0], "TASK_FAILED: kernel said no");
+    ASSERT_TRUE(h.core.first_failure());
+    EXPECT_EQ(h.core.first_failure()->task.id, t1);
+    EXPECT_EQ(h.core.poisoned_count(), 1u);   // as if it had waited in the parent
+    EXPECT_EQ(h.core.unfinished(), 1u);       // still on the chip
+    const RunState* run = h.core.run_state(h.core.current_run());
+    ASSERT_NE(run, nullptr);
+    EXPECT_EQ(run->poisoned, 1u);
+    h.core.member_finished(d2[0], "SKIPPED: not run: task 1 ahead of it on this lane, a producer of it, failed");
+    EXPECT_EQ(h.core.unfinished(), 0u);
+    EXPECT_EQ(h.core.first_failure()->task.id, t1);  // the skip is no failure of its own
+    EXPECT_EQ(h.core.first_failure()->message, "TASK_FAILED: kernel said no");
+}
+
+TEST(EngineChain, AProducerElsewhereKeepsTheDependentInTheParent) {
+    Harness h;
+    const TaskArgs on_sub = copy(1, 2), on_chip = copy(9, 3);
+    TaskArgs two_inputs;
+    two_inputs.add_tensor(matrix(2), TensorArgType::INPUT);
+    two_inputs.add_tensor(matrix(3), TensorArgType::INPUT);
+    two_inputs.add_tensor(matrix(6), TensorArgType::OUTPUT_EXISTING);
+    h.sub_task(on_sub);
+    h.chip_task(on_chip, 0);
+    std::vector<Dispatch> d = h.take();
+    ASSERT_EQ(d.size(), 2u);
+    const TaskId t = h.chip_task(two_inputs, 0);  // one producer on the sub-worker: waits
+    EXPECT_TRUE(h.take().empty());
+    h.core.member_finished(d[0].kind == TaskKind::SUB ? d[0] : d[1], "");
+    std::vector<Dispatch> next = h.take();  // now its only unfinished producer is on chip 0
+    ASSERT_EQ(next.size(), 1u);
+    EXPECT_EQ(next[0].task.id, t);
+    EXPECT_EQ(next[0].after_mask, 1u);
+}
+
+TEST(EngineChain, AChainedTaskDoesNotPassATaskQueuedForItsChip) {
+    Harness h(1, 0);
+    const TaskArgs head = copy(1, 2), independent = copy(7, 8), dependent = copy(2, 3);
+    h.chip_task(head, 0);
+    std::vector<Dispatch> d = h.take();
+    const TaskId queued = h.chip_task(independent, 0);  // ready, queued: chip 0 is busy
+    h.chip_task(dependent, 0);                          // would chain behind head, but waits its turn
+    EXPECT_TRUE(h.take().empty());
+    h.core.member_finished(d[0], "");
+    std::vector<Dispatch> next = h.take();
+    ASSERT_EQ(next.size(), 1u);
+    EXPECT_EQ(next[0].task.id, queued);
+}
+
+TEST(EngineChain, TheChipStaysBusyUntilItsLaneIsEmpty) {
+    Harness h(1, 0);
+    const TaskArgs a = copy(1, 2), b = copy(2, 3), other = copy(20, 21);
+    h.chip_task(a, 0);
+    std::vector<Dispatch> d = h.take();
+    h.chip_task(b, 0);
+    std::vector<Dispatch> d2 = h.take();
+    ASSERT_EQ(d2.size(), 1u);
+    h.chip_task(other, 0);                 // independent: waits for a free chip
+    h.core.member_finished(d[0], "");      // the chained task is still on the chip
+    EXPECT_TRUE(h.take().empty());
+    h.core.member_finished(d2[0], "");
+    EXPECT_EQ(h.take().size(), 1u);
+}
