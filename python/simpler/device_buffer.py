@@ -17,15 +17,12 @@ from typing import Optional, Sequence, Tuple
 from simpler._core import BufferDescriptor, CanonicalIdentity, DataType, EngineWorker, Tensor
 
 
-class DeviceBuffer:
-    def __init__(self, core: EngineWorker, descriptor: BufferDescriptor, chip: int, shape: Tuple[int, ...],
-                 dtype: DataType) -> None:
-        self._core = core
-        self.descriptor = descriptor
-        self.chip = chip
-        self.shape = tuple(shape)
-        self.dtype = dtype
-        self._released = False
+class DeviceBackedHandle:
+    """What every handle on device memory of one chip shares: its descriptor
+    (DEVICE_MALLOC or VMM_WINDOW, address-bearing) and the chip that owns it."""
+
+    descriptor: BufferDescriptor
+    chip: int
 
     @property
     def identity(self) -> CanonicalIdentity:
@@ -37,10 +34,21 @@ class DeviceBuffer:
 
     @property
     def base(self) -> int:
-        """The device pointer (valid in the owning chip's process only)."""
+        """The device address of byte 0 (meaningful in chip processes only)."""
         address = self.descriptor.address
-        assert address is not None, "a DEVICE_MALLOC descriptor always bears an address"
+        assert address is not None, "a DEVICE backing's descriptor always bears an address"
         return address
+
+
+class DeviceBuffer(DeviceBackedHandle):
+    def __init__(self, core: EngineWorker, descriptor: BufferDescriptor, chip: int, shape: Tuple[int, ...],
+                 dtype: DataType) -> None:
+        self._core = core
+        self.descriptor = descriptor
+        self.chip = chip
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self._released = False
 
     @property
     def released(self) -> bool:

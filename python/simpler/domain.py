@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from simpler._core import BufferDescriptor, CanonicalIdentity, DataType, EngineWorker, Tensor, element_size
 from simpler.arg_checks import check_int
+from simpler.device_buffer import DeviceBackedHandle
 
 if TYPE_CHECKING:
     from types import TracebackType
 
 
-class WindowBuffer:
+class WindowBuffer(DeviceBackedHandle):
     """One named buffer in one member's window (VMM_WINDOW, owned by `chip`)."""
 
     def __init__(self, domain: "Domain", name: str, chip: Any, descriptor: BufferDescriptor, offset: int) -> None:
@@ -41,21 +42,6 @@ class WindowBuffer:
         self.chip = chip  # a global domain's: the member (l3, chip)
         self.descriptor = descriptor
         self.offset = offset  # bytes from the start of the window
-
-    @property
-    def identity(self) -> CanonicalIdentity:
-        return self.descriptor.identity
-
-    @property
-    def nbytes(self) -> int:
-        return self.descriptor.nbytes
-
-    @property
-    def base(self) -> int:
-        """The window address of byte 0 (meaningful in the chip processes only)."""
-        address = self.descriptor.address
-        assert address is not None, "a VMM_WINDOW descriptor always bears an address"
-        return address
 
     @property
     def released(self) -> bool:
