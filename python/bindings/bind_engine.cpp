@@ -228,6 +228,31 @@ TaskConfig config_of(const nb::bytes& b) {
     return c;
 }
 
+// The window buffer specs of an allocate_domain call: (name, nbytes) pairs.
+std::vector<simpler::WindowBufferSpec> window_specs(const std::vector<std::pair<std::string, uint64_t>>& buffers) {
+    std::vector<simpler::WindowBufferSpec> specs;
+    specs.reserve(buffers.size());
+    for (const auto& [name, size] : buffers) specs.push_back({name, size});
+    return specs;
+}
+
+// What allocate_domain / allocate_global_domain hand Python: {'id', 'bases' (by
+// rank), 'offsets' (by buffer), 'buffers' (by rank, by buffer: descriptors)}.
+nb::dict domain_dict(const simpler::WindowDomain& d) {
+    nb::list per_rank;
+    for (const std::vector<simpler::DeviceBacking>& mine : d.buffers) {
+        nb::list descs;
+        for (const simpler::DeviceBacking& b : mine) descs.append(b.descriptor);
+        per_rank.append(descs);
+    }
+    nb::dict out;
+    out["id"] = d.id;
+    out["bases"] = d.bases;
+    out["offsets"] = d.buffer_offsets;
+    out["buffers"] = per_rank;
+    return out;
+}
+
 }  // namespace
 
 void bind_engine(nb::module_& m) {
@@ -594,21 +619,7 @@ void bind_engine(nb::module_& m) {
             "allocate_domain",
             [](Worker& w, const std::string& name, const std::vector<uint32_t>& workers, uint64_t window_size,
                const std::vector<std::pair<std::string, uint64_t>>& buffers) {
-                std::vector<simpler::WindowBufferSpec> specs;
-                for (const auto& [n, size] : buffers) specs.push_back({n, size});
-                const simpler::WindowDomain d = w.allocate_domain(name, workers, window_size, specs);
-                nb::list per_rank;
-                for (const std::vector<simpler::DeviceBacking>& mine : d.buffers) {
-                    nb::list descs;
-                    for (const simpler::DeviceBacking& b : mine) descs.append(b.descriptor);
-                    per_rank.append(descs);
-                }
-                nb::dict out;
-                out["id"] = d.id;
-                out["bases"] = d.bases;
-                out["offsets"] = d.buffer_offsets;
-                out["buffers"] = per_rank;
-                return out;
+                return domain_dict(w.allocate_domain(name, workers, window_size, window_specs(buffers)));
             },
             "name"_a, "workers"_a, "window_size"_a, "buffers"_a,
             "A communication domain: {'id', 'bases' (by rank), 'offsets' (by buffer), 'buffers' (by rank, by buffer: "
@@ -618,21 +629,7 @@ void bind_engine(nb::module_& m) {
             "allocate_global_domain",
             [](Worker& w, const std::string& name, const std::vector<uint32_t>& slots, uint64_t window_size,
                const std::vector<std::pair<std::string, uint64_t>>& buffers) {
-                std::vector<simpler::WindowBufferSpec> specs;
-                for (const auto& [n, size] : buffers) specs.push_back({n, size});
-                const simpler::WindowDomain d = w.allocate_global_domain(name, slots, window_size, specs);
-                nb::list per_rank;
-                for (const std::vector<simpler::DeviceBacking>& mine : d.buffers) {
-                    nb::list descs;
-                    for (const simpler::DeviceBacking& b : mine) descs.append(b.descriptor);
-                    per_rank.append(descs);
-                }
-                nb::dict out;
-                out["id"] = d.id;
-                out["bases"] = d.bases;
-                out["offsets"] = d.buffer_offsets;
-                out["buffers"] = per_rank;
-                return out;
+                return domain_dict(w.allocate_global_domain(name, slots, window_size, window_specs(buffers)));
             },
             "name"_a, "slots"_a, "window_size"_a, "buffers"_a,
             "As allocate_domain, over member slots of the level-4 Worker's global windows.")

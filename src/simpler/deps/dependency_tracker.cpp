@@ -15,7 +15,7 @@ std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const T
     return submit(task, std::span<const TaskMember>(&member, 1));
 }
 
-void DependencyTracker::check(TaskId task, std::span<const TaskMember> members) {
+void DependencyTracker::lay_out_boxes(std::span<const TaskMember> members) {
     member_box_base_.clear();
     size_t total = 0;
     for (const TaskMember& m : members) {
@@ -26,6 +26,10 @@ void DependencyTracker::check(TaskId task, std::span<const TaskMember> members) 
         boxes_.resize(total);
         arg_keys_.resize(total);
     }
+}
+
+void DependencyTracker::check(TaskId task, std::span<const TaskMember> members) {
+    lay_out_boxes(members);
     for (size_t m = 0; m < members.size(); ++m) {
         const std::span<ViewBox> boxes(boxes_.data() + member_box_base_[m], members[m].tensors.size());
         SubmitRefusal r =
@@ -35,16 +39,7 @@ void DependencyTracker::check(TaskId task, std::span<const TaskMember> members) 
 }
 
 void DependencyTracker::compute_boxes(std::span<const TaskMember> members) {
-    member_box_base_.clear();
-    size_t total = 0;
-    for (const TaskMember& m : members) {
-        member_box_base_.push_back(total);
-        total += m.tensors.size();
-    }
-    if (boxes_.size() < total) {
-        boxes_.resize(total);
-        arg_keys_.resize(total);
-    }
+    lay_out_boxes(members);
     for (size_t m = 0; m < members.size(); ++m)
         for (size_t i = 0; i < members[m].tensors.size(); ++i)
             if (members[m].tags[i] != TensorArgType::NO_DEP)

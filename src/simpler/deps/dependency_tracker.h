@@ -87,6 +87,9 @@ private:
     // The view boxes of every member's tensors into boxes_ (member i's from
     // member_box_base_[i]), with no check: check() has passed them.
     void compute_boxes(std::span<const TaskMember> members);
+    // Sizes boxes_ / arg_keys_ for every tensor of `members` and records where
+    // each member's boxes start (member_box_base_).
+    void lay_out_boxes(std::span<const TaskMember> members);
     struct Key {
         CanonicalIdentity identity;
         int32_t scope;
