@@ -575,7 +575,9 @@ class Worker:
         core = self._running()
         self._runs.check_not_nested("run")
         error: Optional[BaseException] = None
-        with self._runs.turn():
+        runs = self._runs
+        runs.begin_turn()
+        try:
             orch = Orchestrator(self, scope)
             try:
                 try:
@@ -586,6 +588,8 @@ class Worker:
                     orch._end_run()
             finally:
                 run = core.end_run(False)
+        finally:
+            runs.end_turn()
         try:
             if isinstance(error, KeyboardInterrupt):
                 raise error  # Ctrl-C while orch_fn built the graph: cancelled without waiting
