@@ -578,7 +578,7 @@ class Worker:
         runs = self._runs
         runs.begin_turn()
         try:
-            orch = Orchestrator(self, scope)
+            orch = Orchestrator(self, scope, core)
             try:
                 try:
                     orch_fn(orch, args, cfg)
@@ -610,7 +610,8 @@ class Worker:
         """_wait(core, run), its failure as _run_outcome says it."""
         failed = ""
         try:
-            _wait(core, run)
+            if not core.wait_run(run, _WAIT_SLICE_S):  # the first slice inline: most runs end in it
+                _wait(core, run)
         except RuntimeError as e:
             failed = str(e)  # raised below, outside this handler: no local holds the exception in a cycle
         message = self._run_outcome(failed)
