@@ -34,6 +34,7 @@ from simpler.nested import child_name
 from simpler.task_interface import TaskArgs, TaskArgsBatch, Tensor, TensorArgType
 
 if TYPE_CHECKING:
+    from simpler._core import EngineWorker
     from simpler.nested import ForwardedScope
     from simpler.worker import Worker
 
@@ -69,9 +70,11 @@ def _checked_list(field: str, values: object, item_type: Optional[type] = None) 
 
 
 class Orchestrator:
-    def __init__(self, worker: Worker, scope: Optional[ForwardedScope] = None) -> None:
+    def __init__(self, worker: Worker, scope: Optional[ForwardedScope] = None,
+                 core: Optional[EngineWorker] = None) -> None:
         self._worker = worker
-        self._core = worker._running()
+        # core: the engine as worker._running() just returned it (run() checked it); else checked here
+        self._core = worker._running() if core is None else core
         self._serial = worker._serial
         # Where each kind of task runs (a handle must be of that kind of child); the Worker's, read-only.
         self._runs_on = worker._runs_on_by_kind

@@ -23,8 +23,7 @@ from __future__ import annotations
 import concurrent.futures
 import threading
 from collections import deque
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, Iterator, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, List, Optional, Tuple, Union
 
 from simpler.arg_checks import got
 
@@ -127,29 +126,34 @@ class RunQueue:
             self._cond.notify_all()
         return future
 
-    @contextmanager
-    def turn(self) -> Iterator[None]:
-        """Held while a run() builds on the caller's thread: entered once every
-        run asked for before it is built."""
-        ticket = _Turn()
+    def begin_turn(self) -> None:
+        """Entered before a run() builds on the caller's thread, once every run
+        asked for before it is built; end_turn() leaves it (run() pairs them in
+        try/finally: a generator context manager cost a microsecond a run)."""
         with self._cond:
-            self._queue.append(ticket)
-            try:
-                while self._queue[0] is not ticket or self._building:
-                    self._cond.wait()
-            except BaseException:
-                self._queue.remove(ticket)
-                self._cond.notify_all()
-                raise
-            self._queue.popleft()
+            if self._queue or self._building:
+                self._wait_turn()
             self._building = True
         self._local.building = True
+
+    def _wait_turn(self) -> None:
+        """Queues a ticket and waits (holding _cond) until it is first and no run is building."""
+        ticket = _Turn()
+        self._queue.append(ticket)
         try:
-            yield
-        finally:
-            self._local.building = False
-            with self._cond:
-                self._building = False
+            while self._queue[0] is not ticket or self._building:
+                self._cond.wait()
+        except BaseException:
+            self._queue.remove(ticket)
+            self._cond.notify_all()
+            raise
+        self._queue.popleft()
+
+    def end_turn(self) -> None:
+        self._local.building = False
+        with self._cond:
+            self._building = False
+            if self._queue:  # every waiter on _cond waits for a queued run or ticket: none waits on an empty queue
                 self._cond.notify_all()
 
     def check_waitable(self, future: RunFuture, what: str) -> None:

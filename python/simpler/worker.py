@@ -575,8 +575,10 @@ class Worker:
         core = self._running()
         self._runs.check_not_nested("run")
         error: Optional[BaseException] = None
-        with self._runs.turn():
-            orch = Orchestrator(self, scope)
+        runs = self._runs
+        runs.begin_turn()
+        try:
+            orch = Orchestrator(self, scope, core)
             try:
                 try:
                     orch_fn(orch, args, cfg)
@@ -586,6 +588,8 @@ class Worker:
                     orch._end_run()
             finally:
                 run = core.end_run(False)
+        finally:
+            runs.end_turn()
         try:
             if isinstance(error, KeyboardInterrupt):
                 raise error  # Ctrl-C while orch_fn built the graph: cancelled without waiting
@@ -606,7 +610,8 @@ class Worker:
         """_wait(core, run), its failure as _run_outcome says it."""
         failed = ""
         try:
-            _wait(core, run)
+            if not core.wait_run(run, _WAIT_SLICE_S):  # the first slice inline: most runs end in it
+                _wait(core, run)
         except RuntimeError as e:
             failed = str(e)  # raised below, outside this handler: no local holds the exception in a cycle
         message = self._run_outcome(failed)
