@@ -6,7 +6,7 @@
 // instead. The cache is filled on first use and refreshed in every child made
 // by fork() (a pthread_atfork child handler, which also runs for Python's
 // os.fork and multiprocessing's fork start method). A process made by a raw
-// clone() system call that skips the atfork handlers and keeps running this
+// clone system call that skips the atfork handlers and keeps running this
 // program would read its parent's id: nothing in simpler makes one.
 #pragma once
 
