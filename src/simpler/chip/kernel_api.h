@@ -60,17 +60,8 @@ __attribute__((format(printf, 2, 3))) inline int32_t kernel_fail(const KernelArg
 }
 
 // A float carried in a 64-bit scalar slot (low 32 bits, IEEE-754 bits).
-inline float scalar_as_f32(uint64_t v) noexcept {
-    const uint32_t bits = static_cast<uint32_t>(v);
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-}
-inline uint64_t f32_as_scalar(float f) noexcept {
-    uint32_t bits;
-    std::memcpy(&bits, &f, sizeof bits);
-    return bits;
-}
+inline float scalar_as_f32(uint64_t v) noexcept { return bits_float(static_cast<uint32_t>(v)); }
+inline uint64_t f32_as_scalar(float f) noexcept { return float_bits(f); }
 
 // Typed base pointer of a tensor's backing; index it with element offsets that
 // already include start_offset (as for_each_row hands them out).
