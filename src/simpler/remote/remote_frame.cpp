@@ -126,6 +126,16 @@ RemoteTask decode_task(const RemoteFrame& f) {
     }
     for (size_t i = f.count; i < padded(f.count); ++i)
         if (flags[i] != std::byte{0}) refuse("flags padding", "must be zero", static_cast<uint8_t>(flags[i]));
+    // The engine's masks name only the task's tensors: a bit past the count is
+    // not a mask the engine wrote.
+    for (size_t i = f.count; i < CALL_CONFIG_WRITE_MASK_BITS; ++i)
+        if (writes_tensor(t.config, i))
+            refuse("config.write_mask",
+                   "names tensor " + std::to_string(i) + " of a TASK of " + std::to_string(f.count) + " tensors", i);
+    for (size_t i = 0; i < CALL_CONFIG_WRITE_ONLY_MASK_BITS; ++i)
+        if (((t.config.write_only_mask[i / 8] >> (i % 8)) & 1u) != 0 && !writes_tensor(t.config, i))
+            refuse("config.write_only_mask",
+                   "names tensor " + std::to_string(i) + ", which the write mask does not write", i);
     const std::span<const std::byte> blob = f.body.subspan(CALL_CONFIG_SIZE + padded(f.count));
     TaskArgsView view;
     if (const ValidationError e = TaskArgsView::open(blob.data(), blob.size(), view); !e.ok())

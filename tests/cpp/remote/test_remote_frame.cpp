@@ -298,6 +298,28 @@ TEST(RemoteFrameRefusal, WriteBackThatDisagreesWithTheWriteMask) {
     EXPECT_REFUSED(p.encode(), "remote frame: flags[2]: WRITE_BACK must match the call config's write mask (got 1)");
 }
 
+TEST(RemoteFrameRefusal, WriteMaskBitPastTheCount) {
+    TaskParts p;
+    p.config = config_writing({1, 2, 3});  // three tensors: index 3 is past them
+    EXPECT_REFUSED(p.encode(), "remote frame: config.write_mask: names tensor 3 of a TASK of 3 tensors (got 3)");
+    p.config = config_writing({1, 2, 255});
+    EXPECT_REFUSED(p.encode(), "remote frame: config.write_mask: names tensor 255 of a TASK of 3 tensors (got 255)");
+}
+
+TEST(RemoteFrameRefusal, WriteOnlyMaskBitTheWriteMaskLacks) {
+    TaskParts p;
+    p.config.write_only_mask[0] = 0x02;  // tensor 1: written, so write-only may be set
+    EXPECT_EQ(refusal(p.encode()), "(accepted)");
+    p.config.write_only_mask[0] = 0x01;  // tensor 0: fetched only
+    EXPECT_REFUSED(p.encode(),
+                   "remote frame: config.write_only_mask: names tensor 0, which the write mask does not write (got 0)");
+    p.config.write_only_mask[0] = 0;
+    p.config.write_only_mask[23] = 0x80;  // tensor 191, past the count
+    EXPECT_REFUSED(p.encode(),
+                   "remote frame: config.write_only_mask: names tensor 191, which the write mask does not write (got "
+                   "191)");
+}
+
 TEST(RemoteFrameRefusal, NonzeroFlagPadding) {
     std::vector<std::byte> m = TaskParts{}.encode();
     m[flags_at() + 7] = std::byte{1};  // three flags, five bytes of padding
