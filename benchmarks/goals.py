@@ -46,7 +46,7 @@ class Goal:
     figure: str
     baseline: str
     goal: str
-    met: Optional[bool]  # None: not measured in this build
+    met: Optional[bool]  # None: not measured in this build, or no verdict (a busy baseline)
 
 
 def cpp_medians(binary: str, pattern: str, repetitions: int) -> Dict[str, float]:
@@ -116,13 +116,23 @@ def python_round_trip(quick: bool) -> Goal:
 
 
 # -- 3: the C++ hot round trip --------------------------------------------------------------
+# A raw spin ping-pong reads ~0.1 or ~0.5 µs when its two processes each have a core; past this
+# it is waiting for time slices.
+RAW_PING_PONG_BUSY_NS = 2_000.0
+
+
 def cpp_round_trip(quick: bool) -> Goal:
     m = cpp_medians("bench_worker", "BM_RawSpinPingPong/|BM_DecodeOneTensorBlob|BM_WorkerRoundTripSub/regime:0/",
                     1 if quick else 5)
     raw = m["BM_RawSpinPingPong/real_time"] + m["BM_DecodeOneTensorBlob"]
     hot = m["BM_WorkerRoundTripSub/regime:0/real_time"]
-    return Goal("C++ hot round trip (bench_worker)", f"{fmt_ns(hot)} ({hot / raw:.1f}x)",
-                f"raw spin ping-pong + decode {fmt_ns(raw)}", "<= 3x the baseline", hot <= 3 * raw)
+    name, base = "C++ hot round trip (bench_worker)", f"raw spin ping-pong + decode {fmt_ns(raw)}"
+    if raw > RAW_PING_PONG_BUSY_NS:
+        # Two spinning processes that do not each have a core hand off once per time slice: the
+        # baseline then measures the scheduler, and a ratio against it says nothing.
+        return Goal(name, f"{fmt_ns(hot)}; not judged: the baseline shows no free core for the two processes",
+                    base, "<= 3x the baseline", None)
+    return Goal(name, f"{fmt_ns(hot)} ({hot / raw:.1f}x)", base, "<= 3x the baseline", hot <= 3 * raw)
 
 
 # -- 4: submission from Python -----------------------------------------------------------------
