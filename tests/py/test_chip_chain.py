@@ -1,8 +1,9 @@
 """A chain of dependent tasks on one chip (issue 14, goal 1), end to end: each
 task reads what the one before wrote, so the final bytes prove the order; a
 failing task in the middle poisons its dependents and leaves the independent
-tasks on the same chip alone; a chip killed mid-chain fails the run with a
-clear error, poisons every later task of the chain and does not hang.
+tasks on the same chip alone; a chip killed mid-chain, or a chain's head past
+the Worker's task_timeout, fails the run with a clear error, fails the task
+chained behind it, poisons every later task of the chain and does not hang.
 
 Chained dispatch: a task whose only unfinished producer runs on its own chip
 is handed to that chip behind it (the chip's lane holds two tasks). A test.gate
@@ -245,6 +246,46 @@ def test_a_chip_killed_with_two_tasks_in_flight_fails_both_and_poisons_the_rest(
     assert_untouched(x, y)
     status = w.child_status()
     assert status[0].startswith("chip 0: lost") and "signal 9" in status[0] and status[1] == "chip 1: usable", status
+    assert not alive(chip0)
+    w.run(lambda o, _a, _c: submit_chain(o, add, x, y, 2, chip=1))  # the chain goes on on chip 1
+    assert_chain_ran(x, y, 2)
+
+
+@pytest.mark.parametrize("spin", [None, 0.0])
+def test_a_producer_past_its_deadline_fails_its_chained_task_and_poisons_the_rest(closing, tmp_path, spin):
+    """The Worker's task_timeout on a chain's head: the chip is killed (a kernel cannot be stopped
+    otherwise), the task chained behind the head on that chip fails with it, the rest of the chain
+    is poisoned, nothing after the head ran, and the chain goes on on the other chip."""
+    w = Worker(level=3, num_chips=2, task_timeout=1, spin=spin, trace=True)
+    closing(w)
+    add = w.register(ChipCallable("std.add_scalar"))
+    gate_k = w.register(kernel_callable("test.gate"))
+    w.init()
+    chip0 = w.child_pids()[0]
+    x, y = pair(w)
+    after = 20
+    handles = {}
+
+    def orch(o, _a, _c):
+        g = Gate(w, tmp_path, hold=x, timeout_ms=60_000)  # never opened, and waits far past task_timeout
+        handles["gate"] = g.submit(o, gate_k)
+        submit_chain(o, add, x, y, after)  # the first is on chip 0 behind the gate
+
+    with pytest.raises(RuntimeError) as info:
+        w.run(orch)
+    msg = str(info.value)
+    assert "(callable 'test.gate', member 0) on chip 0" in msg and "TIMED_OUT" in msg, msg
+    assert f"{after} dependent task(s) were not run" in msg, msg
+    gate, first = chained_behind_gate(w, handles["gate"])
+    assert first.start_ns < gate.end_ns, (gate, first)  # the chained task was on chip 0 behind the gate
+    assert not gate.ok and "TIMED_OUT" in gate.error, gate
+    assert not first.ok and "the lane was lost before this task ran" in first.error, first
+    assert_untouched(x, y)
+    status = w.child_status()
+    assert status[0].startswith("chip 0: lost") and status[1] == "chip 1: usable", status
+    deadline = time.monotonic() + 10
+    while alive(chip0) and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert not alive(chip0)
     w.run(lambda o, _a, _c: submit_chain(o, add, x, y, 2, chip=1))  # the chain goes on on chip 1
     assert_chain_ran(x, y, 2)
