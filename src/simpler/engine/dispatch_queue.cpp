@@ -15,6 +15,10 @@ DispatchQueue::DispatchQueue(const ChildCounts& children) {
 
 void DispatchQueue::push(TaskId task, std::span<const MemberTarget> members) {
     check(task, members);
+    push_checked(task, members);
+}
+
+void DispatchQueue::push_checked(TaskId task, std::span<const MemberTarget> members) {
     Item item{task, members.front(), {}, {}};
     if (members.size() > 1) item.group.assign(members.begin(), members.end());
     for (const MemberTarget& m : members)
@@ -116,7 +120,12 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
             --open[static_cast<size_t>(t.kind)];
             out.push_back({it->task, m, ChildRef{t.kind, index}});
         }
-        it = items_.erase(it);
+        if (it == items_.begin()) {
+            items_.pop_front();  // the usual case, and cheaper than a general erase
+            it = items_.begin();
+        } else {
+            it = items_.erase(it);
+        }
     }
 }
 
