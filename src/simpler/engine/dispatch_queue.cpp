@@ -74,6 +74,7 @@ uint32_t DispatchQueue::live_count(ChildKind kind) const noexcept {
 }
 
 void DispatchQueue::take(std::vector<Assignment>& out) {
+    if (items_.empty()) return;  // every progress step asks, most often with nothing queued
     // Per kind: children FREE and not reserved by a waiting item (`open`), and
     // how many of those waiting items' "any" members have claimed (`any_held`).
     // When no kind has an open child beyond its claims, no later item can leave,
