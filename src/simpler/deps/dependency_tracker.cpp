@@ -192,7 +192,15 @@ uint32_t DependencyTracker::allocate_task(TaskId task) {
     s.entries.clear();
     s.edges.clear();
     s.stamp = 0;
-    task_slots_.emplace(task, slot);
+    if (spare_task_nodes_.empty()) {
+        task_slots_.emplace(task, slot);
+    } else {
+        auto node = std::move(spare_task_nodes_.back());
+        spare_task_nodes_.pop_back();
+        node.key() = task;
+        node.mapped() = slot;
+        task_slots_.insert(std::move(node));
+    }
     return slot;
 }
 
@@ -214,7 +222,11 @@ void DependencyTracker::complete(TaskId task) {
     s.entries.clear();
     s.edges.clear();
     free_tasks_.push_back(it->second);
-    task_slots_.erase(it);
+    if (spare_task_nodes_.size() < SPARE_TASK_NODES) {
+        spare_task_nodes_.push_back(task_slots_.extract(it));
+    } else {
+        task_slots_.erase(it);
+    }
 }
 
 std::optional<EdgeExplanation> DependencyTracker::explain(TaskId pred, TaskId succ) const {

@@ -146,6 +146,10 @@ private:
     std::vector<Entry> entries_;
     std::vector<uint32_t> free_entries_;
     std::pmr::unordered_map<TaskId, uint32_t> task_slots_{&pool_};
+    // Nodes of completed tasks' task_slots_ entries, taken back by the next
+    // tasks: a steady stream of tasks allocates no node (at most this many kept).
+    static constexpr size_t SPARE_TASK_NODES = 1024;
+    std::vector<std::pmr::unordered_map<TaskId, uint32_t>::node_type> spare_task_nodes_;
     std::vector<TaskState> tasks_;
     std::vector<uint32_t> free_tasks_;
     uint64_t stamp_ = 0;

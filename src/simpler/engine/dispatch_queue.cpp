@@ -15,6 +15,10 @@ DispatchQueue::DispatchQueue(const ChildCounts& children) {
 
 void DispatchQueue::push(TaskId task, std::span<const MemberTarget> members) {
     check(task, members);
+    push_checked(task, members);
+}
+
+void DispatchQueue::push_checked(TaskId task, std::span<const MemberTarget> members) {
     Item item{task, members.front(), {}, {}};
     if (members.size() > 1) item.group.assign(members.begin(), members.end());
     for (const MemberTarget& m : members)
@@ -70,6 +74,7 @@ uint32_t DispatchQueue::live_count(ChildKind kind) const noexcept {
 }
 
 void DispatchQueue::take(std::vector<Assignment>& out) {
+    if (items_.empty()) return;  // every progress step asks, most often with nothing queued
     // Per kind: children FREE and not reserved by a waiting item (`open`), and
     // how many of those waiting items' "any" members have claimed (`any_held`).
     // When no kind has an open child beyond its claims, no later item can leave,
@@ -116,7 +121,12 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
             --open[static_cast<size_t>(t.kind)];
             out.push_back({it->task, m, ChildRef{t.kind, index}});
         }
-        it = items_.erase(it);
+        if (it == items_.begin()) {
+            items_.pop_front();  // the usual case, and cheaper than a general erase
+            it = items_.begin();
+        } else {
+            it = items_.erase(it);
+        }
     }
 }
 

@@ -48,6 +48,9 @@ public:
     // of range, a group names one child twice, or it needs more "any" children
     // of a kind than are alive (it could never leave).
     void push(TaskId task, std::span<const MemberTarget> members);
+    // push() of members that check() passed with no child retired since: the
+    // check is not run twice (EngineCore::submit checks before it records).
+    void push_checked(TaskId task, std::span<const MemberTarget> members);
 
     // Marks a child free again after its task finished.
     void release(ChildRef child);

@@ -253,7 +253,7 @@ TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const 
     live_order_.push_back(task);
     ++run_of(run_).unfinished;
     if (state == TaskState::READY) {
-        queue_.push(task, targets);
+        queue_.push_checked(task, targets);  // check_members (or check_batch) checked them
     } else if (state == TaskState::PENDING && chains() && chainable(record)) {
         record.preds.assign(preds.begin(), preds.end());
         chain_candidates_.push_back(task);
@@ -265,7 +265,8 @@ TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const 
 }
 
 void EngineCore::take(std::vector<Dispatch>& out) {
-    std::vector<Assignment> assigned;
+    std::vector<Assignment>& assigned = take_scratch_;
+    assigned.clear();
     queue_.take(assigned);
     for (const Assignment& a : assigned) {
         Record& r = record(a.task);
@@ -364,7 +365,24 @@ void EngineCore::note_failure(const RunFailure& f) {
     if (!run.first_failure) run.first_failure = f;
 }
 
-RunState& EngineCore::run_of(uint64_t run) { return runs_[run]; }
+RunState& EngineCore::run_of(uint64_t run) {
+    const auto it = runs_.lower_bound(run);
+    if (it != runs_.end() && it->first == run) return it->second;
+    if (spare_run_.empty()) return runs_.emplace_hint(it, run, RunState{})->second;
+    spare_run_.key() = run;
+    spare_run_.mapped().reset();
+    return runs_.insert(it, std::move(spare_run_))->second;
+}
+
+std::map<uint64_t, RunState>::iterator EngineCore::drop_run(std::map<uint64_t, RunState>::iterator it) {
+    const auto next = std::next(it);
+    if (spare_run_.empty()) {
+        spare_run_ = runs_.extract(it);
+    } else {
+        runs_.erase(it);
+    }
+    return next;
+}
 
 void EngineCore::finish_task(TaskId task) {
     const TaskState s = graph_.state(task);
@@ -452,7 +470,7 @@ void EngineCore::forget_run(uint64_t run) {
     if (it == runs_.end()) return;
     retire_kept(it->second);
     if (first_failure_ && first_failure_->task.run == run) first_failure_.reset();
-    runs_.erase(it);
+    (void)drop_run(it);
 }
 
 size_t EngineCore::cancel_run(uint64_t run, const std::string& why) {
@@ -477,7 +495,7 @@ size_t EngineCore::cancel_run(uint64_t run, const std::string& why) {
     state.poisoned = 0;
     retire_kept(state);
     if (first_failure_ && first_failure_->task.run == run) first_failure_.reset();
-    if (state.unfinished == 0) runs_.erase(run);
+    if (state.unfinished == 0) (void)drop_run(runs_.find(run));
     run_progress_ = true;
     return cancelled;
 }
@@ -584,7 +602,7 @@ void EngineCore::clear_failure() noexcept {
         retire_kept(state);
         state.first_failure.reset();
         state.poisoned = 0;
-        it = state.ended && state.unfinished == 0 ? runs_.erase(it) : std::next(it);
+        it = state.ended && state.unfinished == 0 ? drop_run(it) : std::next(it);
     }
 }
 

@@ -150,6 +150,16 @@ struct RunState {
     std::optional<RunFailure> first_failure;  // its first task that failed or was not run
     size_t poisoned = 0;       // its tasks not run because a task they needed failed
     std::vector<TaskId> failed_kept;  // its FAILED / POISONED tasks, retired when it is forgotten
+
+    // The state of a run just begun, keeping failed_kept's capacity (a forgotten
+    // run's node is reused: EngineCore::run_of).
+    void reset() noexcept {
+        unfinished = 0;
+        ended = collected = cancelled = false;
+        first_failure.reset();
+        poisoned = 0;
+        failed_kept.clear();
+    }
 };
 
 class EngineCore {
@@ -322,7 +332,11 @@ private:
     void account_poisoned(TaskId task);
     // Retires the run's FAILED / POISONED tasks.
     void retire_kept(RunState& state);
+    // The run's state, made (in the spare node when there is one) when it has none.
     RunState& run_of(uint64_t run);
+    // Forgets a run's state, keeping its node as the spare (a run per round
+    // trip then allocates nothing); returns the next run's.
+    std::map<uint64_t, RunState>::iterator drop_run(std::map<uint64_t, RunState>::iterator it);
 
     struct PendingRelease {
         TaskId before;  // every task with a smaller id must have finished
@@ -339,10 +353,12 @@ private:
     std::optional<RunFailure> first_failure_;
     size_t poisoned_count_ = 0;
     std::map<uint64_t, RunState> runs_;  // runs not yet forgotten, by number
+    std::map<uint64_t, RunState>::node_type spare_run_;  // a forgotten run's node, for the next run
     // The failures of FAILED tasks not yet retired: what a poisoned task of another run names as its cause.
     std::unordered_map<TaskId, std::shared_ptr<const RunFailure>> failed_roots_;
     bool run_progress_ = false;
     std::vector<TaskId> scratch_;
+    std::vector<Assignment> take_scratch_;  // take()'s assignments, kept so that a take allocates none
     // submit()'s per-call lists, kept so that a submit allocates none of them.
     std::vector<TaskMember> submit_tracked_;
     std::vector<MemberTarget> submit_targets_;

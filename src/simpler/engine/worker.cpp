@@ -408,7 +408,7 @@ bool Worker::drive_lanes_until(ipc::Deadline until, Settle&& settle) {
             if (!stopping_) deadline = progress_locked();
             if (settle()) return true;
         }
-        if (ipc::Clock::now() >= until) return false;
+        if (until != ipc::NO_DEADLINE && ipc::Clock::now() >= until) return false;
         (void)bell_.wait_past(seen, waiter, std::min(deadline, until));
     }
 }

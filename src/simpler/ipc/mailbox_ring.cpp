@@ -99,9 +99,7 @@ int serve_ring(MailboxRing& ring, const TaskHandler& handler, SpinPolicy policy,
     uint64_t seq = 0;  // the lane sequence of the task served last
     for (uint32_t k = 0;; k = (k + 1) % ring.depth()) {
         Mailbox& slot = ring.slot(k);
-        const Deadline deadline =
-            idle_limit >= Deadline::max() - Clock::now() ? NO_DEADLINE : Clock::now() + idle_limit;
-        switch (slot.wait_request(waiter, deadline)) {
+        switch (slot.wait_request(waiter, idle_deadline(idle_limit))) {
             case ChildWake::SHUTDOWN: return SERVE_SHUTDOWN;
             case ChildWake::TIMED_OUT: return SERVE_IDLE_LIMIT;
             case ChildWake::TASK: break;

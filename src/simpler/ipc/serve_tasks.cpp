@@ -25,13 +25,17 @@ bool serve_task(Mailbox& mailbox, const TaskView& task, const TaskHandler& handl
     return false;
 }
 
+Deadline idle_deadline(std::chrono::nanoseconds idle_limit) noexcept {
+    if (idle_limit == std::chrono::nanoseconds::max()) return NO_DEADLINE;
+    const Clock::time_point now = Clock::now();
+    return idle_limit >= Deadline::max() - now ? NO_DEADLINE : now + idle_limit;
+}
+
 int serve_tasks(Mailbox& mailbox, const TaskHandler& handler, SpinPolicy policy, std::chrono::nanoseconds idle_limit,
                 const std::function<bool()>& stop_after_task) {
     SpinWaiter waiter(policy);
     for (;;) {
-        const Deadline deadline =
-            idle_limit >= Deadline::max() - Clock::now() ? NO_DEADLINE : Clock::now() + idle_limit;
-        switch (mailbox.wait_request(waiter, deadline)) {
+        switch (mailbox.wait_request(waiter, idle_deadline(idle_limit))) {
             case ChildWake::SHUTDOWN: return SERVE_SHUTDOWN;
             case ChildWake::TIMED_OUT: return SERVE_IDLE_LIMIT;
             case ChildWake::TASK: break;

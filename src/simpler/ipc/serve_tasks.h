@@ -39,6 +39,11 @@ inline constexpr int SERVE_STOPPED = 4;    // stop_after_task said so
 // exception as TASK_FAILED). Returns whether the task succeeded.
 bool serve_task(Mailbox& mailbox, const TaskView& task, const TaskHandler& handler);
 
+// When a wait for the next request that starts now gives up: NO_DEADLINE for
+// an idle_limit too long to count (nanoseconds::max(): serve forever), without
+// reading the clock then (the loop asks once per task).
+[[nodiscard]] Deadline idle_deadline(std::chrono::nanoseconds idle_limit) noexcept;
+
 int serve_tasks(Mailbox& mailbox, const TaskHandler& handler, SpinPolicy policy = {},
                 std::chrono::nanoseconds idle_limit = std::chrono::nanoseconds::max(),
                 const std::function<bool()>& stop_after_task = {});

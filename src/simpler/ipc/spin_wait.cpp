@@ -47,17 +47,23 @@ std::optional<uint32_t> SpinWaiter::wait_change(SharedWord& w, uint32_t seen, De
     const Clock::time_point start = Clock::now();
     if (budget_.count() > 0) {
         const Clock::time_point spin_end = std::min(deadline, start + budget_);
+        // The clock as read before the round in progress: a hit is timed by it,
+        // not by a clock read of its own, which would delay every hot hand-off
+        // by as much as the hand-off costs (the wait is undercounted by at most
+        // one round of pauses).
+        Clock::time_point round_start = start;
         for (;;) {
             for (int i = 0; i < PAUSES_PER_CLOCK_READ; ++i) {
                 cpu_pause();
                 v = load_acquire(w);
                 if (v != seen) {
                     ++stats_.spin_hits;
-                    adapt(Clock::now() - start, false);
+                    adapt(round_start - start, false);
                     return v;
                 }
             }
             const Clock::time_point now = Clock::now();
+            round_start = now;
             if (now >= spin_end) break;
             // Past yield_after, give the core away between rounds: on an
             // oversubscribed machine the peer may be waiting for this very core.
@@ -68,7 +74,7 @@ std::optional<uint32_t> SpinWaiter::wait_change(SharedWord& w, uint32_t seen, De
     for (;;) {
         v = sleep_while_equal(w, seen, deadline);
         if (v != seen) {
-            adapt(Clock::now() - start, true);
+            if (policy_.adaptive) adapt(Clock::now() - start, true);
             return v;
         }
         if (Clock::now() >= deadline) {

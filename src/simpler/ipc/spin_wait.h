@@ -12,7 +12,8 @@
 // is bounded by max_spin (default 25 us) and, when adaptive, follows the
 // observed arrival times:
 //   - a wait that ended while spinning keeps the budget at least twice its
-//     duration (hot hand-offs stay hot);
+//     duration as of the spin's last clock read (hot hand-offs stay hot; a hit
+//     reads no clock of its own, so it is undercounted by at most one round);
 //   - a wait that slept but ended within max_spin sets the budget to twice
 //     its duration (a longer spin would have caught it);
 //   - a wait that slept longer than max_spin halves the budget, down to

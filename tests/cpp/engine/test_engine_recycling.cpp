@@ -1,7 +1,7 @@
 // EngineCore's pooled per-task storage and batch checks: a task that reuses a
 // finished task's record or graph node sees none of its arguments, edges,
-// config or failure; a batch asks the owner about each distinct buffer once,
-// refuses with the message a lone submit gets, and leaves no verdict behind.
+// config or failure, and a run in a forgotten run's node none of its state; a batch asks the owner about each distinct
+// buffer once, refuses with the message a lone submit gets, and leaves no verdict behind.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -124,6 +124,45 @@ TEST(EngineRecycling, ARecycledTaskInheritsNoEdgesAndNoFailure) {
     EXPECT_FALSE(core.first_failure().has_value());
     EXPECT_EQ(core.poisoned_count(), 0u);
     EXPECT_TRUE(core.tracker().edges_into(t1).empty());
+}
+
+TEST(EngineRecycling, ARunInAForgottenRunsNodeStartsEmpty) {
+    EngineCore core(children(0, 1));
+    const BufferDescriptor a = host_buffer(1);
+    TaskArgs w;
+    w.add_tensor(tile(a, 0), TensorArgType::OUTPUT_EXISTING);
+    const MemberSubmit m{&w, std::nullopt};
+    // Run 0: a task fails and the one after it is poisoned; the run ends collected, then is forgotten.
+    (void)core.submit(TaskKind::SUB, 1, {&m, 1}, TaskConfig{});
+    (void)core.submit(TaskKind::SUB, 1, {&m, 1}, TaskConfig{});
+    std::vector<Dispatch> d;
+    core.take(d);
+    ASSERT_EQ(d.size(), 1u);
+    core.member_finished(d[0], "boom");
+    ASSERT_EQ(core.end_run(/*collected=*/true), 0u);
+    ASSERT_NE(core.run_state(0), nullptr);
+    EXPECT_TRUE(core.run_state(0)->first_failure.has_value());
+    EXPECT_EQ(core.run_state(0)->poisoned, 1u);
+    core.forget_run(0);
+    EXPECT_EQ(core.run_state(0), nullptr);
+
+    // Run 1 takes run 0's node: none of its failure, counts or flags.
+    const TaskArgs empty;
+    const MemberSubmit e{&empty, std::nullopt};
+    (void)core.submit(TaskKind::SUB, 2, {&e, 1}, TaskConfig{});
+    const RunState* run = core.run_state(1);
+    ASSERT_NE(run, nullptr);
+    EXPECT_EQ(run->unfinished, 1u);
+    EXPECT_FALSE(run->ended);
+    EXPECT_FALSE(run->collected);
+    EXPECT_FALSE(run->cancelled);
+    EXPECT_FALSE(run->first_failure.has_value());
+    EXPECT_EQ(run->poisoned, 0u);
+    EXPECT_TRUE(run->failed_kept.empty());
+    finish_all(core);
+    EXPECT_FALSE(core.run_finished(1));  // not ended yet
+    (void)core.end_run();
+    EXPECT_TRUE(core.run_finished(1));
 }
 
 TEST(EngineRecycling, ABatchAsksTheOwnerOncePerDistinctBuffer) {

@@ -84,6 +84,16 @@ TEST(ServeTasks, IdleLimitEndsTheLoop) {
     EXPECT_EQ(serve_tasks(mb, [](const TaskView&) { return TaskOutcome{}; }, SpinPolicy{}, 20ms), SERVE_IDLE_LIMIT);
 }
 
+TEST(ServeTasks, IdleDeadlineIsNoneWithoutALimitAndNowPlusTheLimitWithOne) {
+    EXPECT_EQ(idle_deadline(std::chrono::nanoseconds::max()), NO_DEADLINE);
+    EXPECT_EQ(idle_deadline(std::chrono::nanoseconds::max() - std::chrono::nanoseconds{1}), NO_DEADLINE);
+    const Clock::time_point before = Clock::now();
+    const Deadline d = idle_deadline(20ms);
+    const Clock::time_point after = Clock::now();
+    EXPECT_GE(d, before + 20ms);
+    EXPECT_LE(d, after + 20ms);
+}
+
 TEST(ServeTasks, StopAfterTaskIsAskedOnceTheResultIsStored) {
     Doorbell bell;
     Mailbox mb(MailboxConfig{64}, bell);
