@@ -13,15 +13,16 @@ namespace simpler {
 
 namespace {
 
-EngineConfig with_edge_recording(EngineConfig c) {
+EngineConfig with_tracker_settings(EngineConfig c) {
     c.tracker.record_explanations = c.record_edges;
+    c.tracker.validate_tensors = false;  // TaskArgs::add_tensor validated every tensor
     return c;
 }
 
 }  // namespace
 
 EngineCore::EngineCore(EngineConfig config)
-    : config_(with_edge_recording(std::move(config))), tracker_(config_.tracker), queue_(config_.children) {
+    : config_(with_tracker_settings(std::move(config))), tracker_(config_.tracker), queue_(config_.children) {
     for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) lost_[k].resize(config_.children[k]);
     chip_flight_.resize(config_.children[static_cast<size_t>(ChildKind::CHIP)]);
 }

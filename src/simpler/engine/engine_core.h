@@ -55,6 +55,10 @@ struct MemberSubmit {
 struct EngineConfig {
     ChildCounts children{};                  // per ChildKind
     ChildKind next_level = ChildKind::CHIP;  // the kind of child NEXT_LEVEL members run on
+    // The tracker's settings; record_explanations is record_edges', and
+    // validate_tensors is false: every tensor of a member is in a TaskArgs,
+    // which validated it when it was added (TaskArgs::add_tensor, the only
+    // way in), so the tracker does not validate it a second time.
     TrackerConfig tracker{};
     // The chip that owns a DEVICE backing, or nullopt when unknown.
     std::function<std::optional<uint32_t>(const CanonicalIdentity&)> device_owner;
