@@ -131,8 +131,8 @@ private:
     // Blocked Fibonacci hashing: ids that share id / GROUP get one block of
     // GROUP adjacent buckets, picked by the top bits of (id / GROUP) times
     // 2^64/phi, at the position id % GROUP within it. Consecutive ids (a
-    // batch) thus fill one cache line after another instead of one random
-    // line each (a miss per task at 100,000 live), while blocks land far
+    // batch) thus fill one 64-byte block after another instead of one random
+    // cache line each (a miss per task at 100,000 live), while blocks land far
     // apart, so probe runs stay short; with the id's own low bits a window of
     // live ids would be one run, and an erase's backward shift would walk all of it.
     static constexpr size_t GROUP = 4;  // 16-byte buckets: a block is 64 bytes
