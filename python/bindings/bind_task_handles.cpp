@@ -87,14 +87,14 @@ bool same(const TaskHandles& a, const TaskHandles& b) {
 
 void bind_task_handles(nb::module_& m) {
     nb::class_<TaskHandles>(
-        m, "TaskHandles",
-        nb::sig("class TaskHandles(collections.abc.Sequence[TaskHandle])"),
+        m, "TaskHandles", nb::sig("class TaskHandles(collections.abc.Sequence[TaskHandle])"),
         "The handles of a batch (what submit_many / submit_sub_many return): a read-only sequence of TaskHandle, "
         "one made only when asked for. len(), [i] (negative from the end; IndexError past either end), [a:b:c] "
         "(a TaskHandles), iteration, `in`, index(), count(); list(batch) is every handle in submit order. Equal to "
         "a TaskHandles, list or tuple of the same handles in the same order.")
         .def("__len__", &TaskHandles::size)
-        .def("__getitem__", [](const TaskHandles& h, Py_ssize_t i) { return h[position(h, i)]; }, "i"_a)
+        .def(
+            "__getitem__", [](const TaskHandles& h, Py_ssize_t i) { return h[position(h, i)]; }, "i"_a)
         .def(
             "__getitem__",
             [](const TaskHandles& h, const nb::slice& s) {
@@ -153,15 +153,17 @@ void bind_task_handles(nb::module_& m) {
                 return nb::borrow(Py_NotImplemented);
             },
             nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
-        .def("__repr__", [](const TaskHandles& h) {
-            std::string out = "TaskHandles(" + std::to_string(h.count) + (h.count == 1 ? " task" : " tasks");
-            if (!h.empty()) {
-                out += ": task " + std::to_string(h.first);
-                if (h.count > 1) out += (h.count == 2 ? ", task " : ", ..., task ") + std::to_string(h[h.size() - 1].id);
-                out += " of run " + std::to_string(h.run);
-            }
-            return out + ")";
-        })
+        .def("__repr__",
+             [](const TaskHandles& h) {
+                 std::string out = "TaskHandles(" + std::to_string(h.count) + (h.count == 1 ? " task" : " tasks");
+                 if (!h.empty()) {
+                     out += ": task " + std::to_string(h.first);
+                     if (h.count > 1)
+                         out += (h.count == 2 ? ", task " : ", ..., task ") + std::to_string(h[h.size() - 1].id);
+                     out += " of run " + std::to_string(h.run);
+                 }
+                 return out + ")";
+             })
         .def(
             "__hash__",
             [](const TaskHandles&) -> Py_ssize_t {
