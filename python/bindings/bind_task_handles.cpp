@@ -4,7 +4,9 @@
 // 100,000 tasks costs one Python object, not 100,000. A slice is a TaskHandles
 // again. Equal to another TaskHandles, a list or a tuple holding the same
 // handles in the same order (as the list it replaces was); unhashable, as a
-// list is. Registered as a collections.abc.Sequence (python/simpler/__init__.py).
+// list is. reversed() uses len() and [i]; index() raises ValueError for a handle
+// that is not there. Registered as a collections.abc.Sequence
+// (python/simpler/submitted_tasks.py).
 #include <nanobind/make_iterator.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
@@ -106,13 +108,6 @@ void bind_task_handles(nb::module_& m) {
             "s"_a)
         .def("__iter__", &iterate, nb::sig("def __iter__(self) -> collections.abc.Iterator[TaskHandle]"))
         .def(
-            "__reversed__",
-            [](const TaskHandles& h) {
-                if (h.empty()) return iterate(h);
-                return iterate(TaskHandles{h[h.size() - 1].id, -h.step, h.count, h.run});
-            },
-            nb::sig("def __reversed__(self) -> collections.abc.Iterator[TaskHandle]"))
-        .def(
             "__contains__",
             [](const TaskHandles& h, const nb::handle& value) {
                 const TaskHandle* t = nullptr;
@@ -134,8 +129,7 @@ void bind_task_handles(nb::module_& m) {
                 throw nb::value_error((nb::repr(value).c_str() + std::string(" is not in the TaskHandles")).c_str());
             },
             "value"_a, "start"_a = 0, "stop"_a.none() = nb::none(),
-            nb::sig("def index(self, value: object, start: int = 0, stop: int | None = None, /) -> int"),
-            "The position of a handle; ValueError when it is not one of these.")
+            nb::sig("def index(self, value: object, start: int = 0, stop: int | None = None, /) -> int"))
         .def(
             "count",
             [](const TaskHandles& h, const nb::handle& value) {
@@ -164,10 +158,7 @@ void bind_task_handles(nb::module_& m) {
                  }
                  return out + ")";
              })
-        .def(
-            "__hash__",
-            [](const TaskHandles&) -> Py_ssize_t {
-                throw nb::type_error("unhashable type: 'TaskHandles' (a sequence equal to a list of its handles)");
-            },
-            "Unhashable, as the list it stands for: TypeError.");
+        .def("__hash__", [](const TaskHandles&) -> Py_ssize_t {
+            throw nb::type_error("unhashable type: 'TaskHandles' (a sequence equal to a list of its handles)");
+        });
 }
