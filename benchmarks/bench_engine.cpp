@@ -50,7 +50,8 @@ std::vector<TaskArgs> tiled_tasks(size_t n) {
     const uint32_t strides[1] = {1};
     for (size_t k = 0; k < n; ++k)
         for (size_t b = 0; b < 4; ++b)
-            out[k].add_tensor(make_tensor(bufs[b], shapes, DataType::FLOAT32, strides, uint64_t{TILE} * k), tags[b]);
+            out[k].add_tensor(make_tensor(bufs[b], shapes, DataType::FLOAT32, strides, uint64_t{TILE} * 4 * k),
+                              tags[b]);  // tile k at byte TILE * 4 * k: the tiles do not overlap
     return out;
 }
 

@@ -506,19 +506,18 @@ void bind_engine(nb::module_& m) {
                     for (size_t i = 0; i < list.size(); ++i)
                         tasks[i].worker = member_of(nullptr, IntArg{list[i]}).worker;
                 }
-                std::vector<TaskHandle> handles;
+                simpler::TaskHandles handles;
                 const std::optional<Worker::BatchRefusal> refused =
                     w.submit_many(kind, callable, tasks, config_of(config), handles);
-                nb::list out;
-                for (const TaskHandle& h : handles) out.append(nb::cast(h));
-                return nb::make_tuple(out, refused ? static_cast<int64_t>(refused->index) : int64_t{-1},
+                return nb::make_tuple(handles, refused ? static_cast<int64_t>(refused->index) : int64_t{-1},
                                       refused ? refused->why : std::string());
             },
             "kind"_a, "callable"_a, "args"_a, "workers"_a.none(), "config"_a,
             nb::sig("def submit_many(self, kind: TaskKind, callable: int, args: TaskArgsBatch | list[TaskArgs], "
-                    "workers: int | list[int] | None, config: bytes) -> tuple[list[TaskHandle], int, str]"),
+                    "workers: int | list[int] | None, config: bytes) -> tuple[TaskHandles, int, str]"),
             "N one-member tasks in one call (Worker::submit_many): workers None (sub tasks), one index for all, "
-            "or a list (one per task). Returns (the handles, -1, '') or, when a task is refused, ([], its index, "
+            "or a list (one per task). Returns (the handles, -1, '') or, when a task is refused, (no handles, its "
+            "index, "
             "the engine's reason): every task is checked before any is recorded. The GIL is held: the TaskArgs "
             "are Python objects another thread could change.")
         .def(

@@ -10,6 +10,7 @@ void bind_view(nb::module_& m);
 void bind_deps(nb::module_& m);
 void bind_backing(nb::module_& m);
 void bind_engine(nb::module_& m);
+void bind_task_handles(nb::module_& m);
 void bind_chip(nb::module_& m);
 void bind_remote(nb::module_& m);
 
@@ -22,5 +23,6 @@ NB_MODULE(_core, m) {
     bind_backing(m);
     bind_chip(m);
     bind_engine(m);
+    bind_task_handles(m);
     bind_remote(m);
 }

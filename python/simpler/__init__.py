@@ -9,10 +9,11 @@ AdoptedTensor (what Worker.share returns), RunFuture (what Worker.submit returns
 the collectives over a domain (all_reduce, all_gather, reduce_scatter, broadcast,
 COLLECTIVE_DTYPES; from simpler.collectives), the progress display (show_progress, Progress,
 ChildProgress), and the handles a run speaks of: TaskHandle (what a submit
-returns), ChildRef and ChildKind (which child a task ran on); and where the
+returns), TaskHandles (what a batch submit returns), SubmittedTasks (what
+Orchestrator.submitted is), ChildRef and ChildKind (which child a task ran on); and where the
 installed headers and CMake package are: get_include(), get_cmake_dir()."""
 
-from simpler._core import CallConfig, ChildKind, ChildRef, TaskHandle, TaskKind
+from simpler._core import CallConfig, ChildKind, ChildRef, TaskHandle, TaskHandles, TaskKind
 from simpler.buffer import *  # noqa: F403
 from simpler.chip_callable import ChipCallable
 from simpler.collectives import COLLECTIVE_DTYPES, all_gather, all_reduce, broadcast, reduce_scatter
@@ -26,6 +27,7 @@ from simpler.progress import ChildProgress, Progress, show_progress
 from simpler.run_future import RunFuture
 from simpler.share import AdoptedTensor
 from simpler.sub_worker import MappedArgs
+from simpler.submitted_tasks import SubmittedTasks
 from simpler.task_interface import *  # noqa: F403
 from simpler.worker import CallableHandle, Worker
 
@@ -70,9 +72,11 @@ __all__ = [
     "Progress",
     "RunFuture",
     "SharedTensor",
+    "SubmittedTasks",
     "TaskArgs",
     "TaskArgsBatch",
     "TaskHandle",
+    "TaskHandles",
     "TaskKind",
     "Tensor",
     "TensorArgType",

@@ -1,6 +1,6 @@
 """simpler's C++ core: wire types, argument blobs and the runtime engine"""
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 import enum
 from typing import overload
 
@@ -822,9 +822,9 @@ class EngineWorker:
         """
         submit() of one member, without building a list (the hot path of submit_next_level / submit_sub).
         """
-    def submit_many(self, kind: TaskKind, callable: int, args: TaskArgsBatch | list[TaskArgs], workers: int | list[int] | None, config: bytes) -> tuple[list[TaskHandle], int, str]:
+    def submit_many(self, kind: TaskKind, callable: int, args: TaskArgsBatch | list[TaskArgs], workers: int | list[int] | None, config: bytes) -> tuple[TaskHandles, int, str]:
         """
-        N one-member tasks in one call (Worker::submit_many): workers None (sub tasks), one index for all, or a list (one per task). Returns (the handles, -1, '') or, when a task is refused, ([], its index, the engine's reason): every task is checked before any is recorded. The GIL is held: the TaskArgs are Python objects another thread could change.
+        N one-member tasks in one call (Worker::submit_many): workers None (sub tasks), one index for all, or a list (one per task). Returns (the handles, -1, '') or, when a task is refused, (no handles, its index, the engine's reason): every task is checked before any is recorded. The GIL is held: the TaskArgs are Python objects another thread could change.
         """
     def wait(self, timeout: float | None = None) -> bool:
         """
@@ -925,6 +925,23 @@ class EngineWorker:
     def lost_count(self) -> int:
         """Children lost since init() (cheap: no lock)."""
     def child_pids(self) -> list[int]: ...
+
+class TaskHandles(Sequence[TaskHandle]):
+    """
+    The handles of a batch (what submit_many / submit_sub_many return): a read-only sequence of TaskHandle, one made only when asked for. len(), [i] (negative from the end; IndexError past either end), [a:b:c] (a TaskHandles), iteration, `in`, index(), count(); list(batch) is every handle in submit order. Equal to a TaskHandles, list or tuple of the same handles in the same order.
+    """
+    def __len__(self) -> int: ...
+    @overload
+    def __getitem__(self, i: int) -> TaskHandle: ...
+    @overload
+    def __getitem__(self, s: slice) -> TaskHandles: ...
+    def __iter__(self) -> Iterator[TaskHandle]: ...
+    def __contains__(self, value: object, /) -> bool: ...
+    def index(self, value: object, start: int = 0, stop: int | None = None, /) -> int: ...
+    def count(self, value: object, /) -> int: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __repr__(self) -> str: ...
+    def __hash__(self) -> int: ...
 
 def remote_available() -> bool:
     """Whether this build has the MPI transport for remote Workers."""

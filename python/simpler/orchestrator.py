@@ -23,7 +23,7 @@ import math
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from simpler._core import CallConfig, CanonicalIdentity, DataType, TaskHandle, TaskKind, element_size
+from simpler._core import CallConfig, CanonicalIdentity, DataType, TaskHandle, TaskHandles, TaskKind, element_size
 from simpler.arg_checks import check_bool, check_int, check_shape, check_type, got
 from simpler.callable_handle import CallableHandle
 from simpler.device_buffer import DeviceBuffer
@@ -31,6 +31,7 @@ from simpler.domain import Domain
 from simpler.global_domain import GlobalDomain
 from simpler.log import logger
 from simpler.nested import child_name
+from simpler.submitted_tasks import Part, SubmittedTasks
 from simpler.task_interface import TaskArgs, TaskArgsBatch, Tensor, TensorArgType
 
 if TYPE_CHECKING:
@@ -80,7 +81,9 @@ class Orchestrator:
         self._runs_on = worker._runs_on_by_kind
         # A nested run: what its parent's task forwarded, which every submit must stay within.
         self._scope = scope
-        self.submitted: List[TaskHandle] = []
+        # Every task submitted through this, in order: a handle per one-at-a-time submit, a TaskHandles per batch.
+        self._submitted: List[Part] = []
+        self.submitted = SubmittedTasks(self._submitted)
         self._scopes: List[List[DeviceBuffer]] = [[]]  # [0]: the run's own scope
         # What this run allocated, by identity: once a block is freed the engine no
         # longer knows it, and a refusal naming it says it was released from this.
@@ -110,7 +113,7 @@ class Orchestrator:
             task: TaskHandle = self._core.submit(kind, handle.id, members, config)
         except ValueError as e:
             raise self._explain(e, [a for a, _ in members]) from None
-        self.submitted.append(task)
+        self._submitted.append(task)
         return task
 
     def _submit_one(self, kind: TaskKind, callable: CallableHandle, args: TaskArgs, worker: Optional[int],
@@ -127,7 +130,7 @@ class Orchestrator:
             task: TaskHandle = self._core.submit_one(kind, callable.id, args, worker, config)
         except ValueError as e:
             raise self._explain(e, [args]) from None
-        self.submitted.append(task)
+        self._submitted.append(task)
         return task
 
     def submit_next_level(self, callable: CallableHandle, args: TaskArgs, cfg: Optional[CallConfig] = None,
@@ -162,7 +165,7 @@ class Orchestrator:
     # -- batches ------------------------------------------------------------------
     def _submit_many(self, kind: TaskKind, what: str, callable: CallableHandle,
                      args_list: "TaskArgsBatch | Sequence[TaskArgs]", workers: "int | List[int] | None",
-                     cfg: Optional[CallConfig]) -> List[TaskHandle]:
+                     cfg: Optional[CallConfig]) -> TaskHandles:
         self._check_open(what)
         handle = self._worker._check_callable(callable, kind)
         config = _config_bytes(cfg)
@@ -175,21 +178,23 @@ class Orchestrator:
             for i in range(len(batch)):
                 self._scope.check(batch[i], f"{self._worker.path}: {what} (task {i} of the batch)")
         tasks, refused, why = self._core.submit_many(kind, handle.id, batch, workers, config)
-        self.submitted.extend(tasks)
         if refused >= 0:
             error = self._explain(ValueError(why), [batch[refused]])
             raise ValueError(f"{what}: task {refused} of the batch refused (none of its {len(batch)} tasks was "
                              f"submitted): {error}")
+        if len(tasks):
+            self._submitted.append(tasks)
         return tasks
 
     def submit_many(self, callable: CallableHandle, args_list: "TaskArgsBatch | Sequence[TaskArgs]",
                     workers: "int | Sequence[int] | None" = None,
-                    cfg: Optional[CallConfig] = None) -> List[TaskHandle]:
+                    cfg: Optional[CallConfig] = None) -> TaskHandles:
         """N independent next-level tasks in one call: task i runs `callable` with
         args_list[i] (a TaskArgsBatch, e.g. TaskArgsBatch.tiled, or a sequence of
         TaskArgs) on `workers` (one index for all, default 0, or one per task).
         Each is checked and inferred exactly as N submit_next_level calls in order
-        (edges among the batch's own tasks too); returns their handles. All or
+        (edges among the batch's own tasks too); returns their handles (a
+        TaskHandles: a read-only sequence, each handle made when read). All or
         none: every task is checked before any is recorded, and a refusal raises
         ValueError naming the task's index and the engine's reason, with none of
         the batch submitted."""
@@ -200,7 +205,7 @@ class Orchestrator:
         return self._submit_many(TaskKind.NEXT_LEVEL, "submit_many", callable, args_list, workers, cfg)
 
     def submit_sub_many(self, callable: CallableHandle, args_list: "TaskArgsBatch | Sequence[TaskArgs]",
-                        cfg: Optional[CallConfig] = None) -> List[TaskHandle]:
+                        cfg: Optional[CallConfig] = None) -> TaskHandles:
         """N independent sub tasks in one call, each as submit_sub(callable,
         args_list[i]) in order; refusals as submit_many."""
         return self._submit_many(TaskKind.SUB, "submit_sub_many", callable, args_list, None, cfg)

@@ -29,11 +29,15 @@ void DependencyTracker::lay_out_boxes(std::span<const TaskMember> members) {
 }
 
 void DependencyTracker::check(TaskId task, std::span<const TaskMember> members) {
+    check_members(task, members, /*fill_boxes=*/false);
+}
+
+void DependencyTracker::check_members(TaskId task, std::span<const TaskMember> members, bool fill_boxes) {
     lay_out_boxes(members);
     for (size_t m = 0; m < members.size(); ++m) {
         const std::span<ViewBox> boxes(boxes_.data() + member_box_base_[m], members[m].tensors.size());
-        SubmitRefusal r =
-            check_member(static_cast<uint32_t>(m), members[m], boxes, config_.overlap, config_.validate_tensors);
+        SubmitRefusal r = check_member(static_cast<uint32_t>(m), members[m], boxes, config_.overlap,
+                                       config_.validate_tensors, fill_boxes);
         if (!r.ok()) throw std::invalid_argument(format_refusal(task, r, members[m]));
     }
 }
@@ -54,7 +58,7 @@ std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const T
     if (checked) {
         compute_boxes(members);
     } else {
-        check(task, members);
+        check_members(task, members, /*fill_boxes=*/true);
     }
 
     // Lookups of every member before any entry is recorded.

@@ -84,6 +84,10 @@ public:
     [[nodiscard]] size_t live_keys() const noexcept { return keys_.size(); }
 
 private:
+    // check() of every member; with fill_boxes (submit's own check) the
+    // members' boxes are left in boxes_ for the lookups, without only those
+    // the pairwise rule compared are computed.
+    void check_members(TaskId task, std::span<const TaskMember> members, bool fill_boxes);
     // The view boxes of every member's tensors into boxes_ (member i's from
     // member_box_base_[i]), with no check: check() has passed them.
     void compute_boxes(std::span<const TaskMember> members);

@@ -1,5 +1,7 @@
 #include "simpler/deps/region_index.h"
 
+#include <algorithm>
+
 namespace simpler {
 
 void RegionIndex::file_in_grid(const Item& item) {
@@ -9,7 +11,7 @@ void RegionIndex::file_in_grid(const Item& item) {
     // plain insert, at the end of its equal range either way (the same order).
     cells_.emplace_hint(cells_.end(), CellKey{level, item.begin >> level}, item);
     level_mask_ |= uint64_t{1} << level;
-    ++level_count_[level];
+    level_reach_[level] = level_count_[level]++ == 0 ? item.end : std::max(level_reach_[level], item.end);
 }
 
 void RegionIndex::insert(uint32_t id, uint64_t begin, uint64_t end) {

@@ -8,7 +8,9 @@
 // level, the cells from (a >> l) - 1 to (b - 1) >> l through one ordered
 // multimap keyed by (level, cell), so
 // its cost is O(levels * log n) plus the cells that hold a match: every filed
-// range in a visited cell past the first two begins inside [a, b).
+// range in a visited cell past the first two begins inside [a, b). A level
+// whose ranges all end at or before a is skipped in O(1) (its largest end is
+// kept): the common case of tiles filed and looked up in address order.
 //
 // While it holds at most SMALL_LIMIT ranges they sit in a flat array that a
 // query scans (cheaper than any tree at that size); past it they move to the
@@ -61,6 +63,7 @@ public:
         while (mask != 0) {
             const unsigned level = static_cast<unsigned>(std::countr_zero(mask));
             mask &= mask - 1;
+            if (begin >= level_reach_[level]) continue;  // every range of the level ends before: no descent
             const uint64_t first_cell = begin >> level;
             const uint64_t lo = first_cell == 0 ? 0 : first_cell - 1;
             const uint64_t hi = (end - 1) >> level;
@@ -92,6 +95,11 @@ private:
     std::pmr::multimap<CellKey, Item> cells_;
     uint64_t level_mask_ = 0;        // bit l set when level l holds an item
     uint32_t level_count_[64] = {};  // items per level
+    // Per level, the largest end of a range filed since the level was last
+    // empty: a query that begins at or past it meets nothing there, and skips
+    // the level's tree descent (tiles filed in address order, each looked up
+    // before it is filed: the next tile of a batch begins where the last ends).
+    uint64_t level_reach_[64] = {};
     size_t size_ = 0;
 };
 

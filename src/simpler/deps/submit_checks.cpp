@@ -26,8 +26,11 @@ AccessMode needed_access(TensorArgType t) noexcept {
 }  // namespace
 
 SubmitRefusal check_member(uint32_t m, const TaskMember& member, std::span<ViewBox> boxes,
-                           const OverlapOptions& options, bool validate_tensors) {
+                           const OverlapOptions& options, bool validate_tensors, bool fill_boxes) {
     const size_t n = member.tensors.size();
+    // Past 64 arguments (the mask below) every box is computed up front.
+    fill_boxes = fill_boxes || n > 64;
+    uint64_t boxed = 0;  // without fill_boxes: bit i set once boxes[i] is computed
     if (member.tags.size() != n)
         return refuse(RULE_ONE_TAG_PER_TENSOR, m, 0,
                       std::to_string(n) + " tensors, " + std::to_string(member.tags.size()) + " tags");
@@ -47,8 +50,15 @@ SubmitRefusal check_member(uint32_t m, const TaskMember& member, std::span<ViewB
         if (t.buffer.address_space == static_cast<uint8_t>(AddressSpace::DEVICE) && member.target_chip < 0 &&
             !(member.next_level && t.buffer.backend_kind == static_cast<uint8_t>(BackendKind::VMM_WINDOW)))
             return refuse(RULE_DEVICE_TO_CHIP, m, a, "the member targets the host");
-        if (tag != TensorArgType::NO_DEP) boxes[i] = make_view_box(t);
+        if (fill_boxes && tag != TensorArgType::NO_DEP) boxes[i] = make_view_box(t);
     }
+    const auto box = [&](size_t i) -> const ViewBox& {
+        if (!fill_boxes && (boxed >> i & 1) == 0) {
+            boxes[i] = make_view_box(member.tensors[i]);
+            boxed |= uint64_t{1} << i;
+        }
+        return boxes[i];
+    };
     for (size_t i = 0; i < n; ++i) {
         const TensorArgType ti = member.tags[i];
         if (ti == TensorArgType::NO_DEP) continue;
@@ -57,7 +67,7 @@ SubmitRefusal check_member(uint32_t m, const TaskMember& member, std::span<ViewB
             const TensorArgType tj = member.tags[j];
             if (tj == TensorArgType::NO_DEP || !(tag_writes(ti) || tag_writes(tj))) continue;
             if (!(a.buffer.identity == member.tensors[j].buffer.identity)) continue;
-            const OverlapAnswer ov = overlap(boxes[i], boxes[j], options);
+            const OverlapAnswer ov = overlap(box(i), box(j), options);
             if (ov.overlap == TensorOverlap::NONE) continue;
             std::string detail = std::string(tensor_arg_type_name(ti)) + " and " + tensor_arg_type_name(tj) +
                                  " views: " + tensor_overlap_name(ov.overlap);

@@ -43,13 +43,17 @@ inline constexpr const char* RULE_ACCESS_WITHIN_GRANT = "access within grant";
 inline constexpr const char* RULE_DEVICE_TO_CHIP = "a DEVICE tensor goes only to a chip";
 inline constexpr const char* RULE_NO_OVERLAPPING_WRITES = "no overlapping writes within one task";
 
-// Checks member `member_index`; on success fills boxes[i] for every argument
-// that is not NO_DEP (boxes.size() must be >= the tensor count). With
-// validate_tensors false the validate_tensor rule is skipped (for callers whose
-// tensors were validated when they were built, as TaskArgs::add_tensor does);
-// overlap() stays total, so an invalid view then costs edges, never soundness.
+// Checks member `member_index`; on success, with fill_boxes, fills boxes[i]
+// for every argument that is not NO_DEP (boxes.size() must be >= the tensor
+// count). Without fill_boxes (a check whose boxes are not kept: a batch is
+// checked whole, then each task's boxes are computed at its submit) only the
+// boxes the pairwise rule compares are computed, and the others are left as
+// they were. With validate_tensors false the validate_tensor rule is skipped
+// (for callers whose tensors were validated when they were built, as
+// TaskArgs::add_tensor does); overlap() stays total, so an invalid view then
+// costs edges, never soundness.
 SubmitRefusal check_member(uint32_t member_index, const TaskMember& member, std::span<ViewBox> boxes,
-                           const OverlapOptions& options, bool validate_tensors = true);
+                           const OverlapOptions& options, bool validate_tensors = true, bool fill_boxes = true);
 
 // "submit of task 12 refused: member 0, arguments 1 and 3, buffer <identity>:
 //  no overlapping writes within one task (OUTPUT and INPUT views: PARTIAL,

@@ -74,7 +74,7 @@ uint32_t DispatchQueue::live_count(ChildKind kind) const noexcept {
 }
 
 void DispatchQueue::take(std::vector<Assignment>& out) {
-    if (items_.empty()) return;  // every progress step asks, most often with nothing queued
+    if (head_ == items_.size()) return;  // every progress step asks, most often with nothing queued
     // Per kind: children FREE and not reserved by a waiting item (`open`), and
     // how many of those waiting items' "any" members have claimed (`any_held`).
     // When no kind has an open child beyond its claims, no later item can leave,
@@ -86,7 +86,8 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
         open[k] = free_count(static_cast<ChildKind>(k));
     }
     auto available = [&](size_t k) { return open[k] - std::min(open[k], any_held[k]); };
-    for (auto it = items_.begin(); it != items_.end();) {
+    for (size_t i = head_; i < items_.size();) {
+        const Item* it = &items_[i];
         uint32_t spare = 0;
         for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) spare += available(k);
         if (spare == 0) break;
@@ -105,7 +106,7 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
                 p.reserved[*m.index] = 1;
             }
             for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) any_held[k] += it->any_needed[k];
-            ++it;
+            ++i;
             continue;
         }
         for (uint32_t m = 0; m < it->members().size(); ++m) {
@@ -121,27 +122,43 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
             --open[static_cast<size_t>(t.kind)];
             out.push_back({it->task, m, ChildRef{t.kind, index}});
         }
-        if (it == items_.begin()) {
-            items_.pop_front();  // the usual case, and cheaper than a general erase
-            it = items_.begin();
-        } else {
-            it = items_.erase(it);
-        }
+        erase(i);
+        ++i;  // the next item (erase moved only the ones before i)
+    }
+    compact();
+}
+
+void DispatchQueue::erase(size_t at) {
+    std::move_backward(items_.begin() + static_cast<ptrdiff_t>(head_), items_.begin() + static_cast<ptrdiff_t>(at),
+                       items_.begin() + static_cast<ptrdiff_t>(at) + 1);
+    items_[head_].group.clear();
+    ++head_;
+}
+
+void DispatchQueue::compact() {
+    if (head_ == items_.size()) {
+        items_.clear();  // the capacity stays
+        head_ = 0;
+    } else if (head_ > items_.size() / 2) {
+        items_.erase(items_.begin(), items_.begin() + static_cast<ptrdiff_t>(head_));
+        head_ = 0;
     }
 }
 
 bool DispatchQueue::names(ChildRef child) const noexcept {
     const MemberTarget target = MemberTarget::child(child);
-    return std::any_of(items_.begin(), items_.end(), [&](const Item& i) {
+    return std::any_of(items_.begin() + static_cast<ptrdiff_t>(head_), items_.end(), [&](const Item& i) {
         const std::span<const MemberTarget> m = i.members();
         return std::find(m.begin(), m.end(), target) != m.end();
     });
 }
 
 bool DispatchQueue::drop(TaskId task) {
-    auto it = std::find_if(items_.begin(), items_.end(), [&](const Item& i) { return i.task == task; });
+    const auto it = std::find_if(items_.begin() + static_cast<ptrdiff_t>(head_), items_.end(),
+                                 [&](const Item& i) { return i.task == task; });
     if (it == items_.end()) return false;
-    items_.erase(it);
+    erase(static_cast<size_t>(it - items_.begin()));
+    compact();
     return true;
 }
 

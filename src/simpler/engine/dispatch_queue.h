@@ -18,7 +18,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <span>
 #include <vector>
 
@@ -64,7 +63,7 @@ public:
     // Removes a queued task (it was poisoned); false when it is not queued.
     bool drop(TaskId task);
 
-    [[nodiscard]] size_t queued() const noexcept { return items_.size(); }
+    [[nodiscard]] size_t queued() const noexcept { return items_.size() - head_; }
     // Whether a queued item has a member that names `child`.
     [[nodiscard]] bool names(ChildRef child) const noexcept;
     [[nodiscard]] bool free(ChildRef child) const { return pool(child.kind).state.at(child.index) == FREE; }
@@ -91,7 +90,18 @@ private:
     [[nodiscard]] Pool& pool(ChildKind k) noexcept { return pools_[static_cast<size_t>(k)]; }
     [[nodiscard]] const Pool& pool(ChildKind k) const noexcept { return pools_[static_cast<size_t>(k)]; }
 
-    std::deque<Item> items_;
+    // Item `at` leaves: the items before it move one place back and head_
+    // advances (what a deque's erase near the front does), so a queue leaving
+    // in ready order moves nothing. Positions after `at` do not change.
+    void erase(size_t at);
+    // Drops the left items' prefix once it is half the vector (amortized O(1) per item).
+    void compact();
+
+    // The queued items are items_[head_, items_.size()), in ready order: a
+    // vector keeps its storage between batches, where a std::deque allocates
+    // and frees a block every few items.
+    std::vector<Item> items_;
+    size_t head_ = 0;
     std::array<Pool, CHILD_KIND_COUNT> pools_;
 };
 

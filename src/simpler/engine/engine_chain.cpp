@@ -20,8 +20,8 @@
 namespace simpler {
 
 bool EngineCore::chainable(const Record& r) const noexcept {
-    return r.kind == TaskKind::NEXT_LEVEL && config_.next_level == ChildKind::CHIP && r.targets.size() == 1 &&
-           r.targets.front().kind == ChildKind::CHIP && r.targets.front().named();
+    return r.kind == TaskKind::NEXT_LEVEL && config_.next_level == ChildKind::CHIP && r.members == 1 &&
+           r.target0.kind == ChildKind::CHIP && r.target0.named();
 }
 
 void EngineCore::chip_member_started(TaskId task, ChildRef chip) {
@@ -53,7 +53,7 @@ void EngineCore::take_chained(std::vector<Dispatch>& out) {
         const TaskId id = chain_candidates_[c];
         Record* r = records_.find(id);
         if (r == nullptr || r->undispatched == 0 || !chainable(*r) || graph_.state(id) != TaskState::PENDING) continue;
-        const ChildRef chip{ChildKind::CHIP, *r->targets.front().index};
+        const ChildRef chip{ChildKind::CHIP, *r->target0.index};
         std::deque<TaskId>& flight = chip_flight_.at(chip.index);
         if (flight.empty() || flight.size() >= config_.chip_lane_depth) continue;
         if (!lost_[static_cast<size_t>(ChildKind::CHIP)].at(chip.index).empty() || queue_.names(chip)) continue;
@@ -64,7 +64,7 @@ void EngineCore::take_chained(std::vector<Dispatch>& out) {
             const auto at = std::find(flight.begin(), flight.end(), p);
             const Record* producer = records_.find(p);
             // A group's member here says nothing of its members elsewhere.
-            if (at == flight.end() || producer == nullptr || producer->targets.size() != 1) {
+            if (at == flight.end() || producer == nullptr || producer->members != 1) {
                 only_here = false;
                 break;
             }
@@ -74,7 +74,7 @@ void EngineCore::take_chained(std::vector<Dispatch>& out) {
         r->chained = true;
         --r->undispatched;
         ++r->outstanding;
-        out.push_back({TaskHandle{id, r->run}, r->kind, 0, chip, r->callable, r->blobs[0], &r->configs[0], mask});
+        out.push_back({TaskHandle{id, r->run}, r->kind, 0, chip, r->callable, r->blob(0), &r->config(0), mask});
         chip_member_started(id, chip);
     }
     chain_candidates_.clear();

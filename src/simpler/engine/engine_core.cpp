@@ -13,15 +13,16 @@ namespace simpler {
 
 namespace {
 
-EngineConfig with_edge_recording(EngineConfig c) {
+EngineConfig with_tracker_settings(EngineConfig c) {
     c.tracker.record_explanations = c.record_edges;
+    c.tracker.validate_tensors = false;  // TaskArgs::add_tensor validated every tensor
     return c;
 }
 
 }  // namespace
 
 EngineCore::EngineCore(EngineConfig config)
-    : config_(with_edge_recording(std::move(config))), tracker_(config_.tracker), queue_(config_.children) {
+    : config_(with_tracker_settings(std::move(config))), tracker_(config_.tracker), queue_(config_.children) {
     for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) lost_[k].resize(config_.children[k]);
     chip_flight_.resize(config_.children[static_cast<size_t>(ChildKind::CHIP)]);
 }
@@ -30,9 +31,15 @@ void EngineCore::Record::reset() noexcept {
     kind = TaskKind::SUB;
     run = 0;
     callable = 0;
-    configs.clear();
-    for (std::vector<std::byte>& b : blobs) b.clear();  // kept, with their capacity, for the next task's members
-    targets.clear();
+    members = 0;
+    target0 = MemberTarget{};
+    config0 = TaskConfig{};
+    blob0.clear();  // kept, with its capacity, for the next task
+    for (GroupMember& m : rest) {
+        m.config = TaskConfig{};
+        m.blob.clear();  // kept, with their capacity, for the next group's members
+    }
+    group_targets.clear();
     outstanding = 0;
     undispatched = 0;
     failed = false;
@@ -228,15 +235,20 @@ TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const 
         record.kind = kind;
         record.run = run_;
         record.callable = callable;
-        record.targets.assign(targets.begin(), targets.end());
+        record.members = static_cast<uint32_t>(members.size());
+        if (!targets.empty()) record.target0 = targets.front();
+        if (members.size() > 1) {
+            record.group_targets.assign(targets.begin(), targets.end());
+            if (record.rest.size() < members.size() - 1) record.rest.resize(members.size() - 1);
+        }
         record.undispatched = static_cast<uint32_t>(members.size());
-        if (record.blobs.size() < members.size()) record.blobs.resize(members.size());
         for (size_t i = 0; i < members.size(); ++i) {
             const TaskArgs& args = *members[i].args;
-            std::vector<std::byte>& blob = record.blobs[i];
+            std::vector<std::byte>& blob = record.blob(i);
             blob.resize(blob_size(args));
             write_blob(args, blob);
-            TaskConfig& c = record.configs.emplace_back(config);
+            TaskConfig& c = record.config(i);
+            c = config;
             set_write_mask(c, args.tags());
         }
         preds = tracker_.submit(task, tracked, checked);  // throws, recording nothing, on refusal
@@ -273,8 +285,8 @@ void EngineCore::take(std::vector<Dispatch>& out) {
         if (graph_.state(a.task) == TaskState::READY) graph_.start(a.task);
         --r.undispatched;
         ++r.outstanding;
-        out.push_back({TaskHandle{a.task, r.run}, r.kind, a.member, a.child, r.callable, r.blobs[a.member],
-                       &r.configs[a.member]});
+        out.push_back(
+            {TaskHandle{a.task, r.run}, r.kind, a.member, a.child, r.callable, r.blob(a.member), &r.config(a.member)});
         if (chains() && a.child.kind == ChildKind::CHIP) chip_member_started(a.task, a.child);
     }
     if (!chain_candidates_.empty()) take_chained(out);
@@ -323,7 +335,7 @@ void EngineCore::on_ready(std::span<const TaskId> ready) {
             r.chained = false;  // already on its chip, behind the producers that just completed
             graph_.start(t);
         } else {
-            queue_.push(t, r.targets);
+            queue_.push(t, r.targets());
         }
     }
 }
@@ -347,7 +359,7 @@ void EngineCore::account_poisoned(TaskId task) {
     RunState& run = run_of(r.run);
     ++run.poisoned;
     if (run.first_failure) return;
-    RunFailure f{TaskHandle{task, r.run}, r.kind, r.callable, 0, r.targets.front(), {}, nullptr};
+    RunFailure f{TaskHandle{task, r.run}, r.kind, r.callable, 0, r.targets().front(), {}, nullptr};
     const TaskFailure* cause = graph_.failure(task);
     const auto root = cause != nullptr ? failed_roots_.find(cause->task) : failed_roots_.end();
     if (root != failed_roots_.end() && root->second->task.run != r.run) {
@@ -517,7 +529,7 @@ size_t EngineCore::hold_users(const CanonicalIdentity& id) {
     size_t n = 0;
     records_.for_each([&](TaskId, Record& r) {
         bool names = false;
-        for (size_t m = 0; m < r.targets.size(); ++m) names = names || blob_names(r.blobs[m], id);
+        for (size_t m = 0; m < r.members; ++m) names = names || blob_names(r.blob(m), id);
         if (!names) return;
         r.held.push_back(id);
         ++n;
@@ -565,7 +577,7 @@ void EngineCore::child_lost(ChildRef child, const std::string& why) {
         if ((s != TaskState::READY && s != TaskState::PENDING) || r.outstanding > 0) return;
         uint32_t any = 0;
         bool needs_lost = false;
-        for (const MemberTarget& t : r.targets) {
+        for (const MemberTarget& t : r.targets()) {
             any += !t.named() && t.kind == child.kind;
             needs_lost |= t == MemberTarget::child(child);
         }
@@ -588,8 +600,13 @@ void EngineCore::abandon(const std::string& why) {
     graph_.poison_unstarted(TaskFailure{0, why}, scratch_);
     if (!scratch_.empty() && !first_failure_) {
         const Record& r = record(scratch_.front());
-        first_failure_ = RunFailure{
-            TaskHandle{scratch_.front(), r.run}, r.kind, r.callable, 0, r.targets.front(), "not run: " + why, nullptr};
+        first_failure_ = RunFailure{TaskHandle{scratch_.front(), r.run},
+                                    r.kind,
+                                    r.callable,
+                                    0,
+                                    r.targets().front(),
+                                    "not run: " + why,
+                                    nullptr};
     }
     on_poisoned(scratch_);
 }

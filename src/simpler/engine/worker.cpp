@@ -348,7 +348,7 @@ TaskHandle Worker::submit(TaskKind kind, uint64_t callable, std::span<const Memb
 
 std::optional<Worker::BatchRefusal> Worker::submit_many(TaskKind kind, uint64_t callable,
                                                         std::span<const MemberSubmit> tasks, const TaskConfig& config,
-                                                        std::vector<TaskHandle>& out) {
+                                                        TaskHandles& out) {
     require_owner_process("Worker.submit_many");
     if (closed_) throw std::logic_error("Worker.submit_many: the Worker is closed");
     if (!initialized_) throw std::logic_error("Worker.submit_many: the Worker is not running (call init())");
@@ -364,7 +364,6 @@ std::optional<Worker::BatchRefusal> Worker::submit_many(TaskKind kind, uint64_t 
             return BatchRefusal{i, "submit refused: member 0's argument blob needs " + std::to_string(need) +
                                        " bytes, the mailbox holds " + std::to_string(config_.blob_capacity)};
     }
-    out.reserve(out.size() + tasks.size());
     {
         std::lock_guard lock(mu_);
         if (stopping_) throw std::logic_error("Worker.submit_many: the Worker is closed");
@@ -373,10 +372,13 @@ std::optional<Worker::BatchRefusal> Worker::submit_many(TaskKind kind, uint64_t 
         // runs, and the lock is held), so a batch is recorded whole or not at all.
         if (std::optional<BatchCheckRefusal> r = core_.check_batch(core_.next_task_id(), kind, tasks))
             return BatchRefusal{r->index, std::move(r->message)};
-        for (size_t i = 0; i < tasks.size(); ++i) {
-            out.push_back(core_.submit(kind, callable, {&tasks[i], 1}, config, /*checked=*/true));
-            if (trace_) trace_->submitted(out.back(), kind, callable, 1);
+        // Under the lock ids count up by one per submit: the batch is (first id, count, run).
+        const TaskHandles batch{core_.next_task_id(), 1, tasks.size(), core_.current_run()};
+        for (const MemberSubmit& t : tasks) {
+            const TaskHandle task = core_.submit(kind, callable, {&t, 1}, config, /*checked=*/true);
+            if (trace_) trace_->submitted(task, kind, callable, 1);
         }
+        out = batch;
         (void)progress_locked();
     }
     if (config_.task_timeout.count() > 0) bell_.ring();

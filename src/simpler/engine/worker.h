@@ -82,6 +82,7 @@
 #include "simpler/engine/device_memory.h"
 #include "simpler/engine/engine_core.h"
 #include "simpler/engine/progress.h"
+#include "simpler/engine/task_handles.h"
 #include "simpler/engine/trace.h"
 #include "simpler/engine/window_memory.h"
 #include "simpler/ipc/child_process.h"
@@ -194,14 +195,15 @@ public:
     // first (submit's checks depend on the task, the children and the buffers,
     // not on the tasks before it), then every one is recorded, under one lock
     // and with no progress in between (a batch's children start once it is
-    // recorded). A refusal returns which task and why, with nothing recorded;
-    // otherwise `out` gets every handle.
+    // recorded). A refusal returns which task and why, with nothing recorded
+    // and `out` unchanged; otherwise `out` is the batch's handles (consecutive
+    // ids, one run).
     struct BatchRefusal {
         size_t index = 0;
         std::string why;
     };
     std::optional<BatchRefusal> submit_many(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> tasks,
-                                            const TaskConfig& config, std::vector<TaskHandle>& out);
+                                            const TaskConfig& config, TaskHandles& out);
 
     // Waits (spin, then futex) until every submitted task has finished or been poisoned; throws
     // RunError for the first failure since the last wait() (and clears it). Returning or

@@ -45,6 +45,11 @@ void TaskArgs::add_tensor(const Tensor& t, TensorArgType tag) {
 
 void TaskArgs::add_scalar(uint64_t value) { scalars_.push_back(value); }
 
+void TaskArgs::reserve(size_t tensors) {
+    tensors_.reserve(tensors);
+    tags_.reserve(tensors);
+}
+
 void TaskArgs::set_tag(size_t i, TensorArgType tag) {
     if (i >= tensors_.size()) throw_index("set_tag", i, tensors_.size());
     check_tag(i, tensors_[i], tag);

@@ -33,6 +33,9 @@ public:
     // argument index on refusal and leaves the list unchanged.
     void add_tensor(const Tensor& t, TensorArgType tag = TensorArgType::INPUT);
     void add_scalar(uint64_t value);
+    // Room for `tensors` tensor arguments without reallocating (a builder
+    // that knows the count: tile_task_args).
+    void reserve(size_t tensors);
     // Retags argument i; std::out_of_range for a bad index, std::invalid_argument
     // when the buffer does not grant what the new tag needs.
     void set_tag(size_t i, TensorArgType tag);

@@ -54,6 +54,7 @@ std::vector<TaskArgs> tile_task_args(std::span<const TileOperand> operands) {
     std::vector<uint32_t> at(grid->size(), 0);  // the grid index of task k
     for (size_t k = 0; k < count; ++k) {
         TaskArgs& args = out[k];
+        args.reserve(operands.size());  // one allocation per list, not one per doubling
         for (size_t i = 0; i < operands.size(); ++i) {
             const TileOperand& op = operands[i];
             if (op.tile.empty()) {

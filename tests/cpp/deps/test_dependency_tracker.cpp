@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "deps_fixtures.h"
@@ -258,4 +259,43 @@ TEST(DependencyTracker, ACheckedSubmitInfersWhatAnUncheckedOneDoes) {
     // A live id is still refused: that depends on what is live, not on the members.
     const TaskMember again{tensors[0], tags[0], HOST_SCOPE};
     EXPECT_THROW(checked.submit(1, {&again, 1}, /*checked=*/true), std::invalid_argument);
+}
+
+TEST(DependencyTracker, CheckRefusesOverlappingWritesWithinAMemberAsSubmitDoes) {
+    // check() computes only the boxes its pairwise rule compares; it must refuse
+    // exactly what submit() refuses, with the same message, with the pair at low
+    // argument indices and past the 64th (where every box is computed up front).
+    const auto x = host_backing(256);
+    const auto y = host_backing(256, 2);
+    for (const size_t pad : {size_t{1}, size_t{66}}) {
+        std::vector<Tensor> tensors(pad, whole(y));
+        std::vector<TT> tags(pad, TT::INPUT);
+        tensors.push_back(block(x, 0, 8, 0, 16));
+        tags.push_back(TT::INPUT);
+        tensors.push_back(block(x, 4, 12, 0, 16));
+        tags.push_back(TT::OUTPUT);
+        const TaskMember m{tensors, tags, HOST_SCOPE};
+        DependencyTracker plain;
+        DependencyTracker checked;
+        std::string submit_says, check_says;
+        try {
+            (void)plain.submit(1, {&m, 1});
+        } catch (const std::invalid_argument& e) {
+            submit_says = e.what();
+        }
+        try {
+            checked.check(1, {&m, 1});
+        } catch (const std::invalid_argument& e) {
+            check_says = e.what();
+        }
+        EXPECT_NE(submit_says.find("no overlapping writes within one task"), std::string::npos) << submit_says;
+        EXPECT_EQ(check_says, submit_says) << "pad " << pad;
+        EXPECT_EQ(plain.live_tasks() + checked.live_tasks(), 0u);
+        // Disjoint rows of the same backing pass both, with the same edges after.
+        tensors.back() = block(x, 8, 16, 0, 16);
+        const TaskMember ok{tensors, tags, HOST_SCOPE};
+        EXPECT_NO_THROW(checked.check(2, {&ok, 1}));
+        EXPECT_TRUE(checked.submit(2, {&ok, 1}, /*checked=*/true).empty());
+        EXPECT_TRUE(plain.submit(2, {&ok, 1}).empty());
+    }
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "simpler/deps/region_index.h"
@@ -86,4 +87,37 @@ TEST(RegionIndex, GrowsPastTheFlatArrayAndBackAgain) {
         index.for_each_overlapping(0, UINT64_MAX, [&](const RegionIndex::Item&) { ++hits; });
         EXPECT_EQ(hits, 0);
     }
+}
+
+// Tiles filed in address order, each looked up before it is filed (a batch of
+// tiles): a level whose ranges all end before the query is skipped without a
+// descent, and nothing that meets is missed, also once the last ones leave.
+TEST(RegionIndex, TilesFiledInAddressOrderFindExactlyTheTilesTheyMeet) {
+    RegionIndex index;
+    std::vector<std::pair<uint64_t, uint64_t>> live;  // (begin, end) by id
+    auto expect_matches = [&](uint64_t a, uint64_t b) {
+        std::vector<uint32_t> got, want;
+        index.for_each_overlapping(a, b, [&](const RegionIndex::Item& item) { got.push_back(item.id); });
+        for (uint32_t id = 0; id < live.size(); ++id)
+            if (live[id].first < live[id].second && live[id].first < b && a < live[id].second) want.push_back(id);
+        std::sort(got.begin(), got.end());
+        ASSERT_EQ(got, want) << "query [" << a << ", " << b << ")";
+    };
+    const uint32_t n = RegionIndex::SMALL_LIMIT * 4;
+    for (uint32_t k = 0; k < n; ++k) {
+        // Every fourth tile overlaps the one before by half; the others touch it.
+        const uint64_t begin = k % 4 == 3 ? live.back().first + 128 : (live.empty() ? 0 : live.back().second);
+        expect_matches(begin, begin + 256);
+        index.insert(k, begin, begin + 256);
+        live.emplace_back(begin, begin + 256);
+    }
+    // A shorter range at a lower level, then the last tiles leave: the levels'
+    // kept ends are bounds, never too short.
+    index.insert(n, 100, 101);
+    live.emplace_back(100, 101);
+    for (uint32_t k = n - 8; k < n; ++k) {
+        ASSERT_TRUE(index.erase(k, live[k].first, live[k].second));
+        live[k] = {0, 0};
+    }
+    for (uint64_t a = 0; a < live[n - 9].second + 600; a += 64) expect_matches(a, a + 300);
 }

@@ -184,3 +184,34 @@ TEST(DispatchQueue, ASubTaskBehindAThousandWaitingChipTasksStillLeaves) {
     EXPECT_EQ(next[0].task, 3u);  // ready order within chip 1 holds
     EXPECT_EQ(q.queued(), 999u);
 }
+
+TEST(DispatchQueue, EachChipsTasksLeaveInReadyOrderThroughOutOfOrderLeavesAndDrops) {
+    // 3 chips, 600 tasks in a scrambled chip order, chips released in another
+    // order: items leave from the front, the middle and behind waiting ones
+    // (the storage's compaction included), and dropped ones never leave.
+    DispatchQueue q(counts(3, 0));
+    const MemberTarget* chips[] = {chip0, chip1, nullptr};
+    const MemberTarget chip2[] = {MemberTarget::child(chip(2))};
+    chips[2] = chip2;
+    std::vector<std::vector<uint64_t>> expected(3);
+    uint64_t state = 12345;
+    auto next = [&] { return state = state * 6364136223846793005u + 1442695040888963407u, state >> 33; };
+    for (uint64_t t = 1; t <= 600; ++t) {
+        const size_t c = next() % 3;
+        q.push(t, {chips[c], 1});
+        if (t % 7 != 0) expected[c].push_back(t);
+    }
+    for (uint64_t t = 7; t <= 600; t += 7) EXPECT_TRUE(q.drop(t));
+    EXPECT_FALSE(q.drop(7));
+    std::vector<std::vector<uint64_t>> left(3);
+    size_t total = 0;
+    while (q.queued() > 0) {
+        for (const Assignment& a : take(q)) {
+            left[a.child.index].push_back(a.task);
+            ++total;
+        }
+        q.release(chip(static_cast<uint32_t>(next() % 3)));
+    }
+    EXPECT_EQ(left, expected);
+    EXPECT_EQ(total, 600u - 600u / 7);
+}

@@ -373,10 +373,13 @@ TEST_F(WorkerTest, SubmitManyRecordsEachTaskAsOneSubmitOrNoneWhenOneIsRefused) {
     const TaskArgs t1 = task({{cols(b, 0), TensorArgType::INPUT}}, SLEEP, 0, 1);
     const TaskArgs t2 = task({{cols(b, 8), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 0, 2);
     const MemberSubmit batch[] = {{&t0, 0u}, {&t1, 1u}, {&t2, 0u}};
-    std::vector<TaskHandle> out;
+    TaskHandles out;
     EXPECT_FALSE(w.submit_many(TaskKind::NEXT_LEVEL, 1, batch, TaskConfig{}, out).has_value());
     ASSERT_EQ(out.size(), 3u);
+    EXPECT_EQ(out[0].id, 1u);
     EXPECT_EQ(out[1].id, out[0].id + 1);
+    EXPECT_EQ(out[2].id, out[0].id + 2);
+    EXPECT_EQ(out[2].run, 0u);  // the Worker's first run
     const std::vector<EdgeExplanation> edges = w.take_edge_log();
     ASSERT_EQ(edges.size(), 1u);
     EXPECT_EQ(edges[0].predecessor, out[0].id);
@@ -384,7 +387,7 @@ TEST_F(WorkerTest, SubmitManyRecordsEachTaskAsOneSubmitOrNoneWhenOneIsRefused) {
 
     // Task 1 of this batch names chip 7: none of the batch is recorded.
     const MemberSubmit bad[] = {{&t2, 1u}, {&t0, 7u}, {&t1, 0u}};
-    out.clear();
+    out = TaskHandles{};
     const std::optional<Worker::BatchRefusal> refused = w.submit_many(TaskKind::NEXT_LEVEL, 1, bad, TaskConfig{}, out);
     ASSERT_TRUE(refused.has_value());
     EXPECT_EQ(refused->index, 1u);
@@ -406,6 +409,15 @@ TEST_F(WorkerTest, SubmitManyRecordsEachTaskAsOneSubmitOrNoneWhenOneIsRefused) {
     EXPECT_FALSE(w.submit_many(TaskKind::NEXT_LEVEL, 1, next, TaskConfig{}, out).has_value());
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].id, 4u);  // the refused batches used no ids
+    w.wait();
+    // The next run's batch: its handles carry run 1.
+    const TaskArgs later = task({{cols(b, 4), TensorArgType::OUTPUT_EXISTING}}, SLEEP, 0, 5);
+    const MemberSubmit again_next[] = {{&later, 1u}, {&after, 0u}};
+    EXPECT_FALSE(w.submit_many(TaskKind::NEXT_LEVEL, 1, again_next, TaskConfig{}, out).has_value());
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].id, 5u);
+    EXPECT_EQ(out[1].id, 6u);
+    EXPECT_EQ(out[1].run, 1u);
     w.wait();
     w.close();
 }
