@@ -32,21 +32,31 @@ std::optional<uint32_t> SpinWaiter::wait_change(SharedWord& w, uint32_t seen, De
         ++stats_.spin_hits;
         return v;
     }
+    // A probe spins initial_spin over a collapsed budget (see the header).
+    std::chrono::nanoseconds spin = budget_;
+    bool probe = false;
+    if (policy_.adaptive && budget_ < policy_.initial_spin && ++since_probe_ >= PROBE_EVERY) {
+        since_probe_ = 0;
+        probe = true;
+        spin = policy_.initial_spin;
+        ++stats_.probes;
+    }
     // A first round without reading the clock: a hot hand-off usually lands
     // here, and a clock read costs about as much as the hand-off itself.
-    if (budget_.count() > 0) {
+    if (spin.count() > 0) {
         for (int i = 0; i < PAUSES_PER_CLOCK_READ; ++i) {
             cpu_pause();
             v = load_acquire(w);
             if (v != seen) {
                 ++stats_.spin_hits;
+                if (probe) budget_ = std::max(budget_, policy_.initial_spin);
                 return v;
             }
         }
     }
     const Clock::time_point start = Clock::now();
-    if (budget_.count() > 0) {
-        const Clock::time_point spin_end = std::min(deadline, start + budget_);
+    if (spin.count() > 0) {
+        const Clock::time_point spin_end = std::min(deadline, start + spin);
         // The clock as read before the round in progress: a hit is timed by it,
         // not by a clock read of its own, which would delay every hot hand-off
         // by as much as the hand-off costs (the wait is undercounted by at most
@@ -59,6 +69,7 @@ std::optional<uint32_t> SpinWaiter::wait_change(SharedWord& w, uint32_t seen, De
                 if (v != seen) {
                     ++stats_.spin_hits;
                     adapt(round_start - start, false);
+                    if (probe) budget_ = std::max(budget_, policy_.initial_spin);
                     return v;
                 }
             }

@@ -18,7 +18,16 @@
 //     its duration (a longer spin would have caught it);
 //   - a wait that slept longer than max_spin halves the budget, down to
 //     min_spin (the peer is idle; spinning bought nothing); so does a wait
-//     that timed out after longer than max_spin.
+//     that timed out after longer than max_spin;
+//   - while the budget is below initial_spin, every PROBE_EVERY-th wait spins
+//     initial_spin instead (a probe), and a probe that ends while spinning
+//     puts the budget back to at least initial_spin. Without it a collapsed
+//     budget could not come back where a futex wake-up costs more than
+//     max_spin: every wait then sleeps, and every sleep measures the wake-up
+//     too, longer than max_spin, so it halves the budget again (this VM's
+//     wake-ups take 10-50 us; a Python round trip sat at 12-55 us instead of
+//     3 us for a thousand calls at a time). A probe costs at most initial_spin
+//     per PROBE_EVERY waits.
 // With max_spin == 0 the waiter never spins (the cold regime). The budget is
 // counted from the first clock read, after a first round of 16 pauses (under a
 // microsecond) that reads no clock and leaves the budget as it is.
@@ -79,7 +88,11 @@ struct SpinStats {
     uint64_t spin_hits = 0;    // waits that ended while spinning
     uint64_t sleeps = 0;       // waits that reached the futex
     uint64_t timeouts = 0;     // waits that hit their deadline
+    uint64_t probes = 0;       // waits that spun initial_spin over a collapsed budget
 };
+
+// While an adaptive budget is below initial_spin, one wait in this many is a probe.
+inline constexpr uint32_t PROBE_EVERY = 32;
 
 class SpinWaiter {
 public:
@@ -100,6 +113,7 @@ private:
 
     SpinPolicy policy_;
     std::chrono::nanoseconds budget_;
+    uint32_t since_probe_ = 0;  // waits past the first check since the last probe
     SpinStats stats_;
 };
 

@@ -2,6 +2,7 @@
 // direction, and no wait that outlives its deadline.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <new>
 #include <stdexcept>
 #include <thread>
@@ -98,4 +99,49 @@ TEST(SpinWaiter, FixedPolicyNeverAdapts) {
     SpinWaiter waiter(fixed_spin_policy(3us));
     EXPECT_EQ(waiter.wait_change(*w, 0, after(1ms)), std::nullopt);
     EXPECT_EQ(waiter.budget(), 3us);
+}
+
+TEST(SpinWaiter, ACollapsedBudgetIsProbedEveryProbeEveryWaits) {
+    SharedRegion region(64);
+    auto* w = new (region.data()) SharedWord{0, 0};
+    SpinWaiter waiter(SpinPolicy{40us, 1us, 50us, true});
+    // The first wait leaves the budget at 20 us (below initial_spin); the next
+    // PROBE_EVERY - 1 waits count toward a probe, the one after is the probe.
+    for (uint32_t i = 0; i < PROBE_EVERY; ++i) EXPECT_EQ(waiter.wait_change(*w, 0, after(2ms)), std::nullopt);
+    EXPECT_EQ(waiter.stats().probes, 0u);
+    EXPECT_EQ(waiter.wait_change(*w, 0, after(2ms)), std::nullopt);
+    EXPECT_EQ(waiter.stats().probes, 1u);
+    EXPECT_LT(waiter.budget(), 40us);  // a probe that caught nothing restores nothing
+    // A word already changed returns at once and counts toward nothing.
+    bump(*w);
+    EXPECT_EQ(waiter.wait_change(*w, 0, after(2ms)), std::optional<uint32_t>(1));
+    EXPECT_EQ(waiter.stats().probes, 1u);
+    // A fixed policy never probes.
+    SpinWaiter fixed(fixed_spin_policy(1us));
+    for (uint32_t i = 0; i <= PROBE_EVERY; ++i) EXPECT_EQ(fixed.wait_change(*w, 1, after(1ms)), std::nullopt);
+    EXPECT_EQ(fixed.stats().probes, 0u);
+}
+
+TEST(SpinWaiter, AProbeThatCatchesTheChangeRestoresTheBudget) {
+    SharedRegion region(64);
+    auto* w = new (region.data()) SharedWord{0, 0};
+    // Long budgets, so the test does not depend on fine timing: the probe spins
+    // 400 ms, the collapsed budget 200 ms, and the change comes at ~250 ms.
+    SpinWaiter waiter(SpinPolicy{400ms, 0us, 800ms, true});
+    EXPECT_EQ(waiter.wait_change(*w, 0, after(850ms)), std::nullopt);  // longer than max_spin: halved
+    EXPECT_EQ(waiter.budget(), 200ms);
+    for (uint32_t i = 0; i + 1 < PROBE_EVERY; ++i) EXPECT_EQ(waiter.wait_change(*w, 0, after(1ms)), std::nullopt);
+    const uint64_t sleeps = waiter.stats().sleeps;
+    std::atomic<bool> waiting{false};
+    std::thread publisher([&] {
+        while (!waiting.load()) std::this_thread::sleep_for(100us);
+        std::this_thread::sleep_for(250ms);
+        bump(*w);
+    });
+    waiting.store(true);
+    EXPECT_EQ(waiter.wait_change(*w, 0, after(10'000ms)), std::optional<uint32_t>(1));
+    publisher.join();
+    EXPECT_EQ(waiter.stats().probes, 1u);
+    EXPECT_EQ(waiter.stats().sleeps, sleeps);  // caught while spinning: the collapsed budget would have slept
+    EXPECT_GE(waiter.budget(), 400ms);
 }
