@@ -37,8 +37,8 @@ N = 16
 ONE = struct.unpack("<I", struct.pack("<f", 1.0))[0]  # std.add_scalar's scalar: the f32 bits
 
 
-def chain_worker(closing, spin=None, trace=False):
-    w = Worker(level=3, num_chips=2, task_timeout=30, spin=spin, trace=trace)
+def chain_worker(closing, spin=None, trace=False, task_timeout=30):
+    w = Worker(level=3, num_chips=2, task_timeout=task_timeout, spin=spin, trace=trace)
     closing(w)
     add = w.register(ChipCallable("std.add_scalar"))
     return w, add
@@ -155,6 +155,22 @@ def test_a_chip_killed_mid_chain_fails_the_run_and_poisons_the_rest_of_the_chain
     assert_chain_ran(x, y, before + 2)
 
 
+def gated_chain(w, tmp_path, gate_k, add, x, y, n, then=None, **gate_kw):
+    """An orch fn that submits test.gate on chip 0 writing x (Gate's keywords), then a chain of n
+    tasks behind it (the first on chip 0 behind the gate), then calls then(gate); and the dict
+    that receives the gate's handle as "gate"."""
+    handles = {}
+
+    def orch(o, _a, _c):
+        g = Gate(w, tmp_path, hold=x, **gate_kw)
+        handles["gate"] = g.submit(o, gate_k)
+        submit_chain(o, add, x, y, n)
+        if then is not None:
+            then(g)
+
+    return orch, handles
+
+
 def assert_untouched(x, y):
     np.testing.assert_array_equal(view_array(x), np.arange(N, dtype=np.float32))
     np.testing.assert_array_equal(view_array(y), np.full(N, -1, dtype=np.float32))
@@ -174,14 +190,8 @@ def test_a_chained_task_goes_to_its_chip_behind_its_producer_and_reads_what_it_w
     w.init()
     x, y = pair(w)
     n = 200
-    handles = {}
-
-    def orch(o, _a, _c):
-        g = Gate(w, tmp_path, hold=x)  # writes x (leaves its bytes): the chain's first task reads it
-        handles["gate"] = g.submit(o, gate_k)
-        submit_chain(o, add, x, y, n)
-        g.open()
-
+    # the gate writes x (leaves its bytes): the chain's first task reads it
+    orch, handles = gated_chain(w, tmp_path, gate_k, add, x, y, n, then=Gate.open)
     w.run(orch)
     assert_chain_ran(x, y, n)
     gate, first = chained_behind_gate(w, handles["gate"])
@@ -198,13 +208,7 @@ def test_a_failing_producer_skips_its_chained_task_which_is_poisoned_as_today(cl
     w.init()
     x, y = pair(w)
     after = 20
-    handles = {}
-
-    def orch(o, _a, _c):
-        g = Gate(w, tmp_path, hold=x, timeout_ms=500)  # never opened: fails after 0.5 s
-        handles["gate"] = g.submit(o, gate_k)
-        submit_chain(o, add, x, y, after)
-
+    orch, handles = gated_chain(w, tmp_path, gate_k, add, x, y, after, timeout_ms=500)  # never opened: fails
     with pytest.raises(RuntimeError) as info:
         w.run(orch)
     msg = str(info.value)
@@ -226,14 +230,8 @@ def test_a_chip_killed_with_two_tasks_in_flight_fails_both_and_poisons_the_rest(
     chip0 = w.child_pids()[0]
     x, y = pair(w)
     after = 30
-    handles = {}
-
-    def orch(o, _a, _c):
-        g = Gate(w, tmp_path, hold=x)  # never opened: chip 0 dies in it
-        handles["gate"] = g.submit(o, gate_k)
-        submit_chain(o, add, x, y, after)  # the first is on chip 0 behind the gate
-        os.kill(chip0, signal.SIGKILL)
-
+    # the gate is never opened: chip 0 dies in it, with the chain's first task behind it
+    orch, handles = gated_chain(w, tmp_path, gate_k, add, x, y, after, then=lambda _g: os.kill(chip0, signal.SIGKILL))
     with pytest.raises(RuntimeError) as info:
         w.run(orch)
     msg = str(info.value)
@@ -256,21 +254,14 @@ def test_a_producer_past_its_deadline_fails_its_chained_task_and_poisons_the_res
     """The Worker's task_timeout on a chain's head: the chip is killed (a kernel cannot be stopped
     otherwise), the task chained behind the head on that chip fails with it, the rest of the chain
     is poisoned, nothing after the head ran, and the chain goes on on the other chip."""
-    w = Worker(level=3, num_chips=2, task_timeout=1, spin=spin, trace=True)
-    closing(w)
-    add = w.register(ChipCallable("std.add_scalar"))
+    w, add = chain_worker(closing, spin, trace=True, task_timeout=1)
     gate_k = w.register(kernel_callable("test.gate"))
     w.init()
     chip0 = w.child_pids()[0]
     x, y = pair(w)
     after = 20
-    handles = {}
-
-    def orch(o, _a, _c):
-        g = Gate(w, tmp_path, hold=x, timeout_ms=60_000)  # never opened, and waits far past task_timeout
-        handles["gate"] = g.submit(o, gate_k)
-        submit_chain(o, add, x, y, after)  # the first is on chip 0 behind the gate
-
+    # the gate is never opened and waits far past task_timeout
+    orch, handles = gated_chain(w, tmp_path, gate_k, add, x, y, after, timeout_ms=60_000)
     with pytest.raises(RuntimeError) as info:
         w.run(orch)
     msg = str(info.value)
