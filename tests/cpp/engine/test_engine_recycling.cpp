@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "simpler/engine/engine_core.h"
@@ -42,6 +43,21 @@ EngineConfig children(uint32_t chips, uint32_t subs) {
     c.children[static_cast<size_t>(ChildKind::CHIP)] = chips;
     c.children[static_cast<size_t>(ChildKind::SUB_WORKER)] = subs;
     return c;
+}
+
+// Submits two sub tasks that write the same tile (the second after the first)
+// and fails the first: the second is poisoned. Returns both ids.
+std::pair<TaskId, TaskId> fail_the_first_of_two_writers(EngineCore& core) {
+    TaskArgs w;
+    w.add_tensor(tile(host_buffer(1), 0), TensorArgType::OUTPUT_EXISTING);
+    const MemberSubmit m{&w, std::nullopt};
+    const TaskId t1 = core.submit(TaskKind::SUB, 1, {&m, 1}, TaskConfig{}).id;
+    const TaskId t2 = core.submit(TaskKind::SUB, 1, {&m, 1}, TaskConfig{}).id;
+    std::vector<Dispatch> d;
+    core.take(d);
+    EXPECT_EQ(d.size(), 1u);
+    if (!d.empty()) core.member_finished(d[0], "boom");
+    return {t1, t2};
 }
 
 int32_t tensors_in(std::span<const std::byte> blob) {
@@ -93,17 +109,8 @@ TEST(EngineRecycling, ATaskInARecycledRecordCarriesNothingOfTheTaskBefore) {
 
 TEST(EngineRecycling, ARecycledTaskInheritsNoEdgesAndNoFailure) {
     EngineCore core(children(0, 1));
-    const BufferDescriptor a = host_buffer(1);
-    TaskArgs w;
-    w.add_tensor(tile(a, 0), TensorArgType::OUTPUT_EXISTING);
-    const MemberSubmit m{&w, std::nullopt};
     // 1 fails; 2 (after it) is poisoned; both are retired once the failure is cleared.
-    const TaskId t1 = core.submit(TaskKind::SUB, 1, {&m, 1}, TaskConfig{}).id;
-    const TaskId t2 = core.submit(TaskKind::SUB, 1, {&m, 1}, TaskConfig{}).id;
-    std::vector<Dispatch> d;
-    core.take(d);
-    ASSERT_EQ(d.size(), 1u);
-    core.member_finished(d[0], "boom");
+    const auto [t1, t2] = fail_the_first_of_two_writers(core);
     EXPECT_EQ(core.unfinished(), 0u);
     (void)core.end_run();
     core.clear_failure();
@@ -128,17 +135,8 @@ TEST(EngineRecycling, ARecycledTaskInheritsNoEdgesAndNoFailure) {
 
 TEST(EngineRecycling, ARunInAForgottenRunsNodeStartsEmpty) {
     EngineCore core(children(0, 1));
-    const BufferDescriptor a = host_buffer(1);
-    TaskArgs w;
-    w.add_tensor(tile(a, 0), TensorArgType::OUTPUT_EXISTING);
-    const MemberSubmit m{&w, std::nullopt};
     // Run 0: a task fails and the one after it is poisoned; the run ends collected, then is forgotten.
-    (void)core.submit(TaskKind::SUB, 1, {&m, 1}, TaskConfig{});
-    (void)core.submit(TaskKind::SUB, 1, {&m, 1}, TaskConfig{});
-    std::vector<Dispatch> d;
-    core.take(d);
-    ASSERT_EQ(d.size(), 1u);
-    core.member_finished(d[0], "boom");
+    (void)fail_the_first_of_two_writers(core);
     ASSERT_EQ(core.end_run(/*collected=*/true), 0u);
     ASSERT_NE(core.run_state(0), nullptr);
     EXPECT_TRUE(core.run_state(0)->first_failure.has_value());
