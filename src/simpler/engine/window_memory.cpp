@@ -332,32 +332,38 @@ std::string WindowMemory::describe_locked(const Domain& d) const {
     return "domain '" + d.info.name + "' (" + slot_list(d.info.workers) + ")";
 }
 
-std::optional<std::string> WindowMemory::member_problem(const CanonicalIdentity& id, std::optional<uint32_t> chip,
-                                                        const std::string& target) const {
+std::optional<std::string> WindowMemory::member_problem_if(
+    const CanonicalIdentity& id, const std::function<bool(const std::vector<uint32_t>&)>& admits, const char* rule,
+    const std::string& target) const {
     if (heaps_.empty()) return std::nullopt;
     std::lock_guard lock(mu_);
     auto it = buffers_.find(id);
     if (it == buffers_.end()) return std::nullopt;
     const Domain& d = domains_.at(it->second.domain);
-    if (chip && std::find(d.info.workers.begin(), d.info.workers.end(), *chip) != d.info.workers.end())
-        return std::string{};
+    if (admits(d.info.workers)) return std::string{};
     return "window buffer '" + d.info.buffer_names[it->second.index] + "' of " +
-           slot_name(d.info.workers[it->second.rank]) + " in " + describe_locked(d) +
-           " may only be named by a task on a chip of that domain, not by " + target;
+           slot_name(d.info.workers[it->second.rank]) + " in " + describe_locked(d) + rule + target;
+}
+
+std::optional<std::string> WindowMemory::member_problem(const CanonicalIdentity& id, std::optional<uint32_t> chip,
+                                                        const std::string& target) const {
+    return member_problem_if(
+        id,
+        [&](const std::vector<uint32_t>& workers) {
+            return chip && std::find(workers.begin(), workers.end(), *chip) != workers.end();
+        },
+        " may only be named by a task on a chip of that domain, not by ", target);
 }
 
 std::optional<std::string> WindowMemory::member_problem_in(const CanonicalIdentity& id, uint32_t first, uint32_t count,
                                                            const std::string& target) const {
-    if (heaps_.empty()) return std::nullopt;
-    std::lock_guard lock(mu_);
-    auto it = buffers_.find(id);
-    if (it == buffers_.end()) return std::nullopt;
-    const Domain& d = domains_.at(it->second.domain);
-    for (uint32_t slot : d.info.workers)
-        if (slot >= first && slot - first < count) return std::string{};
-    return "window buffer '" + d.info.buffer_names[it->second.index] + "' of " +
-           slot_name(d.info.workers[it->second.rank]) + " in " + describe_locked(d) +
-           " may only go to a child that holds a member chip, not to " + target;
+    return member_problem_if(
+        id,
+        [&](const std::vector<uint32_t>& workers) {
+            return std::any_of(workers.begin(), workers.end(),
+                               [&](uint32_t slot) { return slot >= first && slot - first < count; });
+        },
+        " may only go to a child that holds a member chip, not to ", target);
 }
 
 std::string WindowMemory::descriptor_problem(const BufferDescriptor& d) const {

@@ -42,6 +42,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -179,6 +180,12 @@ private:
     void mark_locked(const Domain& d, bool members) noexcept;
     [[nodiscard]] uint64_t* page_bits(uint32_t heap, uint64_t page) const noexcept;
     [[nodiscard]] std::string describe_locked(const Domain& d) const;
+    // member_problem's and member_problem_in's shared part: `admits` says from the
+    // domain's member slots whether the target may name the buffer; `rule` ends the
+    // refusal ("may only ... , not ") before the target's name.
+    [[nodiscard]] std::optional<std::string> member_problem_if(
+        const CanonicalIdentity& id, const std::function<bool(const std::vector<uint32_t>&)>& admits, const char* rule,
+        const std::string& target) const;
 
     [[nodiscard]] std::string slot_list(const std::vector<uint32_t>& slots) const;
     // One entry of the shared directory of names, after the membership bits:
