@@ -155,6 +155,15 @@ def test_a_chip_killed_mid_chain_fails_the_run_and_poisons_the_rest_of_the_chain
     assert_chain_ran(x, y, before + 2)
 
 
+def gated_worker(closing, spin=None, task_timeout=30):
+    """A traced chain_worker with test.gate registered, initialized: (w, add, gate kernel, x, y)."""
+    w, add = chain_worker(closing, spin, trace=True, task_timeout=task_timeout)
+    gate_k = w.register(kernel_callable("test.gate"))
+    w.init()
+    x, y = pair(w)
+    return w, add, gate_k, x, y
+
+
 def gated_chain(w, tmp_path, gate_k, add, x, y, n, then=None, **gate_kw):
     """An orch fn that submits test.gate on chip 0 writing x (Gate's keywords), then a chain of n
     tasks behind it (the first on chip 0 behind the gate), then calls then(gate); and the dict
@@ -185,10 +194,7 @@ def chained_behind_gate(w, gate):
 
 @pytest.mark.parametrize("spin", [None, 0.0])
 def test_a_chained_task_goes_to_its_chip_behind_its_producer_and_reads_what_it_wrote(closing, tmp_path, spin):
-    w, add = chain_worker(closing, spin, trace=True)
-    gate_k = w.register(kernel_callable("test.gate"))
-    w.init()
-    x, y = pair(w)
+    w, add, gate_k, x, y = gated_worker(closing, spin)
     n = 200
     # the gate writes x (leaves its bytes): the chain's first task reads it
     orch, handles = gated_chain(w, tmp_path, gate_k, add, x, y, n, then=Gate.open)
@@ -203,10 +209,7 @@ def test_a_chained_task_goes_to_its_chip_behind_its_producer_and_reads_what_it_w
 
 @pytest.mark.parametrize("spin", [None, 0.0])
 def test_a_failing_producer_skips_its_chained_task_which_is_poisoned_as_today(closing, tmp_path, spin):
-    w, add = chain_worker(closing, spin, trace=True)
-    gate_k = w.register(kernel_callable("test.gate"))
-    w.init()
-    x, y = pair(w)
+    w, add, gate_k, x, y = gated_worker(closing, spin)
     after = 20
     orch, handles = gated_chain(w, tmp_path, gate_k, add, x, y, after, timeout_ms=500)  # never opened: fails
     with pytest.raises(RuntimeError) as info:
@@ -224,11 +227,8 @@ def test_a_failing_producer_skips_its_chained_task_which_is_poisoned_as_today(cl
 
 
 def test_a_chip_killed_with_two_tasks_in_flight_fails_both_and_poisons_the_rest(closing, tmp_path):
-    w, add = chain_worker(closing, trace=True)
-    gate_k = w.register(kernel_callable("test.gate"))
-    w.init()
+    w, add, gate_k, x, y = gated_worker(closing)
     chip0 = w.child_pids()[0]
-    x, y = pair(w)
     after = 30
     # the gate is never opened: chip 0 dies in it, with the chain's first task behind it
     orch, handles = gated_chain(w, tmp_path, gate_k, add, x, y, after, then=lambda _g: os.kill(chip0, signal.SIGKILL))
@@ -254,11 +254,8 @@ def test_a_producer_past_its_deadline_fails_its_chained_task_and_poisons_the_res
     """The Worker's task_timeout on a chain's head: the chip is killed (a kernel cannot be stopped
     otherwise), the task chained behind the head on that chip fails with it, the rest of the chain
     is poisoned, nothing after the head ran, and the chain goes on on the other chip."""
-    w, add = chain_worker(closing, spin, trace=True, task_timeout=1)
-    gate_k = w.register(kernel_callable("test.gate"))
-    w.init()
+    w, add, gate_k, x, y = gated_worker(closing, spin, task_timeout=1)
     chip0 = w.child_pids()[0]
-    x, y = pair(w)
     after = 20
     # the gate is never opened and waits far past task_timeout
     orch, handles = gated_chain(w, tmp_path, gate_k, add, x, y, after, timeout_ms=60_000)

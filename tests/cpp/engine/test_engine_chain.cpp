@@ -9,20 +9,14 @@
 #include <cstring>
 #include <vector>
 
+#include "engine_core_harness.h"
 #include "simpler/engine/engine_core.h"
 #include "simpler/task_interface/task_args.h"
 
 using namespace simpler;
+using engine_test::ident;
 
 namespace {
-
-CanonicalIdentity ident(uint64_t id) {
-    CanonicalIdentity c{};
-    std::memset(c.owner_instance_id, 0x42, sizeof c.owner_instance_id);
-    c.buffer_id = id;
-    c.generation = 1;
-    return c;
-}
 
 Tensor matrix(uint64_t buffer) {  // 16x16 UINT8 of a host buffer
     const uint8_t name[] = "sptest";
@@ -39,31 +33,14 @@ TaskArgs copy(uint64_t from, uint64_t to) {
     return a;
 }
 
-struct Harness {
+// Two chip lanes two tasks deep and a sub-worker, by default.
+struct Harness : engine_test::Harness {
     explicit Harness(uint32_t chips = 2, uint32_t subs = 1)
-        : core([&] {
-              EngineConfig c;
-              c.children[static_cast<size_t>(ChildKind::CHIP)] = chips;
-              c.children[static_cast<size_t>(ChildKind::SUB_WORKER)] = subs;
+        : engine_test::Harness([&] {
+              EngineConfig c = engine_test::children(chips, subs);
               c.chip_lane_depth = 2;
               return c;
           }()) {}
-    EngineCore core;
-    TaskConfig config{};
-
-    TaskId chip_task(const TaskArgs& a, uint32_t chip) {
-        MemberSubmit m{&a, chip};
-        return core.submit(TaskKind::NEXT_LEVEL, 7, {&m, 1}, config).id;
-    }
-    TaskId sub_task(const TaskArgs& a) {
-        MemberSubmit m{&a, std::nullopt};
-        return core.submit(TaskKind::SUB, 9, {&m, 1}, config).id;
-    }
-    std::vector<Dispatch> take() {
-        std::vector<Dispatch> out;
-        core.take(out);
-        return out;
-    }
 };
 
 }  // namespace

@@ -12,20 +12,15 @@
 #include <string>
 #include <vector>
 
+#include "engine_core_harness.h"
 #include "simpler/engine/engine_core.h"
 #include "simpler/task_interface/task_args.h"
 
 using namespace simpler;
+using engine_test::Harness;
+using engine_test::ident;
 
 namespace {
-
-CanonicalIdentity ident(uint64_t id, uint32_t gen = 1) {
-    CanonicalIdentity c{};
-    std::memset(c.owner_instance_id, 0x42, sizeof c.owner_instance_id);
-    c.buffer_id = id;
-    c.generation = gen;
-    return c;
-}
 
 BufferDescriptor host_buffer(uint64_t id, uint64_t nbytes = 256) {
     const uint8_t name[] = "sptest";
@@ -54,32 +49,7 @@ TaskArgs args_of(std::initializer_list<std::pair<Tensor, TensorArgType>> l) {
     return a;
 }
 
-struct Harness {
-    explicit Harness(EngineConfig c) : core(std::move(c)) {}
-    EngineCore core;
-    TaskConfig config{};
-
-    TaskId chip_task(const TaskArgs& a, uint32_t chip, uint64_t callable = 7) {
-        MemberSubmit m{&a, chip};
-        return core.submit(TaskKind::NEXT_LEVEL, callable, {&m, 1}, config).id;
-    }
-    TaskId sub_task(const TaskArgs& a) {
-        MemberSubmit m{&a, std::nullopt};
-        return core.submit(TaskKind::SUB, 9, {&m, 1}, config).id;
-    }
-    std::vector<Dispatch> take() {
-        std::vector<Dispatch> out;
-        core.take(out);
-        return out;
-    }
-};
-
-EngineConfig chips(uint32_t n, uint32_t subs = 0) {
-    EngineConfig c;
-    c.children[static_cast<size_t>(ChildKind::CHIP)] = n;
-    c.children[static_cast<size_t>(ChildKind::SUB_WORKER)] = subs;
-    return c;
-}
+EngineConfig chips(uint32_t n, uint32_t subs = 0) { return engine_test::children(n, subs); }
 
 std::vector<TaskId> tasks_of(const std::vector<Dispatch>& d) {
     std::vector<TaskId> out;

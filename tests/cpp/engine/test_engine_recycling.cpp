@@ -11,20 +11,15 @@
 #include <utility>
 #include <vector>
 
+#include "engine_core_harness.h"
 #include "simpler/engine/engine_core.h"
 #include "simpler/task_interface/task_args.h"
 
 using namespace simpler;
+using engine_test::children;
+using engine_test::ident;
 
 namespace {
-
-CanonicalIdentity ident(uint64_t id) {
-    CanonicalIdentity c{};
-    std::memset(c.owner_instance_id, 0x42, sizeof c.owner_instance_id);
-    c.buffer_id = id;
-    c.generation = 1;
-    return c;
-}
 
 BufferDescriptor host_buffer(uint64_t id) {
     const uint8_t name[] = "sptest";
@@ -36,13 +31,6 @@ Tensor tile(const BufferDescriptor& b, uint32_t k) {  // 16 bytes at 16k
     const uint32_t shapes[] = {16};
     const uint32_t strides[] = {1};
     return make_tensor(b, shapes, DataType::UINT8, strides, uint64_t{16} * k);
-}
-
-EngineConfig children(uint32_t chips, uint32_t subs) {
-    EngineConfig c;
-    c.children[static_cast<size_t>(ChildKind::CHIP)] = chips;
-    c.children[static_cast<size_t>(ChildKind::SUB_WORKER)] = subs;
-    return c;
 }
 
 // Submits two sub tasks that write the same tile (the second after the first)

@@ -25,27 +25,32 @@ using simpler::ipc::Deadline;
 
 inline Deadline after(std::chrono::milliseconds d) { return Clock::now() + d; }
 
-// A child loop that serves tasks until shutdown: callable 1 succeeds, callable
-// 2 fails with the blob's bytes as the message, callable 3 sleeps forever
-// (the parent kills it), anything else is UNKNOWN_CALLABLE. Returns 0 on a
-// clean shutdown, 3 when no request came for idle_limit.
+// The test children's handler: callable 1 succeeds, 2 fails with the blob's
+// bytes as the message, 3 sleeps forever (the parent kills it), 4 records its
+// blob's first byte in `order` (when given; threads only) and succeeds,
+// anything else is UNKNOWN_CALLABLE.
+inline simpler::ipc::TaskOutcome echo(const simpler::ipc::TaskView& task, std::vector<int>* order = nullptr) {
+    using namespace simpler::ipc;
+    switch (task.callable_id) {
+        case 1: return {};
+        case 2:
+            return {TaskError::TASK_FAILED,
+                    std::string(reinterpret_cast<const char*>(task.blob.data()), task.blob.size())};
+        case 3:
+            for (;;) ::pause();
+        case 4:
+            if (order != nullptr && !task.blob.empty()) order->push_back(static_cast<int>(task.blob[0]));
+            return {};
+        default: return {TaskError::UNKNOWN_CALLABLE, "no such callable"};
+    }
+}
+
+// A child loop that serves `echo` until shutdown. Returns 0 on a clean
+// shutdown, 3 when no request came for idle_limit.
 inline int serve_echo(simpler::ipc::Mailbox& mb, simpler::ipc::SpinPolicy policy = {},
                       std::chrono::milliseconds idle_limit = std::chrono::milliseconds(20'000)) {
-    using namespace simpler::ipc;
-    return serve_tasks(
-        mb,
-        [](const TaskView& task) -> TaskOutcome {
-            switch (task.callable_id) {
-                case 1: return {};
-                case 2:
-                    return {TaskError::TASK_FAILED,
-                            std::string(reinterpret_cast<const char*>(task.blob.data()), task.blob.size())};
-                case 3:
-                    for (;;) ::pause();
-                default: return {TaskError::UNKNOWN_CALLABLE, "no such callable"};
-            }
-        },
-        policy, idle_limit);
+    return simpler::ipc::serve_tasks(
+        mb, [](const simpler::ipc::TaskView& task) { return echo(task); }, policy, idle_limit);
 }
 
 inline std::vector<std::byte> bytes_of(std::string_view s) {

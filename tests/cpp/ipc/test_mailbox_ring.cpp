@@ -28,23 +28,6 @@ using namespace ipc_test;
 
 namespace {
 
-// Callable 1 succeeds, 2 fails with the blob as message, 3 hangs, 4 records
-// its blob's first byte in `order` (thread tests only), else UNKNOWN_CALLABLE.
-TaskOutcome echo(const TaskView& task, std::vector<int>* order) {
-    switch (task.callable_id) {
-        case 1: return {};
-        case 2:
-            return {TaskError::TASK_FAILED,
-                    std::string(reinterpret_cast<const char*>(task.blob.data()), task.blob.size())};
-        case 3:
-            for (;;) ::pause();
-        case 4:
-            if (order != nullptr && !task.blob.empty()) order->push_back(static_cast<int>(task.blob[0]));
-            return {};
-        default: return {TaskError::UNKNOWN_CALLABLE, "no such callable"};
-    }
-}
-
 int serve_echo_ring(MailboxRing& ring, std::vector<int>* order = nullptr) {
     return serve_ring(ring, [order](const TaskView& t) { return echo(t, order); }, SpinPolicy{}, 20'000ms);
 }
