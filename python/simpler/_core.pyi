@@ -53,9 +53,7 @@ class TensorArgType(enum.Enum):
     NO_DEP = 4
 
 class CanonicalIdentity:
-    """
-    The 32-byte identity of one backing; == and hash read owner_instance_id, buffer_id and generation only.
-    """
+    """The 32-byte identity of one backing; == and hash read owner_instance_id, buffer_id and generation only."""
     def __init__(self, owner_instance_id: bytes, buffer_id: int, generation: int) -> None: ...
     @property
     def owner_instance_id(self) -> bytes: ...
@@ -99,17 +97,13 @@ class BufferDescriptor:
     def body(self) -> bytes: ...
     @property
     def address(self) -> int | None:
-        """
-        The base of an address-bearing backend; None for POSIX_SHM and REMOTE_SIDECAR.
-        """
+        """The base of an address-bearing backend; None for POSIX_SHM and REMOTE_SIDECAR."""
     def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
     def __repr__(self) -> str: ...
 
 class Tensor:
-    """
-    The L3+ task argument: a buffer descriptor plus a strided view; carries no address.
-    """
+    """The L3+ task argument: a buffer descriptor plus a strided view; carries no address."""
     def __init__(self, buffer: BufferDescriptor, shapes: Sequence[int], dtype: DataType, strides: Sequence[int] | None = None, byte_offset: int = 0) -> None:
         """
         strides are element strides (row-major when None); byte_offset is in bytes. Validates: ValueError names the field and rule.
@@ -134,9 +128,7 @@ class Tensor:
     def __repr__(self) -> str: ...
 
 class ChipTensor:
-    """
-    A task argument as the chip runtime receives it: resolved address + view.
-    """
+    """A task argument as the chip runtime receives it: resolved address + view."""
     def __init__(self, addr: int, size: int, shapes: Sequence[int], dtype: DataType, strides: Sequence[int] | None = None, start_offset: int = 0, address_space: AddressSpace = AddressSpace.HOST) -> None:
         """start_offset is in elements."""
     @property
@@ -160,9 +152,7 @@ class ChipTensor:
     def __repr__(self) -> str: ...
 
 class ChipStorageTaskArgs:
-    """
-    The L2 entry arguments: up to 256 ChipTensors, then up to 128 u64 scalars.
-    """
+    """The L2 entry arguments: up to 256 ChipTensors, then up to 128 u64 scalars."""
     def __init__(self) -> None: ...
     def add_tensor(self, tensor: ChipTensor) -> None: ...
     def add_scalar(self, value: int) -> None: ...
@@ -174,18 +164,12 @@ class ChipStorageTaskArgs:
     def scalar(self, index: int) -> int: ...
 
 class TaskArgs:
-    """
-    The L3+ argument list: Tensors with their tags, then u64 scalars. len() and [i] address the tensors.
-    """
+    """The L3+ argument list: Tensors with their tags, then u64 scalars. len() and [i] address the tensors."""
     def __init__(self) -> None: ...
     def add_tensor(self, tensor: Tensor, tag: TensorArgType = TensorArgType.INPUT) -> None:
-        """
-        Validates the tensor and that its buffer grants what the tag needs; tensors before scalars.
-        """
+        """Validates the tensor and that its buffer grants what the tag needs; tensors before scalars."""
     def add_scalar(self, value: int) -> None:
-        """
-        A u64: an int in [0, 2**64) (a NumPy integer too; not a bool or a float).
-        """
+        """A u64: an int in [0, 2**64) (a NumPy integer too; not a bool or a float)."""
     def set_tag(self, index: int, tag: TensorArgType) -> None: ...
     def tag(self, index: int) -> TensorArgType: ...
     def scalar(self, index: int) -> int: ...
@@ -231,9 +215,7 @@ def write_blob(args: TaskArgs) -> bytes:
     """Serializes TaskArgs as an argument blob (tags do not cross)."""
 
 def read_blob(blob: bytes) -> DecodedTaskArgs:
-    """
-    Decodes an argument blob, validating the header and every tensor; all or nothing (ValueError).
-    """
+    """Decodes an argument blob, validating the header and every tensor; all or nothing (ValueError)."""
 
 def blob_size(tensor_count: int, scalar_count: int) -> int: ...
 
@@ -256,9 +238,7 @@ class CallConfig:
     def checked(self, arg: bool, /) -> None: ...
     def to_bytes(self) -> bytes: ...
     def writes(self, index: int) -> bool:
-        """
-        Whether the engine's write mask says the task writes tensor `index` (False past the mask's 256 bits).
-        """
+        """Whether the engine's write mask says the task writes tensor `index` (False past the mask's 256 bits)."""
     def writes_only(self, index: int) -> bool:
         """
         Whether the task writes tensor `index` without reading it (OUTPUT / OUTPUT_EXISTING: the engine's write-only mask; False past its 192 bits).
@@ -275,9 +255,7 @@ class TensorOverlap(enum.Enum):
     COVERED = 2
 
 class OverlapReason(enum.Enum):
-    """
-    Why an overlap answer is PARTIAL: SHARED_BYTES (proven) or the fallback that applied
-    """
+    """Why an overlap answer is PARTIAL: SHARED_BYTES (proven) or the fallback that applied"""
     NONE = 0
     SHARED_BYTES = 1
     DIFFERENT_DTYPE = 2
@@ -335,26 +313,18 @@ class EdgeExplanation:
     def reason(self) -> OverlapReason: ...
     @property
     def proven(self) -> bool:
-        """
-        True when the edge rests on a proven shared byte; False for a fallback PARTIAL
-        """
+        """True when the edge rests on a proven shared byte; False for a fallback PARTIAL"""
     def __repr__(self) -> str: ...
 
 class DependencyTracker:
     """Infers a task's predecessors from its tensor arguments and tags"""
     def __init__(self, exact_strides: bool = True, work_cap: int = 4096, record_explanations: bool = True) -> None: ...
     def submit(self, task: int, tensors: Sequence[Tensor], tags: Sequence[TensorArgType], target_chip: int = -1) -> list[int]:
-        """
-        Submits a one-member task; returns its predecessors. ValueError (nothing recorded) on refusal.
-        """
+        """Submits a one-member task; returns its predecessors. ValueError (nothing recorded) on refusal."""
     def submit_group(self, task: int, members: Sequence[tuple[Sequence[Tensor], Sequence[TensorArgType], int]]) -> list[int]:
-        """
-        Submits one node of several members, each (tensors, tags, target_chip); returns its predecessors.
-        """
+        """Submits one node of several members, each (tensors, tags, target_chip); returns its predecessors."""
     def complete(self, task: int) -> None:
-        """
-        Retires a task: its entries leave the tracker. IndexError when it is not live.
-        """
+        """Retires a task: its entries leave the tracker. IndexError when it is not live."""
     def explain(self, pred: int, succ: int) -> EdgeExplanation | None:
         """Why pred -> succ exists, or None when there is no such edge"""
     def edges_into(self, succ: int) -> list[EdgeExplanation]: ...
@@ -367,19 +337,13 @@ class DependencyTracker:
     def live_keys(self) -> int: ...
 
 def intern_owner_path(path: str) -> int:
-    """
-    The owner_worker_path_id of a Worker's tree path ('L4/L3[0]') in this process, interned on first use.
-    """
+    """The owner_worker_path_id of a Worker's tree path ('L4/L3[0]') in this process, interned on first use."""
 
 def owner_path(descriptor: BufferDescriptor) -> str:
-    """
-    Where a descriptor's buffer was made ('L4/L3[0]/chip 1') when this process made it, else '<path#N>'.
-    """
+    """Where a descriptor's buffer was made ('L4/L3[0]/chip 1') when this process made it, else '<path#N>'."""
 
 class ImportRefused(ValueError):
-    """
-    An ImportRegistry refused a descriptor; the message starts with the ImportRefusal name.
-    """
+    """An ImportRegistry refused a descriptor; the message starts with the ImportRefusal name."""
 
 class ImportRefusal(enum.Enum):
     """Why an ImportRegistry refused a descriptor"""
@@ -417,9 +381,7 @@ class BackingOwner:
     def closed(self) -> bool: ...
     @property
     def free_pending(self) -> bool:
-        """
-        Closed, and the free still waits for unfinished tasks that name the buffer.
-        """
+        """Closed, and the free still waits for unfinished tasks that name the buffer."""
     @property
     def export_count(self) -> int: ...
     @property
@@ -433,14 +395,10 @@ class BackingOwner:
         Releases the backing: idempotent; BufferError while exports are alive (nothing changes, retry later). Only the creating process unlinks, and only once no unfinished task of this process names the buffer (at once when none does; free_pending says whether it still waits).
         """
     def wait_freed(self) -> None:
-        """
-        Blocks (the GIL released, asleep) until the free of a closed buffer has run; at once when none is pending.
-        """
+        """Blocks (the GIL released, asleep) until the free of a closed buffer has run; at once when none is pending."""
 
 def create_posix_shm(nbytes: int, access: AccessMode = AccessMode.READWRITE, owner_worker_path_id: int = 0) -> BackingOwner:
-    """
-    A POSIX shm backing (O_CREAT|O_EXCL, mode 0600, named from its identity).
-    """
+    """A POSIX shm backing (O_CREAT|O_EXCL, mode 0600, named from its identity)."""
 
 def shm_tracker_pid() -> int:
     """
@@ -448,9 +406,7 @@ def shm_tracker_pid() -> int:
     """
 
 def create_fork_shm(nbytes: int, access: AccessMode = AccessMode.READWRITE, owner_worker_path_id: int = 0) -> BackingOwner:
-    """
-    A pre-fork MAP_SHARED backing: children forked afterwards see and write it at the same address.
-    """
+    """A pre-fork MAP_SHARED backing: children forked afterwards see and write it at the same address."""
 
 def create_fork_cow(nbytes: int) -> BackingOwner:
     """A pre-fork private (copy-on-write) backing; grants READ only."""
@@ -466,9 +422,7 @@ def adopt_posix_shm(name: str, object_address: int, nbytes: int, access: AccessM
     """
 
 def check_identity_live(identity: CanonicalIdentity) -> str:
-    """
-    Empty when this process's owner incarnation holds id live; otherwise why not.
-    """
+    """Empty when this process's owner incarnation holds id live; otherwise why not."""
 
 class MappedArg:
     """
@@ -496,13 +450,9 @@ class MappedArg:
     def identity(self) -> CanonicalIdentity: ...
     @property
     def buffer(self) -> object:
-        """
-        A memoryview of exactly the view's bytes (for torch.frombuffer / numpy.frombuffer).
-        """
+        """A memoryview of exactly the view's bytes (for torch.frombuffer / numpy.frombuffer)."""
     def numpy(self) -> object:
-        """
-        A zero-copy NumPy array of the view with its strides (simpler.buffer.mapped_array).
-        """
+        """A zero-copy NumPy array of the view with its strides (simpler.buffer.mapped_array)."""
 
 class ImportRegistry:
     """
@@ -510,22 +460,16 @@ class ImportRegistry:
     """
     def __init__(self, chip_index: int | None = None) -> None: ...
     def import_backing(self, descriptor: BufferDescriptor) -> int:
-        """
-        The backing's base address in this process (mapping it on first receipt).
-        """
+        """The backing's base address in this process (mapping it on first receipt)."""
     def materialize_args(self, tensors: Sequence[Tensor], scalars: Sequence[int] = []) -> ChipStorageTaskArgs: ...
     def map_arg(self, tensor: Tensor, writable: bool = True) -> MappedArg:
-        """
-        The view's bytes in this process; read-only (and mapped so) for a READ grant or writable=False.
-        """
+        """The view's bytes in this process; read-only (and mapped so) for a READ grant or writable=False."""
     def map_args(self, tensors: Sequence[Tensor], scalars: Sequence[int] = [], write_mask: bytes = ...) -> tuple:
         """
         (list of MappedArg, list of scalars): the MappedArgs form. write_mask: CallConfig's (bit i: tensor i is written; the others are mapped read-only); empty: every tensor as its grant allows.
         """
     def reexport(self, tensor: Tensor) -> Tensor:
-        """
-        Forwarding: the same Tensor (source identity kept), validated; maps nothing.
-        """
+        """Forwarding: the same Tensor (source identity kept), validated; maps nothing."""
     def unregister(self, identity: CanonicalIdentity) -> bool: ...
     def forget(self, identity: CanonicalIdentity) -> bool:
         """
@@ -552,9 +496,7 @@ class StagingMode(enum.Enum):
     CHECKED = 2
 
 class RuntimeConfig:
-    """
-    A chip's task runtime: core_threads in [1, 256], ring_slots in [2, 1048576].
-    """
+    """A chip's task runtime: core_threads in [1, 256], ring_slots in [2, 1048576]."""
     def __init__(self) -> None: ...
     @property
     def core_threads(self) -> int: ...
@@ -758,9 +700,7 @@ class WorkerConfig:
     def global_window_chips(self, arg: Sequence[int], /) -> None: ...
     @property
     def global_window_child_names(self) -> list[str]:
-        """
-        Level 4: the name of each child in global_window_chips ('L3[0]'), for messages.
-        """
+        """Level 4: the name of each child in global_window_chips ('L3[0]'), for messages."""
     @global_window_child_names.setter
     def global_window_child_names(self, arg: Sequence[str], /) -> None: ...
     def inherit_global_windows(self, parent: EngineWorker, first_slot: int) -> None:
@@ -819,9 +759,7 @@ class EngineWorker:
         Publishes a task of (TaskArgs, worker) members (worker None: a sub task); ValueError on refusal, nothing recorded.
         """
     def submit_one(self, kind: TaskKind, callable: int, args: TaskArgs, worker: int | None, config: bytes) -> TaskHandle:
-        """
-        submit() of one member, without building a list (the hot path of submit_next_level / submit_sub).
-        """
+        """submit() of one member, without building a list (the hot path of submit_next_level / submit_sub)."""
     def submit_many(self, kind: TaskKind, callable: int, args: TaskArgsBatch | list[TaskArgs], workers: int | list[int] | None, config: bytes) -> tuple[TaskHandles, int, str]:
         """
         N one-member tasks in one call (Worker::submit_many): workers None (sub tasks), one index for all, or a list (one per task). Returns (the handles, -1, '') or, when a task is refused, (no handles, its index, the engine's reason): every task is checked before any is recorded. The GIL is held: the TaskArgs are Python objects another thread could change.
@@ -837,9 +775,7 @@ class EngineWorker:
         """
     @overload
     def cancel_run(self, run: int, why: str) -> str:
-        """
-        cancel_run(why) for run `run` only: its tasks not yet dispatched never run (nor what needs them).
-        """
+        """cancel_run(why) for run `run` only: its tasks not yet dispatched never run (nor what needs them)."""
     def end_run(self, collected: bool) -> int:
         """
         Ends the run being submitted and returns its number; collected: take_finished_runs() reports it, else wait_run() does.
@@ -861,9 +797,7 @@ class EngineWorker:
         Waits until every child the install went to has answered: the (child, why) of each refusal (a child that died with it on it among them); None when the timeout (seconds) passed first. RuntimeError when close() ended the wait.
         """
     def abandon_install(self, ticket: int) -> None:
-        """
-        Stops tracking an install whose waiter gave up (the children still install it).
-        """
+        """Stops tracking an install whose waiter gave up (the children still install it)."""
     def forget(self, identities: Sequence[CanonicalIdentity]) -> None:
         """
         Sends every lane a forget of these identities (their owner freed them); a nested Worker passes on the forgets its parent sends it this way.
@@ -874,13 +808,9 @@ class EngineWorker:
     @property
     def closed(self) -> bool: ...
     def alloc_device(self, chip: int, nbytes: int, access: AccessMode = AccessMode.READWRITE) -> BufferDescriptor:
-        """
-        DEVICE_MALLOC memory on one chip: its descriptor (the body is the device pointer).
-        """
+        """DEVICE_MALLOC memory on one chip: its descriptor (the body is the device pointer)."""
     def release_device(self, identity: CanonicalIdentity) -> None:
-        """
-        Refuses the block at submit from now on; frees it once every earlier task has finished.
-        """
+        """Refuses the block at submit from now on; frees it once every earlier task has finished."""
     def device_owner(self, identity: CanonicalIdentity) -> int | None:
         """The chip a device block or window buffer lives on, or None."""
     def allocate_domain(self, name: str, workers: Sequence[int], window_size: int, buffers: Sequence[tuple[str, int]]) -> dict:
@@ -888,31 +818,23 @@ class EngineWorker:
         A communication domain: {'id', 'bases' (by rank), 'offsets' (by buffer), 'buffers' (by rank, by buffer: VMM_WINDOW descriptors)}. ValueError for a bad request, RuntimeError when the window heaps have no room; a refusal allocates nothing.
         """
     def allocate_global_domain(self, name: str, slots: Sequence[int], window_size: int, buffers: Sequence[tuple[str, int]]) -> dict:
-        """
-        As allocate_domain, over member slots of the level-4 Worker's global windows.
-        """
+        """As allocate_domain, over member slots of the level-4 Worker's global windows."""
     def release_global_domain(self, id: int) -> None:
         """As release_domain, for a global domain."""
     def global_window_stats(self) -> dict:
-        """
-        The global windows (level 4): capacity and bytes in use over every member slot, live windows and domains.
-        """
+        """The global windows (level 4): capacity and bytes in use over every member slot, live windows and domains."""
     def release_domain(self, id: int) -> None:
         """
         Refuses the domain's buffers at submit from now on; frees its windows once every earlier task has finished.
         """
     def device_stats(self, chip: int) -> dict: ...
     def take_edge_log(self) -> list[EdgeExplanation]:
-        """
-        The edges inferred since the last call, with their explanations (record_edges=True), and clears them.
-        """
+        """The edges inferred since the last call, with their explanations (record_edges=True), and clears them."""
     def child_status(self) -> list[str]: ...
     @property
     def tracing(self) -> bool: ...
     def trace_events(self) -> list[TraceEvent]:
-        """
-        The timeline so far (empty unless trace=True); members still in flight are not in it yet.
-        """
+        """The timeline so far (empty unless trace=True); members still in flight are not in it yet."""
     def trace_dropped(self) -> int:
         """Events not stored because the trace_capacity was reached."""
     def trace_clear(self) -> None:
@@ -952,21 +874,15 @@ def remote_start(heartbeat_timeout: float) -> tuple[int, int]:
     """
 
 def remote_finalize() -> None:
-    """
-    Stops the heartbeats and finalizes MPI (once; MPI cannot start again in this process).
-    """
+    """Stops the heartbeats and finalizes MPI (once; MPI cannot start again in this process)."""
 
 def remote_started() -> bool: ...
 
 def remote_payload_bytes(rank: int) -> tuple[int, int]:
-    """
-    (sent, received): the tensor bytes this process moved to and from `rank`.
-    """
+    """(sent, received): the tensor bytes this process moved to and from `rank`."""
 
 def remote_dismiss(rank: int) -> None:
-    """
-    Tells a rank that waits for its HELLO that it is not needed (it exits).
-    """
+    """Tells a rank that waits for its HELLO that it is not needed (it exits)."""
 
 def remote_lost(rank: int) -> str:
     """Why `rank` is lost; '' while it is not."""
@@ -983,9 +899,7 @@ class RemoteServer:
     """A remote L3 Worker's end of its link to the L4 (rank 0)."""
     def __init__(self) -> None: ...
     def await_hello(self) -> str:
-        """
-        The L4's HELLO text ('' when it sent SHUTDOWN instead: this rank is not needed).
-        """
+        """The L4's HELLO text ('' when it sent SHUTDOWN instead: this rank is not needed)."""
     def ready(self, why: str) -> None:
         """Answers the HELLO: '' started, else why not."""
     def serve(self, run: object, forget: object) -> int:

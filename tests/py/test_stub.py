@@ -31,3 +31,42 @@ def test_stub_matches_the_built_module(tmp_path):
         capture_output=True,
     )
     assert _compact(out.read_text()) == STUB.read_text(), "python/simpler/_core.pyi is stale: run scripts/gen_stub.sh"
+
+
+def test_compact_joins_only_short_docstrings_after_a_header():
+    text = "\n".join([
+        "class A:",
+        '    """',
+        "    Short.",
+        '    """',
+        "    def f(self) -> None:",
+        '        """',
+        "        " + "x" * 120,
+        '        """',
+        "    def g(self) -> None:",
+        '        """',
+        "        Two",
+        "        lines.",
+        '        """',
+        "    def h(self) -> None:",
+        '        """',
+        "        Short too.",
+        '        """',
+        "",
+    ])
+    assert _compact(text).split("\n") == [
+        "class A:",
+        '    """Short."""',
+        "    def f(self) -> None:",
+        '        """',
+        "        " + "x" * 120,  # 128 columns once joined: left as it is
+        '        """',
+        "    def g(self) -> None:",
+        '        """',
+        "        Two",
+        "        lines.",
+        '        """',  # a closing quote, then a def line and a quote: not a docstring to join
+        "    def h(self) -> None:",
+        '        """Short too."""',
+        "",
+    ]
