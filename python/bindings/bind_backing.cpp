@@ -27,6 +27,7 @@
 #include "simpler/backing/posix_shm_owner.h"
 #include "simpler/backing/shm_tracker.h"
 #include "simpler/task_interface/task_args.h"
+#include "simpler/task_interface/task_args_wire.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -57,6 +58,17 @@ struct BoundMappedArg {
     BoundMappedArg& operator=(const BoundMappedArg&) = delete;
     ~BoundMappedArg() { registry->drop_export(arg.identity); }
 };
+
+// map_args' and map_blob's answer: (list of MappedArg, list of scalars).
+nb::tuple mapped_args_tuple(nb::handle self, ImportRegistry& r, std::span<const Tensor> tensors,
+                            std::span<const uint64_t> scalars, const nb::bytes& write_mask) {
+    const std::span<const uint8_t> mask(reinterpret_cast<const uint8_t*>(write_mask.c_str()), write_mask.size());
+    const simpler::MappedArgs args = r.map_args(tensors, scalars, mask);
+    nb::list out;
+    for (const simpler::MappedArg& a : args.tensors)
+        out.append(nb::cast(new BoundMappedArg(a, nb::borrow(self), &r), nb::rv_policy::take_ownership));
+    return nb::make_tuple(out, nb::cast(args.scalars));
+}
 
 int owner_getbuffer(PyObject* self, Py_buffer* view, int flags) {
     BackingOwner* o = nb::inst_ptr<BackingOwner>(self);
@@ -294,18 +306,18 @@ void bind_backing(nb::module_& m) {
             "map_args",
             [](nb::handle self, const std::vector<Tensor>& tensors, const std::vector<uint64_t>& scalars,
                const nb::bytes& write_mask) {
-                ImportRegistry& r = nb::cast<ImportRegistry&>(self);
-                const std::span<const uint8_t> mask(reinterpret_cast<const uint8_t*>(write_mask.c_str()),
-                                                    write_mask.size());
-                const simpler::MappedArgs args = r.map_args(tensors, scalars, mask);
-                nb::list out;
-                for (const simpler::MappedArg& a : args.tensors)
-                    out.append(nb::cast(new BoundMappedArg(a, nb::borrow(self), &r), nb::rv_policy::take_ownership));
-                return nb::make_tuple(out, nb::cast(args.scalars));
+                return mapped_args_tuple(self, nb::cast<ImportRegistry&>(self), tensors, scalars, write_mask);
             },
             "tensors"_a, "scalars"_a = std::vector<uint64_t>{}, "write_mask"_a = nb::bytes(""),
             "(list of MappedArg, list of scalars): the MappedArgs form. write_mask: CallConfig's (bit i: tensor i "
             "is written; the others are mapped read-only); empty: every tensor as its grant allows.")
+        .def(
+            "map_blob",
+            [](nb::handle self, const nb::bytes& blob, const nb::bytes& write_mask) {
+                const simpler::DecodedTaskArgs d = simpler::read_blob(blob.c_str(), blob.size());
+                return mapped_args_tuple(self, nb::cast<ImportRegistry&>(self), d.tensors, d.scalars, write_mask);
+            },
+            "blob"_a, "write_mask"_a = nb::bytes(""), "map_args of read_blob(blob), the tensors staying in C++.")
         .def("reexport", nb::overload_cast<const Tensor&>(&ImportRegistry::reexport), "tensor"_a,
              "Forwarding: the same Tensor (source identity kept), validated; maps nothing.")
         .def("unregister", &ImportRegistry::unregister, "identity"_a)

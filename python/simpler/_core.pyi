@@ -468,6 +468,8 @@ class ImportRegistry:
         """
         (list of MappedArg, list of scalars): the MappedArgs form. write_mask: CallConfig's (bit i: tensor i is written; the others are mapped read-only); empty: every tensor as its grant allows.
         """
+    def map_blob(self, blob: bytes, write_mask: bytes = ...) -> tuple:
+        """map_args of read_blob(blob), the tensors staying in C++."""
     def reexport(self, tensor: Tensor) -> Tensor:
         """Forwarding: the same Tensor (source identity kept), validated; maps nothing."""
     def unregister(self, identity: CanonicalIdentity) -> bool: ...

@@ -26,9 +26,12 @@ class MappedArgs:
     u64 scalars. `args[i]` is the i-th MappedArg, `args.array(i)` a zero-copy
     NumPy array over its view."""
 
+    __slots__ = ("scalars", "tensors")
+
     def __init__(self, tensors: Sequence[MappedArg], scalars: Sequence[int]):
-        self.tensors: List[MappedArg] = list(tensors)
-        self.scalars: List[int] = list(scalars)
+        # The sub-worker passes the fresh lists map_args made; anything else is copied.
+        self.tensors: List[MappedArg] = tensors if type(tensors) is list else list(tensors)
+        self.scalars: List[int] = scalars if type(scalars) is list else list(scalars)
 
     def __len__(self) -> int:
         return len(self.tensors)
@@ -54,26 +57,26 @@ def make_dispatcher(callables: Sequence[Callable]) -> Callable[[int, bytes, byte
             return f"unknown sub-worker callable {callable_id}"
         tensors: Sequence[MappedArg] = ()
         try:
-            decoded = read_blob(blob)
-            # The engine's write mask (CallConfig bytes 32..63): a view the task
-            # does not write is mapped read-only, and a write to it fails the task.
-            tensors, scalars = default_registry().map_args(decoded.tensors, decoded.scalars,
-                                                           bytes(config[_WRITE_MASK_AT:]))
+            # Decoded (every tensor validated) and mapped in one call. The engine's write
+            # mask (CallConfig bytes 32..63): a view the task does not write is mapped
+            # read-only, and a write to it fails the task.
+            tensors, scalars = default_registry().map_blob(blob, config[_WRITE_MASK_AT:])
             fn(MappedArgs(tensors, scalars))
         except BaseException as e:  # noqa: BLE001 - every failure goes back to the parent as data
             text = "".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip()
-            return text + _read_only_note(text, decoded.tensors if tensors else [], tensors)
+            return text + _read_only_note(text, blob, tensors)
         return None
 
     return dispatch
 
 
-def _read_only_note(text: str, wire: Sequence, mapped: Sequence[MappedArg]) -> str:
+def _read_only_note(text: str, blob: bytes, mapped: Sequence[MappedArg]) -> str:
     """When NumPy or a memoryview refused a write to read-only memory, names
     the task's read-only arguments: their buffer and grant, and whether the
     grant or the INPUT tag made them read-only."""
-    if "read-only" not in text:
+    if "read-only" not in text or not mapped:
         return ""
+    wire = read_blob(blob).tensors  # mapped: the blob decoded once already
     parts = []
     for i, (t, a) in enumerate(zip(wire, mapped, strict=False)):
         if not a.read_only:

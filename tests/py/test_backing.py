@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from simpler import TaskArgs, TensorArgType
+from simpler.task_interface import write_blob
 from simpler.buffer import (
     AccessMode,
     BackendKind,
@@ -282,6 +283,26 @@ def test_mapped_args_and_mapped_array():
         assert scalars == [7]
         np.testing.assert_array_equal(mapped_array(args[0]), np.arange(16).reshape(2, 8)[:, ::2])
         del args
+        reg.close()
+
+
+def test_map_blob_maps_what_read_blob_decodes_with_the_write_mask():
+    with create_buffer(64) as h:
+        h.array((16,), DataType.INT32)[:] = np.arange(16)
+        ta = TaskArgs()
+        ta.add_tensor(h.tensor((2, 4), DataType.INT32, strides=(8, 2)), TensorArgType.INPUT)
+        ta.add_tensor(h.tensor((4,), DataType.INT32, byte_offset=32), TensorArgType.INOUT)
+        ta.add_scalar(7)
+        reg = ImportRegistry()
+        args, scalars = reg.map_blob(write_blob(ta), bytes([0b10]) + bytes(31))  # writes tensor 1 only
+        assert scalars == [7] and len(args) == 2
+        assert args[0].read_only and not args[1].read_only
+        np.testing.assert_array_equal(mapped_array(args[0]), np.arange(16).reshape(2, 8)[:, ::2])
+        np.testing.assert_array_equal(mapped_array(args[1]), np.arange(8, 12))
+        del args
+        with pytest.raises(ValueError):  # read_blob's refusal, nothing mapped
+            reg.map_blob(b"\x00" * 3)
+        assert reg.map_blob(write_blob(TaskArgs())) == ([], [])
         reg.close()
 
 
