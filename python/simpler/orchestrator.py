@@ -48,6 +48,8 @@ def _check_views(what: str, src: object, dst: object) -> None:
 
 
 _DEFAULT_CONFIG = CallConfig().to_bytes()
+# The kinds as module globals: an enum class attribute read costs ~40 ns more, per submit.
+_SUB, _NEXT_LEVEL = TaskKind.SUB, TaskKind.NEXT_LEVEL
 
 
 def _config_bytes(cfg: Optional[CallConfig]) -> bytes:
@@ -83,13 +85,23 @@ class Orchestrator:
         self._scope = scope
         # Every task submitted through this, in order: a handle per one-at-a-time submit, a TaskHandles per batch.
         self._submitted: List[Part] = []
-        self.submitted = SubmittedTasks(self._submitted)
+        self._submitted_view: Optional[SubmittedTasks] = None  # made when first read (most runs never read it)
         self._scopes: List[List[DeviceBuffer]] = [[]]  # [0]: the run's own scope
         # What this run allocated, by identity: once a block is freed the engine no
         # longer knows it, and a refusal naming it says it was released from this.
         self._allocated: Dict[CanonicalIdentity, DeviceBuffer] = {}
         self._domains: List[Domain] = []  # what this run carved (released at the latest when it ends)
         self._ended = False  # the run finished building: nothing more may be submitted through this
+
+    @property
+    def submitted(self) -> SubmittedTasks:
+        """Every task submitted through this Orchestrator, in submit order: a
+        read-only sequence of TaskHandle that grows with each submit (a batch's
+        handles are made when read)."""
+        view = self._submitted_view
+        if view is None:
+            view = self._submitted_view = SubmittedTasks(self._submitted)
+        return view
 
     @property
     def worker(self) -> Worker:
@@ -138,7 +150,7 @@ class Orchestrator:
         """Runs `callable` on next-level child `worker` with `args`: a chip
         orchestration on a chip of a level-3 Worker; an orchestration function
         as one run of a next-level Worker (level 4 and above)."""
-        return self._submit_one(TaskKind.NEXT_LEVEL, callable, args, worker, cfg)
+        return self._submit_one(_NEXT_LEVEL, callable, args, worker, cfg)
 
     def submit_next_level_group(self, callable: CallableHandle, args_list: Sequence[TaskArgs],
                                 cfg: Optional[CallConfig] = None,
@@ -154,7 +166,7 @@ class Orchestrator:
 
     def submit_sub(self, callable: CallableHandle, args: TaskArgs, cfg: Optional[CallConfig] = None) -> TaskHandle:
         """Runs Python `callable(MappedArgs)` on any idle sub-worker."""
-        return self._submit_one(TaskKind.SUB, callable, args, None, cfg)
+        return self._submit_one(_SUB, callable, args, None, cfg)
 
     def submit_sub_group(self, callable: CallableHandle, args_list: Sequence[TaskArgs],
                          cfg: Optional[CallConfig] = None) -> TaskHandle:
@@ -388,8 +400,10 @@ class Orchestrator:
 
     def _end_run(self) -> None:
         self._ended = True
-        while self._scopes:
-            self._release(self._scopes.pop())
+        scopes = self._scopes
+        while scopes:
+            for b in scopes.pop():  # innermost first, as the scopes would have ended
+                b.release()
         for d in self._domains:
             d.release()
 

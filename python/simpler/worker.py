@@ -573,9 +573,9 @@ class Worker:
     def _run(self, orch_fn: Callable[[Orchestrator, Any, Any], None], args: Any, cfg: Any,
              scope: Optional[ForwardedScope]) -> Orchestrator:
         core = self._running()
-        self._runs.check_not_nested("run")
-        error: Optional[BaseException] = None
         runs = self._runs
+        runs.check_not_nested("run")
+        error: Optional[BaseException] = None
         runs.begin_turn()
         try:
             orch = Orchestrator(self, scope, core)
@@ -590,33 +590,25 @@ class Worker:
                 run = core.end_run(False)
         finally:
             runs.end_turn()
+        failed = ""
         try:
             if isinstance(error, KeyboardInterrupt):
                 raise error  # Ctrl-C while orch_fn built the graph: cancelled without waiting
-            self._wait(core, run)
+            try:
+                if not core.wait_run(run, _WAIT_SLICE_S):  # the first slice inline: most runs end in it
+                    _wait(core, run)
+            except RuntimeError as e:
+                failed = str(e)  # kept as text: no local holds the exception in a cycle
+            failed = self._run_outcome(failed)
         except KeyboardInterrupt as interrupt:
             # wherever it struck: in orch_fn or in the wait
             _cancel(core, run, interrupt)
             raise
-        except RuntimeError:
-            if error is None:
-                raise
-            # the orchestration error is the one to report
         if error is not None:
-            raise error
+            raise error  # the orchestration error is the one to report
+        if failed:
+            raise RuntimeError(failed)
         return orch
-
-    def _wait(self, core: EngineWorker, run: int) -> None:
-        """_wait(core, run), its failure as _run_outcome says it."""
-        failed = ""
-        try:
-            if not core.wait_run(run, _WAIT_SLICE_S):  # the first slice inline: most runs end in it
-                _wait(core, run)
-        except RuntimeError as e:
-            failed = str(e)  # raised below, outside this handler: no local holds the exception in a cycle
-        message = self._run_outcome(failed)
-        if message:
-            raise RuntimeError(message)
 
     def _run_outcome(self, failure: str) -> str:
         """After a run's wait (run() and the submit completion thread): logs the
