@@ -29,7 +29,6 @@ void DispatchQueue::push_checked(TaskId task, std::span<const MemberTarget> memb
 void DispatchQueue::check(TaskId task, std::span<const MemberTarget> members) const {
     if (members.empty()) throw std::invalid_argument("task " + std::to_string(task) + ": a task needs a member");
     std::array<uint32_t, CHILD_KIND_COUNT> any{};
-    std::array<std::vector<uint8_t>, CHILD_KIND_COUNT> seen;
     for (size_t m = 0; m < members.size(); ++m) {
         const MemberTarget& t = members[m];
         const auto k = static_cast<size_t>(t.kind);
@@ -42,11 +41,17 @@ void DispatchQueue::check(TaskId task, std::span<const MemberTarget> members) co
             throw std::invalid_argument("task " + std::to_string(task) + " member " + std::to_string(m) + ": " +
                                         t.name() + " is not a child of this Worker (it has " + std::to_string(n) + " " +
                                         child_kind_name(t.kind) + "(s))");
-        if (members.size() == 1) continue;  // one member cannot name a child twice
-        seen[k].resize(n, 0);
-        if (seen[k][*t.index]++)
-            throw std::invalid_argument("task " + std::to_string(task) + ": two group members target " + t.name() +
-                                        "; a group runs its members at once, one per child");
+    }
+    if (members.size() > 1) {  // one member cannot name a child twice
+        std::array<std::vector<uint8_t>, CHILD_KIND_COUNT> seen;
+        for (const MemberTarget& t : members) {
+            if (!t.named()) continue;
+            const auto k = static_cast<size_t>(t.kind);
+            seen[k].resize(pools_[k].state.size(), 0);
+            if (seen[k][*t.index]++)
+                throw std::invalid_argument("task " + std::to_string(task) + ": two group members target " + t.name() +
+                                            "; a group runs its members at once, one per child");
+        }
     }
     for (size_t k = 0; k < CHILD_KIND_COUNT; ++k)
         if (any[k] > 0 && any[k] > live_count(static_cast<ChildKind>(k)))

@@ -176,7 +176,9 @@ void EngineCore::check_members(TaskId task, TaskKind kind, std::span<const Membe
             {members[m].args->tensors(), members[m].args->tags(), scope, target.kind == ChildKind::WORKER});
         targets.push_back(target);
     }
-    if (!rules) return;
+    // One member's target was checked whole above (a named child of this Worker and not
+    // lost, or a live child of its kind): what the group checks below ask of a group.
+    if (!rules || members.size() == 1) return;
     // A group wider than the live children of a kind: name why the missing ones went.
     std::array<uint32_t, CHILD_KIND_COUNT> any{};
     for (const MemberTarget& t : targets)
