@@ -56,7 +56,11 @@ def cpp_medians(binary: str, pattern: str, repetitions: int) -> Dict[str, float]
     if not exe.exists():
         raise FileNotFoundError(f"{exe} (./dev setup builds the benchmarks)")
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        # The repetitions of the matched benchmarks interleaved in random order: a baseline and
+        # its figure then sample the same stretch of the run (this VM changes its cross-core cost
+        # ~5x from one minute to the next, and in order they would straddle a change).
         subprocess.run([str(exe), f"--benchmark_filter={pattern}", f"--benchmark_repetitions={repetitions}",
+                        "--benchmark_enable_random_interleaving=true",
                         "--benchmark_report_aggregates_only=true", f"--benchmark_out={out.name}",
                         "--benchmark_out_format=json"], check=True, stdout=subprocess.DEVNULL)
         data = json.load(open(out.name))

@@ -76,7 +76,7 @@ def _read_only_note(text: str, blob: bytes, mapped: Sequence[MappedArg]) -> str:
     grant or the INPUT tag made them read-only."""
     if "read-only" not in text or not mapped:
         return ""
-    wire = read_blob(blob).tensors  # mapped: the blob decoded once already
+    wire = read_blob(blob).tensors  # `mapped` is not empty: this blob decoded before
     parts = []
     for i, (t, a) in enumerate(zip(wire, mapped, strict=False)):
         if not a.read_only:
