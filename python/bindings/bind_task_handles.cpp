@@ -88,77 +88,77 @@ bool same(const TaskHandles& a, const TaskHandles& b) {
 }  // namespace
 
 void bind_task_handles(nb::module_& m) {
-    nb::class_<TaskHandles>(
-        m, "TaskHandles", nb::sig("class TaskHandles(collections.abc.Sequence[TaskHandle])"),
-        "The handles of a batch (what submit_many / submit_sub_many return): a read-only sequence of TaskHandle, "
-        "one made only when asked for. len(), [i] (negative from the end; IndexError past either end), [a:b:c] "
-        "(a TaskHandles), iteration, `in`, index(), count(); list(batch) is every handle in submit order. Equal to "
-        "a TaskHandles, list or tuple of the same handles in the same order.")
-        .def("__len__", &TaskHandles::size)
-        .def(
-            "__getitem__", [](const TaskHandles& h, Py_ssize_t i) { return h[position(h, i)]; }, "i"_a)
-        .def(
-            "__getitem__",
-            [](const TaskHandles& h, const nb::slice& s) {
-                const auto [start, stop, step, length] = s.compute(h.size());
-                (void)stop;
-                return TaskHandles{h.first + static_cast<uint64_t>(static_cast<int64_t>(start) * h.step),
-                                   h.step * static_cast<int64_t>(step), static_cast<uint64_t>(length), h.run};
-            },
-            "s"_a)
-        .def("__iter__", &iterate, nb::sig("def __iter__(self) -> collections.abc.Iterator[TaskHandle]"))
-        .def(
-            "__contains__",
-            [](const TaskHandles& h, const nb::handle& value) {
-                const TaskHandle* t = nullptr;
-                return nb::try_cast<const TaskHandle*>(value, t) && t != nullptr && find(h, *t).has_value();
-            },
-            "value"_a, nb::sig("def __contains__(self, value: object, /) -> bool"))
-        .def(
-            "index",
-            [](const TaskHandles& h, const nb::handle& value, Py_ssize_t start, std::optional<Py_ssize_t> stop) {
-                const auto n = static_cast<Py_ssize_t>(h.size());
-                const auto clamp = [n](Py_ssize_t i) { return i < 0 ? (i + n < 0 ? 0 : i + n) : (i > n ? n : i); };
-                const TaskHandle* t = nullptr;
-                if (nb::try_cast<const TaskHandle*>(value, t) && t != nullptr) {
-                    const std::optional<size_t> at = find(h, *t);
-                    if (at && static_cast<Py_ssize_t>(*at) >= clamp(start) &&
-                        static_cast<Py_ssize_t>(*at) < clamp(stop.value_or(n)))
-                        return *at;
+    auto handles =
+        nb::class_<TaskHandles>(
+            m, "TaskHandles", nb::sig("class TaskHandles(collections.abc.Sequence[TaskHandle])"),
+            "The handles of a batch (what submit_many / submit_sub_many return): a read-only sequence of TaskHandle, "
+            "one made only when asked for. len(), [i] (negative from the end; IndexError past either end), [a:b:c] "
+            "(a TaskHandles), iteration, `in`, index(), count(); list(batch) is every handle in submit order. Equal to "
+            "a TaskHandles, list or tuple of the same handles in the same order.")
+            .def("__len__", &TaskHandles::size)
+            .def(
+                "__getitem__", [](const TaskHandles& h, Py_ssize_t i) { return h[position(h, i)]; }, "i"_a)
+            .def(
+                "__getitem__",
+                [](const TaskHandles& h, const nb::slice& s) {
+                    const auto [start, stop, step, length] = s.compute(h.size());
+                    (void)stop;
+                    return TaskHandles{h.first + static_cast<uint64_t>(static_cast<int64_t>(start) * h.step),
+                                       h.step * static_cast<int64_t>(step), static_cast<uint64_t>(length), h.run};
+                },
+                "s"_a)
+            .def("__iter__", &iterate, nb::sig("def __iter__(self) -> collections.abc.Iterator[TaskHandle]"))
+            .def(
+                "__contains__",
+                [](const TaskHandles& h, const nb::handle& value) {
+                    const TaskHandle* t = nullptr;
+                    return nb::try_cast<const TaskHandle*>(value, t) && t != nullptr && find(h, *t).has_value();
+                },
+                "value"_a, nb::sig("def __contains__(self, value: object, /) -> bool"))
+            .def(
+                "index",
+                [](const TaskHandles& h, const nb::handle& value, Py_ssize_t start, std::optional<Py_ssize_t> stop) {
+                    const auto n = static_cast<Py_ssize_t>(h.size());
+                    const auto clamp = [n](Py_ssize_t i) { return i < 0 ? (i + n < 0 ? 0 : i + n) : (i > n ? n : i); };
+                    const TaskHandle* t = nullptr;
+                    if (nb::try_cast<const TaskHandle*>(value, t) && t != nullptr) {
+                        const std::optional<size_t> at = find(h, *t);
+                        if (at && static_cast<Py_ssize_t>(*at) >= clamp(start) &&
+                            static_cast<Py_ssize_t>(*at) < clamp(stop.value_or(n)))
+                            return *at;
+                    }
+                    throw nb::value_error(
+                        (nb::repr(value).c_str() + std::string(" is not in the TaskHandles")).c_str());
+                },
+                "value"_a, "start"_a = 0, "stop"_a.none() = nb::none(),
+                nb::sig("def index(self, value: object, start: int = 0, stop: int | None = None, /) -> int"))
+            .def(
+                "count",
+                [](const TaskHandles& h, const nb::handle& value) {
+                    const TaskHandle* t = nullptr;
+                    return nb::try_cast<const TaskHandle*>(value, t) && t != nullptr && find(h, *t).has_value() ? 1 : 0;
+                },
+                "value"_a, nb::sig("def count(self, value: object, /) -> int"))
+            .def(
+                "__eq__",
+                [](const TaskHandles& h, const nb::handle& other) -> nb::object {
+                    const TaskHandles* o = nullptr;
+                    if (nb::try_cast<const TaskHandles*>(other, o) && o != nullptr) return nb::bool_(same(h, *o));
+                    if (PyList_Check(other.ptr()) || PyTuple_Check(other.ptr()))
+                        return nb::bool_(equals_sequence(h, other));
+                    return nb::borrow(Py_NotImplemented);
+                },
+                nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
+            .def("__repr__", [](const TaskHandles& h) {
+                std::string out = "TaskHandles(" + std::to_string(h.count) + (h.count == 1 ? " task" : " tasks");
+                if (!h.empty()) {
+                    out += ": task " + std::to_string(h.first);
+                    if (h.count > 1)
+                        out += (h.count == 2 ? ", task " : ", ..., task ") + std::to_string(h[h.size() - 1].id);
+                    out += " of run " + std::to_string(h.run);
                 }
-                throw nb::value_error((nb::repr(value).c_str() + std::string(" is not in the TaskHandles")).c_str());
-            },
-            "value"_a, "start"_a = 0, "stop"_a.none() = nb::none(),
-            nb::sig("def index(self, value: object, start: int = 0, stop: int | None = None, /) -> int"))
-        .def(
-            "count",
-            [](const TaskHandles& h, const nb::handle& value) {
-                const TaskHandle* t = nullptr;
-                return nb::try_cast<const TaskHandle*>(value, t) && t != nullptr && find(h, *t).has_value() ? 1 : 0;
-            },
-            "value"_a, nb::sig("def count(self, value: object, /) -> int"))
-        .def(
-            "__eq__",
-            [](const TaskHandles& h, const nb::handle& other) -> nb::object {
-                const TaskHandles* o = nullptr;
-                if (nb::try_cast<const TaskHandles*>(other, o) && o != nullptr) return nb::bool_(same(h, *o));
-                if (PyList_Check(other.ptr()) || PyTuple_Check(other.ptr()))
-                    return nb::bool_(equals_sequence(h, other));
-                return nb::borrow(Py_NotImplemented);
-            },
-            nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))
-        .def("__repr__",
-             [](const TaskHandles& h) {
-                 std::string out = "TaskHandles(" + std::to_string(h.count) + (h.count == 1 ? " task" : " tasks");
-                 if (!h.empty()) {
-                     out += ": task " + std::to_string(h.first);
-                     if (h.count > 1)
-                         out += (h.count == 2 ? ", task " : ", ..., task ") + std::to_string(h[h.size() - 1].id);
-                     out += " of run " + std::to_string(h.run);
-                 }
-                 return out + ")";
-             })
-        .def("__hash__", [](const TaskHandles&) -> Py_ssize_t {
-            throw nb::type_error("unhashable type: 'TaskHandles' (a sequence equal to a list of its handles)");
-        });
+                return out + ")";
+            });
+    // Unhashable, as a list is (it equals a list of its handles): __hash__ = None.
+    handles.attr("__hash__") = nb::none();
 }
