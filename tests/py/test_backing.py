@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from simpler import TaskArgs, TensorArgType
-from simpler.task_interface import write_blob
 from simpler.buffer import (
     AccessMode,
     BackendKind,
@@ -25,6 +24,7 @@ from simpler.buffer import (
     mapped_array,
     view_array,
 )
+from simpler.task_interface import write_blob
 
 HOST_BACKENDS = [
     (BackendKind.POSIX_SHM, AccessMode.READWRITE),
