@@ -517,8 +517,7 @@ void bind_engine(nb::module_& m) {
                     "workers: int | list[int] | None, config: bytes) -> tuple[TaskHandles, int, str]"),
             "N one-member tasks in one call (Worker::submit_many): workers None (sub tasks), one index for all, "
             "or a list (one per task). Returns (the handles, -1, '') or, when a task is refused, (no handles, its "
-            "index, "
-            "the engine's reason): every task is checked before any is recorded. The GIL is held: the TaskArgs "
+            "index, the engine's reason): every task is checked before any is recorded. The GIL is held: the TaskArgs "
             "are Python objects another thread could change.")
         .def(
             "wait",

@@ -56,8 +56,11 @@ size_t position(const TaskHandles& h, Py_ssize_t i) {
     return static_cast<size_t>(at);
 }
 
-// Where `t` is in `h`, if it is.
-std::optional<size_t> find(const TaskHandles& h, const TaskHandle& t) {
+// Where `value` (any Python object) is in `h`, if it is a TaskHandle there.
+std::optional<size_t> find(const TaskHandles& h, const nb::handle& value) {
+    const TaskHandle* handle = nullptr;
+    if (!nb::try_cast<const TaskHandle*>(value, handle) || handle == nullptr) return std::nullopt;
+    const TaskHandle& t = *handle;
     if (h.empty() || t.run != h.run) return std::nullopt;
     const auto offset = static_cast<int64_t>(t.id - h.first);  // ids are far below 2^63
     if (offset % h.step != 0) return std::nullopt;
@@ -110,23 +113,17 @@ void bind_task_handles(nb::module_& m) {
             .def("__iter__", &iterate, nb::sig("def __iter__(self) -> collections.abc.Iterator[TaskHandle]"))
             .def(
                 "__contains__",
-                [](const TaskHandles& h, const nb::handle& value) {
-                    const TaskHandle* t = nullptr;
-                    return nb::try_cast<const TaskHandle*>(value, t) && t != nullptr && find(h, *t).has_value();
-                },
-                "value"_a, nb::sig("def __contains__(self, value: object, /) -> bool"))
+                [](const TaskHandles& h, const nb::handle& value) { return find(h, value).has_value(); }, "value"_a,
+                nb::sig("def __contains__(self, value: object, /) -> bool"))
             .def(
                 "index",
                 [](const TaskHandles& h, const nb::handle& value, Py_ssize_t start, std::optional<Py_ssize_t> stop) {
                     const auto n = static_cast<Py_ssize_t>(h.size());
                     const auto clamp = [n](Py_ssize_t i) { return i < 0 ? (i + n < 0 ? 0 : i + n) : (i > n ? n : i); };
-                    const TaskHandle* t = nullptr;
-                    if (nb::try_cast<const TaskHandle*>(value, t) && t != nullptr) {
-                        const std::optional<size_t> at = find(h, *t);
-                        if (at && static_cast<Py_ssize_t>(*at) >= clamp(start) &&
-                            static_cast<Py_ssize_t>(*at) < clamp(stop.value_or(n)))
-                            return *at;
-                    }
+                    const std::optional<size_t> at = find(h, value);
+                    if (at && static_cast<Py_ssize_t>(*at) >= clamp(start) &&
+                        static_cast<Py_ssize_t>(*at) < clamp(stop.value_or(n)))
+                        return *at;
                     throw nb::value_error(
                         (nb::repr(value).c_str() + std::string(" is not in the TaskHandles")).c_str());
                 },
@@ -134,10 +131,7 @@ void bind_task_handles(nb::module_& m) {
                 nb::sig("def index(self, value: object, start: int = 0, stop: int | None = None, /) -> int"))
             .def(
                 "count",
-                [](const TaskHandles& h, const nb::handle& value) {
-                    const TaskHandle* t = nullptr;
-                    return nb::try_cast<const TaskHandle*>(value, t) && t != nullptr && find(h, *t).has_value() ? 1 : 0;
-                },
+                [](const TaskHandles& h, const nb::handle& value) { return find(h, value).has_value() ? 1 : 0; },
                 "value"_a, nb::sig("def count(self, value: object, /) -> int"))
             .def(
                 "__eq__",

@@ -400,10 +400,8 @@ class Orchestrator:
 
     def _end_run(self) -> None:
         self._ended = True
-        scopes = self._scopes
-        while scopes:
-            for b in scopes.pop():  # innermost first, as the scopes would have ended
-                b.release()
+        while self._scopes:
+            self._release(self._scopes.pop())  # innermost first, as the scopes would have ended
         for d in self._domains:
             d.release()
 

@@ -133,7 +133,7 @@ RemoteTask decode_task(const RemoteFrame& f) {
             refuse("config.write_mask",
                    "names tensor " + std::to_string(i) + " of a TASK of " + std::to_string(f.count) + " tensors", i);
     for (size_t i = 0; i < CALL_CONFIG_WRITE_ONLY_MASK_BITS; ++i)
-        if (((t.config.write_only_mask[i / 8] >> (i % 8)) & 1u) != 0 && !writes_tensor(t.config, i))
+        if (write_only_bit(t.config, i) && !writes_tensor(t.config, i))
             refuse("config.write_only_mask",
                    "names tensor " + std::to_string(i) + ", which the write mask does not write", i);
     const std::span<const std::byte> blob = f.body.subspan(CALL_CONFIG_SIZE + padded(f.count));

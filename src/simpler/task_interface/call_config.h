@@ -89,11 +89,17 @@ inline bool writes_tensor(const CallConfig& config, size_t i) noexcept {
     return (config.write_mask[i / 8] >> (i % 8)) & 1u;
 }
 
+// Tensor i's bit in the write-only mask as it is stored, whatever the write
+// mask says (a decoder checks the two agree); false past the mask.
+inline bool write_only_bit(const CallConfig& config, size_t i) noexcept {
+    if (i >= CALL_CONFIG_WRITE_ONLY_MASK_BITS) return false;
+    return (config.write_only_mask[i / 8] >> (i % 8)) & 1u;
+}
+
 // Whether tensor i is written without being read (its bit in the write-only
 // mask); false past the mask, and for a tensor the write mask does not write.
 inline bool writes_only_tensor(const CallConfig& config, size_t i) noexcept {
-    if (i >= CALL_CONFIG_WRITE_ONLY_MASK_BITS || !writes_tensor(config, i)) return false;
-    return (config.write_only_mask[i / 8] >> (i % 8)) & 1u;
+    return writes_tensor(config, i) && write_only_bit(config, i);
 }
 
 }  // namespace simpler
