@@ -405,13 +405,15 @@ bool Worker::drive_lanes_until(ipc::Deadline until, Settle&& settle) {
     for (;;) {
         const uint32_t seen = bell_.sequence();
         ipc::Deadline deadline = ipc::NO_DEADLINE;
+        bool child_waking = false;
         {
             std::lock_guard lock(mu_);
             if (!stopping_) deadline = progress_locked();
             if (settle()) return true;
+            child_waking = std::exchange(woke_child_, false);
         }
         if (until != ipc::NO_DEADLINE && ipc::Clock::now() >= until) return false;
-        (void)bell_.wait_past(seen, waiter, std::min(deadline, until));
+        (void)bell_.wait_past(seen, waiter, std::min(deadline, until), child_waking);
     }
 }
 
@@ -754,6 +756,7 @@ void Worker::publish_locked(size_t i, const Dispatch& d) {
     const int64_t published_ns = trace_ ? trace_now_ns() : 0;
     const ipc::PublishStatus st = l.mailbox->publish(d.callable, call, d.blob, seq, deadline, d.after_mask);
     if (st == ipc::PublishStatus::OK) {
+        woke_child_ |= l.mailbox->publish_woke_child();
         l.in_flight.push_back(d);
         if (trace_) trace_->published(i, d, published_ns);
         return;

@@ -465,6 +465,9 @@ private:
     std::atomic<int> driving_{0};            // waits driving the lanes; the scheduler thread stands down
     std::condition_variable runs_cv_;        // take_finished_runs()'s, with mu_
     ipc::SpinWaiter wait_waiter_;  // the waits' (wait(), wait_run()), one at a time: wait_waiter_mu_
+    // A publish since the last wait had to wake its child (guarded by mu_): the
+    // next wait covers the child's wake-up (spin_wait.h).
+    bool woke_child_ = false;
     std::mutex wait_waiter_mu_;
     EngineCore core_;
     pid_t owner_pid_ = ipc::current_process_id();  // the process that built the Worker; only it drives the children

@@ -34,9 +34,10 @@ public:
     void ring() const noexcept { bump(*word_); }
     // Waits until the sequence differs from `seen` or `deadline`; returns the
     // new sequence, or nullopt on timeout.
-    std::optional<uint32_t> wait_past(uint32_t seen, SpinWaiter& waiter,
-                                      Deadline deadline = NO_DEADLINE) const noexcept {
-        return waiter.wait_change(*word_, seen, deadline);
+    // `peer_waking`: SpinWaiter::wait_change's (a publish this side made woke its child).
+    std::optional<uint32_t> wait_past(uint32_t seen, SpinWaiter& waiter, Deadline deadline = NO_DEADLINE,
+                                      bool peer_waking = false) const noexcept {
+        return waiter.wait_change(*word_, seen, deadline, peer_waking);
     }
 
     [[nodiscard]] SharedWord* word() const noexcept { return word_; }

@@ -94,7 +94,7 @@ PublishStatus Mailbox::publish(uint64_t callable_id, const CallConfig& config, s
     in_flight_ = true;
     deadline_ = deadline;
     task_seq = task_seq_;
-    bump(frame_->request);
+    publish_woke_ = bump_woke(frame_->request);
     return PublishStatus::OK;
 }
 
@@ -178,14 +178,15 @@ bool Mailbox::shutdown_requested() const noexcept {
     return std::atomic_ref<uint32_t>(frame_->shutdown).load(std::memory_order_acquire) != 0;
 }
 
-ChildWake Mailbox::wait_request(SpinWaiter& waiter, Deadline deadline) noexcept {
+ChildWake Mailbox::wait_request(SpinWaiter& waiter, Deadline deadline, bool parent_waking) noexcept {
     for (;;) {
         const uint32_t seen = load_acquire(frame_->request);
         if (shutdown_requested()) return ChildWake::SHUTDOWN;
         if (state_ref(*frame_).load(std::memory_order_acquire) == static_cast<uint32_t>(MailboxState::TASK_READY)) {
             return ChildWake::TASK;
         }
-        if (!waiter.wait_change(frame_->request, seen, deadline)) return ChildWake::TIMED_OUT;
+        if (!waiter.wait_change(frame_->request, seen, deadline, std::exchange(parent_waking, false)))
+            return ChildWake::TIMED_OUT;
     }
 }
 
@@ -213,7 +214,7 @@ void Mailbox::finish_ok() noexcept {
     frame_->message_bytes = 0;
     frame_->completed_seq = task_seq_;
     state_ref(*frame_).store(static_cast<uint32_t>(MailboxState::DONE), std::memory_order_release);
-    bump(*doorbell_);
+    finish_woke_ = bump_woke(*doorbell_);
 }
 
 void Mailbox::finish_failed(TaskError error, std::string_view message) noexcept {
@@ -235,7 +236,7 @@ void Mailbox::finish_failed(TaskError error, std::string_view message) noexcept 
     frame_->message_bytes = static_cast<uint32_t>(n);
     frame_->completed_seq = task_seq_;
     state_ref(*frame_).store(static_cast<uint32_t>(MailboxState::FAILED), std::memory_order_release);
-    bump(*doorbell_);
+    finish_woke_ = bump_woke(*doorbell_);
 }
 
 // ---- helpers --------------------------------------------------------------

@@ -117,6 +117,9 @@ public:
     void mark_child_exited(int wait_status) noexcept;
 
     [[nodiscard]] bool in_flight() const noexcept { return in_flight_; }
+    // Whether the last publish had to wake the child (it slept): its answer
+    // comes only after a wake-up (spin_wait.h, "a peer being woken").
+    [[nodiscard]] bool publish_woke_child() const noexcept { return publish_woke_; }
     [[nodiscard]] bool usable() const noexcept;
     [[nodiscard]] Deadline deadline() const noexcept { return in_flight_ ? deadline_ : NO_DEADLINE; }
     // Moves the in-flight task's deadline (a MailboxRing task's clock starts
@@ -129,7 +132,9 @@ public:
     [[nodiscard]] std::string poison_reason() const;
 
     // ---- child side -------------------------------------------------------
-    ChildWake wait_request(SpinWaiter& waiter, Deadline deadline = NO_DEADLINE) noexcept;
+    // `parent_waking`: the child's last finish woke the parent, whose next
+    // request comes only after its wake-up (SpinWaiter::wait_change's peer_waking).
+    ChildWake wait_request(SpinWaiter& waiter, Deadline deadline = NO_DEADLINE, bool parent_waking = false) noexcept;
     // Marks the task RUNNING and returns it. A blob length beyond the capacity
     // yields an empty blob; the child should then finish_failed(BAD_ARGUMENTS).
     [[nodiscard]] TaskView begin_task() noexcept;
@@ -139,6 +144,8 @@ public:
     // UTF-8 boundary, marked " [truncated]") and rings the doorbell. `error`
     // must be one a child may report; any other is sent as TASK_FAILED.
     void finish_failed(TaskError error, std::string_view message) noexcept;
+    // Whether the last finish_*() had to wake the parent (it slept on the doorbell).
+    [[nodiscard]] bool finish_woke_parent() const noexcept { return finish_woke_; }
     [[nodiscard]] bool shutdown_requested() const noexcept;
 
     [[nodiscard]] size_t blob_capacity() const noexcept { return capacity_; }
@@ -155,6 +162,8 @@ private:
     SharedWord* doorbell_ = nullptr;
     // Parent-private state.
     bool in_flight_ = false;
+    bool publish_woke_ = false;
+    bool finish_woke_ = false;  // child side
     uint64_t next_seq_ = 1;
     uint64_t task_seq_ = 0;
     Deadline deadline_ = NO_DEADLINE;

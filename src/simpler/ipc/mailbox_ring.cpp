@@ -56,6 +56,7 @@ PublishStatus MailboxRing::publish(uint64_t callable_id, const CallConfig& confi
     if (st != PublishStatus::OK) return st;
     seqs_[k] = next_seq_++;
     ++count_;
+    publish_woke_ = slots_[k]->publish_woke_child();
     task_seq = seqs_[k];
     return PublishStatus::OK;
 }
@@ -92,14 +93,16 @@ void MailboxRing::mark_child_exited(int wait_status) noexcept {
 
 int serve_ring(MailboxRing& ring, const TaskHandler& handler, SpinPolicy policy, std::chrono::nanoseconds idle_limit,
                const std::function<bool()>& stop_after_task) {
-    SpinWaiter waiter(policy);
+    // The child is the side of the pair that steps off a shared CPU (spin_wait.h).
+    SpinWaiter waiter(policy, SharedCore::STEP_ASIDE);
     // Whether each of the last MAX_RING_DEPTH tasks failed or was skipped,
     // indexed by lane sequence modulo MAX_RING_DEPTH.
     std::array<bool, MAX_RING_DEPTH> bad{};
-    uint64_t seq = 0;  // the lane sequence of the task served last
+    uint64_t seq = 0;             // the lane sequence of the task served last
+    bool parent_waking = false;  // the last finish woke the parent
     for (uint32_t k = 0;; k = (k + 1) % ring.depth()) {
         Mailbox& slot = ring.slot(k);
-        switch (slot.wait_request(waiter, idle_deadline(idle_limit))) {
+        switch (slot.wait_request(waiter, idle_deadline(idle_limit), parent_waking)) {
             case ChildWake::SHUTDOWN: return SERVE_SHUTDOWN;
             case ChildWake::TIMED_OUT: return SERVE_IDLE_LIMIT;
             case ChildWake::TASK: break;
@@ -122,6 +125,7 @@ int serve_ring(MailboxRing& ring, const TaskHandler& handler, SpinPolicy policy,
             ok = serve_task(slot, task, handler);
         }
         bad[seq % MAX_RING_DEPTH] = !ok;
+        parent_waking = slot.finish_woke_parent();
         if (stop_after_task && stop_after_task()) return SERVE_STOPPED;
     }
 }

@@ -71,6 +71,8 @@ public:
     void request_shutdown() noexcept;
     void mark_child_exited(int wait_status) noexcept;
 
+    // Whether the last publish had to wake the child (Mailbox::publish_woke_child).
+    [[nodiscard]] bool publish_woke_child() const noexcept { return publish_woke_; }
     [[nodiscard]] uint32_t depth() const noexcept { return static_cast<uint32_t>(slots_.size()); }
     [[nodiscard]] uint32_t in_flight() const noexcept { return count_; }
     [[nodiscard]] bool full() const noexcept { return count_ == slots_.size(); }
@@ -101,6 +103,7 @@ private:
     uint32_t head_ = 0;           // the oldest in-flight slot
     uint32_t count_ = 0;
     uint64_t next_seq_ = 1;
+    bool publish_woke_ = false;
     TaskError lost_error_ = TaskError::NONE;
     std::string lost_reason_;
     std::atomic<uint32_t> serving_{0};  // child side: serve_ring's current slot
@@ -108,7 +111,8 @@ private:
 
 // The child's loop over a ring: serves its slots in order, skipping a task
 // whose after mask names a producer that failed or was skipped; ends as
-// serve_tasks does (shutdown, idle limit, stop_after_task).
+// serve_tasks does (shutdown, idle limit, stop_after_task). Its waiter steps
+// off a CPU it finds itself sharing with the parent (spin_wait.h).
 int serve_ring(MailboxRing& ring, const TaskHandler& handler, SpinPolicy policy = {},
                std::chrono::nanoseconds idle_limit = std::chrono::nanoseconds::max(),
                const std::function<bool()>& stop_after_task = {});

@@ -33,15 +33,17 @@ Deadline idle_deadline(std::chrono::nanoseconds idle_limit) noexcept {
 
 int serve_tasks(Mailbox& mailbox, const TaskHandler& handler, SpinPolicy policy, std::chrono::nanoseconds idle_limit,
                 const std::function<bool()>& stop_after_task) {
-    SpinWaiter waiter(policy);
+    SpinWaiter waiter(policy, SharedCore::STEP_ASIDE);  // the child's side steps off a shared CPU
+    bool parent_waking = false;                         // the last finish woke the parent
     for (;;) {
-        switch (mailbox.wait_request(waiter, idle_deadline(idle_limit))) {
+        switch (mailbox.wait_request(waiter, idle_deadline(idle_limit), parent_waking)) {
             case ChildWake::SHUTDOWN: return SERVE_SHUTDOWN;
             case ChildWake::TIMED_OUT: return SERVE_IDLE_LIMIT;
             case ChildWake::TASK: break;
         }
         const TaskView task = mailbox.begin_task();
         serve_task(mailbox, task, handler);
+        parent_waking = mailbox.finish_woke_parent();
         if (stop_after_task && stop_after_task()) return SERVE_STOPPED;
     }
 }

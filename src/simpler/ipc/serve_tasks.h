@@ -1,6 +1,7 @@
 // serve_tasks: the child's side of a lane as one loop. It waits for a task
 // (spin, then futex), hands it to the handler, and stores the outcome, until
-// the parent sets the shutdown word.
+// the parent sets the shutdown word. Its waiter steps off a CPU it finds
+// itself sharing with the parent (spin_wait.h).
 //
 // The handler owns the meaning of callable ids, the call config and the blob
 // (it decodes the blob with TaskArgsView, which validates every element). The

@@ -38,24 +38,32 @@ static_assert(std::atomic_ref<uint32_t>::is_always_lock_free);
     return std::atomic_ref<uint32_t>(w.value).load(std::memory_order_acquire);
 }
 
-// Wakes every sleeper when there is one. Call after the value changed.
-inline void wake_sleepers(SharedWord& w) noexcept {
-    if (std::atomic_ref<uint32_t>(w.sleepers).load(std::memory_order_seq_cst) != 0) {
-        futex_wake(&w.value, INT32_MAX);
-    }
+// Wakes every sleeper when there is one (and says whether there was). Call
+// after the value changed.
+inline bool wake_sleepers(SharedWord& w) noexcept {
+    if (std::atomic_ref<uint32_t>(w.sleepers).load(std::memory_order_seq_cst) == 0) return false;
+    futex_wake(&w.value, INT32_MAX);
+    return true;
 }
 
 // Stores v (release, and ordered before the sleeper check) and wakes sleepers.
 inline void publish(SharedWord& w, uint32_t v) noexcept {
     std::atomic_ref<uint32_t>(w.value).store(v, std::memory_order_seq_cst);
-    wake_sleepers(w);
+    (void)wake_sleepers(w);
 }
 
 // Increments the value (wrapping) and wakes sleepers; returns the new value.
 inline uint32_t bump(SharedWord& w) noexcept {
     const uint32_t now = std::atomic_ref<uint32_t>(w.value).fetch_add(1, std::memory_order_seq_cst) + 1;
-    wake_sleepers(w);
+    (void)wake_sleepers(w);
     return now;
+}
+
+// bump(), saying whether a sleeper had to be woken (the peer will answer only
+// after its wake-up, which a spin_wait.h waiter can be told to cover).
+inline bool bump_woke(SharedWord& w) noexcept {
+    std::atomic_ref<uint32_t>(w.value).fetch_add(1, std::memory_order_seq_cst);
+    return wake_sleepers(w);
 }
 
 // Announces a sleeper, re-checks, and sleeps while value == expected, until a

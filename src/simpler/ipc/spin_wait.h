@@ -28,9 +28,32 @@
 //     wake-ups take 10-50 us; a Python round trip sat at 12-55 us instead of
 //     3 us for a thousand calls at a time). A probe costs at most initial_spin
 //     per PROBE_EVERY waits.
+// A waiter told that its peer is being woken (the publish it waits on had to
+// wake a sleeping peer: shared_word.h's bump_woke) spins up to WAKE_UP_COVER
+// instead (when it spins at all), and a wait that still ends asleep leaves the
+// budget alone: it measured the peer's wake-up, not the peer. Without this,
+// once both sides sleep, each wait lasts the other's wake-up (30-60 us here),
+// longer than max_spin, so both budgets collapse and every hand-off sleeps
+// (45-95 us a Python round trip for whole stretches), and a probe escapes only
+// when both sides probe at once. A covered wait that catches the answer
+// spinning keeps the waker awake for the next hand-off.
 // With max_spin == 0 the waiter never spins (the cold regime). The budget is
 // counted from the first clock read, after a first round of 16 pauses (under a
 // microsecond) that reads no clock and leaves the budget as it is.
+//
+// A shared core: a wait that ends in the round right after a sched_yield that
+// took LONG_YIELD or more (the yield ran another thread, and the peer made
+// its move meanwhile) says the peer runs on this waiter's CPU. A waiter built
+// with SharedCore::STEP_ASIDE that sees STEP_ASIDE_STREAK such waits in a row
+// moves itself to another CPU (cpu_placement.h). Tries are spaced by a gap
+// that starts at STEP_ASIDE_MIN_GAP and doubles after each try, up to
+// STEP_ASIDE_MAX_GAP (a move that did not stick, because wake-ups keep placing
+// one side beside the other, shows as the next streak within the gap; a
+// machine without an idle CPU refuses every try), except after one that found
+// the mask pinning the thread (two system calls; a mask freed later is used at
+// once); a quiet stretch longer than STEP_ASIDE_MAX_GAP starts it afresh.
+// Only one side of a pair may step (two that move at once land together
+// again): the children's serving loops do.
 #pragma once
 
 #include <algorithm>
@@ -84,25 +107,44 @@ inline SpinPolicy fixed_spin_policy(std::chrono::nanoseconds spin,
 void validate_spin_policy(const SpinPolicy& policy);
 
 struct SpinStats {
-    uint64_t waits = 0;        // completed wait_change calls, timed out included
-    uint64_t spin_hits = 0;    // waits that ended while spinning
-    uint64_t sleeps = 0;       // waits that reached the futex
-    uint64_t timeouts = 0;     // waits that hit their deadline
-    uint64_t probes = 0;       // waits that spun initial_spin over a collapsed budget
+    uint64_t waits = 0;              // completed wait_change calls, timed out included
+    uint64_t spin_hits = 0;          // waits that ended while spinning
+    uint64_t sleeps = 0;             // waits that reached the futex
+    uint64_t timeouts = 0;           // waits that hit their deadline
+    uint64_t probes = 0;             // waits that spun initial_spin over a collapsed budget
+    uint64_t covers = 0;             // waits told their peer was being woken (they spun WAKE_UP_COVER)
+    uint64_t shared_core_waits = 0;  // waits that ended right after a yield that ran another thread
+    uint64_t step_aside_tries = 0;   // streaks of those that asked to move (SharedCore::STEP_ASIDE)
+    uint64_t step_asides = 0;        // tries that moved the waiter to another CPU
 };
 
 // While an adaptive budget is below initial_spin, one wait in this many is a probe.
 inline constexpr uint32_t PROBE_EVERY = 32;
+// How long a waiter whose peer is being woken spins (a futex wake-up costs
+// 10-60 us on this VM, a little more than a tenth of that on bare metal).
+inline constexpr std::chrono::nanoseconds WAKE_UP_COVER{100'000};
+// A sched_yield this long ran another thread: one that returns at once takes
+// ~0.5 us here, and a peer that spins on the same CPU gives it back only after
+// its own yield_after (2 us by default).
+inline constexpr std::chrono::nanoseconds LONG_YIELD{1'500};
+inline constexpr uint32_t STEP_ASIDE_STREAK = 8;
+inline constexpr std::chrono::milliseconds STEP_ASIDE_MIN_GAP{1};
+inline constexpr std::chrono::milliseconds STEP_ASIDE_MAX_GAP{64};
+
+// What a waiter does when its waits say the peer shares its CPU (see above).
+enum class SharedCore : uint8_t { STAY, STEP_ASIDE };
 
 class SpinWaiter {
 public:
     // Validates the policy (std::invalid_argument).
-    explicit SpinWaiter(SpinPolicy policy = {});
+    explicit SpinWaiter(SpinPolicy policy = {}, SharedCore shared_core = SharedCore::STAY);
 
     // Waits until w.value != seen or `deadline`; returns the new value, or
     // nullopt on timeout. Reads are acquire: what the publisher wrote before
-    // changing the word is visible afterwards.
-    std::optional<uint32_t> wait_change(SharedWord& w, uint32_t seen, Deadline deadline = NO_DEADLINE) noexcept;
+    // changing the word is visible afterwards. `peer_waking`: the change will
+    // come from a peer this waiter's side just woke (see the header).
+    std::optional<uint32_t> wait_change(SharedWord& w, uint32_t seen, Deadline deadline = NO_DEADLINE,
+                                        bool peer_waking = false) noexcept;
 
     [[nodiscard]] std::chrono::nanoseconds budget() const noexcept { return budget_; }
     [[nodiscard]] const SpinPolicy& policy() const noexcept { return policy_; }
@@ -110,10 +152,16 @@ public:
 
 private:
     void adapt(std::chrono::nanoseconds waited, bool slept) noexcept;
+    // Counts a wait that ended after a long yield (`shared`) or resets the streak.
+    void note_shared_core(bool shared) noexcept;
 
     SpinPolicy policy_;
     std::chrono::nanoseconds budget_;
     uint32_t since_probe_ = 0;  // waits past the first check since the last probe
+    SharedCore shared_core_;
+    uint32_t shared_streak_ = 0;  // waits in a row that ended after a long yield
+    Clock::time_point next_step_aside_{};                         // no try before this
+    std::chrono::nanoseconds step_aside_gap_{STEP_ASIDE_MIN_GAP};  // the spacing after the next try
     SpinStats stats_;
 };
 

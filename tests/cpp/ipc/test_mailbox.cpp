@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <string>
+#include <thread>
 
 #include "ipc_fixtures.h"
 #include "simpler/ipc/child_process.h"
@@ -294,4 +295,45 @@ TEST(Mailbox, AChildThatDiesIdleMakesTheLaneUnusableAndSaysHow) {
     mb.mark_child_exited(SIGKILL);  // a wait status: killed by signal 9
     EXPECT_FALSE(mb.usable());
     EXPECT_EQ(mb.poison_reason(), "CHILD_DIED: child killed by signal 9 (Killed) while idle");
+}
+
+// Each side learns whether its bump had to wake the other (the waits that
+// follow cover that wake-up: spin_wait.h): a child asleep in wait_request is
+// woken by the publish, a parent asleep on the doorbell by the finish; a side
+// that is awake is not.
+TEST(Mailbox, PublishAndFinishSayWhetherTheyWokeTheOtherSide) {
+    Doorbell bell;
+    Mailbox mb(MailboxConfig{4096}, bell);
+    const auto blob = bytes_of("x");
+    uint64_t seq = 0;
+    std::thread child([&] {
+        SpinWaiter never(never_spin_policy());
+        ASSERT_EQ(mb.wait_request(never, after(30'000ms)), ChildWake::TASK);
+        (void)mb.begin_task();
+        // The parent is asleep on the doorbell by now (it announced itself below).
+        const auto deadline = after(30'000ms);
+        while (std::atomic_ref<uint32_t>(bell.word()->sleepers).load() == 0 && Clock::now() < deadline) {
+            std::this_thread::sleep_for(100us);
+        }
+        mb.finish_ok();
+        EXPECT_TRUE(mb.finish_woke_parent());
+    });
+    const auto deadline = after(30'000ms);
+    while (std::atomic_ref<uint32_t>(mb.frame().request.sleepers).load() == 0 && Clock::now() < deadline) {
+        std::this_thread::sleep_for(100us);
+    }
+    ASSERT_EQ(mb.publish(1, CallConfig{}, blob, seq), PublishStatus::OK);
+    EXPECT_TRUE(mb.publish_woke_child());
+    SpinWaiter never(never_spin_policy());
+    ASSERT_TRUE(wait_result(mb, bell, never, after(30'000ms)).has_value());
+    child.join();
+
+    // Nobody asleep: the child is not waiting, and the finish finds no sleeper.
+    ASSERT_EQ(mb.publish(2, CallConfig{}, blob, seq), PublishStatus::OK);
+    EXPECT_FALSE(mb.publish_woke_child());
+    ASSERT_EQ(mb.frame().state, static_cast<uint32_t>(MailboxState::TASK_READY));
+    (void)mb.begin_task();
+    mb.finish_ok();
+    EXPECT_FALSE(mb.finish_woke_parent());
+    ASSERT_TRUE(mb.poll_result().has_value());
 }

@@ -145,3 +145,73 @@ TEST(SpinWaiter, AProbeThatCatchesTheChangeRestoresTheBudget) {
     EXPECT_EQ(waiter.stats().sleeps, sleeps);  // caught while spinning: the collapsed budget would have slept
     EXPECT_GE(waiter.budget(), 400ms);
 }
+
+// bump_woke says whether the bump had a sleeper to wake: that is what tells a
+// waiter its peer answers only after a wake-up.
+TEST(SharedWord, BumpWokeSaysWhetherASleeperWasWoken) {
+    SharedRegion region(64);
+    auto* w = new (region.data()) SharedWord{0, 0};
+    EXPECT_FALSE(bump_woke(*w));  // nobody asleep
+    std::thread sleeper([&] { (void)sleep_while_equal(*w, 1, after(30'000ms)); });
+    wait_for_sleeper(*w);
+    EXPECT_TRUE(bump_woke(*w));
+    sleeper.join();
+    EXPECT_EQ(load_acquire(*w), 2u);
+}
+
+// A covered wait (its peer was being woken) that ends asleep measured the
+// wake-up, not the peer: the budget stays where it was, where an uncovered one
+// of the same length halves it.
+TEST(SpinWaiter, ACoveredWaitThatSleepsLeavesTheBudgetAlone) {
+    SharedRegion region(64);
+    auto* w = new (region.data()) SharedWord{0, 0};
+    SpinWaiter covered(SpinPolicy{20us, 1us, 40us, true});
+    EXPECT_EQ(covered.wait_change(*w, 0, after(150ms), true), std::nullopt);
+    EXPECT_EQ(covered.budget(), 20us);
+    EXPECT_EQ(covered.stats().covers, 1u);
+    SpinWaiter uncovered(SpinPolicy{20us, 1us, 40us, true});
+    EXPECT_EQ(uncovered.wait_change(*w, 0, after(150ms)), std::nullopt);
+    EXPECT_EQ(uncovered.budget(), 10us);
+    EXPECT_EQ(uncovered.stats().covers, 0u);
+    // A waiter that never spins is not made to spin by a cover.
+    SpinWaiter never(never_spin_policy());
+    EXPECT_EQ(never.wait_change(*w, 0, after(20ms), true), std::nullopt);
+    EXPECT_EQ(never.stats().covers, 0u);
+    EXPECT_EQ(never.stats().spin_hits, 0u);
+}
+
+// A covered wait spins past the budget: with a 1 us budget, a change another
+// thread makes 20 us into the wait is caught spinning (an uncovered wait
+// sleeps after 1 us). A writer delayed past WAKE_UP_COVER on a loaded machine
+// makes one try sleep, so the test makes up to twenty and needs one caught
+// spinning; uncovered, five tries sleep (all but one that found the change
+// already made, were the waiter itself delayed 20 us on its way in).
+TEST(SpinWaiter, ACoveredWaitSpinsPastItsBudget) {
+    SharedRegion region(64);
+    auto* w = new (region.data()) SharedWord{0, 0};
+    auto one_try = [&](bool cover) {
+        SpinWaiter waiter(fixed_spin_policy(1us));
+        std::atomic<bool> ready{false};
+        std::atomic<bool> waiting{false};
+        const uint32_t seen = load_acquire(*w);
+        std::thread writer([&] {
+            ready.store(true);
+            while (!waiting.load()) cpu_pause();
+            const auto at = Clock::now() + 20us;
+            while (Clock::now() < at) cpu_pause();
+            bump(*w);
+        });
+        while (!ready.load()) std::this_thread::yield();
+        waiting.store(true);
+        EXPECT_EQ(waiter.wait_change(*w, seen, after(30'000ms), cover), seen + 1);
+        writer.join();
+        EXPECT_EQ(waiter.stats().covers, cover ? 1u : 0u);
+        return waiter.stats().sleeps == 0;
+    };
+    int caught = 0;
+    for (int i = 0; i < 20 && caught == 0; ++i) caught += one_try(true) ? 1 : 0;
+    EXPECT_EQ(caught, 1);
+    int caught_uncovered = 0;
+    for (int i = 0; i < 5; ++i) caught_uncovered += one_try(false) ? 1 : 0;
+    EXPECT_LT(caught_uncovered, 5);
+}
