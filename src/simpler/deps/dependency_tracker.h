@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "simpler/deps/edge_explanation.h"
+#include "simpler/deps/node_pool.h"
 #include "simpler/deps/task_member.h"
 #include "simpler/deps/view_index.h"
 #include "simpler/view/view_box.h"
@@ -145,7 +146,7 @@ private:
     uint32_t allocate_task(TaskId task);
 
     TrackerConfig config_;
-    std::pmr::unsynchronized_pool_resource pool_;  // index, key and task-map nodes
+    NodePool pool_;  // index, key and task-map nodes
     std::pmr::unordered_map<Key, KeyState, KeyHash> keys_{&pool_};
     std::vector<Entry> entries_;
     std::vector<uint32_t> free_entries_;
