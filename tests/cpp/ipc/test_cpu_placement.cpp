@@ -47,6 +47,13 @@ int first_cpu(const cpu_set_t& mask) {
 
 void set_mask(const cpu_set_t& mask) { ASSERT_EQ(sched_setaffinity(0, sizeof mask, &mask), 0); }
 
+// Two words a pair of threads hands a counter back and forth through.
+struct WordPair {
+    SharedRegion region{2 * sizeof(SharedWord)};
+    SharedWord* ping = new (region.data()) SharedWord{0, 0};
+    SharedWord* pong = new (static_cast<std::byte*>(region.data()) + sizeof(SharedWord)) SharedWord{0, 0};
+};
+
 bool mask_is(const cpu_set_t& expected) {
     const cpu_set_t mask = current_mask();
     return CPU_EQUAL(&mask, &expected);
@@ -94,9 +101,9 @@ TEST(CpuPlacement, AWaiterThatSharesItsCpuWithItsPeerAsksToStepAside) {
     const cpu_set_t full = current_mask();
     if (CPU_COUNT(&full) < 2) GTEST_SKIP() << "one CPU allowed: no CPU to share";
     const int cpu = first_cpu(full);
-    SharedRegion region(2 * sizeof(SharedWord));
-    auto* ping = new (region.data()) SharedWord{0, 0};
-    auto* pong = new (static_cast<std::byte*>(region.data()) + sizeof(SharedWord)) SharedWord{0, 0};
+    WordPair words;
+    SharedWord* ping = words.ping;
+    SharedWord* pong = words.pong;
     // Never sleeps (a sleep ends a streak), yields after 2 us as the default does.
     const SpinPolicy policy = fixed_spin_policy(std::chrono::seconds(30));
     constexpr uint32_t ROUNDS = 2'000;
@@ -148,9 +155,9 @@ TEST(CpuPlacement, AStayingWaiterCountsSharedWaitsButNeverTriesToMove) {
     const cpu_set_t full = current_mask();
     if (CPU_COUNT(&full) < 2) GTEST_SKIP() << "one CPU allowed";
     const int cpu = first_cpu(full);
-    SharedRegion region(2 * sizeof(SharedWord));
-    auto* ping = new (region.data()) SharedWord{0, 0};
-    auto* pong = new (static_cast<std::byte*>(region.data()) + sizeof(SharedWord)) SharedWord{0, 0};
+    WordPair words;
+    SharedWord* ping = words.ping;
+    SharedWord* pong = words.pong;
     const SpinPolicy policy = fixed_spin_policy(std::chrono::seconds(30));
     constexpr uint32_t ROUNDS = 500;
     std::thread peer([&] {
