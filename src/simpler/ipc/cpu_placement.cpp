@@ -44,10 +44,9 @@ StepAside step_off_current_cpu() noexcept {
     CPU_CLR(cpu, &elsewhere);
     if (::sched_setaffinity(0, sizeof elsewhere, &elsewhere) != 0) return StepAside::NOT_MOVED;
     const int now_on = ::sched_getcpu();
-    // The mask as it was; the thread stays where the kernel just put it. A
-    // failure here would leave the thread off one CPU of its mask for good,
-    // so it is retried once (only a mask the kernel already accepted is set).
-    if (::sched_setaffinity(0, sizeof mask, &mask) != 0) (void)::sched_setaffinity(0, sizeof mask, &mask);
+    // The mask as it was (the kernel returned it a moment ago); the thread stays
+    // where the kernel just put it.
+    (void)::sched_setaffinity(0, sizeof mask, &mask);
     return now_on != cpu && now_on >= 0 ? StepAside::MOVED : StepAside::NOT_MOVED;
 }
 

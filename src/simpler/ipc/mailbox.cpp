@@ -94,7 +94,7 @@ PublishStatus Mailbox::publish(uint64_t callable_id, const CallConfig& config, s
     in_flight_ = true;
     deadline_ = deadline;
     task_seq = task_seq_;
-    publish_woke_ = bump_woke(frame_->request);
+    publish_woke_ = bump(frame_->request);
     return PublishStatus::OK;
 }
 
@@ -214,7 +214,7 @@ void Mailbox::finish_ok() noexcept {
     frame_->message_bytes = 0;
     frame_->completed_seq = task_seq_;
     state_ref(*frame_).store(static_cast<uint32_t>(MailboxState::DONE), std::memory_order_release);
-    finish_woke_ = bump_woke(*doorbell_);
+    finish_woke_ = bump(*doorbell_);
 }
 
 void Mailbox::finish_failed(TaskError error, std::string_view message) noexcept {
@@ -236,7 +236,7 @@ void Mailbox::finish_failed(TaskError error, std::string_view message) noexcept 
     frame_->message_bytes = static_cast<uint32_t>(n);
     frame_->completed_seq = task_seq_;
     state_ref(*frame_).store(static_cast<uint32_t>(MailboxState::FAILED), std::memory_order_release);
-    finish_woke_ = bump_woke(*doorbell_);
+    finish_woke_ = bump(*doorbell_);
 }
 
 // ---- helpers --------------------------------------------------------------

@@ -56,7 +56,6 @@ PublishStatus MailboxRing::publish(uint64_t callable_id, const CallConfig& confi
     if (st != PublishStatus::OK) return st;
     seqs_[k] = next_seq_++;
     ++count_;
-    publish_woke_ = slots_[k]->publish_woke_child();
     task_seq = seqs_[k];
     return PublishStatus::OK;
 }

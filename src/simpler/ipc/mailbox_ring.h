@@ -71,8 +71,11 @@ public:
     void request_shutdown() noexcept;
     void mark_child_exited(int wait_status) noexcept;
 
-    // Whether the last publish had to wake the child (Mailbox::publish_woke_child).
-    [[nodiscard]] bool publish_woke_child() const noexcept { return publish_woke_; }
+    // Whether the last publish had to wake the child (the newest in-flight
+    // slot's Mailbox::publish_woke_child); false with nothing in flight.
+    [[nodiscard]] bool publish_woke_child() const noexcept {
+        return count_ > 0 && slots_[(head_ + count_ - 1) % slots_.size()]->publish_woke_child();
+    }
     [[nodiscard]] uint32_t depth() const noexcept { return static_cast<uint32_t>(slots_.size()); }
     [[nodiscard]] uint32_t in_flight() const noexcept { return count_; }
     [[nodiscard]] bool full() const noexcept { return count_ == slots_.size(); }
@@ -103,7 +106,6 @@ private:
     uint32_t head_ = 0;           // the oldest in-flight slot
     uint32_t count_ = 0;
     uint64_t next_seq_ = 1;
-    bool publish_woke_ = false;
     TaskError lost_error_ = TaskError::NONE;
     std::string lost_reason_;
     std::atomic<uint32_t> serving_{0};  // child side: serve_ring's current slot

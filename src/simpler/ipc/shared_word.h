@@ -52,16 +52,10 @@ inline void publish(SharedWord& w, uint32_t v) noexcept {
     (void)wake_sleepers(w);
 }
 
-// Increments the value (wrapping) and wakes sleepers; returns the new value.
-inline uint32_t bump(SharedWord& w) noexcept {
-    const uint32_t now = std::atomic_ref<uint32_t>(w.value).fetch_add(1, std::memory_order_seq_cst) + 1;
-    (void)wake_sleepers(w);
-    return now;
-}
-
-// bump(), saying whether a sleeper had to be woken (the peer will answer only
-// after its wake-up, which a spin_wait.h waiter can be told to cover).
-inline bool bump_woke(SharedWord& w) noexcept {
+// Increments the value (wrapping) and wakes sleepers; returns whether there
+// was one to wake (the peer then answers only after its wake-up, which a
+// spin_wait.h waiter can be told to cover).
+inline bool bump(SharedWord& w) noexcept {
     std::atomic_ref<uint32_t>(w.value).fetch_add(1, std::memory_order_seq_cst);
     return wake_sleepers(w);
 }

@@ -29,7 +29,7 @@
 //     3 us for a thousand calls at a time). A probe costs at most initial_spin
 //     per PROBE_EVERY waits.
 // A waiter told that its peer is being woken (the publish it waits on had to
-// wake a sleeping peer: shared_word.h's bump_woke) spins up to WAKE_UP_COVER
+// wake a sleeping peer: shared_word.h's bump) spins up to WAKE_UP_COVER
 // instead (when it spins at all), and a wait that still ends asleep leaves the
 // budget alone: it measured the peer's wake-up, not the peer. Without this,
 // once both sides sleep, each wait lasts the other's wake-up (30-60 us here),

@@ -59,6 +59,25 @@ bool mask_is(const cpu_set_t& expected) {
     return CPU_EQUAL(&mask, &expected);
 }
 
+// The tests that pin threads to one CPU of the test's mask (its first) and
+// free them again: skipped when the mask allows one CPU only. `ping`/`pong`
+// are the two words a pair of threads hands a counter back and forth through;
+// `policy` never sleeps (a sleep ends a streak) and yields after 2 us as the
+// default does.
+class CpuPlacementOnTwoCpus : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (CPU_COUNT(&full) < 2) GTEST_SKIP() << "one CPU allowed: nowhere to step, no CPU to share";
+    }
+
+    const cpu_set_t full = current_mask();
+    const int cpu = first_cpu(full);
+    WordPair words;
+    SharedWord* ping = words.ping;
+    SharedWord* pong = words.pong;
+    const SpinPolicy policy = fixed_spin_policy(std::chrono::seconds(30));
+};
+
 }  // namespace
 
 TEST(CpuPlacement, RunnableTasksCountsAtLeastTheCaller) {
@@ -67,10 +86,7 @@ TEST(CpuPlacement, RunnableTasksCountsAtLeastTheCaller) {
     EXPECT_GE(*runnable, 1u);
 }
 
-TEST(CpuPlacement, APinnedThreadStaysAndAFreeOneMovesWithinItsMaskWhichStaysAsItWas) {
-    const cpu_set_t full = current_mask();
-    if (CPU_COUNT(&full) < 2) GTEST_SKIP() << "one CPU allowed: nowhere to step";
-    const int cpu = first_cpu(full);
+TEST_F(CpuPlacementOnTwoCpus, APinnedThreadStaysAndAFreeOneMovesWithinItsMaskWhichStaysAsItWas) {
     // On a thread of its own: the test's main thread keeps its mask.
     std::thread([&] {
         set_mask(only(cpu));
@@ -97,15 +113,7 @@ TEST(CpuPlacement, APinnedThreadStaysAndAFreeOneMovesWithinItsMaskWhichStaysAsIt
 // right after a yield that ran the peer, and the STEP_ASIDE side asks to move
 // (refused: its mask is one CPU). Freed, the pair keeps going, and a move, if
 // the machine had room for one, put the waiter on another CPU of its mask.
-TEST(CpuPlacement, AWaiterThatSharesItsCpuWithItsPeerAsksToStepAside) {
-    const cpu_set_t full = current_mask();
-    if (CPU_COUNT(&full) < 2) GTEST_SKIP() << "one CPU allowed: no CPU to share";
-    const int cpu = first_cpu(full);
-    WordPair words;
-    SharedWord* ping = words.ping;
-    SharedWord* pong = words.pong;
-    // Never sleeps (a sleep ends a streak), yields after 2 us as the default does.
-    const SpinPolicy policy = fixed_spin_policy(std::chrono::seconds(30));
+TEST_F(CpuPlacementOnTwoCpus, AWaiterThatSharesItsCpuWithItsPeerAsksToStepAside) {
     constexpr uint32_t ROUNDS = 2'000;
     std::atomic<bool> freed{false};  // the stepper's phase 1 is done: the peer frees its mask too
 
@@ -151,14 +159,7 @@ TEST(CpuPlacement, AWaiterThatSharesItsCpuWithItsPeerAsksToStepAside) {
     EXPECT_EQ(freed_stats.waits, 2 * ROUNDS);
 }
 
-TEST(CpuPlacement, AStayingWaiterCountsSharedWaitsButNeverTriesToMove) {
-    const cpu_set_t full = current_mask();
-    if (CPU_COUNT(&full) < 2) GTEST_SKIP() << "one CPU allowed";
-    const int cpu = first_cpu(full);
-    WordPair words;
-    SharedWord* ping = words.ping;
-    SharedWord* pong = words.pong;
-    const SpinPolicy policy = fixed_spin_policy(std::chrono::seconds(30));
+TEST_F(CpuPlacementOnTwoCpus, AStayingWaiterCountsSharedWaitsButNeverTriesToMove) {
     constexpr uint32_t ROUNDS = 500;
     std::thread peer([&] {
         set_mask(only(cpu));

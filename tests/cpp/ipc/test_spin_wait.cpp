@@ -146,15 +146,15 @@ TEST(SpinWaiter, AProbeThatCatchesTheChangeRestoresTheBudget) {
     EXPECT_GE(waiter.budget(), 400ms);
 }
 
-// bump_woke says whether the bump had a sleeper to wake: that is what tells a
+// bump says whether the bump had a sleeper to wake: that is what tells a
 // waiter its peer answers only after a wake-up.
-TEST(SharedWord, BumpWokeSaysWhetherASleeperWasWoken) {
+TEST(SharedWord, BumpSaysWhetherASleeperWasWoken) {
     SharedRegion region(64);
     auto* w = new (region.data()) SharedWord{0, 0};
-    EXPECT_FALSE(bump_woke(*w));  // nobody asleep
+    EXPECT_FALSE(bump(*w));  // nobody asleep
     std::thread sleeper([&] { (void)sleep_while_equal(*w, 1, after(30'000ms)); });
     wait_for_sleeper(*w);
-    EXPECT_TRUE(bump_woke(*w));
+    EXPECT_TRUE(bump(*w));
     sleeper.join();
     EXPECT_EQ(load_acquire(*w), 2u);
 }
