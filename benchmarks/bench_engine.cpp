@@ -10,6 +10,9 @@
 // bench_submit.py) checked then submitted as Worker::submit_many does, then
 // every one taken and finished; items per second. The same rate with
 // checks and submits only is BM_EngineBatchSubmit/N (the drain not timed).
+// BM_EngineTiledBatchSubmit/N: the same tasks described by a Tiling and built
+// on demand, for the checks and again for the submits (TaskArgsBatch.tiled
+// through Worker::submit_many: no task's TaskArgs held); the drain not timed.
 #include <benchmark/benchmark.h>
 
 #include <cstring>
@@ -17,6 +20,7 @@
 
 #include "simpler/engine/engine_core.h"
 #include "simpler/task_interface/task_args.h"
+#include "simpler/task_interface/tiling.h"
 
 using namespace simpler;
 
@@ -40,18 +44,24 @@ BufferDescriptor buffer(uint64_t id, uint64_t nbytes) {
                                   {name, 7});
 }
 
-std::vector<TaskArgs> tiled_tasks(size_t n) {
-    const TensorArgType tags[4] = {TensorArgType::INPUT, TensorArgType::INPUT, TensorArgType::INPUT,
+constexpr TensorArgType TAGS[4] = {TensorArgType::INPUT, TensorArgType::INPUT, TensorArgType::INPUT,
                                    TensorArgType::OUTPUT_EXISTING};
+
+std::vector<BufferDescriptor> tiled_buffers(size_t n) {
     std::vector<BufferDescriptor> bufs;
     for (uint64_t b = 0; b < 4; ++b) bufs.push_back(buffer(b + 1, n * TILE * 4));
+    return bufs;
+}
+
+std::vector<TaskArgs> tiled_tasks(size_t n) {
+    const std::vector<BufferDescriptor> bufs = tiled_buffers(n);
     std::vector<TaskArgs> out(n);
     const uint32_t shapes[1] = {TILE};
     const uint32_t strides[1] = {1};
     for (size_t k = 0; k < n; ++k)
         for (size_t b = 0; b < 4; ++b)
             out[k].add_tensor(make_tensor(bufs[b], shapes, DataType::FLOAT32, strides, uint64_t{TILE} * 4 * k),
-                              tags[b]);  // tile k at byte TILE * 4 * k: the tiles do not overlap
+                              TAGS[b]);  // tile k at byte TILE * 4 * k: the tiles do not overlap
     return out;
 }
 
@@ -118,8 +128,51 @@ void BM_EngineBatchSubmit(benchmark::State& state) {
     state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
 }
 
+// The tasks of tiled_tasks(n) as a Tiling builds them, one at a time into
+// scratch (TaskArgsBatch.tiled's tasks through Worker::submit_many).
+class TiledSource final : public BatchSource {
+public:
+    explicit TiledSource(size_t n) : tiling_(operands(n)) { member_.args = &scratch_; }
+    [[nodiscard]] size_t size() const noexcept override { return tiling_.size(); }
+    const MemberSubmit& task(size_t i) override {
+        tiling_.fill(i, scratch_);
+        return member_;
+    }
+
+private:
+    static std::vector<TileOperand> operands(size_t n) {
+        std::vector<TileOperand> ops;
+        const uint32_t whole[1] = {static_cast<uint32_t>(n * TILE)};
+        for (size_t b = 0; const BufferDescriptor& d : tiled_buffers(n))
+            ops.push_back({make_tensor(d, whole, DataType::FLOAT32), TAGS[b++], {TILE}});
+        return ops;
+    }
+    Tiling tiling_;
+    TaskArgs scratch_;
+    MemberSubmit member_;
+};
+
+void BM_EngineTiledBatchSubmit(benchmark::State& state) {
+    const auto n = static_cast<size_t>(state.range(0));
+    EngineCore core(one_sub_worker());
+    TiledSource batch(n);
+    std::vector<Dispatch> d;
+    for (auto _ : state) {
+        if (core.check_batch(core.next_task_id(), TaskKind::SUB, batch)) state.SkipWithError("refused");
+        for (size_t i = 0; i < batch.size(); ++i)
+            core.submit(TaskKind::SUB, 1, {&batch.task(i), 1}, TaskConfig{}, /*checked=*/true);
+        state.PauseTiming();
+        drain(core, d);
+        (void)core.end_run();
+        core.clear_failure();
+        state.ResumeTiming();
+    }
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+}
+
 }  // namespace
 
 BENCHMARK(BM_EngineRoundTrip);
 BENCHMARK(BM_EngineBatch)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_EngineBatchSubmit)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_EngineTiledBatchSubmit)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);

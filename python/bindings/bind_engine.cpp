@@ -220,6 +220,30 @@ MemberSubmit member_of(const TaskArgs* args, const std::optional<IntArg>& worker
     return m;
 }
 
+// The tasks of submit_many: a TaskArgsBatch's (a tiling's built one at a time
+// into scratch, never all held) or a list's TaskArgs; no worker, one for all,
+// or one per task.
+class BatchOfArgs final : public simpler::BatchSource {
+public:
+    BatchOfArgs(const TaskArgsBatch* batch, std::span<const TaskArgs* const> list) : batch_(batch), list_(list) {}
+    void worker_for_all(std::optional<uint32_t> w) { member_.worker = w; }
+    void worker_for_each(std::vector<std::optional<uint32_t>> each) { each_ = std::move(each); }
+
+    [[nodiscard]] size_t size() const noexcept override { return batch_ ? batch_->size() : list_.size(); }
+    const MemberSubmit& task(size_t i) override {
+        member_.args = batch_ ? &batch_->at(i, scratch_) : list_[i];
+        if (!each_.empty()) member_.worker = each_[i];
+        return member_;
+    }
+
+private:
+    const TaskArgsBatch* batch_;
+    std::span<const TaskArgs* const> list_;
+    std::vector<std::optional<uint32_t>> each_;
+    MemberSubmit member_;
+    TaskArgs scratch_;
+};
+
 TaskConfig config_of(const nb::bytes& b) {
     if (b.size() > sizeof(TaskConfig))
         throw std::invalid_argument("call config: at most 64 bytes (got " + std::to_string(b.size()) + ")");
@@ -478,33 +502,33 @@ void bind_engine(nb::module_& m) {
             "submit_many",
             [](Worker& w, TaskKind kind, uint64_t callable, const nb::handle& args, const nb::handle& workers,
                const nb::bytes& config) {
-                std::vector<MemberSubmit> tasks;
+                const TaskArgsBatch* batch = nullptr;
+                std::vector<const TaskArgs*> list_args;
                 if (nb::isinstance<TaskArgsBatch>(args)) {
-                    const TaskArgsBatch& b = nb::cast<const TaskArgsBatch&>(args);
-                    tasks.reserve(b.items.size());
-                    for (const TaskArgs& a : b.items) tasks.push_back({&a, std::nullopt});
+                    batch = &nb::cast<const TaskArgsBatch&>(args);
                 } else {
                     const nb::list list = nb::cast<nb::list>(args);  // the caller passes a list
-                    tasks.reserve(list.size());
+                    list_args.reserve(list.size());
                     for (size_t i = 0; i < list.size(); ++i) {
                         const TaskArgs* a = nullptr;
                         if (!nb::try_cast<const TaskArgs*>(list[i], a) || a == nullptr)
                             throw nb::type_error(("args_list[" + std::to_string(i) + "]: expected a TaskArgs (got " +
                                                   simpler::bindings::repr_of(list[i]) + ")")
                                                      .c_str());
-                        tasks.push_back({a, std::nullopt});
+                        list_args.push_back(a);
                     }
                 }
+                BatchOfArgs tasks(batch, list_args);
                 if (PyLong_Check(workers.ptr()) && !PyBool_Check(workers.ptr())) {
-                    const MemberSubmit one = member_of(nullptr, IntArg{workers});
-                    for (MemberSubmit& t : tasks) t.worker = one.worker;
+                    tasks.worker_for_all(member_of(nullptr, IntArg{workers}).worker);
                 } else if (!workers.is_none()) {
                     const nb::list list = nb::cast<nb::list>(workers);  // the caller passes a list
                     if (list.size() != tasks.size())
                         throw std::invalid_argument(std::to_string(tasks.size()) + " argument lists but " +
                                                     std::to_string(list.size()) + " workers");
-                    for (size_t i = 0; i < list.size(); ++i)
-                        tasks[i].worker = member_of(nullptr, IntArg{list[i]}).worker;
+                    std::vector<std::optional<uint32_t>> each(list.size());
+                    for (size_t i = 0; i < list.size(); ++i) each[i] = member_of(nullptr, IntArg{list[i]}).worker;
+                    tasks.worker_for_each(std::move(each));
                 }
                 simpler::TaskHandles handles;
                 const std::optional<Worker::BatchRefusal> refused =

@@ -58,7 +58,6 @@ using simpler::TaskArgsBatch;
 using simpler::Tensor;
 using simpler::TensorArgType;
 using simpler::throw_if_invalid;
-using simpler::tile_task_args;
 using simpler::TileOperand;
 using simpler::validate_chip_tensor;
 using simpler::bindings::DimsArg;
@@ -444,8 +443,10 @@ void bind_task_interface(nb::module_& m) {
         });
 
     nb::class_<TaskArgsBatch>(m, "TaskArgsBatch",
-                              "The argument lists of a batch of tasks, held in C++: built by tiled() or append(), "
-                              "submitted by Orchestrator.submit_many / submit_sub_many. len() and [i] (a copy).")
+                              "The argument lists of a batch of tasks, held in C++: a tiling's tasks (tiled(); each "
+                              "built when it is submitted or read, never all held at once), then the TaskArgs "
+                              "append()ed; submitted by Orchestrator.submit_many / submit_sub_many. len() and [i] "
+                              "(a copy).")
         .def(nb::init<>())
         .def_static(
             "tiled",
@@ -458,7 +459,9 @@ void bind_task_interface(nb::module_& m) {
                     o.tag = enum_of(tag, "TaskArgsBatch.tiled.tag");
                     if (!tile.is_none()) o.tile = checked_dims(DimsArg{tile}, "TaskArgsBatch.tiled.tile");
                 }
-                return TaskArgsBatch{tile_task_args(operands)};
+                TaskArgsBatch batch;
+                batch.tiling.emplace(std::move(operands));
+                return batch;
             },
             "operands"_a,
             nb::sig("def tiled(operands: collections.abc.Sequence[tuple[Tensor, TensorArgType, "
@@ -470,20 +473,21 @@ void bind_task_interface(nb::module_& m) {
         .def(
             "append", [](TaskArgsBatch& b, const TaskArgs& a) { b.items.push_back(a); }, "args"_a,
             "Appends a copy of `args`.")
-        .def("__len__", [](const TaskArgsBatch& b) { return b.items.size(); })
+        .def("__len__", [](const TaskArgsBatch& b) { return b.size(); })
         .def(
             "__getitem__",
             [](const TaskArgsBatch& b, int64_t i) {
-                const auto n = static_cast<int64_t>(b.items.size());
+                const auto n = static_cast<int64_t>(b.size());
                 if (i < 0) i += n;
                 if (i < 0 || i >= n)
                     throw std::out_of_range("TaskArgsBatch index " + std::to_string(i) + " out of range (count " +
                                             std::to_string(n) + ")");
-                return b.items[static_cast<size_t>(i)];
+                TaskArgs scratch;
+                return TaskArgs(b.at(static_cast<size_t>(i), scratch));
             },
             "index"_a, "A copy of task i's TaskArgs.")
         .def("__repr__",
-             [](const TaskArgsBatch& b) { return "TaskArgsBatch(" + std::to_string(b.items.size()) + " tasks)"; });
+             [](const TaskArgsBatch& b) { return "TaskArgsBatch(" + std::to_string(b.size()) + " tasks)"; });
 
     nb::class_<DecodedTaskArgs>(m, "DecodedTaskArgs", "The tensors and scalars read back from an argument blob.")
         .def_ro("tensors", &DecodedTaskArgs::tensors)

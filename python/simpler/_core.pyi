@@ -189,7 +189,7 @@ class TaskArgs:
 
 class TaskArgsBatch:
     """
-    The argument lists of a batch of tasks, held in C++: built by tiled() or append(), submitted by Orchestrator.submit_many / submit_sub_many. len() and [i] (a copy).
+    The argument lists of a batch of tasks, held in C++: a tiling's tasks (tiled(); each built when it is submitted or read, never all held at once), then the TaskArgs append()ed; submitted by Orchestrator.submit_many / submit_sub_many. len() and [i] (a copy).
     """
     def __init__(self) -> None: ...
     @staticmethod

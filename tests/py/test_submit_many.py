@@ -190,6 +190,34 @@ def test_a_refusal_names_the_index_and_submits_none_of_the_batch(closing):
     assert seen == {"after_worker": 0, "end": 0, "overlap": 0, "next": 1}
 
 
+def test_a_tiled_batch_then_appended_tasks_run_in_order_and_a_refusal_names_the_index(closing):
+    # The tiling's tasks are built when read or submitted; appended TaskArgs follow them.
+    w = Worker(level=3, num_sub_workers=1)
+    closing(w)
+    h = w.register(add_one)
+    w.init()
+    n = 32
+    x, y, z = w.create_buffer(n * 4), w.create_buffer(n * 4), w.create_buffer(16)
+    view_array(x.tensor((n,), F32))[...] = np.arange(n, dtype=np.float32)
+    batch = TaskArgsBatch.tiled([(x.tensor((n,), F32), IN, (8,)), (y.tensor((n,), F32), OUT, (8,))])
+    # The last task reads what the tiling's last task wrote: an edge into the appended task.
+    batch.append(args((y.tensor((4,), F32, byte_offset=(n - 4) * 4), IN), (z.tensor((4,), F32), OUT)))
+    assert len(batch) == 5 and repr(batch) == "TaskArgsBatch(5 tasks)"
+    assert batch[3][0].byte_offset == 24 * 4 and batch[-1][1] == z.tensor((4,), F32)
+    w.run(lambda o, _a, _c: o.submit_sub_many(h, batch))
+    np.testing.assert_array_equal(view_array(y.tensor((n,), F32)), np.arange(n, dtype=np.float32) + 1)
+    np.testing.assert_array_equal(view_array(z.tensor((4,), F32)), np.arange(n - 4, n, dtype=np.float32) + 2)
+    overlapping = args((z.tensor((4,), F32), OUT), (z.tensor((2,), F32, byte_offset=4), INOUT))
+    batch.append(overlapping)
+
+    def orch(o, _a, _c):
+        with pytest.raises(ValueError, match=r"task 5 of the batch refused \(none of its 6 tasks was submitted\)"):
+            o.submit_sub_many(h, batch)
+        assert len(o.submitted) == 0
+
+    w.run(orch)
+
+
 def test_an_empty_batch_submits_nothing_and_a_batch_works_inside_submit_runs(closing):
     w = Worker(level=3, num_sub_workers=2)
     closing(w)

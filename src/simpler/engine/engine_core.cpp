@@ -199,8 +199,8 @@ void EngineCore::check_submit(TaskId task, TaskKind kind, std::span<const Member
     tracker_.check(task, submit_tracked_);
 }
 
-std::optional<BatchCheckRefusal> EngineCore::check_batch(TaskId first, TaskKind kind,
-                                                         std::span<const MemberSubmit> tasks) {
+std::optional<BatchCheckRefusal> EngineCore::check_batch(TaskId first, TaskKind kind, BatchSource& tasks,
+                                                         const BatchRule& also) {
     struct Scope {
         EngineCore& e;
         explicit Scope(EngineCore& core) : e(core) {
@@ -216,7 +216,10 @@ std::optional<BatchCheckRefusal> EngineCore::check_batch(TaskId first, TaskKind 
     } scope(*this);
     for (size_t i = 0; i < tasks.size(); ++i) {
         try {
-            check_submit(first + i, kind, tasks.subspan(i, 1));
+            const MemberSubmit& task = tasks.task(i);
+            if (also)
+                if (std::string why = also(task); !why.empty()) return BatchCheckRefusal{i, std::move(why)};
+            check_submit(first + i, kind, {&task, 1});
         } catch (const std::invalid_argument& e) {
             return BatchCheckRefusal{i, e.what()};
         }

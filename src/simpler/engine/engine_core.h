@@ -52,6 +52,27 @@ struct MemberSubmit {
     std::optional<uint32_t> worker;  // NEXT_LEVEL: the next-level child's index; SUB: none (any idle sub-worker)
 };
 
+// The one-member tasks of a batch, produced one at a time: task(i) is task i's
+// member, the same each time it is asked for, valid until the next call (a
+// source may build it into scratch space: a tiling's tasks are never all held).
+class BatchSource {
+public:
+    virtual ~BatchSource() = default;
+    [[nodiscard]] virtual size_t size() const noexcept = 0;
+    virtual const MemberSubmit& task(size_t i) = 0;
+};
+
+// A batch held whole.
+class SpanBatch final : public BatchSource {
+public:
+    explicit SpanBatch(std::span<const MemberSubmit> tasks) noexcept : tasks_(tasks) {}
+    [[nodiscard]] size_t size() const noexcept override { return tasks_.size(); }
+    const MemberSubmit& task(size_t i) override { return tasks_[i]; }
+
+private:
+    std::span<const MemberSubmit> tasks_;
+};
+
 struct EngineConfig {
     ChildCounts children{};                  // per ChildKind
     ChildKind next_level = ChildKind::CHIP;  // the kind of child NEXT_LEVEL members run on
@@ -192,7 +213,15 @@ public:
     // batch (recent ones: see PassedDescriptors), not once per argument; the
     // caller holds what the verdicts depend on still (Worker::submit_many: the
     // engine's lock, no progress in between). Records nothing.
-    std::optional<BatchCheckRefusal> check_batch(TaskId first, TaskKind kind, std::span<const MemberSubmit> tasks);
+    // `also`, when given, is asked about each task first (its refusal, or an
+    // empty string): the caller's own rules, in the same pass.
+    using BatchRule = std::function<std::string(const MemberSubmit&)>;
+    std::optional<BatchCheckRefusal> check_batch(TaskId first, TaskKind kind, BatchSource& tasks,
+                                                 const BatchRule& also = {});
+    std::optional<BatchCheckRefusal> check_batch(TaskId first, TaskKind kind, std::span<const MemberSubmit> tasks) {
+        SpanBatch batch(tasks);
+        return check_batch(first, kind, batch);
+    }
     // The id the next submit gets.
     [[nodiscard]] TaskId next_task_id() const noexcept { return next_task_; }
 

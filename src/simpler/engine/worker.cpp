@@ -346,36 +346,35 @@ TaskHandle Worker::submit(TaskKind kind, uint64_t callable, std::span<const Memb
     return id;
 }
 
-std::optional<Worker::BatchRefusal> Worker::submit_many(TaskKind kind, uint64_t callable,
-                                                        std::span<const MemberSubmit> tasks, const TaskConfig& config,
-                                                        TaskHandles& out) {
+std::optional<Worker::BatchRefusal> Worker::submit_many(TaskKind kind, uint64_t callable, BatchSource& tasks,
+                                                        const TaskConfig& config, TaskHandles& out) {
     require_owner_process("Worker.submit_many");
     if (closed_) throw std::logic_error("Worker.submit_many: the Worker is closed");
     if (!initialized_) throw std::logic_error("Worker.submit_many: the Worker is not running (call init())");
-    if (tasks.empty()) return std::nullopt;
+    if (tasks.size() == 0) return std::nullopt;
     if (callable == FORGET_CALLABLE || callable == INSTALL_CALLABLE)
         return BatchRefusal{0, "submit refused: callable id " + std::to_string(callable) +
                                    " is reserved for the Worker's " +
                                    (callable == FORGET_CALLABLE ? "forget" : "install") + " message"};
-    for (size_t i = 0; i < tasks.size(); ++i) {
-        if (tasks[i].args == nullptr) continue;  // refused by the engine with its message
-        const size_t need = blob_size(*tasks[i].args);
-        if (need > config_.blob_capacity)
-            return BatchRefusal{i, "submit refused: member 0's argument blob needs " + std::to_string(need) +
-                                       " bytes, the mailbox holds " + std::to_string(config_.blob_capacity)};
-    }
+    const auto blob_fits = [this](const MemberSubmit& t) {
+        if (t.args == nullptr) return std::string();  // refused by the engine with its message
+        const size_t need = blob_size(*t.args);
+        if (need <= config_.blob_capacity) return std::string();
+        return "submit refused: member 0's argument blob needs " + std::to_string(need) + " bytes, the mailbox holds " +
+               std::to_string(config_.blob_capacity);
+    };
     {
         std::lock_guard lock(mu_);
         if (stopping_) throw std::logic_error("Worker.submit_many: the Worker is closed");
         // Every task checked first (as the id it will get), then every one recorded:
         // nothing between the two loses a child or releases a buffer (no progress
         // runs, and the lock is held), so a batch is recorded whole or not at all.
-        if (std::optional<BatchCheckRefusal> r = core_.check_batch(core_.next_task_id(), kind, tasks))
+        if (std::optional<BatchCheckRefusal> r = core_.check_batch(core_.next_task_id(), kind, tasks, blob_fits))
             return BatchRefusal{r->index, std::move(r->message)};
         // Under the lock ids count up by one per submit: the batch is (first id, count, run).
         const TaskHandles batch{core_.next_task_id(), 1, tasks.size(), core_.current_run()};
-        for (const MemberSubmit& t : tasks) {
-            const TaskHandle task = core_.submit(kind, callable, {&t, 1}, config, /*checked=*/true);
+        for (size_t i = 0; i < tasks.size(); ++i) {
+            const TaskHandle task = core_.submit(kind, callable, {&tasks.task(i), 1}, config, /*checked=*/true);
             if (trace_) trace_->submitted(task, kind, callable, 1);
         }
         out = batch;

@@ -202,8 +202,13 @@ public:
         size_t index = 0;
         std::string why;
     };
-    std::optional<BatchRefusal> submit_many(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> tasks,
+    std::optional<BatchRefusal> submit_many(TaskKind kind, uint64_t callable, BatchSource& tasks,
                                             const TaskConfig& config, TaskHandles& out);
+    std::optional<BatchRefusal> submit_many(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> tasks,
+                                            const TaskConfig& config, TaskHandles& out) {
+        SpanBatch batch(tasks);
+        return submit_many(kind, callable, batch, config, out);
+    }
 
     // Waits (spin, then futex) until every submitted task has finished or been poisoned; throws
     // RunError for the first failure since the last wait() (and clears it). Returning or

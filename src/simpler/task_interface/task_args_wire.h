@@ -26,6 +26,8 @@ namespace simpler {
 
 inline constexpr size_t BLOB_HEADER_BYTES = 8;
 
+class Tiling;
+
 class TaskArgs {
 public:
     // Validates t, checks that its buffer grants what `tag` needs and that no
@@ -56,6 +58,14 @@ public:
     void check_access() const;
 
 private:
+    friend class Tiling;
+    // add_tensor without its checks, for a view a Tiling proved valid: a tile
+    // of an operand whose whole view and tag add_tensor accepted (tiling.h).
+    void add_proven_tensor(const Tensor& t, TensorArgType tag) {
+        tensors_.push_back(t);
+        tags_.push_back(tag);
+    }
+
     std::vector<Tensor> tensors_;
     std::vector<TensorArgType> tags_;
     std::vector<uint64_t> scalars_;

@@ -4,6 +4,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "simpler/task_interface/data_type.h"
 
@@ -32,13 +33,13 @@ std::vector<uint32_t> tile_grid(const TileOperand& op, size_t index) {
     return grid;
 }
 
-std::vector<TaskArgs> tile_task_args(std::span<const TileOperand> operands) {
-    if (operands.empty()) throw std::invalid_argument("tiles: no operands");
+Tiling::Tiling(std::vector<TileOperand> operands) : operands_(std::move(operands)) {
+    if (operands_.empty()) throw std::invalid_argument("tiles: no operands");
     std::optional<std::vector<uint32_t>> grid;
     size_t first = 0;
-    for (size_t i = 0; i < operands.size(); ++i) {
-        if (operands[i].tile.empty()) continue;
-        std::vector<uint32_t> g = tile_grid(operands[i], i);
+    for (size_t i = 0; i < operands_.size(); ++i) {
+        if (operands_[i].tile.empty()) continue;
+        std::vector<uint32_t> g = tile_grid(operands_[i], i);
         if (!grid) {
             grid = std::move(g);
             first = i;
@@ -48,40 +49,60 @@ std::vector<TaskArgs> tile_task_args(std::span<const TileOperand> operands) {
         }
     }
     if (!grid) throw std::invalid_argument("tiles: no operand is tiled (every tile is empty)");
-    size_t count = 1;
-    for (uint32_t g : *grid) count *= g;
-    std::vector<TaskArgs> out(count);
-    std::vector<uint32_t> at(grid->size(), 0);  // the grid index of task k
-    for (size_t k = 0; k < count; ++k) {
-        TaskArgs& args = out[k];
-        args.reserve(operands.size());  // one allocation per list, not one per doubling
-        for (size_t i = 0; i < operands.size(); ++i) {
-            const TileOperand& op = operands[i];
-            if (op.tile.empty()) {
-                args.add_tensor(op.tensor, op.tag);
-                continue;
-            }
-            Tensor t = op.tensor;
-            uint64_t first_element = 0;
-            for (size_t d = 0; d < at.size(); ++d) {
-                const uint32_t begin = at[d] * op.tile[d];
-                t.shapes[d] = std::min(op.tile[d], op.tensor.shapes[d] - begin);
-                first_element += uint64_t{begin} * op.tensor.strides[d];
-            }
-            t.byte_offset += first_element * data_type_element_size(op.tensor.dtype);
-            try {
-                args.add_tensor(t, op.tag);
-            } catch (const std::invalid_argument& e) {
-                throw std::invalid_argument("tiles: operand " + std::to_string(i) + ", tile " + dims_text(at) + ": " +
-                                            e.what());
-            }
-        }
-        for (size_t d = at.size(); d-- > 0;) {  // next grid index, last dimension fastest
-            if (++at[d] < (*grid)[d]) break;
-            at[d] = 0;
+    grid_ = std::move(*grid);
+    count_ = 1;
+    for (uint32_t g : grid_) count_ *= g;
+    // Each operand's whole view, once: what every one of its tiles is proven by (tiling.h).
+    TaskArgs probe;
+    for (size_t i = 0; i < operands_.size(); ++i) {
+        probe.clear();
+        try {
+            probe.add_tensor(operands_[i].tensor, operands_[i].tag);
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument("tiles: operand " + std::to_string(i) + ": " + e.what());
         }
     }
+}
+
+void Tiling::fill(size_t k, TaskArgs& out) const {
+    out.clear();
+    uint32_t at[MAX_TENSOR_DIMS] = {};  // task k's grid index, last dimension fastest
+    for (size_t d = grid_.size(); d-- > 0;) {
+        at[d] = static_cast<uint32_t>(k % grid_[d]);
+        k /= grid_[d];
+    }
+    for (const TileOperand& op : operands_) {
+        if (op.tile.empty()) {
+            out.add_proven_tensor(op.tensor, op.tag);
+            continue;
+        }
+        Tensor t = op.tensor;
+        uint64_t first_element = 0;
+        for (size_t d = 0; d < grid_.size(); ++d) {
+            const uint32_t begin = at[d] * op.tile[d];
+            t.shapes[d] = std::min(op.tile[d], op.tensor.shapes[d] - begin);
+            first_element += uint64_t{begin} * op.tensor.strides[d];
+        }
+        t.byte_offset += first_element * data_type_element_size(op.tensor.dtype);
+        out.add_proven_tensor(t, op.tag);
+    }
+}
+
+std::vector<TaskArgs> tile_task_args(std::span<const TileOperand> operands) {
+    const Tiling tiling({operands.begin(), operands.end()});
+    std::vector<TaskArgs> out(tiling.size());
+    for (size_t k = 0; k < out.size(); ++k) {
+        out[k].reserve(operands.size());  // one allocation per list, not one per doubling
+        tiling.fill(k, out[k]);
+    }
     return out;
+}
+
+const TaskArgs& TaskArgsBatch::at(size_t i, TaskArgs& scratch) const {
+    const size_t tiled = tiling ? tiling->size() : 0;
+    if (i >= tiled) return items.at(i - tiled);
+    tiling->fill(i, scratch);
+    return scratch;
 }
 
 }  // namespace simpler

@@ -1,6 +1,6 @@
 // Tiled task arguments: the TaskArgs of N tasks that each take one tile of
-// every tiled operand, built in C++ (a Python loop building thousands of
-// TaskArgs costs more than submitting them).
+// every tiled operand, described once in C++ (a Python loop building
+// thousands of TaskArgs costs more than submitting them) and built on demand.
 //
 // Each tiled operand is cut into tiles of `tile` elements per dimension (the
 // last tile of a dimension is what remains: ragged edges are allowed); its
@@ -9,11 +9,22 @@
 // operand order, tile k of each tiled operand and the whole tensor of each
 // operand whose tile is empty (broadcast: the same view in every task). A tile
 // keeps its tensor's strides and dtype; its byte_offset is the tensor's plus
-// the tile's first element. Every view goes through TaskArgs::add_tensor (its
-// validation and the tag's access check).
+// the tile's first element.
+//
+// Checks: every operand's whole view goes through TaskArgs::add_tensor once,
+// when the Tiling is built (its validation and the tag's access check). A tile
+// then needs no check of its own: it has the operand's descriptor, dtype,
+// strides, rank and tag; its shapes are at least 1 and at most the operand's;
+// its offset adds whole elements to an aligned one; and its elements are a
+// subset of the operand's (per dimension, first + extent <= the operand's
+// shape), so its bytes lie within the operand's, which lie within the buffer.
+// So the tiles are added as proven (TaskArgs::add_proven_tensor), and a batch
+// of N tasks costs no N validations.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -34,15 +45,37 @@ struct TileOperand {
 // number of dimensions or a zero extent.
 std::vector<uint32_t> tile_grid(const TileOperand& op, size_t index);
 
-// The TaskArgs of every task, in grid order. std::invalid_argument naming the
-// operand when there is none, no operand is tiled, a tile is malformed, the
-// grids differ, or a view is refused.
+class Tiling {
+public:
+    // std::invalid_argument naming the operand when there is none, no operand
+    // is tiled, a tile is malformed, the grids differ, or an operand's view is
+    // refused (TaskArgs::add_tensor).
+    explicit Tiling(std::vector<TileOperand> operands);
+
+    // Tasks: the product of the grid.
+    [[nodiscard]] size_t size() const noexcept { return count_; }
+    // Task k's arguments into `out` (cleared first, its capacity kept); k < size().
+    void fill(size_t k, TaskArgs& out) const;
+
+private:
+    std::vector<TileOperand> operands_;
+    std::vector<uint32_t> grid_;
+    size_t count_ = 0;
+};
+
+// The TaskArgs of every task, in grid order; throws what Tiling's constructor does.
 std::vector<TaskArgs> tile_task_args(std::span<const TileOperand> operands);
 
 // The argument lists of a batch of one-member tasks (Python's TaskArgsBatch):
-// built by tile_task_args or appended one by one, submitted by submit_many.
+// a tiling's tasks, built on demand, then the TaskArgs appended one by one.
 struct TaskArgsBatch {
+    std::optional<Tiling> tiling;
     std::vector<TaskArgs> items;
+
+    [[nodiscard]] size_t size() const noexcept { return (tiling ? tiling->size() : 0) + items.size(); }
+    // Task i's arguments (i < size()): an appended item itself, or a tiling's
+    // task built into `scratch`.
+    [[nodiscard]] const TaskArgs& at(size_t i, TaskArgs& scratch) const;
 };
 
 }  // namespace simpler

@@ -1,7 +1,8 @@
 // EngineCore's pooled per-task storage and batch checks: a task that reuses a
 // finished task's record or graph node sees none of its arguments, edges,
 // config or failure, and a run in a forgotten run's node none of its state; a batch asks the owner about each distinct
-// buffer once, refuses with the message a lone submit gets, and leaves no verdict behind.
+// buffer once, refuses with the message a lone submit gets, and leaves no verdict behind; a batch
+// built on demand is asked for each task once per pass, with the caller's rule before the engine's.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -199,6 +200,45 @@ TEST(EngineRecycling, ABatchRefusesTheTaskALoneSubmitWouldWithTheSameMessage) {
     EXPECT_EQ(r->message, alone);
     EXPECT_NE(r->message.find("member 0, argument 1"), std::string::npos) << r->message;
     EXPECT_NE(r->message.find("forged for the test"), std::string::npos) << r->message;
+    EXPECT_EQ(core.unfinished(), 0u);  // nothing recorded
+    EXPECT_EQ(core.next_task_id(), first);
+}
+
+TEST(EngineRecycling, ABatchBuiltOnDemandIsCheckedTaskByTaskWithTheCallersRuleFirst) {
+    // A source that builds each task into one scratch TaskArgs (as a tiling's
+    // batch is submitted) and counts how often it was asked.
+    class OnDemand final : public BatchSource {
+    public:
+        [[nodiscard]] size_t size() const noexcept override { return 6; }
+        const MemberSubmit& task(size_t i) override {
+            ++asked;
+            scratch_.clear();
+            scratch_.add_tensor(tile(host_buffer(1), static_cast<uint32_t>(i)), TensorArgType::OUTPUT_EXISTING);
+            member_.args = &scratch_;
+            return member_;
+        }
+        size_t asked = 0;
+
+    private:
+        TaskArgs scratch_;
+        MemberSubmit member_;
+    };
+    EngineCore core(children(0, 1));
+    OnDemand batch;
+    const TaskId first = core.next_task_id();
+    EXPECT_FALSE(core.check_batch(first, TaskKind::SUB, batch).has_value());
+    EXPECT_EQ(batch.asked, 6u);
+    // The caller's rule sees each task before the engine's checks, and its refusal stops the pass.
+    std::vector<uint64_t> offsets;
+    const std::optional<BatchCheckRefusal> r =
+        core.check_batch(first, TaskKind::SUB, batch, [&](const MemberSubmit& m) {
+            offsets.push_back(m.args->tensor(0).byte_offset);
+            return offsets.size() == 4 ? std::string("the caller's own rule") : std::string();
+        });
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->index, 3u);
+    EXPECT_EQ(r->message, "the caller's own rule");
+    EXPECT_EQ(offsets, (std::vector<uint64_t>{0, 16, 32, 48}));
     EXPECT_EQ(core.unfinished(), 0u);  // nothing recorded
     EXPECT_EQ(core.next_task_id(), first);
 }
