@@ -11,9 +11,10 @@ until every task is submitted: the rows time describing and inference only,
 not running. Rows:
   - one at a time (the baseline): `orch.submit_sub(h, args)` in a Python loop
     over TaskArgs built beforehand; and building those TaskArgs in Python;
-  - bulk: `orch.submit_sub_many(h, TaskArgsBatch.tiled(...))`, the tiles built
-    in C++ ("describe") then checked, inferred and recorded ("submit"), and
-    the sum; and `submit_sub_many` over the prebuilt list of TaskArgs;
+  - bulk: `orch.submit_sub_many(h, TaskArgsBatch.tiled(...))`: the tiling
+    described ("describe": its operands checked, no tile built) then each
+    task's tiles built, checked, inferred and recorded ("submit"), and the
+    sum; and `submit_sub_many` over the prebuilt list of TaskArgs;
   - the reference: the C++ dependency tracker alone, bench_deps
     BM_SubmitTask/args:4/validate:1 (when built in build/py), no engine and no
     Python.
@@ -157,10 +158,10 @@ def main() -> None:
                      median_rate(bench, lambda o: [o.submit_sub(bench.h, t) for t in prebuilt], a.repeats)))
         ops = [(t, tag, (TILE,)) for t, tag in zip(bench.whole, TAGS, strict=True)]
         described = []
-        rows.append(("bulk: describe, `TaskArgsBatch.tiled` (views built in C++)",
+        rows.append(("bulk: describe, `TaskArgsBatch.tiled` (operands checked; tiles built at submit)",
                      median_rate(bench, lambda o: described.append(TaskArgsBatch.tiled(ops)), a.repeats)))
         batch = TaskArgsBatch.tiled(ops)
-        rows.append(("bulk: submit, `orch.submit_sub_many(h, batch)` (checks, inference, records)",
+        rows.append(("bulk: submit, `orch.submit_sub_many(h, batch)` (tiles, checks, inference, records)",
                      median_rate(bench, lambda o: o.submit_sub_many(bench.h, batch), a.repeats)))
         rows.append(("bulk: describe + submit, `submit_sub_many(h, TaskArgsBatch.tiled(...))`",
                      median_rate(bench, lambda o: o.submit_sub_many(bench.h, TaskArgsBatch.tiled(ops)), a.repeats)))

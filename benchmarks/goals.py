@@ -7,9 +7,12 @@ Goals (docs/benchmarks.md says where each stands and why):
   1. a chain of 20,000 dependent std.copy tasks on one chip, from Python: >= 150,000 tasks/s
      (baseline: the chip's own rate, 1,000 empty tasks inside one chip run, bench_chip);
   2. Python round trip (one empty task per w.run, default spin policy): median <= 4 us and the
-     90th percentile of 10 repetitions' medians <= 1.5x the median (baseline: raw spin ping-pong);
+     90th percentile of 10 repetitions' medians <= 1.5x the median (baseline: raw spin ping-pong),
+     judged over the repetitions whose pure-Python reference loop ran at the run's quick speed
+     (the others, on a CPU the host slowed, are reported beside them);
   3. C++ hot round trip (bench_worker BM_WorkerRoundTripSub, hot) <= 3x (raw spin ping-pong +
-     decode of a one-tensor blob) measured in the same bench_worker run;
+     decode of a one-tensor blob) measured in the same bench_worker run; not judged when that
+     run's reference chase (BM_ReferenceChase) was slowed in most repetitions;
   4. bulk submission >= 1,000,000 tasks/s described and inferred from Python, and >= 300,000 tasks/s
      one at a time (bench_submit.py, when this build has a bulk form);
   5. std.matmul (512 x 512 FLOAT32, one chip, one core thread, zero-copy) within 1.3x of
@@ -70,6 +73,25 @@ def cpp_medians(binary: str, pattern: str, repetitions: int) -> Dict[str, float]
             if b.get("aggregate_name") == "median" or (repetitions == 1 and b.get("run_type") == "iteration")}
 
 
+def cpp_repetitions(binary: str, pattern: str, repetitions: int) -> Dict[str, List[float]]:
+    """Real time (ns) of each repetition of each benchmark of `binary` matching `pattern`,
+    the repetitions interleaved in random order (as cpp_medians)."""
+    exe = BUILD / binary
+    if not exe.exists():
+        raise FileNotFoundError(f"{exe} (./dev setup builds the benchmarks)")
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run([str(exe), f"--benchmark_filter={pattern}", f"--benchmark_repetitions={repetitions}",
+                        "--benchmark_enable_random_interleaving=true", f"--benchmark_out={out.name}",
+                        "--benchmark_out_format=json"], check=True, stdout=subprocess.DEVNULL)
+        data = json.load(open(out.name))
+    scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+    runs: Dict[str, List[float]] = {}
+    for b in data["benchmarks"]:
+        if b.get("run_type") == "iteration":
+            runs.setdefault(b["run_name"], []).append(b["real_time"] * scale[b["time_unit"]])
+    return runs
+
+
 def fmt_ns(ns: float) -> str:
     return f"{ns / 1e3:,.2f} µs" if ns >= 1e3 else f"{ns:,.0f} ns"
 
@@ -95,6 +117,7 @@ def python_round_trip(quick: bool) -> Goal:
 
     reps, calls = (3, 200) if quick else (10, 1_000)
     medians: List[float] = []
+    references: List[float] = []
     shared = 0
     with Worker(level=3, num_sub_workers=1) as w:
         h = w.register(noop)
@@ -107,24 +130,59 @@ def python_round_trip(quick: bool) -> Goal:
         for _ in range(100):
             w.run(orch)
         for _ in range(reps):
-            times = []
+            times, reference = [], []
             switched_before = involuntary_switches()
-            for _ in range(calls):
+            for i in range(calls):
                 t0 = time.perf_counter_ns()
                 w.run(orch)
                 times.append(time.perf_counter_ns() - t0)
+                if i % 100 == 50:
+                    reference.append(reference_loop_ns())
             medians.append(statistics.median(times) / 1e3)
+            references.append(statistics.median(reference))
             # A thread that is switched out about once per call shares its core with a runnable
             # peer: its hand-offs wait for time slices, not for the peer's store.
             shared += involuntary_switches() - switched_before >= calls // 2
-    median = statistics.median(medians)
-    p90 = float(np.percentile(medians, 90))
     raw = cpp_medians("bench_worker", "BM_RawSpinPingPong/", 1 if quick else 3)
-    spread = ", ".join(f"{m:.2f}" for m in sorted(medians))
-    return Goal("Python round trip, one empty task per w.run", f"median {median:.2f} µs, p90 {p90:.2f} µs "
-                f"({reps} repetitions of {calls:,} calls: {spread}; {shared} with the driving thread switched out "
-                "about once per call)", f"raw spin ping-pong {fmt_ns(next(iter(raw.values())))}",
-                "median <= 4 µs, p90 <= 1.5x median", median <= 4.0 and p90 <= 1.5 * median)
+    # A repetition whose reference loop ran SLOWED times slower than the run's quickest ran on a
+    # slowed CPU: the host then runs its other hyperthread beside this vCPU, every memory-touching
+    # instruction of the driver and the child slows alike (a register-only loop does not), and the
+    # round trip in reference-loop steps stays what it was (docs/benchmarks.md, "The host's other
+    # hyperthread"). The verdict is taken over the other repetitions, when there are enough.
+    quickest = min(references)
+    calm = [m for m, r in zip(medians, references, strict=True) if r <= SLOWED * quickest]
+    slowed = len(medians) - len(calm)
+    in_steps = [m * 1e3 / r for m, r in zip(medians, references, strict=True)]
+    figure = (f"median {statistics.median(medians):.2f} µs, p90 {np.percentile(medians, 90):.2f} µs "
+              f"({reps} repetitions of {calls:,} calls: {', '.join(f'{m:.2f}' for m in sorted(medians))}; "
+              f"{shared} with the driving thread switched out about once per call; {slowed} on a slowed CPU "
+              f"(reference loop {min(references):.0f}-{max(references):.0f} ns a step; a round trip "
+              f"{min(in_steps):.0f}-{max(in_steps):.0f} steps)")
+    judged = calm if len(calm) >= (reps + 1) // 2 else []
+    if judged:
+        median, p90 = statistics.median(judged), float(np.percentile(judged, 90))
+        if slowed:
+            figure += f"; the {len(judged)} others: median {median:.2f} µs, p90 {p90:.2f} µs"
+        met: Optional[bool] = median <= 4.0 and p90 <= 1.5 * median
+    else:
+        figure += "; not judged: the CPU was slowed for most of the run"
+        met = None
+    return Goal("Python round trip, one empty task per w.run", figure,
+                f"raw spin ping-pong {fmt_ns(next(iter(raw.values())))}", "median <= 4 µs, p90 <= 1.5x median", met)
+
+
+# A repetition whose reference loop is this many times slower than the run's quickest ran on a
+# slowed CPU (the quick state's own spread across repetitions is under 1.15x).
+SLOWED = 1.3
+
+
+def reference_loop_ns() -> float:
+    """Nanoseconds per step of a fixed pure-Python loop: how fast this thread runs Python now."""
+    t0 = time.perf_counter_ns()
+    x = 0
+    for i in range(200):
+        x += i
+    return (time.perf_counter_ns() - t0) / 200
 
 
 def involuntary_switches() -> int:
@@ -139,17 +197,26 @@ RAW_PING_PONG_BUSY_NS = 2_000.0
 
 
 def cpp_round_trip(quick: bool) -> Goal:
-    m = cpp_medians("bench_worker", "BM_RawSpinPingPong/|BM_DecodeOneTensorBlob|BM_WorkerRoundTripSub/regime:0/",
-                    1 if quick else 5)
+    reps = 1 if quick else 5
+    runs = cpp_repetitions("bench_worker", "BM_RawSpinPingPong/|BM_DecodeOneTensorBlob|BM_ReferenceChase|"
+                           "BM_WorkerRoundTripSub/regime:0/", reps)
+    m = {name: statistics.median(values) for name, values in runs.items()}
     raw = m["BM_RawSpinPingPong/real_time"] + m["BM_DecodeOneTensorBlob"]
     hot = m["BM_WorkerRoundTripSub/regime:0/real_time"]
+    chase = runs["BM_ReferenceChase"]
     name, base = "C++ hot round trip (bench_worker)", f"raw spin ping-pong + decode {fmt_ns(raw)}"
     if raw > RAW_PING_PONG_BUSY_NS:
         # Two spinning processes that do not each have a core hand off once per time slice: the
         # baseline then measures the scheduler, and a ratio against it says nothing.
         return Goal(name, f"{fmt_ns(hot)}; not judged: the baseline shows no free core for the two processes",
                     base, "<= 3x the baseline", None)
-    return Goal(name, f"{fmt_ns(hot)} ({hot / raw:.1f}x)", base, "<= 3x the baseline", hot <= 3 * raw)
+    figure = f"{fmt_ns(hot)} ({hot / raw:.1f}x; reference chase {fmt_ns(min(chase))}-{fmt_ns(max(chase))})"
+    if statistics.median(chase) > SLOWED * min(chase):
+        # The round trip touches memory and the ping-pong one line: on a CPU the host slowed (see
+        # python_round_trip) the ratio grows with the slowdown, not with the runtime.
+        return Goal(name, figure + "; not judged: the CPU was slowed for most of the run", base,
+                    "<= 3x the baseline", None)
+    return Goal(name, figure, base, "<= 3x the baseline", hot <= 3 * raw)
 
 
 # -- 4: submission from Python -----------------------------------------------------------------
