@@ -3,7 +3,8 @@ baseline from the same run, and whether it is met.
 
     .venv/bin/python benchmarks/goals.py [--quick]
 
-Goals (docs/benchmarks.md says where each stands and why):
+Goals (docs/benchmarks.md says where each stands and why; docs/benchmarks-machine.md, the
+machine's states that move the round trips):
   1. a chain of 20,000 dependent std.copy tasks on one chip, from Python: >= 150,000 tasks/s
      (baseline: the chip's own rate, 1,000 empty tasks inside one chip run, bench_chip);
   2. Python round trip (one empty task per w.run, default spin policy): median <= 4 us and the
@@ -147,8 +148,9 @@ def python_round_trip(quick: bool) -> Goal:
     # A repetition whose reference loop ran SLOWED times slower than the run's quickest ran on a
     # slowed CPU: the host then runs its other hyperthread beside this vCPU, every memory-touching
     # instruction of the driver and the child slows alike (a register-only loop does not), and the
-    # round trip in reference-loop steps stays what it was (docs/benchmarks.md, "The host's other
-    # hyperthread"). The verdict is taken over the other repetitions, when there are enough.
+    # round trip in reference-loop steps stays what it was (docs/benchmarks-machine.md, "The slowed
+    # CPU"). The verdict is taken over the other repetitions, when there are enough; a run slowed
+    # throughout has no quick repetition to tell it by, and reads as measured.
     quickest = min(references)
     calm = [m for m, r in zip(medians, references, strict=True) if r <= SLOWED * quickest]
     slowed = len(medians) - len(calm)
