@@ -16,6 +16,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "simpler/engine/engine_core.h"
@@ -88,18 +89,35 @@ void BM_EngineRoundTrip(benchmark::State& state) {
     }
 }
 
-void submit_batch(EngineCore& core, const std::vector<MemberSubmit>& batch) {
-    const TaskId first = core.next_task_id();
-    for (size_t i = 0; i < batch.size(); ++i) core.check_submit(first + i, TaskKind::SUB, {&batch[i], 1});
-    for (const MemberSubmit& m : batch) core.submit(TaskKind::SUB, 1, {&m, 1}, TaskConfig{}, /*checked=*/true);
+// As Worker::submit_many: every task checked, then every one submitted.
+void submit_batch(EngineCore& core, BatchSource& batch) {
+    if (core.check_batch(core.next_task_id(), TaskKind::SUB, batch)) throw std::logic_error("batch refused");
+    for (size_t i = 0; i < batch.size(); ++i)
+        core.submit(TaskKind::SUB, 1, {&batch.task(i), 1}, TaskConfig{}, /*checked=*/true);
+}
+
+// submit_batch() of `batch` per iteration, the drain not timed.
+void time_submits(benchmark::State& state, BatchSource& batch) {
+    EngineCore core(one_sub_worker());
+    std::vector<Dispatch> d;
+    for (auto _ : state) {
+        submit_batch(core, batch);
+        state.PauseTiming();
+        drain(core, d);
+        (void)core.end_run();
+        core.clear_failure();
+        state.ResumeTiming();
+    }
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * batch.size()));
 }
 
 void BM_EngineBatch(benchmark::State& state) {
     const auto n = static_cast<size_t>(state.range(0));
     EngineCore core(one_sub_worker());
     const std::vector<TaskArgs> args = tiled_tasks(n);
-    std::vector<MemberSubmit> batch;
-    for (const TaskArgs& a : args) batch.push_back({&a, std::nullopt});
+    std::vector<MemberSubmit> members;
+    for (const TaskArgs& a : args) members.push_back({&a, std::nullopt});
+    SpanBatch batch(members);
     std::vector<Dispatch> d;
     for (auto _ : state) {
         submit_batch(core, batch);
@@ -111,21 +129,11 @@ void BM_EngineBatch(benchmark::State& state) {
 }
 
 void BM_EngineBatchSubmit(benchmark::State& state) {
-    const auto n = static_cast<size_t>(state.range(0));
-    EngineCore core(one_sub_worker());
-    const std::vector<TaskArgs> args = tiled_tasks(n);
-    std::vector<MemberSubmit> batch;
-    for (const TaskArgs& a : args) batch.push_back({&a, std::nullopt});
-    std::vector<Dispatch> d;
-    for (auto _ : state) {
-        submit_batch(core, batch);
-        state.PauseTiming();
-        drain(core, d);
-        (void)core.end_run();
-        core.clear_failure();
-        state.ResumeTiming();
-    }
-    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+    const std::vector<TaskArgs> args = tiled_tasks(static_cast<size_t>(state.range(0)));
+    std::vector<MemberSubmit> members;
+    for (const TaskArgs& a : args) members.push_back({&a, std::nullopt});
+    SpanBatch batch(members);
+    time_submits(state, batch);
 }
 
 // The tasks of tiled_tasks(n) as a Tiling builds them, one at a time into
@@ -153,21 +161,8 @@ private:
 };
 
 void BM_EngineTiledBatchSubmit(benchmark::State& state) {
-    const auto n = static_cast<size_t>(state.range(0));
-    EngineCore core(one_sub_worker());
-    TiledSource batch(n);
-    std::vector<Dispatch> d;
-    for (auto _ : state) {
-        if (core.check_batch(core.next_task_id(), TaskKind::SUB, batch)) state.SkipWithError("refused");
-        for (size_t i = 0; i < batch.size(); ++i)
-            core.submit(TaskKind::SUB, 1, {&batch.task(i), 1}, TaskConfig{}, /*checked=*/true);
-        state.PauseTiming();
-        drain(core, d);
-        (void)core.end_run();
-        core.clear_failure();
-        state.ResumeTiming();
-    }
-    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+    TiledSource batch(static_cast<size_t>(state.range(0)));
+    time_submits(state, batch);
 }
 
 }  // namespace
