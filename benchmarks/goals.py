@@ -51,7 +51,7 @@ class Goal:
     figure: str
     baseline: str
     goal: str
-    met: Optional[bool]  # None: not measured in this build, or no verdict (a busy baseline)
+    met: Optional[bool]  # None: no verdict (not measured in this build, a busy baseline, a slowed CPU)
 
 
 def cpp_medians(binary: str, pattern: str, repetitions: int) -> Dict[str, float]:
@@ -304,18 +304,22 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="small sizes, one repetition (a smoke run)")
     opts = ap.parse_args(argv)
     load = os.getloadavg()
+    speed = statistics.median(reference_loop_ns() for _ in range(50))
     goals: List[Goal] = []
     for measure in (chip_chain, python_round_trip, cpp_round_trip, submission, matmul_vs_blas, tile_lookup):
         result = measure(opts.quick)
         goals.extend(result if isinstance(result, list) else [result])
     end_load = os.getloadavg()
+    end_speed = statistics.median(reference_loop_ns() for _ in range(50))
     quiet = "" if max(load[0], end_load[0]) < 1 else " — not a quiet machine: the goals are stated for load under 1"
     print(f"\nIssue 14's goals ({'quick smoke run' if opts.quick else 'full run'}; load average "
-          f"{load[0]:.2f} at the start, {end_load[0]:.2f} at the end{quiet})")
+          f"{load[0]:.2f} at the start, {end_load[0]:.2f} at the end{quiet}; a pure-Python reference loop at "
+          f"{speed:.0f} ns a step at the start, {end_speed:.0f} at the end: a CPU the host slows runs it 1.3-2x "
+          "slower, docs/benchmarks-machine.md)")
     print("| goal | figure | baseline (same run) | target | met |")
     print("|---|---|---|---|---|")
     for g in goals:
-        met = "not measured" if g.met is None else ("met" if g.met else "not met")
+        met = "no verdict" if g.met is None else ("met" if g.met else "not met")
         print(f"| {g.name} | {g.figure} | {g.baseline} | {g.goal} | {met} |")
     return 0
 
