@@ -51,7 +51,9 @@ Tiling::Tiling(std::vector<TileOperand> operands) : operands_(std::move(operands
     if (!grid) throw std::invalid_argument("tiles: no operand is tiled (every tile is empty)");
     grid_ = std::move(*grid);
     count_ = 1;
-    for (uint32_t g : grid_) count_ *= g;
+    for (uint32_t g : grid_)
+        if (__builtin_mul_overflow(count_, size_t{g}, &count_))
+            throw std::invalid_argument("tiles: the grid " + dims_text(grid_) + " has more tiles than fit in 64 bits");
     // Each operand's whole view, once: what every one of its tiles is proven by (tiling.h).
     TaskArgs probe;
     for (size_t i = 0; i < operands_.size(); ++i) {

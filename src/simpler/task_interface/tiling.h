@@ -49,7 +49,8 @@ class Tiling {
 public:
     // std::invalid_argument naming the operand when there is none, no operand
     // is tiled, a tile is malformed, the grids differ, or an operand's view is
-    // refused (TaskArgs::add_tensor).
+    // refused (TaskArgs::add_tensor); and when the grid has more tiles than a
+    // size_t counts (views that overlap themselves can have that many).
     explicit Tiling(std::vector<TileOperand> operands);
 
     // Tasks: the product of the grid.

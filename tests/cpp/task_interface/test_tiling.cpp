@@ -97,6 +97,20 @@ TEST(Tiling, RefusesAnOperandWhoseWholeViewTaskArgsRefusesNamingTheOperand) {
     EXPECT_THROW((void)Tiling({{past_end, TensorArgType::INPUT, {4}}}), std::invalid_argument);
 }
 
+TEST(Tiling, RefusesAGridWithMoreTilesThanACountHolds) {
+    // Three axes of 2^31 elements, each of stride 1: a valid view of ~24 GiB that overlaps
+    // itself, whose 1 x 1 x 1 tiles number 2^93.
+    const uint32_t shapes[] = {1u << 31, 1u << 31, 1u << 31}, strides[] = {1, 1, 1};
+    const Tensor t = make_tensor(shm_descriptor(uint64_t{1} << 35), shapes, DataType::FLOAT32, strides);
+    ASSERT_TRUE(validate_tensor(t).ok());
+    try {
+        (void)Tiling({{t, TensorArgType::INPUT, {1, 1, 1}}});
+        FAIL() << "a grid of 2^93 tiles was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("more tiles than fit in 64 bits"), std::string::npos) << e.what();
+    }
+}
+
 TEST(TaskArgsBatch, HoldsATilingsTasksThenTheAppendedOnes) {
     TaskArgsBatch batch;
     batch.tiling.emplace(std::vector<TileOperand>{{vector_tensor(16), TensorArgType::INPUT, {4}}});
