@@ -14,10 +14,11 @@
 // depends on the one before, so one is in flight at a time). Items per second.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
-#include <cstdint>
 #include <cstring>
-#include <utility>
+#include <numeric>
+#include <random>
 #include <vector>
 
 #include "benchmarks/raw_ping_pong.h"
@@ -86,14 +87,8 @@ void BM_ReferenceChase(benchmark::State& state) {
     constexpr size_t LINES = 512, STRIDE = 64 / sizeof(size_t);
     static const std::vector<size_t> ring = [] {
         std::vector<size_t> order(LINES), next(LINES * STRIDE);
-        for (size_t i = 0; i < LINES; ++i) order[i] = i;
-        uint64_t x = 0x9E3779B97F4A7C15ULL;  // a fixed shuffle (xorshift)
-        for (size_t i = LINES - 1; i > 0; --i) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            std::swap(order[i], order[x % (i + 1)]);
-        }
+        std::iota(order.begin(), order.end(), size_t{0});
+        std::shuffle(order.begin(), order.end(), std::mt19937_64(42));  // a fixed shuffle
         for (size_t i = 0; i < LINES; ++i) next[order[i] * STRIDE] = order[(i + 1) % LINES] * STRIDE;
         return next;
     }();

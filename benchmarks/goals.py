@@ -54,8 +54,8 @@ class Goal:
     met: Optional[bool]  # None: no verdict (not measured in this build, a busy baseline, a slowed CPU)
 
 
-def cpp_medians(binary: str, pattern: str, repetitions: int) -> Dict[str, float]:
-    """Median real time (ns) of each benchmark of `binary` matching `pattern`."""
+def cpp_repetitions(binary: str, pattern: str, repetitions: int) -> Dict[str, List[float]]:
+    """Real time (ns) of each repetition of each benchmark of `binary` matching `pattern`."""
     exe = BUILD / binary
     if not exe.exists():
         raise FileNotFoundError(f"{exe} (./dev setup builds the benchmarks)")
@@ -63,24 +63,6 @@ def cpp_medians(binary: str, pattern: str, repetitions: int) -> Dict[str, float]
         # The repetitions of the matched benchmarks interleaved in random order: a baseline and
         # its figure then sample the same stretch of the run (this VM changes its cross-core cost
         # ~5x from one minute to the next, and in order they would straddle a change).
-        subprocess.run([str(exe), f"--benchmark_filter={pattern}", f"--benchmark_repetitions={repetitions}",
-                        "--benchmark_enable_random_interleaving=true",
-                        "--benchmark_report_aggregates_only=true", f"--benchmark_out={out.name}",
-                        "--benchmark_out_format=json"], check=True, stdout=subprocess.DEVNULL)
-        data = json.load(open(out.name))
-    scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
-    # One repetition reports the run itself; more report their aggregates (the median kept).
-    return {b["run_name"]: b["real_time"] * scale[b["time_unit"]] for b in data["benchmarks"]
-            if b.get("aggregate_name") == "median" or (repetitions == 1 and b.get("run_type") == "iteration")}
-
-
-def cpp_repetitions(binary: str, pattern: str, repetitions: int) -> Dict[str, List[float]]:
-    """Real time (ns) of each repetition of each benchmark of `binary` matching `pattern`,
-    the repetitions interleaved in random order (as cpp_medians)."""
-    exe = BUILD / binary
-    if not exe.exists():
-        raise FileNotFoundError(f"{exe} (./dev setup builds the benchmarks)")
-    with tempfile.NamedTemporaryFile(suffix=".json") as out:
         subprocess.run([str(exe), f"--benchmark_filter={pattern}", f"--benchmark_repetitions={repetitions}",
                         "--benchmark_enable_random_interleaving=true", f"--benchmark_out={out.name}",
                         "--benchmark_out_format=json"], check=True, stdout=subprocess.DEVNULL)
@@ -91,6 +73,11 @@ def cpp_repetitions(binary: str, pattern: str, repetitions: int) -> Dict[str, Li
         if b.get("run_type") == "iteration":
             runs.setdefault(b["run_name"], []).append(b["real_time"] * scale[b["time_unit"]])
     return runs
+
+
+def cpp_medians(binary: str, pattern: str, repetitions: int) -> Dict[str, float]:
+    """Median real time (ns) of each benchmark of `binary` matching `pattern`."""
+    return {name: statistics.median(values) for name, values in cpp_repetitions(binary, pattern, repetitions).items()}
 
 
 def fmt_ns(ns: float) -> str:
@@ -187,6 +174,11 @@ def reference_loop_ns() -> float:
     return (time.perf_counter_ns() - t0) / 200
 
 
+def reference_speed_ns() -> float:
+    """reference_loop_ns() now: the median of 50."""
+    return statistics.median(reference_loop_ns() for _ in range(50))
+
+
 def involuntary_switches() -> int:
     """Times the calling thread was switched out while runnable (preempted, or yielded to another)."""
     return resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw
@@ -202,7 +194,7 @@ def cpp_round_trip(quick: bool) -> Goal:
     reps = 1 if quick else 5
     runs = cpp_repetitions("bench_worker", "BM_RawSpinPingPong/|BM_DecodeOneTensorBlob|BM_ReferenceChase|"
                            "BM_WorkerRoundTripSub/regime:0/", reps)
-    m = {name: statistics.median(values) for name, values in runs.items()}
+    m = {name: statistics.median(values) for name, values in runs.items()}  # cpp_medians, from the same run
     raw = m["BM_RawSpinPingPong/real_time"] + m["BM_DecodeOneTensorBlob"]
     hot = m["BM_WorkerRoundTripSub/regime:0/real_time"]
     chase = runs["BM_ReferenceChase"]
@@ -304,13 +296,13 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="small sizes, one repetition (a smoke run)")
     opts = ap.parse_args(argv)
     load = os.getloadavg()
-    speed = statistics.median(reference_loop_ns() for _ in range(50))
+    speed = reference_speed_ns()
     goals: List[Goal] = []
     for measure in (chip_chain, python_round_trip, cpp_round_trip, submission, matmul_vs_blas, tile_lookup):
         result = measure(opts.quick)
         goals.extend(result if isinstance(result, list) else [result])
     end_load = os.getloadavg()
-    end_speed = statistics.median(reference_loop_ns() for _ in range(50))
+    end_speed = reference_speed_ns()
     quiet = "" if max(load[0], end_load[0]) < 1 else " — not a quiet machine: the goals are stated for load under 1"
     print(f"\nIssue 14's goals ({'quick smoke run' if opts.quick else 'full run'}; load average "
           f"{load[0]:.2f} at the start, {end_load[0]:.2f} at the end{quiet}; a pure-Python reference loop at "
