@@ -66,12 +66,12 @@ void BM_SubmitTask(benchmark::State& state) {
     simpler::TrackerConfig config;
     config.validate_tensors = validate;
     DependencyTracker tracker(config);
-    TaskId next = 0;
+    TaskId next = 1;  // task ids are nonzero
     uint64_t edges = 0;
     for (auto _ : state) {
         const uint32_t i = static_cast<uint32_t>(next % 1024);
         edges += tracker.submit(next, args[i], tags[i]).size();
-        if (next >= WINDOW) tracker.complete(next - WINDOW);
+        if (next > WINDOW) tracker.complete(next - WINDOW);
         ++next;
     }
     per_task(state, state.iterations());
@@ -88,11 +88,11 @@ void BM_Chain(benchmark::State& state) {
     const Tensor whole[1] = {make_tensor(b, shapes, DataType::FLOAT32)};
     const TT inout[1] = {TT::INOUT};
     DependencyTracker tracker;
-    TaskId next = 0;
+    TaskId next = 1;
     uint64_t edges = 0;
     for (auto _ : state) {
         edges += tracker.submit(next, whole, inout).size();
-        if (next >= 64) tracker.complete(next - 64);
+        if (next > 64) tracker.complete(next - 64);
         ++next;
     }
     per_task(state, state.iterations());
@@ -112,9 +112,9 @@ void BM_DisjointTiles(benchmark::State& state) {
     uint64_t edges = 0;
     for (auto _ : state) {
         DependencyTracker tracker;
-        for (size_t i = 0; i < tiles.size(); ++i) edges += tracker.submit(i, {&tiles[i], 1}, out).size();
+        for (size_t i = 0; i < tiles.size(); ++i) edges += tracker.submit(i + 1, {&tiles[i], 1}, out).size();
         state.PauseTiming();
-        for (size_t i = 0; i < tiles.size(); ++i) tracker.complete(i);
+        for (size_t i = 0; i < tiles.size(); ++i) tracker.complete(i + 1);
         state.ResumeTiming();
     }
     per_task(state, state.iterations() * tiles.size());
@@ -134,8 +134,8 @@ void BM_CandidateLookup(benchmark::State& state) {
         slices.push_back(make_tensor(b, shapes, DataType::FLOAT32, {}, uint64_t{i} * 64));
     const TT out[1] = {TT::OUTPUT}, in[1] = {TT::INPUT};
     DependencyTracker tracker;
-    for (uint32_t i = 0; i < live; ++i) tracker.submit(i, {&slices[i], 1}, out);
-    TaskId next = live;
+    for (uint32_t i = 0; i < live; ++i) tracker.submit(i + 1, {&slices[i], 1}, out);
+    TaskId next = live + 1;
     uint64_t pick = 0;
     for (auto _ : state) {
         pick = (pick * 2654435761u + 1) % live;
@@ -160,8 +160,8 @@ void BM_CandidateLookupTiles(benchmark::State& state) {
     for (uint32_t i = 0; i < g * g; ++i) tiles.push_back(tile(b, n, (i / g) * 8, (i % g) * 8, 8, 8));
     const TT out[1] = {TT::OUTPUT}, in[1] = {TT::INPUT};
     DependencyTracker tracker;
-    for (uint32_t i = 0; i < tiles.size(); ++i) tracker.submit(i, {&tiles[i], 1}, out);
-    TaskId next = tiles.size();
+    for (uint32_t i = 0; i < tiles.size(); ++i) tracker.submit(i + 1, {&tiles[i], 1}, out);
+    TaskId next = tiles.size() + 1;
     uint64_t pick = 0;
     for (auto _ : state) {
         pick = (pick * 2654435761u + 1) % tiles.size();

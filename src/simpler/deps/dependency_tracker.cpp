@@ -9,6 +9,14 @@ namespace simpler {
 
 DependencyTracker::DependencyTracker(TrackerConfig config) : config_(config) {}
 
+void DependencyTracker::TaskState::reset() noexcept {
+    id = 0;
+    entries.clear();
+    edges.clear();
+    stamp = 0;
+    stamp_edge = 0;
+}
+
 std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const Tensor> tensors,
                                                   std::span<const TensorArgType> tags, int32_t target_chip) {
     const TaskMember member{tensors, tags, target_chip};
@@ -51,15 +59,20 @@ void DependencyTracker::compute_boxes(std::span<const TaskMember> members) {
 }
 
 std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const TaskMember> members, bool checked) {
-    if (task_slots_.contains(task))
-        throw std::invalid_argument("submit of task " + std::to_string(task) +
-                                    " refused: the task id is live (submitted and not completed)");
-    // Nothing below mutates observable state until every member passed.
+    if (task == 0) throw std::invalid_argument("submit of task 0 refused: task ids are nonzero");
+    // Nothing is recorded until every member passed and the id is known not live.
     if (checked) {
         compute_boxes(members);
     } else {
         check_members(task, members, /*fill_boxes=*/true);
     }
+    // The task's state is filed now (no lookup below reads it: it has no entries yet).
+    TaskState* const filed = tasks_.try_insert(task);
+    if (filed == nullptr)
+        throw std::invalid_argument("submit of task " + std::to_string(task) +
+                                    " refused: the task id is live (submitted and not completed)");
+    TaskState& state = *filed;
+    state.id = task;
 
     // Lookups of every member before any entry is recorded.
     ++stamp_;
@@ -79,7 +92,6 @@ std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const T
     }
 
     // Record: superseded entries leave, then the node's own entries are filed.
-    const uint32_t slot = allocate_task(task);
     for (uint32_t id : superseded_)
         if (entries_[id].key != nullptr) remove_entry(id);
     for (size_t m = 0; m < members.size(); ++m) {
@@ -89,11 +101,11 @@ std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const T
             if (!tag_reads(tag) && !tag_writes(tag)) continue;
             const Tensor& t = member.tensors[i];
             const size_t at = member_box_base_[m] + i;
-            record(slot, static_cast<uint32_t>(m), static_cast<uint32_t>(i), arg_keys_[at],
+            record(state, static_cast<uint32_t>(m), static_cast<uint32_t>(i), arg_keys_[at],
                    Key{t.buffer.identity, argument_scope(t, member.target_chip)}, boxes_[at], tag);
         }
     }
-    if (config_.record_explanations) tasks_[slot].edges.assign(edges_.begin(), edges_.end());
+    if (config_.record_explanations) state.edges.assign(edges_.begin(), edges_.end());
     return preds_;
 }
 
@@ -119,7 +131,7 @@ DependencyTracker::KeyState* DependencyTracker::look_up(TaskId task, uint32_t me
 
 void DependencyTracker::add_edge(TaskId task, uint32_t member, uint32_t arg, TensorArgType tag, const Entry& e,
                                  EdgeKind kind, const OverlapAnswer& answer, const Key& key) {
-    TaskState& pred = tasks_[e.task_slot];
+    TaskState& pred = *e.task;
     const bool known = pred.stamp == stamp_;
     if (known && !config_.record_explanations) return;
     if (known) {
@@ -163,7 +175,7 @@ uint32_t take_slot(std::vector<T>& slots, std::vector<uint32_t>& free_slots) {
 
 }  // namespace
 
-void DependencyTracker::record(uint32_t task_slot, uint32_t member, uint32_t arg, KeyState* known, const Key& key,
+void DependencyTracker::record(TaskState& task, uint32_t member, uint32_t arg, KeyState* known, const Key& key,
                                const ViewBox& box, TensorArgType tag) {
     // A key found by the lookups is still live: supersession never empties a key
     // it files into, and keys are erased only by complete().
@@ -172,13 +184,13 @@ void DependencyTracker::record(uint32_t task_slot, uint32_t member, uint32_t arg
     Entry& e = entries_[id];
     e.box = box;
     e.key = state;
-    e.task_slot = task_slot;
+    e.task = &task;
     e.member = member;
     e.arg = arg;
     e.tag = tag;
     e.writer = tag_writes(tag);
     (e.writer ? e.key->writers : e.key->readers).insert(id, box);
-    tasks_[task_slot].entries.push_back(EntryRef{id, e.generation});
+    task.entries.push_back(EntryRef{id, e.generation});
 }
 
 void DependencyTracker::remove_entry(uint32_t id) {
@@ -189,31 +201,10 @@ void DependencyTracker::remove_entry(uint32_t id) {
     free_entries_.push_back(id);
 }
 
-uint32_t DependencyTracker::allocate_task(TaskId task) {
-    const uint32_t slot = take_slot(tasks_, free_tasks_);
-    TaskState& s = tasks_[slot];
-    s.id = task;
-    s.entries.clear();
-    s.edges.clear();
-    s.stamp = 0;
-    if (spare_task_nodes_.empty()) {
-        task_slots_.emplace(task, slot);
-    } else {
-        auto node = std::move(spare_task_nodes_.back());
-        spare_task_nodes_.pop_back();
-        node.key() = task;
-        node.mapped() = slot;
-        task_slots_.insert(std::move(node));
-    }
-    return slot;
-}
-
 void DependencyTracker::complete(TaskId task) {
-    const auto it = task_slots_.find(task);
-    if (it == task_slots_.end())
-        throw std::out_of_range("complete of task " + std::to_string(task) + ": the task is not live");
-    TaskState& s = tasks_[it->second];
-    for (const EntryRef& ref : s.entries) {
+    TaskState* s = tasks_.find(task);
+    if (s == nullptr) throw std::out_of_range("complete of task " + std::to_string(task) + ": the task is not live");
+    for (const EntryRef& ref : s->entries) {
         Entry& e = entries_[ref.id];
         if (e.generation != ref.generation || e.key == nullptr) continue;  // superseded earlier
         KeyState* key = e.key;
@@ -223,14 +214,7 @@ void DependencyTracker::complete(TaskId task) {
             keys_.erase(name);
         }
     }
-    s.entries.clear();
-    s.edges.clear();
-    free_tasks_.push_back(it->second);
-    if (spare_task_nodes_.size() < SPARE_TASK_NODES) {
-        spare_task_nodes_.push_back(task_slots_.extract(it));
-    } else {
-        task_slots_.erase(it);
-    }
+    (void)tasks_.erase(task);
 }
 
 std::optional<EdgeExplanation> DependencyTracker::explain(TaskId pred, TaskId succ) const {
@@ -240,9 +224,9 @@ std::optional<EdgeExplanation> DependencyTracker::explain(TaskId pred, TaskId su
 }
 
 std::span<const EdgeExplanation> DependencyTracker::edges_into(TaskId succ) const {
-    const auto it = task_slots_.find(succ);
-    if (it == task_slots_.end()) return {};
-    return tasks_[it->second].edges;
+    const TaskState* s = tasks_.find(succ);
+    if (s == nullptr) return {};
+    return s->edges;
 }
 
 }  // namespace simpler

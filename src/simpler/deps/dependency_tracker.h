@@ -33,6 +33,7 @@
 #include "simpler/deps/edge_explanation.h"
 #include "simpler/deps/node_pool.h"
 #include "simpler/deps/task_member.h"
+#include "simpler/deps/task_table.h"
 #include "simpler/deps/view_index.h"
 #include "simpler/view/view_box.h"
 #include "simpler/view/wire_overlap.h"
@@ -51,11 +52,11 @@ public:
     DependencyTracker(const DependencyTracker&) = delete;
     DependencyTracker& operator=(const DependencyTracker&) = delete;
 
-    // Submits node `task` (a task id not live in this tracker) with its members
+    // Submits node `task` (a nonzero task id not live in this tracker) with its members
     // and returns its predecessors: distinct live task ids, in the order first
     // found. The span stays valid until the next call of a non-const member.
-    // Throws std::invalid_argument (nothing recorded) when a submit check fails or
-    // `task` is already live.
+    // Throws std::invalid_argument (nothing recorded) when a submit check fails,
+    // `task` is 0 or `task` is already live.
     // checked: check(task, members) passed for these very members (a batch
     // checked whole first): the checks are not run again, only the views'
     // boxes are computed.
@@ -79,8 +80,8 @@ public:
     // Every edge into `succ` (empty when succ is not live or explanations are off).
     [[nodiscard]] std::span<const EdgeExplanation> edges_into(TaskId succ) const;
 
-    [[nodiscard]] bool is_live(TaskId task) const { return task_slots_.contains(task); }
-    [[nodiscard]] size_t live_tasks() const noexcept { return task_slots_.size(); }
+    [[nodiscard]] bool is_live(TaskId task) const { return tasks_.contains(task); }
+    [[nodiscard]] size_t live_tasks() const noexcept { return tasks_.size(); }
     [[nodiscard]] size_t live_entries() const noexcept { return entries_.size() - free_entries_.size(); }
     [[nodiscard]] size_t live_keys() const noexcept { return keys_.size(); }
 
@@ -113,10 +114,11 @@ private:
         ViewIndex writers;
         ViewIndex readers;
     };
+    struct TaskState;
     struct Entry {
         ViewBox box;
         KeyState* key = nullptr;  // null when the slot is free
-        uint32_t task_slot = 0;
+        TaskState* task = nullptr;  // its task's state (a TaskTable slot: stays put while the task lives)
         uint32_t generation = 0;  // bumped when the slot is freed
         uint32_t member = 0;
         uint32_t arg = 0;
@@ -127,12 +129,15 @@ private:
         uint32_t id;
         uint32_t generation;
     };
+    // A live task's state, in a pooled slot (task_table.h): reset() empties it
+    // for the next task and keeps its vectors' capacity.
     struct TaskState {
         TaskId id = 0;
         std::vector<EntryRef> entries;
         std::vector<EdgeExplanation> edges;  // edges into this task
         uint64_t stamp = 0;                  // submit during which this task was last added as a predecessor
         uint32_t stamp_edge = 0;             // index of that edge in the successor's explanations
+        void reset() noexcept;
     };
 
     // Returns the key's state, or null when the key has no live entry.
@@ -140,23 +145,16 @@ private:
                       TensorArgType tag);
     void add_edge(TaskId task, uint32_t member, uint32_t arg, TensorArgType tag, const Entry& e, EdgeKind kind,
                   const OverlapAnswer& answer, const Key& key);
-    void record(uint32_t task_slot, uint32_t member, uint32_t arg, KeyState* known, const Key& key, const ViewBox& box,
+    void record(TaskState& task, uint32_t member, uint32_t arg, KeyState* known, const Key& key, const ViewBox& box,
                 TensorArgType tag);
     void remove_entry(uint32_t id);
-    uint32_t allocate_task(TaskId task);
 
     TrackerConfig config_;
-    NodePool pool_;  // index, key and task-map nodes
+    NodePool pool_;  // index and key nodes
     std::pmr::unordered_map<Key, KeyState, KeyHash> keys_{&pool_};
     std::vector<Entry> entries_;
     std::vector<uint32_t> free_entries_;
-    std::pmr::unordered_map<TaskId, uint32_t> task_slots_{&pool_};
-    // Nodes of completed tasks' task_slots_ entries, taken back by the next
-    // tasks: a steady stream of tasks allocates no node (at most this many kept).
-    static constexpr size_t SPARE_TASK_NODES = 1024;
-    std::vector<std::pmr::unordered_map<TaskId, uint32_t>::node_type> spare_task_nodes_;
-    std::vector<TaskState> tasks_;
-    std::vector<uint32_t> free_tasks_;
+    TaskTable<TaskState> tasks_;  // the live tasks
     uint64_t stamp_ = 0;
 
     // Scratch of one submit.

@@ -10,7 +10,16 @@ DispatchQueue::DispatchQueue(const ChildCounts& children) {
     for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) {
         pools_[k].state.assign(children[k], FREE);
         pools_[k].reserved.assign(children[k], 0);
+        pools_[k].free = pools_[k].live = children[k];
     }
+}
+
+void DispatchQueue::set_state(Pool& p, uint32_t index, ChildState to) noexcept {
+    ChildState& s = p.state[index];
+    p.free -= s == FREE;
+    p.live -= to == DEAD && s != DEAD;
+    s = to;
+    p.free += to == FREE;
 }
 
 void DispatchQueue::push(TaskId task, std::span<const MemberTarget> members) {
@@ -62,20 +71,15 @@ void DispatchQueue::check(TaskId task, std::span<const MemberTarget> members) co
 }
 
 void DispatchQueue::release(ChildRef child) {
-    ChildState& s = pool(child.kind).state.at(child.index);
-    if (s == BUSY) s = FREE;
+    Pool& p = pool(child.kind);
+    if (p.state.at(child.index) == BUSY) set_state(p, child.index, FREE);
 }
 
-void DispatchQueue::retire(ChildRef child) { pool(child.kind).state.at(child.index) = DEAD; }
-
-uint32_t DispatchQueue::free_count(ChildKind kind) const noexcept {
-    const std::vector<ChildState>& s = pool(kind).state;
-    return static_cast<uint32_t>(std::count(s.begin(), s.end(), FREE));
-}
-
-uint32_t DispatchQueue::live_count(ChildKind kind) const noexcept {
-    const std::vector<ChildState>& s = pool(kind).state;
-    return static_cast<uint32_t>(s.size() - std::count(s.begin(), s.end(), DEAD));
+void DispatchQueue::retire(ChildRef child) {
+    Pool& p = pool(child.kind);
+    if (child.index >= p.state.size())
+        throw std::out_of_range("DispatchQueue: " + child.name() + " is not a child of this Worker");
+    set_state(p, child.index, DEAD);
 }
 
 void DispatchQueue::take(std::vector<Assignment>& out) {
@@ -84,12 +88,14 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
     // how many of those waiting items' "any" members have claimed (`any_held`).
     // When no kind has an open child beyond its claims, no later item can leave,
     // so the scan stops (a long queue of waiting tasks costs nothing per take).
+    if (++take_stamp_ == 0) {  // the stamps wrapped: no stale one may equal a later take's
+        for (Pool& p : pools_) std::fill(p.reserved.begin(), p.reserved.end(), 0);
+        take_stamp_ = 1;
+    }
+    const uint32_t stamp = take_stamp_;
     std::array<uint32_t, CHILD_KIND_COUNT> open{};
     std::array<uint32_t, CHILD_KIND_COUNT> any_held{};
-    for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) {
-        std::fill(pools_[k].reserved.begin(), pools_[k].reserved.end(), 0);
-        open[k] = free_count(static_cast<ChildKind>(k));
-    }
+    for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) open[k] = pools_[k].free;
     auto available = [&](size_t k) { return open[k] - std::min(open[k], any_held[k]); };
     for (size_t i = head_; i < items_.size();) {
         const Item* it = &items_[i];
@@ -101,14 +107,14 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
         for (const MemberTarget& m : it->members()) {
             if (!m.named()) continue;
             const Pool& p = pool(m.kind);
-            can_go &= p.state[*m.index] == FREE && !p.reserved[*m.index];
+            can_go &= p.state[*m.index] == FREE && p.reserved[*m.index] != stamp;
         }
         if (!can_go) {
             for (const MemberTarget& m : it->members()) {
                 if (!m.named()) continue;
                 Pool& p = pool(m.kind);
-                if (p.state[*m.index] == FREE && !p.reserved[*m.index]) --open[static_cast<size_t>(m.kind)];
-                p.reserved[*m.index] = 1;
+                if (p.state[*m.index] == FREE && p.reserved[*m.index] != stamp) --open[static_cast<size_t>(m.kind)];
+                p.reserved[*m.index] = stamp;
             }
             for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) any_held[k] += it->any_needed[k];
             ++i;
@@ -121,9 +127,9 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
             if (t.named()) {
                 index = *t.index;
             } else {
-                while (p.state[index] != FREE || p.reserved[index]) ++index;
+                while (p.state[index] != FREE || p.reserved[index] == stamp) ++index;
             }
-            p.state[index] = BUSY;
+            set_state(p, index, BUSY);
             --open[static_cast<size_t>(t.kind)];
             out.push_back({it->task, m, ChildRef{t.kind, index}});
         }

@@ -67,14 +67,18 @@ public:
     // Whether a queued item has a member that names `child`.
     [[nodiscard]] bool names(ChildRef child) const noexcept;
     [[nodiscard]] bool free(ChildRef child) const { return pool(child.kind).state.at(child.index) == FREE; }
-    [[nodiscard]] uint32_t free_count(ChildKind kind) const noexcept;
-    [[nodiscard]] uint32_t live_count(ChildKind kind) const noexcept;
+    [[nodiscard]] uint32_t free_count(ChildKind kind) const noexcept { return pool(kind).free; }
+    [[nodiscard]] uint32_t live_count(ChildKind kind) const noexcept { return pool(kind).live; }
 
 private:
     enum ChildState : uint8_t { FREE, BUSY, DEAD };
     struct Pool {
         std::vector<ChildState> state;  // per child of the kind
-        std::vector<uint8_t> reserved;  // scratch of take(): named by an earlier item that waits
+        // Scratch of take(): a child named by an earlier item that waits holds
+        // that take's stamp (no clearing per take).
+        std::vector<uint32_t> reserved;
+        uint32_t free = 0;  // children FREE, kept with `state`
+        uint32_t live = 0;  // children not DEAD
     };
     struct Item {
         TaskId task;
@@ -89,6 +93,8 @@ private:
 
     [[nodiscard]] Pool& pool(ChildKind k) noexcept { return pools_[static_cast<size_t>(k)]; }
     [[nodiscard]] const Pool& pool(ChildKind k) const noexcept { return pools_[static_cast<size_t>(k)]; }
+    // Moves child `index` of `p` to state `to`, keeping the pool's counts.
+    static void set_state(Pool& p, uint32_t index, ChildState to) noexcept;
 
     // Item `at` leaves: the items before it move one place back and head_
     // advances (what a deque's erase near the front does), so a queue leaving
@@ -103,6 +109,7 @@ private:
     std::vector<Item> items_;
     size_t head_ = 0;
     std::array<Pool, CHILD_KIND_COUNT> pools_;
+    uint32_t take_stamp_ = 0;  // the current take()'s stamp in Pool::reserved (never 0 there)
 };
 
 }  // namespace simpler

@@ -287,7 +287,7 @@ void EngineCore::take(std::vector<Dispatch>& out) {
     queue_.take(assigned);
     for (const Assignment& a : assigned) {
         Record& r = record(a.task);
-        if (graph_.state(a.task) == TaskState::READY) graph_.start(a.task);
+        (void)graph_.start_if_ready(a.task);  // a chained task started when its producers completed
         --r.undispatched;
         ++r.outstanding;
         out.push_back(
@@ -329,6 +329,8 @@ void EngineCore::member_finished(const Dispatch& d, const std::string& error) {
         scratch_.clear();
         graph_.complete(task, scratch_);
         on_ready(scratch_);
+        finish_task(task, TaskState::DONE, &r);
+        return;
     }
     finish_task(task);
 }
@@ -383,15 +385,24 @@ void EngineCore::note_failure(const RunFailure& f) {
 }
 
 RunState& EngineCore::run_of(uint64_t run) {
-    const auto it = runs_.lower_bound(run);
-    if (it != runs_.end() && it->first == run) return it->second;
-    if (spare_run_.empty()) return runs_.emplace_hint(it, run, RunState{})->second;
-    spare_run_.key() = run;
-    spare_run_.mapped().reset();
-    return runs_.insert(it, std::move(spare_run_))->second;
+    if (last_run_ != nullptr && last_run_id_ == run) return *last_run_;
+    auto it = runs_.lower_bound(run);
+    if (it == runs_.end() || it->first != run) {
+        if (spare_run_.empty()) {
+            it = runs_.emplace_hint(it, run, RunState{});
+        } else {
+            spare_run_.key() = run;
+            spare_run_.mapped().reset();
+            it = runs_.insert(it, std::move(spare_run_));
+        }
+    }
+    last_run_id_ = run;
+    last_run_ = &it->second;
+    return it->second;
 }
 
 std::map<uint64_t, RunState>::iterator EngineCore::drop_run(std::map<uint64_t, RunState>::iterator it) {
+    if (&it->second == last_run_) last_run_ = nullptr;
     const auto next = std::next(it);
     if (spare_run_.empty()) {
         spare_run_ = runs_.extract(it);
@@ -401,9 +412,9 @@ std::map<uint64_t, RunState>::iterator EngineCore::drop_run(std::map<uint64_t, R
     return next;
 }
 
-void EngineCore::finish_task(TaskId task) {
-    const TaskState s = graph_.state(task);
-    Record* r = records_.find(task);
+void EngineCore::finish_task(TaskId task) { finish_task(task, graph_.state(task), records_.find(task)); }
+
+void EngineCore::finish_task(TaskId task, TaskState s, Record* r) {
     const std::optional<uint64_t> run = r != nullptr ? std::optional(r->run) : std::nullopt;
     if (s == TaskState::FAILED || s == TaskState::POISONED) {
         // Kept in the tracker and the graph until its run's failure is reported,

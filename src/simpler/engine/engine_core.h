@@ -32,12 +32,12 @@
 #include <vector>
 
 #include "simpler/deps/dependency_tracker.h"
+#include "simpler/deps/task_table.h"
 #include "simpler/engine/child_ref.h"
 #include "simpler/engine/dispatch_queue.h"
 #include "simpler/engine/task_config.h"
 #include "simpler/engine/task_graph.h"
 #include "simpler/engine/task_handle.h"
-#include "simpler/engine/task_table.h"
 #include "simpler/task_interface/task_args_wire.h"
 
 namespace simpler {
@@ -382,6 +382,8 @@ private:
     [[nodiscard]] bool chainable(const Record& r) const noexcept;
     void on_poisoned(std::span<const TaskId> poisoned);
     void finish_task(TaskId task);
+    // finish_task() of a task whose graph state `s` and record `r` (null: none) the caller holds.
+    void finish_task(TaskId task, TaskState s, Record* r);
     void run_due_releases();
     // Pops finished ids off live_order_'s front (and rebuilds it when it is mostly finished ones).
     void trim_live_order();
@@ -413,6 +415,10 @@ private:
     size_t poisoned_count_ = 0;
     std::map<uint64_t, RunState> runs_;  // runs not yet forgotten, by number
     std::map<uint64_t, RunState>::node_type spare_run_;  // a forgotten run's node, for the next run
+    // The run run_of() last gave (a map node's value stays put until drop_run
+    // forgets it): a task's submit, finish and its run's end ask for the same one.
+    uint64_t last_run_id_ = 0;
+    RunState* last_run_ = nullptr;
     // The failures of FAILED tasks not yet retired: what a poisoned task of another run names as its cause.
     std::unordered_map<TaskId, std::shared_ptr<const RunFailure>> failed_roots_;
     bool run_progress_ = false;

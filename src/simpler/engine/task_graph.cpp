@@ -92,6 +92,12 @@ void TaskGraph::start(TaskId task) {
     n.state = TaskState::RUNNING;
 }
 
+TaskState TaskGraph::start_if_ready(TaskId task) {
+    Node& n = node(task);
+    if (n.state == TaskState::READY) n.state = TaskState::RUNNING;
+    return n.state;
+}
+
 void TaskGraph::finish(Node& n, TaskState terminal) {
     if (!finished(n.state)) --unfinished_;
     n.state = terminal;
@@ -159,9 +165,10 @@ void TaskGraph::poison_unstarted(const TaskFailure& cause, std::vector<TaskId>& 
 }
 
 void TaskGraph::retire(TaskId task) {
-    Node& n = node(task);
-    if (!finished(n.state)) misuse("retirement of", task, n.state);
-    nodes_.erase(task);
+    const bool found = nodes_.erase_if(task, [task](const Node& n) {
+        if (!finished(n.state)) misuse("retirement of", task, n.state);
+    });
+    if (!found) throw std::logic_error("TaskGraph: unknown task " + std::to_string(task));
 }
 
 TaskState TaskGraph::state(TaskId task) const { return node(task).state; }

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "simpler/deps/edge_explanation.h"  // TaskId
-#include "simpler/engine/task_table.h"
+#include "simpler/deps/task_table.h"
 
 namespace simpler {
 
@@ -46,6 +46,9 @@ public:
 
     // READY -> RUNNING.
     void start(TaskId task);
+    // start() when the node is READY; any other state is left as it is.
+    // Returns the node's state after.
+    TaskState start_if_ready(TaskId task);
     // READY or RUNNING -> DONE; appends the successors that became READY to `ready`.
     void complete(TaskId task, std::vector<TaskId>& ready);
     // READY or RUNNING -> FAILED; every transitive successor not yet finished

@@ -86,6 +86,22 @@ TEST(DependencyTracker, CompletedTasksLeaveTheTracker) {
     EXPECT_THROW(t.complete(4), std::out_of_range);
 }
 
+TEST(DependencyTracker, RefusesTaskIdZeroAndALiveIdRecordingNothing) {
+    DependencyTracker t;
+    const auto x = host_backing(256);
+    try {
+        submit(t, 0, {whole(x)}, {TT::OUTPUT});
+        FAIL() << "task 0 was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("task ids are nonzero"), std::string::npos) << e.what();
+    }
+    submit(t, 1, {whole(x)}, {TT::OUTPUT});
+    EXPECT_THROW(submit(t, 1, {whole(x)}, {TT::INPUT}), std::invalid_argument);
+    EXPECT_EQ(t.live_tasks(), 1u);
+    EXPECT_EQ(t.live_entries(), 1u);
+    EXPECT_EQ(submit(t, 2, {whole(x)}, {TT::INPUT}), Preds{1});
+}
+
 TEST(DependencyTracker, KeysOnTheFullIdentity) {
     DependencyTracker t;
     const auto x1 = host_backing(256, 5, AccessMode::READWRITE, 1);

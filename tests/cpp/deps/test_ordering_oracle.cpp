@@ -182,6 +182,10 @@ struct Counts {
     uint64_t edges = 0, false_edges = 0, schedules = 0;
 };
 
+// Task i of a scenario is submitted as id i + 1 (task ids are nonzero).
+TaskId id_of(size_t i) { return static_cast<TaskId>(i) + 1; }
+size_t index_of(TaskId id) { return static_cast<size_t>(id - 1); }
+
 void run_scenario(uint64_t seed, const TrackerConfig& config, bool exact, Counts& counts) {
     Scenario sc(seed);
     const auto& bs = sc.backings();
@@ -193,7 +197,7 @@ void run_scenario(uint64_t seed, const TrackerConfig& config, bool exact, Counts
         DependencyTracker probe(config);
         for (size_t i = 0; i < tasks.size(); ++i) {
             try {
-                probe.submit(i, tasks[i].tensors, tasks[i].tags);
+                probe.submit(id_of(i), tasks[i].tensors, tasks[i].tags);
             } catch (const std::invalid_argument&) {
                 accepted[i] = false;
             }
@@ -215,26 +219,26 @@ void run_scenario(uint64_t seed, const TrackerConfig& config, bool exact, Counts
             std::vector<size_t> ready;
             for (size_t p : pending) {
                 bool ok = true;
-                for (TaskId q : preds[p]) ok = ok && done[q];
+                for (TaskId q : preds[p]) ok = ok && done[index_of(q)];
                 if (ok) ready.push_back(p);
             }
             if (ready.empty()) return false;
             const size_t pick = ready[sc.uniform(0, ready.size() - 1)];
             EXPECT_EQ(execute(bs, mem, pick, tasks[pick]), seen[pick]) << "seed " << seed << " task " << pick;
             done[pick] = true;
-            tracker.complete(pick);
+            tracker.complete(id_of(pick));
             pending.erase(std::find(pending.begin(), pending.end(), pick));
             return true;
         };
         for (size_t i = 0; i < tasks.size(); ++i) {
             if (!accepted[i]) continue;
-            const auto p = tracker.submit(i, tasks[i].tensors, tasks[i].tags);
+            const auto p = tracker.submit(id_of(i), tasks[i].tensors, tasks[i].tags);
             preds[i].assign(p.begin(), p.end());
             for (TaskId q : preds[i]) {
                 ++counts.edges;
-                const auto why = tracker.explain(q, i);
+                const auto why = tracker.explain(q, id_of(i));
                 EXPECT_TRUE(why.has_value());
-                const bool real = conflict(bs, tasks[q], tasks[i]);
+                const bool real = conflict(bs, tasks[index_of(q)], tasks[i]);
                 if (!real) ++counts.false_edges;
                 if (why && why->proven()) {
                     EXPECT_TRUE(real) << "proven edge without a shared byte: " << why->to_string();

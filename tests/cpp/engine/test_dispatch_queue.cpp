@@ -146,6 +146,31 @@ TEST(DispatchQueue, ADeadChipIsNeverFreeAgainAndDropRemovesItsWork) {
     EXPECT_EQ(q.queued(), 0u);
 }
 
+TEST(DispatchQueue, FreeAndLiveCountsFollowEveryChange) {
+    DispatchQueue q(counts(3, 2));
+    EXPECT_EQ(q.free_count(ChildKind::CHIP), 3u);
+    EXPECT_EQ(q.live_count(ChildKind::CHIP), 3u);
+    q.push(1, chip0);
+    q.push(2, sub);
+    ASSERT_EQ(take(q).size(), 2u);
+    EXPECT_EQ(q.free_count(ChildKind::CHIP), 2u);
+    EXPECT_EQ(q.free_count(ChildKind::SUB_WORKER), 1u);
+    q.retire(chip(0));  // busy, then dead: neither free nor live
+    EXPECT_EQ(q.free_count(ChildKind::CHIP), 2u);
+    EXPECT_EQ(q.live_count(ChildKind::CHIP), 2u);
+    q.release(chip(0));  // a dead child is not freed by its task finishing
+    EXPECT_EQ(q.free_count(ChildKind::CHIP), 2u);
+    q.retire(chip(1));  // free, then dead
+    q.retire(chip(1));  // twice: counted once
+    EXPECT_EQ(q.free_count(ChildKind::CHIP), 1u);
+    EXPECT_EQ(q.live_count(ChildKind::CHIP), 1u);
+    q.release(sub_worker(0));
+    q.release(sub_worker(0));  // a free child released again stays counted once
+    EXPECT_EQ(q.free_count(ChildKind::SUB_WORKER), 2u);
+    EXPECT_THROW(q.retire(chip(3)), std::out_of_range);
+    EXPECT_EQ(q.live_count(ChildKind::CHIP), 1u);
+}
+
 TEST(DispatchQueue, ItemsForFreeChildrenLeaveFromBehindALongQueueForABusyChip) {
     DispatchQueue q(counts(2, 1));
     q.push(1, chip0);

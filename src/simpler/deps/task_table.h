@@ -12,7 +12,7 @@
 // table keeps the capacity of a working set, not of the largest batch ever.
 //
 // Slots live in a deque, so a reference to a value stays valid until its task
-// is erased (inserting others moves nothing). Ids map to slots through an
+// is erased (inserting others moves nothing). Ids map to slots' addresses through an
 // open-addressing index (Fibonacci hashing, linear probing, deletion by
 // backward shift: no tombstones), at most half full.
 //
@@ -41,50 +41,74 @@ public:
     // storage (an engine record of a 4-argument task keeps ~0.8 KB).
     static constexpr size_t KEEP_WARM = size_t{1} << 17;
 
+    TaskTable() = default;
+    // The index holds the slots' addresses: a copy would point into the
+    // original. A move takes the deque's storage whole, so they stay right.
+    TaskTable(const TaskTable&) = delete;
+    TaskTable& operator=(const TaskTable&) = delete;
+    TaskTable(TaskTable&&) = default;
+    TaskTable& operator=(TaskTable&&) = default;
+    ~TaskTable() = default;
+
     // The value of a new task `id` (reset, or fresh). Throws std::logic_error
     // when `id` is 0 or already in the table.
     T& insert(TaskId id) {
         if (id == 0) throw std::logic_error("TaskTable: task id 0");
+        T* value = try_insert(id);
+        if (value == nullptr) throw std::logic_error("TaskTable: task " + std::to_string(id) + " added twice");
+        return *value;
+    }
+
+    // insert(id), or null (nothing changed) when `id` is already in the table:
+    // one lookup where contains() then insert() take two. `id` is nonzero.
+    T* try_insert(TaskId id) {
         if ((size_ + 1) * 2 > buckets_.size()) grow();
         size_t b = home(id);
         for (; buckets_[b].id != 0; b = (b + 1) & mask_)
-            if (buckets_[b].id == id) throw std::logic_error("TaskTable: task " + std::to_string(id) + " added twice");
-        uint32_t slot;
+            if (buckets_[b].id == id) return nullptr;
+        Slot* slot;
         if (!free_.empty()) {
             slot = free_.back();
             free_.pop_back();
         } else {
-            slot = static_cast<uint32_t>(slots_.size());
-            slots_.emplace_back();
+            slot = &slots_.emplace_back();
         }
-        slots_[slot].id = id;
+        slot->id = id;
         buckets_[b] = {id, slot};
         ++size_;
-        return slots_[slot].value;
+        return &slot->value;
     }
 
     [[nodiscard]] T* find(TaskId id) noexcept {
         const size_t b = bucket_of(id);
-        return b == NONE ? nullptr : &slots_[buckets_[b].slot].value;
+        return b == NONE ? nullptr : &buckets_[b].slot->value;
     }
     [[nodiscard]] const T* find(TaskId id) const noexcept {
         const size_t b = bucket_of(id);
-        return b == NONE ? nullptr : &slots_[buckets_[b].slot].value;
+        return b == NONE ? nullptr : &buckets_[b].slot->value;
     }
     [[nodiscard]] bool contains(TaskId id) const noexcept { return bucket_of(id) != NONE; }
 
     // Drops task `id` (false when absent); its slot is reused by a later insert.
     bool erase(TaskId id) {
+        return erase_if(id, [](const T&) {});
+    }
+
+    // erase(id) after `check(value)` returned (it may throw, and then nothing
+    // changes): one lookup where find() then erase() take two.
+    template <class Check>
+    bool erase_if(TaskId id, Check&& check) {
         size_t b = bucket_of(id);
         if (b == NONE) return false;
-        Slot& s = slots_[buckets_[b].slot];
-        s.id = 0;
+        check(std::as_const(buckets_[b].slot->value));
+        Slot* s = buckets_[b].slot;
+        s->id = 0;
         if (free_.size() < KEEP_WARM) {
-            s.value.reset();
+            s->value.reset();
         } else {
-            s.value = T{};
+            s->value = T{};
         }
-        free_.push_back(buckets_[b].slot);
+        free_.push_back(s);
         --size_;
         // Backward shift: pull up every later bucket of the run whose home does
         // not lie cyclically in (b, j], so that no probe run has a hole.
@@ -118,13 +142,14 @@ public:
     }
 
 private:
-    struct Bucket {
-        TaskId id = 0;  // 0: empty
-        uint32_t slot = 0;
-    };
     struct Slot {
         TaskId id = 0;  // 0: free
         T value;
+    };
+    // The slot's address, not its index: a find is one load, no deque arithmetic.
+    struct Bucket {
+        TaskId id = 0;  // 0: empty
+        Slot* slot = nullptr;
     };
     static constexpr size_t NONE = SIZE_MAX;
 
@@ -166,7 +191,7 @@ private:
     unsigned shift_ = 63;  // 64 - log2(buckets_.size())
     size_t size_ = 0;
     std::deque<Slot> slots_;
-    std::vector<uint32_t> free_;  // free slots, most recently freed last
+    std::vector<Slot*> free_;  // free slots, most recently freed last
 };
 
 }  // namespace simpler

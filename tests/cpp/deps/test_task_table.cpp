@@ -9,9 +9,10 @@
 #include <map>
 #include <random>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
-#include "simpler/engine/task_table.h"
+#include "simpler/deps/task_table.h"
 
 using simpler::TaskId;
 using simpler::TaskTable;
@@ -55,6 +56,43 @@ TEST(TaskTable, RefusesIdZeroAndADuplicate) {
     EXPECT_THROW(t.insert(5), std::logic_error);
     EXPECT_EQ(t.find(5)->tag, 1u);  // the refused insert changed nothing
     EXPECT_EQ(t.size(), 1u);
+}
+
+TEST(TaskTable, TryInsertGivesNullForALiveIdAndChangesNothing) {
+    TaskTable<Value> t;
+    Value* v = t.try_insert(7);
+    ASSERT_NE(v, nullptr);
+    v->tag = 70;
+    EXPECT_EQ(t.try_insert(7), nullptr);
+    EXPECT_EQ(t.find(7)->tag, 70u);
+    EXPECT_EQ(t.size(), 1u);
+}
+
+TEST(TaskTable, EraseIfKeepsTheValueWhenTheCheckThrows) {
+    TaskTable<Value> t;
+    t.insert(3).tag = 30;
+    t.insert(4).tag = 40;
+    EXPECT_THROW(t.erase_if(3, [](const Value&) { throw std::logic_error("kept"); }), std::logic_error);
+    ASSERT_NE(t.find(3), nullptr);
+    EXPECT_EQ(t.find(3)->tag, 30u);
+    EXPECT_EQ(t.size(), 2u);
+    uint64_t seen = 0;
+    EXPECT_TRUE(t.erase_if(3, [&](const Value& v) { seen = v.tag; }));
+    EXPECT_EQ(seen, 30u);
+    EXPECT_FALSE(t.contains(3));
+    EXPECT_FALSE(t.erase_if(3, [](const Value&) { ADD_FAILURE() << "checked an absent id"; }));
+    EXPECT_EQ(t.find(4)->tag, 40u);
+}
+
+TEST(TaskTable, AMovedTableStillFindsItsValues) {
+    TaskTable<Value> t;
+    for (TaskId id = 1; id <= 100; ++id) t.insert(id).tag = id * 2;
+    const Value* before = t.find(50);
+    TaskTable<Value> moved(std::move(t));
+    EXPECT_EQ(moved.find(50), before);  // the slots were taken whole, not copied
+    for (TaskId id = 1; id <= 100; ++id) ASSERT_EQ(moved.find(id)->tag, id * 2);
+    moved.insert(101).tag = 1;
+    EXPECT_EQ(moved.size(), 101u);
 }
 
 TEST(TaskTable, AnErasedSlotIsReusedResetWithItsCapacity) {
