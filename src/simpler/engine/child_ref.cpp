@@ -14,7 +14,7 @@ const char* child_kind_name(ChildKind kind) noexcept {
 std::string ChildRef::name() const { return std::string(child_kind_name(kind)) + " " + std::to_string(index); }
 
 std::string MemberTarget::name() const {
-    return index ? ChildRef{kind, *index}.name() : std::string("any ") + child_kind_name(kind);
+    return named_ ? ChildRef{kind, index_}.name() : std::string("any ") + child_kind_name(kind);
 }
 
 }  // namespace simpler

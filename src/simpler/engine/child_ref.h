@@ -38,16 +38,31 @@ struct ChildRef {
     friend bool operator==(const ChildRef&, const ChildRef&) = default;
 };
 
-struct MemberTarget {
+class MemberTarget {
+public:
     ChildKind kind = ChildKind::SUB_WORKER;
-    std::optional<uint32_t> index;  // the child of `kind`; empty: any idle one
 
-    [[nodiscard]] static MemberTarget child(ChildRef c) noexcept { return {c.kind, c.index}; }
-    [[nodiscard]] static MemberTarget any(ChildKind k) noexcept { return {k, std::nullopt}; }
-    [[nodiscard]] bool named() const noexcept { return index.has_value(); }
+    constexpr MemberTarget() noexcept = default;
+    [[nodiscard]] static constexpr MemberTarget child(ChildRef c) noexcept { return {c.kind, true, c.index}; }
+    [[nodiscard]] static constexpr MemberTarget any(ChildKind k) noexcept { return {k, false, 0}; }
+    // child({k, *index}) when `index` names one, else any(k).
+    [[nodiscard]] static constexpr MemberTarget of(ChildKind k, std::optional<uint32_t> index) noexcept {
+        return index ? child({k, *index}) : any(k);
+    }
+    [[nodiscard]] constexpr bool named() const noexcept { return named_; }
+    // The named child's index among the Worker's children of `kind` (0 when not named()).
+    [[nodiscard]] constexpr uint32_t index() const noexcept { return index_; }
     // ChildRef::name() of the named child, or "any sub-worker".
     [[nodiscard]] std::string name() const;
     friend bool operator==(const MemberTarget&, const MemberTarget&) = default;
+
+private:
+    constexpr MemberTarget(ChildKind k, bool named, uint32_t index) noexcept : kind(k), named_(named), index_(index) {}
+    // Plain fields, not a std::optional: a target is built in registers (an
+    // optional's engaged byte, stored and then read back with the index as one
+    // word, stalled every submit on a failed store forward).
+    bool named_ = false;
+    uint32_t index_ = 0;
 };
 
 }  // namespace simpler

@@ -46,7 +46,7 @@ void DispatchQueue::check(TaskId task, std::span<const MemberTarget> members) co
             continue;
         }
         const size_t n = pools_[k].state.size();
-        if (*t.index >= n)
+        if (t.index() >= n)
             throw std::invalid_argument("task " + std::to_string(task) + " member " + std::to_string(m) + ": " +
                                         t.name() + " is not a child of this Worker (it has " + std::to_string(n) + " " +
                                         child_kind_name(t.kind) + "(s))");
@@ -57,7 +57,7 @@ void DispatchQueue::check(TaskId task, std::span<const MemberTarget> members) co
             if (!t.named()) continue;
             const auto k = static_cast<size_t>(t.kind);
             seen[k].resize(pools_[k].state.size(), 0);
-            if (seen[k][*t.index]++)
+            if (seen[k][t.index()]++)
                 throw std::invalid_argument("task " + std::to_string(task) + ": two group members target " + t.name() +
                                             "; a group runs its members at once, one per child");
         }
@@ -107,14 +107,14 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
         for (const MemberTarget& m : it->members()) {
             if (!m.named()) continue;
             const Pool& p = pool(m.kind);
-            can_go &= p.state[*m.index] == FREE && p.reserved[*m.index] != stamp;
+            can_go &= p.state[m.index()] == FREE && p.reserved[m.index()] != stamp;
         }
         if (!can_go) {
             for (const MemberTarget& m : it->members()) {
                 if (!m.named()) continue;
                 Pool& p = pool(m.kind);
-                if (p.state[*m.index] == FREE && p.reserved[*m.index] != stamp) --open[static_cast<size_t>(m.kind)];
-                p.reserved[*m.index] = stamp;
+                if (p.state[m.index()] == FREE && p.reserved[m.index()] != stamp) --open[static_cast<size_t>(m.kind)];
+                p.reserved[m.index()] = stamp;
             }
             for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) any_held[k] += it->any_needed[k];
             ++i;
@@ -125,7 +125,7 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
             Pool& p = pool(t.kind);
             uint32_t index = 0;
             if (t.named()) {
-                index = *t.index;
+                index = t.index();
             } else {
                 while (p.state[index] != FREE || p.reserved[index] == stamp) ++index;
             }

@@ -53,7 +53,7 @@ void EngineCore::take_chained(std::vector<Dispatch>& out) {
         const TaskId id = chain_candidates_[c];
         Record* r = records_.find(id);
         if (r == nullptr || r->undispatched == 0 || !chainable(*r) || graph_.state(id) != TaskState::PENDING) continue;
-        const ChildRef chip{ChildKind::CHIP, *r->target0.index};
+        const ChildRef chip{ChildKind::CHIP, r->target0.index()};
         std::deque<TaskId>& flight = chip_flight_.at(chip.index);
         if (flight.empty() || flight.size() >= config_.chip_lane_depth) continue;
         if (!lost_[static_cast<size_t>(ChildKind::CHIP)].at(chip.index).empty() || queue_.names(chip)) continue;

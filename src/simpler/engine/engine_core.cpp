@@ -70,7 +70,7 @@ std::string where(TaskId task, uint32_t member, size_t arg) {
 
 MemberTarget EngineCore::target_of(TaskKind kind, const MemberSubmit& m) const noexcept {
     if (kind == TaskKind::SUB) return MemberTarget::any(ChildKind::SUB_WORKER);
-    return {config_.next_level, m.worker};
+    return MemberTarget::of(config_.next_level, m.worker);
 }
 
 MemberTarget EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t member, const MemberSubmit& m) const {
@@ -83,12 +83,12 @@ MemberTarget EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t
     const MemberTarget target = target_of(kind, m);
     const auto k = static_cast<size_t>(target.kind);
     if (target.named()) {
-        if (*target.index >= config_.children[k])
+        if (target.index() >= config_.children[k])
             throw std::invalid_argument(refused() + "member " + std::to_string(member) +
-                                        " names worker=" + std::to_string(*target.index) + ", this Worker has " +
+                                        " names worker=" + std::to_string(target.index()) + ", this Worker has " +
                                         std::to_string(config_.children[k]) + " next-level workers");
-        if (const std::string& why = lost_[k][*target.index]; !why.empty())
-            throw std::invalid_argument(refused() + "worker=" + std::to_string(*target.index) + " is lost (" + why +
+        if (const std::string& why = lost_[k][target.index()]; !why.empty())
+            throw std::invalid_argument(refused() + "worker=" + std::to_string(target.index()) + " is lost (" + why +
                                         ")");
     } else if (queue_.live_count(target.kind) == 0) {
         throw std::invalid_argument(
@@ -133,9 +133,9 @@ MemberTarget EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t
             const bool chip = target.kind == ChildKind::CHIP;
             const bool sub = target.kind == ChildKind::SUB_WORKER;
             const std::string who =
-                chip ? "chip " + std::to_string(*target.index)
-                     : (sub ? std::string("a host sub-worker") : ChildRef{target.kind, *target.index}.name());
-            const ChildRef ref{target.kind, sub ? 0 : *target.index};
+                chip ? "chip " + std::to_string(target.index())
+                     : (sub ? std::string("a host sub-worker") : ChildRef{target.kind, target.index()}.name());
+            const ChildRef ref{target.kind, sub ? 0 : target.index()};
             if (std::optional<std::string> why = config_.window_problem(t.buffer, ref, who)) {
                 if (!why->empty())
                     throw std::invalid_argument(where(task, member, i) + ", buffer " + buffer_name(t.buffer) + ": " +
@@ -150,11 +150,11 @@ MemberTarget EngineCore::check_engine_rules(TaskId task, TaskKind kind, uint32_t
         if (!owner)
             throw std::invalid_argument(where(task, member, i) + ", buffer " + buffer_name(t.buffer) +
                                         ": DEVICE buffer unknown to this Worker");
-        if (target.kind != ChildKind::CHIP || *owner != *target.index)
+        if (target.kind != ChildKind::CHIP || *owner != target.index())
             throw std::invalid_argument(
                 where(task, member, i) + ", buffer " + buffer_name(t.buffer) + ": DEVICE memory of " +
                 ChildRef{ChildKind::CHIP, *owner}.name() +
-                " may only be dispatched to that chip, not to worker=" + std::to_string(*target.index));
+                " may only be dispatched to that chip, not to worker=" + std::to_string(target.index()));
     }
     return target;
 }
@@ -171,7 +171,7 @@ void EngineCore::check_members(TaskId task, TaskKind kind, std::span<const Membe
         const MemberTarget target = rules ? check_engine_rules(task, kind, m, members[m]) : target_of(kind, members[m]);
         // A DEVICE tensor is keyed under the chip that owns it (check_engine_rules
         // admits DEVICE tensors on chip members only).
-        const int32_t scope = target.kind == ChildKind::CHIP ? static_cast<int32_t>(*target.index) : HOST_SCOPE;
+        const int32_t scope = target.kind == ChildKind::CHIP ? static_cast<int32_t>(target.index()) : HOST_SCOPE;
         tracked.push_back(
             {members[m].args->tensors(), members[m].args->tags(), scope, target.kind == ChildKind::WORKER});
         targets.push_back(target);
