@@ -137,7 +137,9 @@ std::optional<TaskResult> Mailbox::poll_result(Clock::time_point now) noexcept {
             result.error = static_cast<TaskError>(code);
             result.message = read_message(*frame_);
         }
-        state_ref(*frame_).store(static_cast<uint32_t>(MailboxState::IDLE), std::memory_order_release);
+        // The state stays DONE / FAILED until the next publish: a store here
+        // would pull the child's line over before the engine's work on the
+        // result, and the next publish writes TASK_READY over it anyway.
         in_flight_ = false;
         return result;
     }

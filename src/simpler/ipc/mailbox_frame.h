@@ -1,7 +1,8 @@
 // MailboxFrame: the fixed layout at the start of every mailbox's shared region,
 // followed directly by the argument blob area (blob_capacity bytes, at offset
 // sizeof(MailboxFrame)). Three cache lines of control (who writes each line is
-// stated on it, so the two processes never write the same line in the hot path),
+// stated on it; in the hot path only the state's line has two writers: the
+// parent's TASK_READY, the child's RUNNING and result),
 // then the task frame (callable id, call config, blob length) and the error
 // message buffer.
 //
@@ -26,9 +27,10 @@ inline constexpr size_t ERROR_MESSAGE_BYTES = 4096;     // including the termina
 inline constexpr size_t DEFAULT_BLOB_CAPACITY = size_t{1} << 20;
 inline constexpr size_t MAX_BLOB_CAPACITY = size_t{1} << 30;
 
-// The task's lifecycle. The parent writes IDLE -> TASK_READY and, after reading
-// the result, DONE/FAILED -> IDLE; the child writes TASK_READY -> RUNNING ->
-// DONE or FAILED. Each write is a release store, each read an acquire load.
+// The task's lifecycle. A new frame is IDLE; the parent writes TASK_READY over
+// IDLE or over the previous task's DONE / FAILED (kept after the parent read
+// that result); the child writes TASK_READY -> RUNNING -> DONE or FAILED. Each
+// write is a release store, each read an acquire load.
 enum class MailboxState : uint32_t {
     IDLE = 0,
     TASK_READY = 1,
@@ -56,7 +58,7 @@ struct alignas(64) MailboxFrame {
     uint32_t child_exited;    // 1 once the parent's reaper saw the child exit
     int32_t exit_status;      // raw wait status, meaningful when child_exited == 1
     uint8_t _pad1[44];
-    // Line 2: written by the child.
+    // Line 2: written by the child (and `state` by the parent's publish: TASK_READY).
     uint32_t state;           // MailboxState
     int32_t error_code;       // TaskError when state == FAILED
     uint64_t completed_seq;   // task_seq the result belongs to

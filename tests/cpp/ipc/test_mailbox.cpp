@@ -110,6 +110,8 @@ TEST(Mailbox, ManyTasksBackToBackKeepTheirOrder) {
         const TaskResult r = run_one(mb, bell, i % 7 == 0 ? 2 : 1, blob);
         ASSERT_EQ(r.error, i % 7 == 0 ? TaskError::TASK_FAILED : TaskError::NONE) << "task " << i;
         ASSERT_EQ(r.task_seq, last + 1);
+        // A taken result's state stays until the next publish writes TASK_READY over it.
+        ASSERT_EQ(mb.frame().state, static_cast<uint32_t>(i % 7 == 0 ? MailboxState::FAILED : MailboxState::DONE));
         last = r.task_seq;
     }
     mb.request_shutdown();
