@@ -74,21 +74,27 @@ std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const T
     TaskState& state = *filed;
     state.id = task;
 
-    // Lookups of every member before any entry is recorded.
+    // Lookups of every member before any entry is recorded (they change
+    // nothing but scratch; should one fail to allocate, the task is not filed).
     ++stamp_;
     preds_.clear();
     edges_.clear();
     superseded_.clear();
-    for (size_t m = 0; m < members.size(); ++m) {
-        const TaskMember& member = members[m];
-        for (size_t i = 0; i < member.tensors.size(); ++i) {
-            const TensorArgType tag = member.tags[i];
-            if (!tag_reads(tag) && !tag_writes(tag)) continue;
-            const Tensor& t = member.tensors[i];
-            const Key key{t.buffer.identity, argument_scope(t, member.target_chip)};
-            const size_t at = member_box_base_[m] + i;
-            arg_keys_[at] = look_up(task, static_cast<uint32_t>(m), static_cast<uint32_t>(i), key, boxes_[at], tag);
+    try {
+        for (size_t m = 0; m < members.size(); ++m) {
+            const TaskMember& member = members[m];
+            for (size_t i = 0; i < member.tensors.size(); ++i) {
+                const TensorArgType tag = member.tags[i];
+                if (!tag_reads(tag) && !tag_writes(tag)) continue;
+                const Tensor& t = member.tensors[i];
+                const Key key{t.buffer.identity, argument_scope(t, member.target_chip)};
+                const size_t at = member_box_base_[m] + i;
+                arg_keys_[at] = look_up(task, static_cast<uint32_t>(m), static_cast<uint32_t>(i), key, boxes_[at], tag);
+            }
         }
+    } catch (...) {
+        (void)tasks_.erase(task);
+        throw;
     }
 
     // Record: superseded entries leave, then the node's own entries are filed.

@@ -1,7 +1,7 @@
 // TaskTable<T>: one value per task, keyed by TaskId, in pooled slots.
 //
-// The engine keeps a value per task (its record, its graph node) from submit
-// until the task is retired. A node-based map pays an allocation and a free per
+// The engine keeps values per task (its record, its graph node, its state in
+// the dependency tracker) from submit until the task is retired. A node-based map pays an allocation and a free per
 // task for the node alone, and more for every vector the value owns; at
 // hundreds of thousands of tasks a second that is a fifth of a submit. Here an
 // erased task's slot goes on a free list and the next insert takes it back,
@@ -12,9 +12,9 @@
 // table keeps the capacity of a working set, not of the largest batch ever.
 //
 // Slots live in a deque, so a reference to a value stays valid until its task
-// is erased (inserting others moves nothing). Ids map to slots' addresses through an
-// open-addressing index (Fibonacci hashing, linear probing, deletion by
-// backward shift: no tombstones), at most half full.
+// is erased (inserting others moves nothing). Ids map to the slots' addresses
+// through an open-addressing index (Fibonacci hashing, linear probing, deletion
+// by backward shift: no tombstones), at most half full.
 //
 // T: default-constructible, move-assignable, with `void reset() noexcept`.
 // Not thread-safe (the engine's mutex guards it); ids are nonzero.
