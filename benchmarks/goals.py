@@ -75,9 +75,14 @@ def cpp_repetitions(binary: str, pattern: str, repetitions: int) -> Dict[str, Li
     return runs
 
 
+def medians_of(runs: Dict[str, List[float]]) -> Dict[str, float]:
+    """The median of each benchmark's repetitions."""
+    return {name: statistics.median(values) for name, values in runs.items()}
+
+
 def cpp_medians(binary: str, pattern: str, repetitions: int) -> Dict[str, float]:
     """Median real time (ns) of each benchmark of `binary` matching `pattern`."""
-    return {name: statistics.median(values) for name, values in cpp_repetitions(binary, pattern, repetitions).items()}
+    return medians_of(cpp_repetitions(binary, pattern, repetitions))
 
 
 def fmt_ns(ns: float) -> str:
@@ -145,7 +150,7 @@ def python_round_trip(quick: bool) -> Goal:
     figure = (f"median {statistics.median(medians):.2f} µs, p90 {np.percentile(medians, 90):.2f} µs "
               f"({reps} repetitions of {calls:,} calls: {', '.join(f'{m:.2f}' for m in sorted(medians))}; "
               f"{shared} with the driving thread switched out about once per call; {slowed} on a slowed CPU "
-              f"(reference loop {min(references):.0f}-{max(references):.0f} ns a step; a round trip "
+              f"(reference loop {quickest:.0f}-{max(references):.0f} ns a step; a round trip "
               f"{min(in_steps):.0f}-{max(in_steps):.0f} steps)")
     judged = calm if len(calm) >= (reps + 1) // 2 else []
     if judged:
@@ -194,7 +199,7 @@ def cpp_round_trip(quick: bool) -> Goal:
     reps = 1 if quick else 5
     runs = cpp_repetitions("bench_worker", "BM_RawSpinPingPong/|BM_DecodeOneTensorBlob|BM_ReferenceChase|"
                            "BM_WorkerRoundTripSub/regime:0/", reps)
-    m = {name: statistics.median(values) for name, values in runs.items()}  # cpp_medians, from the same run
+    m = medians_of(runs)
     raw = m["BM_RawSpinPingPong/real_time"] + m["BM_DecodeOneTensorBlob"]
     hot = m["BM_WorkerRoundTripSub/regime:0/real_time"]
     chase = runs["BM_ReferenceChase"]

@@ -58,6 +58,23 @@ void DependencyTracker::compute_boxes(std::span<const TaskMember> members) {
                 boxes_[member_box_base_[m] + i] = make_view_box(members[m].tensors[i]);
 }
 
+// Inlined into submit()'s two passes: out of line, a submit paid a call and
+// its frame for each (1% of an empty task's engine round trip).
+template <class F>
+[[gnu::always_inline]] inline void DependencyTracker::for_each_ordered_argument(std::span<const TaskMember> members,
+                                                                                F&& f) const {
+    for (size_t m = 0; m < members.size(); ++m) {
+        const TaskMember& member = members[m];
+        for (size_t i = 0; i < member.tensors.size(); ++i) {
+            const TensorArgType tag = member.tags[i];
+            if (!tag_reads(tag) && !tag_writes(tag)) continue;
+            const Tensor& t = member.tensors[i];
+            f(static_cast<uint32_t>(m), static_cast<uint32_t>(i),
+              Key{t.buffer.identity, argument_scope(t, member.target_chip)}, member_box_base_[m] + i, tag);
+        }
+    }
+}
+
 std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const TaskMember> members, bool checked) {
     if (task == 0) throw std::invalid_argument("submit of task 0 refused: task ids are nonzero");
     // Nothing is recorded until every member passed and the id is known not live.
@@ -81,17 +98,9 @@ std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const T
     edges_.clear();
     superseded_.clear();
     try {
-        for (size_t m = 0; m < members.size(); ++m) {
-            const TaskMember& member = members[m];
-            for (size_t i = 0; i < member.tensors.size(); ++i) {
-                const TensorArgType tag = member.tags[i];
-                if (!tag_reads(tag) && !tag_writes(tag)) continue;
-                const Tensor& t = member.tensors[i];
-                const Key key{t.buffer.identity, argument_scope(t, member.target_chip)};
-                const size_t at = member_box_base_[m] + i;
-                arg_keys_[at] = look_up(task, static_cast<uint32_t>(m), static_cast<uint32_t>(i), key, boxes_[at], tag);
-            }
-        }
+        for_each_ordered_argument(members, [&](uint32_t m, uint32_t i, const Key& key, size_t at, TensorArgType tag) {
+            arg_keys_[at] = look_up(task, m, i, key, boxes_[at], tag);
+        });
     } catch (...) {
         (void)tasks_.erase(task);
         throw;
@@ -100,17 +109,9 @@ std::span<const TaskId> DependencyTracker::submit(TaskId task, std::span<const T
     // Record: superseded entries leave, then the node's own entries are filed.
     for (uint32_t id : superseded_)
         if (entries_[id].key != nullptr) remove_entry(id);
-    for (size_t m = 0; m < members.size(); ++m) {
-        const TaskMember& member = members[m];
-        for (size_t i = 0; i < member.tensors.size(); ++i) {
-            const TensorArgType tag = member.tags[i];
-            if (!tag_reads(tag) && !tag_writes(tag)) continue;
-            const Tensor& t = member.tensors[i];
-            const size_t at = member_box_base_[m] + i;
-            record(state, static_cast<uint32_t>(m), static_cast<uint32_t>(i), arg_keys_[at],
-                   Key{t.buffer.identity, argument_scope(t, member.target_chip)}, boxes_[at], tag);
-        }
-    }
+    for_each_ordered_argument(members, [&](uint32_t m, uint32_t i, const Key& key, size_t at, TensorArgType tag) {
+        record(state, m, i, arg_keys_[at], key, boxes_[at], tag);
+    });
     if (config_.record_explanations) state.edges.assign(edges_.begin(), edges_.end());
     return preds_;
 }

@@ -145,6 +145,10 @@ private:
                       TensorArgType tag);
     void add_edge(TaskId task, uint32_t member, uint32_t arg, TensorArgType tag, const Entry& e, EdgeKind kind,
                   const OverlapAnswer& answer, const Key& key);
+    // Calls f(member, arg, key, at, tag) for every argument of `members` that
+    // reads or writes (NO_DEP takes no part), `at` its index in boxes_.
+    template <class F>
+    void for_each_ordered_argument(std::span<const TaskMember> members, F&& f) const;
     void record(TaskState& task, uint32_t member, uint32_t arg, KeyState* known, const Key& key, const ViewBox& box,
                 TensorArgType tag);
     void remove_entry(uint32_t id);

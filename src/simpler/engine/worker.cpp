@@ -313,23 +313,28 @@ void Worker::init() {
     live_registered_ = true;
 }
 
+std::string Worker::reserved_callable_refusal(uint64_t callable) {
+    if (callable != FORGET_CALLABLE && callable != INSTALL_CALLABLE) return {};
+    return "submit refused: callable id " + std::to_string(callable) + " is reserved for the Worker's " +
+           (callable == FORGET_CALLABLE ? "forget" : "install") + " message";
+}
+
+std::string Worker::blob_refusal(size_t member, const MemberSubmit& m) const {
+    if (m.args == nullptr) return {};  // refused by the engine with its message
+    const size_t need = blob_size(*m.args);
+    if (need <= config_.blob_capacity) return {};
+    return "submit refused: member " + std::to_string(member) + "'s argument blob needs " + std::to_string(need) +
+           " bytes, the mailbox holds " + std::to_string(config_.blob_capacity);
+}
+
 TaskHandle Worker::submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
                           const TaskConfig& config) {
     require_owner_process("Worker.submit");
     if (closed_) throw std::logic_error("Worker.submit: the Worker is closed");
     if (!initialized_) throw std::logic_error("Worker.submit: the Worker is not running (call init())");
-    if (callable == FORGET_CALLABLE || callable == INSTALL_CALLABLE)
-        throw std::invalid_argument("submit refused: callable id " + std::to_string(callable) +
-                                    " is reserved for the Worker's " +
-                                    (callable == FORGET_CALLABLE ? "forget" : "install") + " message");
-    for (size_t m = 0; m < members.size(); ++m) {
-        if (members[m].args == nullptr) continue;  // refused by the engine with its message
-        const size_t need = blob_size(*members[m].args);
-        if (need > config_.blob_capacity)
-            throw std::invalid_argument("submit refused: member " + std::to_string(m) + "'s argument blob needs " +
-                                        std::to_string(need) + " bytes, the mailbox holds " +
-                                        std::to_string(config_.blob_capacity));
-    }
+    if (std::string why = reserved_callable_refusal(callable); !why.empty()) throw std::invalid_argument(why);
+    for (size_t m = 0; m < members.size(); ++m)
+        if (std::string why = blob_refusal(m, members[m]); !why.empty()) throw std::invalid_argument(why);
     TaskHandle id;
     {
         std::lock_guard lock(mu_);
@@ -352,17 +357,8 @@ std::optional<Worker::BatchRefusal> Worker::submit_many(TaskKind kind, uint64_t 
     if (closed_) throw std::logic_error("Worker.submit_many: the Worker is closed");
     if (!initialized_) throw std::logic_error("Worker.submit_many: the Worker is not running (call init())");
     if (tasks.size() == 0) return std::nullopt;
-    if (callable == FORGET_CALLABLE || callable == INSTALL_CALLABLE)
-        return BatchRefusal{0, "submit refused: callable id " + std::to_string(callable) +
-                                   " is reserved for the Worker's " +
-                                   (callable == FORGET_CALLABLE ? "forget" : "install") + " message"};
-    const auto blob_fits = [this](const MemberSubmit& t) {
-        if (t.args == nullptr) return std::string();  // refused by the engine with its message
-        const size_t need = blob_size(*t.args);
-        if (need <= config_.blob_capacity) return std::string();
-        return "submit refused: member 0's argument blob needs " + std::to_string(need) + " bytes, the mailbox holds " +
-               std::to_string(config_.blob_capacity);
-    };
+    if (std::string why = reserved_callable_refusal(callable); !why.empty()) return BatchRefusal{0, std::move(why)};
+    const auto blob_fits = [this](const MemberSubmit& t) { return blob_refusal(0, t); };
     {
         std::lock_guard lock(mu_);
         if (stopping_) throw std::logic_error("Worker.submit_many: the Worker is closed");

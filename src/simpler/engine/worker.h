@@ -430,6 +430,10 @@ private:
     void lose_lane_locked(size_t lane, const std::string& why);
     // Why a lane's child is gone: the lane's loss, a relay's text, or the mailbox's poison.
     [[nodiscard]] std::string dead_lane_why_locked(const Lane& l) const;
+    // Why a submit of `callable` is refused (one of the Worker's own messages'), or empty.
+    [[nodiscard]] static std::string reserved_callable_refusal(uint64_t callable);
+    // Why member `member`'s argument blob cannot go to a mailbox (too large), or empty.
+    [[nodiscard]] std::string blob_refusal(size_t member, const MemberSubmit& m) const;
     [[nodiscard]] std::string describe_failure_locked(const RunFailure& f, size_t poisoned) const;
     // What wait_run(run) reports for a finished run: empty for success.
     [[nodiscard]] std::string run_outcome_locked(uint64_t run) const;
