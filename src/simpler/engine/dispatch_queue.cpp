@@ -8,10 +8,38 @@ namespace simpler {
 
 DispatchQueue::DispatchQueue(const ChildCounts& children) {
     for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) {
+        const auto kind = static_cast<ChildKind>(k);
         pools_[k].state.assign(children[k], FREE);
         pools_[k].reserved.assign(children[k], 0);
         pools_[k].free = pools_[k].live = children[k];
+        any_queue_[k] = static_cast<uint32_t>(singles_.size());
+        singles_.push_back({MemberTarget::any(kind), {}, 0});
+        named_base_[k] = static_cast<uint32_t>(singles_.size());
+        for (uint32_t i = 0; i < children[k]; ++i) singles_.push_back({MemberTarget::child({kind, i}), {}, 0});
     }
+}
+
+void DispatchQueue::SingleQueue::pop_front() noexcept {
+    ++head;
+    if (head == items.size()) {
+        items.clear();  // the capacity stays
+        head = 0;
+    } else if (head > items.size() / 2) {
+        items.erase(items.begin(), items.begin() + static_cast<ptrdiff_t>(head));
+        head = 0;
+    }
+}
+
+bool DispatchQueue::SingleQueue::erase(TaskId task) {
+    const auto it = std::find_if(items.begin() + static_cast<ptrdiff_t>(head), items.end(),
+                                 [&](const Single& s) { return s.task == task; });
+    if (it == items.end()) return false;
+    items.erase(it);
+    if (head == items.size()) {
+        items.clear();
+        head = 0;
+    }
+    return true;
 }
 
 void DispatchQueue::set_state(Pool& p, uint32_t index, ChildState to) noexcept {
@@ -28,11 +56,16 @@ void DispatchQueue::push(TaskId task, std::span<const MemberTarget> members) {
 }
 
 void DispatchQueue::push_checked(TaskId task, std::span<const MemberTarget> members) {
-    Item item{task, members.front(), {}, {}};
-    if (members.size() > 1) item.group.assign(members.begin(), members.end());
-    for (const MemberTarget& m : members)
-        if (!m.named()) ++item.any_needed[static_cast<size_t>(m.kind)];
-    items_.push_back(std::move(item));
+    if (members.size() == 1) {
+        singles_[queue_of(members.front())].items.push_back({task, next_ready_});
+    } else {
+        Group g{task, next_ready_, {members.begin(), members.end()}, {}};
+        for (const MemberTarget& m : members)
+            if (!m.named()) ++g.any_needed[static_cast<size_t>(m.kind)];
+        groups_.push_back(std::move(g));
+    }
+    ++next_ready_;
+    ++queued_;
 }
 
 void DispatchQueue::check(TaskId task, std::span<const MemberTarget> members) const {
@@ -83,11 +116,9 @@ void DispatchQueue::retire(ChildRef child) {
 }
 
 void DispatchQueue::take(std::vector<Assignment>& out) {
-    if (head_ == items_.size()) return;  // every progress step asks, most often with nothing queued
+    if (queued_ == 0) return;  // every progress step asks, most often with nothing queued
     // Per kind: children FREE and not reserved by a waiting item (`open`), and
     // how many of those waiting items' "any" members have claimed (`any_held`).
-    // When no kind has an open child beyond its claims, no later item can leave,
-    // so the scan stops (a long queue of waiting tasks costs nothing per take).
     if (++take_stamp_ == 0) {  // the stamps wrapped: no stale one may equal a later take's
         for (Pool& p : pools_) std::fill(p.reserved.begin(), p.reserved.end(), 0);
         take_stamp_ = 1;
@@ -97,79 +128,129 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
     std::array<uint32_t, CHILD_KIND_COUNT> any_held{};
     for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) open[k] = pools_[k].free;
     auto available = [&](size_t k) { return open[k] - std::min(open[k], any_held[k]); };
-    for (size_t i = head_; i < items_.size();) {
-        const Item* it = &items_[i];
+    auto free_now = [&](const MemberTarget& m) {
+        const Pool& p = pool(m.kind);
+        return p.state[m.index()] == FREE && p.reserved[m.index()] != stamp;
+    };
+    // The heads that could leave, earliest ready first. Left out: a named
+    // child's queue while that child is not FREE, an "any" queue while its kind
+    // has no FREE child (neither changes for the better within a take).
+    const auto later = [](const Head& a, const Head& b) { return a.ready > b.ready; };
+    heads_.clear();
+    for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) {
+        if (open[k] == 0) continue;
+        if (const SingleQueue& q = singles_[any_queue_[k]]; !q.empty())
+            heads_.push_back({q.front().ready, any_queue_[k], 0});
+        const Pool& p = pools_[k];
+        for (uint32_t i = 0; i < p.state.size(); ++i)
+            if (const SingleQueue& q = singles_[named_base_[k] + i]; p.state[i] == FREE && !q.empty())
+                heads_.push_back({q.front().ready, named_base_[k] + i, 0});
+    }
+    if (!groups_.empty()) heads_.push_back({groups_.front().ready, GROUPS, 0});
+    std::make_heap(heads_.begin(), heads_.end(), later);
+    bool groups_left = false;
+    while (!heads_.empty()) {
+        // When no kind has an open child beyond its claims, nothing later can leave.
         uint32_t spare = 0;
         for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) spare += available(k);
         if (spare == 0) break;
-        bool can_go = true;
-        for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) can_go &= it->any_needed[k] <= available(k);
-        for (const MemberTarget& m : it->members()) {
-            if (!m.named()) continue;
-            const Pool& p = pool(m.kind);
-            can_go &= p.state[m.index()] == FREE && p.reserved[m.index()] != stamp;
-        }
-        if (!can_go) {
-            for (const MemberTarget& m : it->members()) {
-                if (!m.named()) continue;
-                Pool& p = pool(m.kind);
-                if (p.state[m.index()] == FREE && p.reserved[m.index()] != stamp) --open[static_cast<size_t>(m.kind)];
-                p.reserved[m.index()] = stamp;
+        std::pop_heap(heads_.begin(), heads_.end(), later);
+        const Head h = heads_.back();
+        heads_.pop_back();
+        if (h.source != GROUPS) {
+            SingleQueue& q = singles_[h.source];
+            const MemberTarget t = q.target;
+            const auto k = static_cast<size_t>(t.kind);
+            if (available(k) == 0 || (t.named() && !free_now(t))) {
+                // Its queue closes for this take: every later item in it needs the
+                // same. A waiting "any" item claims a child of its kind (it had
+                // none to claim: the kind stays without an available child).
+                if (!t.named()) ++any_held[k];
+                continue;
             }
-            for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) any_held[k] += it->any_needed[k];
-            ++i;
+            Pool& p = pool(t.kind);
+            uint32_t index = t.index();
+            if (!t.named())
+                while (p.state[index] != FREE || p.reserved[index] == stamp) ++index;
+            set_state(p, index, BUSY);
+            --open[k];
+            out.push_back({q.front().task, 0, ChildRef{t.kind, index}});
+            q.pop_front();
+            --queued_;
+            // A named child is busy now; an "any" queue may go on.
+            if (!t.named() && !q.empty()) {
+                heads_.push_back({q.front().ready, h.source, 0});
+                std::push_heap(heads_.begin(), heads_.end(), later);
+            }
             continue;
         }
-        for (uint32_t m = 0; m < it->members().size(); ++m) {
-            const MemberTarget& t = it->members()[m];
-            Pool& p = pool(t.kind);
-            uint32_t index = 0;
-            if (t.named()) {
-                index = t.index();
-            } else {
-                while (p.state[index] != FREE || p.reserved[index] == stamp) ++index;
-            }
-            set_state(p, index, BUSY);
-            --open[static_cast<size_t>(t.kind)];
-            out.push_back({it->task, m, ChildRef{t.kind, index}});
+        Group& g = groups_[h.group];
+        bool can_go = true;
+        std::array<uint32_t, CHILD_KIND_COUNT> need = g.any_needed;
+        for (const MemberTarget& m : g.members) {
+            if (!m.named()) continue;
+            can_go &= free_now(m);
+            ++need[static_cast<size_t>(m.kind)];
         }
-        erase(i);
-        ++i;  // the next item (erase moved only the ones before i)
+        for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) can_go &= need[k] <= available(k);
+        if (can_go) {
+            // The named children first, so that no "any" member takes one of them.
+            for (const MemberTarget& t : g.members) {
+                if (!t.named()) continue;
+                set_state(pool(t.kind), t.index(), BUSY);
+                --open[static_cast<size_t>(t.kind)];
+            }
+            for (uint32_t m = 0; m < g.members.size(); ++m) {
+                const MemberTarget& t = g.members[m];
+                uint32_t index = t.index();
+                if (!t.named()) {
+                    Pool& p = pool(t.kind);
+                    while (p.state[index] != FREE || p.reserved[index] == stamp) ++index;
+                    set_state(p, index, BUSY);
+                    --open[static_cast<size_t>(t.kind)];
+                }
+                out.push_back({g.task, m, ChildRef{t.kind, index}});
+            }
+            g.members.clear();  // left: erased after the merge
+            groups_left = true;
+            --queued_;
+        } else {
+            // It waits, and holds what it names and its "any" count from later items.
+            for (const MemberTarget& m : g.members) {
+                if (!m.named()) continue;
+                Pool& p = pool(m.kind);
+                if (free_now(m)) --open[static_cast<size_t>(m.kind)];
+                p.reserved[m.index()] = stamp;
+            }
+            for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) any_held[k] += g.any_needed[k];
+        }
+        if (h.group + 1 < groups_.size()) {
+            heads_.push_back({groups_[h.group + 1].ready, GROUPS, h.group + 1});
+            std::push_heap(heads_.begin(), heads_.end(), later);
+        }
     }
-    compact();
-}
-
-void DispatchQueue::erase(size_t at) {
-    std::move_backward(items_.begin() + static_cast<ptrdiff_t>(head_), items_.begin() + static_cast<ptrdiff_t>(at),
-                       items_.begin() + static_cast<ptrdiff_t>(at) + 1);
-    items_[head_].group.clear();
-    ++head_;
-}
-
-void DispatchQueue::compact() {
-    if (head_ == items_.size()) {
-        items_.clear();  // the capacity stays
-        head_ = 0;
-    } else if (head_ > items_.size() / 2) {
-        items_.erase(items_.begin(), items_.begin() + static_cast<ptrdiff_t>(head_));
-        head_ = 0;
-    }
+    if (groups_left) std::erase_if(groups_, [](const Group& g) { return g.members.empty(); });
 }
 
 bool DispatchQueue::names(ChildRef child) const noexcept {
     const MemberTarget target = MemberTarget::child(child);
-    return std::any_of(items_.begin() + static_cast<ptrdiff_t>(head_), items_.end(), [&](const Item& i) {
-        const std::span<const MemberTarget> m = i.members();
-        return std::find(m.begin(), m.end(), target) != m.end();
+    if (!singles_[queue_of(target)].empty()) return true;
+    return std::any_of(groups_.begin(), groups_.end(), [&](const Group& g) {
+        return std::find(g.members.begin(), g.members.end(), target) != g.members.end();
     });
 }
 
 bool DispatchQueue::drop(TaskId task) {
-    const auto it = std::find_if(items_.begin() + static_cast<ptrdiff_t>(head_), items_.end(),
-                                 [&](const Item& i) { return i.task == task; });
-    if (it == items_.end()) return false;
-    erase(static_cast<size_t>(it - items_.begin()));
-    compact();
+    for (SingleQueue& q : singles_) {
+        if (q.erase(task)) {
+            --queued_;
+            return true;
+        }
+    }
+    const auto it = std::find_if(groups_.begin(), groups_.end(), [&](const Group& g) { return g.task == task; });
+    if (it == groups_.end()) return false;
+    groups_.erase(it);
+    --queued_;
     return true;
 }
 

@@ -7,8 +7,17 @@
 // together and N "any" members of one kind take N distinct children. An item
 // that cannot leave yet reserves the children it names (and its count of "any"
 // children per kind), so later items cannot starve it: a later item leaves
-// ahead of it only when it needs none of what it reserved. Running tasks never
+// ahead of it only when it needs none of what it reserved (a member of a kind,
+// named or not, leaves only while that kind has a free child beyond the waiting
+// items' "any" claims). Running tasks never
 // wait on queued ones, so every reservation is released.
+//
+// A one-member item waits in the queue of its target (one per named child, one
+// per kind for "any"), groups in a queue of their own; take() merges the queues'
+// heads in ready order. Every item of a one-member queue needs exactly what its
+// head needs, so a head that cannot leave closes its queue for that take: a take
+// costs what leaves, the groups and the number of targets, never the number of
+// waiting one-member items (a long queue for a busy child costs nothing).
 //
 // Does not own: the children, the task graph. Not thread-safe: its owner
 // (EngineCore) is driven under the Worker's engine mutex by whichever thread
@@ -63,7 +72,7 @@ public:
     // Removes a queued task (it was poisoned); false when it is not queued.
     bool drop(TaskId task);
 
-    [[nodiscard]] size_t queued() const noexcept { return items_.size() - head_; }
+    [[nodiscard]] size_t queued() const noexcept { return queued_; }
     // Whether a queued item has a member that names `child`.
     [[nodiscard]] bool names(ChildRef child) const noexcept;
     [[nodiscard]] bool free(ChildRef child) const { return pool(child.kind).state.at(child.index) == FREE; }
@@ -80,34 +89,59 @@ private:
         uint32_t free = 0;  // children FREE, kept with `state`
         uint32_t live = 0;  // children not DEAD
     };
-    struct Item {
+    // A queued one-member task: its target is its queue's.
+    struct Single {
         TaskId task;
-        MemberTarget single;              // a one-member task's member: queued without an allocation
-        std::vector<MemberTarget> group;  // a group's members (two or more); empty for one member
-        std::array<uint32_t, CHILD_KIND_COUNT> any_needed;  // "any" members per kind
-
-        [[nodiscard]] std::span<const MemberTarget> members() const noexcept {
-            return group.empty() ? std::span<const MemberTarget>(&single, 1) : std::span<const MemberTarget>(group);
-        }
+        uint64_t ready;  // ready order over every queue
     };
+    // One target's one-member items, in ready order: items_[head_, size()).
+    // A vector keeps its storage between batches (a std::deque allocates and
+    // frees a block every few items).
+    struct SingleQueue {
+        MemberTarget target;
+        std::vector<Single> items;
+        size_t head = 0;
+        [[nodiscard]] bool empty() const noexcept { return head == items.size(); }
+        [[nodiscard]] const Single& front() const noexcept { return items[head]; }
+        // Drops the front; the left prefix goes once it is half the vector
+        // (amortized O(1) per item).
+        void pop_front() noexcept;
+        // Removes the item of `task`; false when it is not here.
+        bool erase(TaskId task);
+    };
+    struct Group {
+        TaskId task;
+        uint64_t ready;
+        std::vector<MemberTarget> members;                  // two or more
+        std::array<uint32_t, CHILD_KIND_COUNT> any_needed;  // "any" members per kind
+    };
+    // A queue's head offered to take()'s merge: `source` is a SingleQueue's
+    // index, or GROUPS with `group` the index into groups_.
+    struct Head {
+        uint64_t ready;
+        uint32_t source;
+        uint32_t group;
+    };
+    static constexpr uint32_t GROUPS = UINT32_MAX;
 
     [[nodiscard]] Pool& pool(ChildKind k) noexcept { return pools_[static_cast<size_t>(k)]; }
     [[nodiscard]] const Pool& pool(ChildKind k) const noexcept { return pools_[static_cast<size_t>(k)]; }
     // Moves child `index` of `p` to state `to`, keeping the pool's counts.
     static void set_state(Pool& p, uint32_t index, ChildState to) noexcept;
+    // The SingleQueue of a one-member item's target.
+    [[nodiscard]] uint32_t queue_of(const MemberTarget& t) const noexcept {
+        const auto k = static_cast<size_t>(t.kind);
+        return t.named() ? named_base_[k] + t.index() : any_queue_[k];
+    }
 
-    // Item `at` leaves: the items before it move one place back and head_
-    // advances (what a deque's erase near the front does), so a queue leaving
-    // in ready order moves nothing. Positions after `at` do not change.
-    void erase(size_t at);
-    // Drops the left items' prefix once it is half the vector (amortized O(1) per item).
-    void compact();
-
-    // The queued items are items_[head_, items_.size()), in ready order: a
-    // vector keeps its storage between batches, where a std::deque allocates
-    // and frees a block every few items.
-    std::vector<Item> items_;
-    size_t head_ = 0;
+    // any_queue_[k], then named_base_[k] + i for child i of kind k.
+    std::vector<SingleQueue> singles_;
+    std::array<uint32_t, CHILD_KIND_COUNT> any_queue_{};
+    std::array<uint32_t, CHILD_KIND_COUNT> named_base_{};
+    std::vector<Group> groups_;  // in ready order
+    size_t queued_ = 0;
+    uint64_t next_ready_ = 0;
+    std::vector<Head> heads_;  // take()'s merge heap (kept: no allocation per take)
     std::array<Pool, CHILD_KIND_COUNT> pools_;
     uint32_t take_stamp_ = 0;  // the current take()'s stamp in Pool::reserved (never 0 there)
 };

@@ -240,3 +240,36 @@ TEST(DispatchQueue, EachChipsTasksLeaveInReadyOrderThroughOutOfOrderLeavesAndDro
     EXPECT_EQ(left, expected);
     EXPECT_EQ(total, 600u - 600u / 7);
 }
+
+TEST(DispatchQueue, AGroupOfANamedAndAnAnySubWorkerRunsOnTwoSubWorkers) {
+    // The "any" member was handed the named member's child (sub-worker 0 twice).
+    DispatchQueue q(counts(0, 2));
+    const MemberTarget named_and_any[] = {MemberTarget::any(ChildKind::SUB_WORKER), MemberTarget::child(sub_worker(0))};
+    q.push(1, named_and_any);
+    const auto a = take(q);
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_EQ(a[0].child, sub_worker(1));
+    EXPECT_EQ(a[1].child, sub_worker(0));
+    EXPECT_EQ(q.free_count(ChildKind::SUB_WORKER), 0u);
+}
+
+TEST(DispatchQueue, ANamedSubTaskDoesNotTakeAChildAWaitingGroupClaims) {
+    // 2 sub-workers, 1 busy: a waiting group of two "any" members claims both,
+    // so a later task naming the free one waits behind it (it went ahead, and a
+    // stream of such tasks starved the group).
+    DispatchQueue q(counts(1, 2));
+    q.push(1, sub);
+    ASSERT_EQ(take(q).size(), 1u);  // sub-worker 0 busy
+    const MemberTarget on_sub1[] = {MemberTarget::child(sub_worker(1))};
+    q.push(2, two_subs);
+    q.push(3, on_sub1);
+    q.push(4, chip0);  // another kind still leaves
+    auto a = take(q);
+    ASSERT_EQ(a.size(), 1u);
+    EXPECT_EQ(a[0].task, 4u);
+    q.release(sub_worker(0));
+    a = take(q);
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_EQ(a[0].task, 2u);
+    EXPECT_EQ(a[1].task, 2u);
+}
