@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -74,7 +75,17 @@ bool start_owner_watch(int owner_pidfd) noexcept {
     return true;
 }
 
-[[noreturn]] void run_child(int owner_pidfd, const std::function<int()>& body) noexcept {
+[[noreturn]] void run_child(int owner_pidfd, pid_t owner, bool forked_by_main_thread,
+                            const std::function<int()>& body) noexcept {
+    // A stopped child (SIGSTOP, a debugger) runs no thread, so its owner watch
+    // cannot kill it; the kernel's parent-death SIGKILL can. It fires when the
+    // forking *thread* exits, so it is asked for only when that thread was the
+    // owner's main one (whose exit is the process's); a child forked by another
+    // thread relies on the watch alone.
+    if (forked_by_main_thread) {
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) _exit(CHILD_ORPHANED_STATUS);
+        if (getppid() != owner) kill(getpid(), SIGKILL);  // the owner died before the prctl
+    }
     if (!start_owner_watch(owner_pidfd)) _exit(CHILD_ORPHANED_STATUS);
     int status = CHILD_EXCEPTION_STATUS;
     try {
@@ -112,13 +123,15 @@ ChildProcess ChildProcess::spawn(const std::function<int()>& body) {
     if (owner_pidfd < 0)
         throw std::runtime_error(std::string("ChildProcess: pidfd_open of the owner failed: ") + std::strerror(errno));
     std::fflush(nullptr);  // buffered output must not be written twice
+    const pid_t owner = getpid();
+    const bool forked_by_main_thread = static_cast<pid_t>(syscall(SYS_gettid)) == owner;
     const pid_t pid = fork();
     if (pid < 0) {
         const int err = errno;
         close(owner_pidfd);
         throw std::runtime_error(std::string("ChildProcess: fork failed: ") + std::strerror(err));
     }
-    if (pid == 0) run_child(owner_pidfd, body);
+    if (pid == 0) run_child(owner_pidfd, owner, forked_by_main_thread, body);
     close(owner_pidfd);
     ChildProcess child;
     child.pid_ = pid;

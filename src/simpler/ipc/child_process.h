@@ -4,9 +4,13 @@
 // small thread asleep in poll() on that inherited pidfd: when the owner
 // *process* exits (however: exit, a signal, SIGKILL), the thread SIGKILLs the
 // child. It is the process that counts, not the thread that forked, so a child
-// forked from a short-lived thread lives on (PR_SET_PDEATHSIG, which follows
-// the forking thread, is not used). The pidfd exists before the fork, so an
-// owner that dies before the child started is noticed too. Then the child runs
+// forked from a short-lived thread lives on. The pidfd exists before the fork,
+// so an owner that dies before the child started is noticed too. A stopped
+// child (SIGSTOP) runs no thread: when the owner's main thread forked it, the
+// child also asks for PR_SET_PDEATHSIG(SIGKILL), which the kernel delivers
+// even to a stopped process (it follows the forking thread, and the main
+// thread's exit is the process's; a child forked by another thread has the
+// watch only). Then the child runs
 // the body and _exit()s with its return value, so no parent destructor, atexit
 // handler or test framework code ever runs in the child.
 //

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
+#include <iterator>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -88,17 +90,26 @@ struct Handoff {
     uint32_t running;
 };
 
+// The state letter of /proc/PID/stat ('T': stopped), or '?' when it cannot be read.
+char process_state(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const size_t close = text.rfind(')');
+    return close == std::string::npos || close + 2 >= text.size() ? '?' : text[close + 2];
+}
+
 // Forks a middle process that forks a grandchild and dies without reaping it,
 // after the grandchild reached its body when `wait_for_grandchild`. Returns
 // the grandchild's wait status (it is reparented here: the test process is a
 // child subreaper for the duration), or nullopt when it outlived 10 s.
-std::optional<int> orphan_a_grandchild(bool wait_for_grandchild) {
+std::optional<int> orphan_a_grandchild(bool wait_for_grandchild, bool stop_grandchild = false) {
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     SharedRegion region(64);
     auto* h = new (region.data()) Handoff{0, 0};
-    ChildProcess middle = ChildProcess::spawn([h, wait_for_grandchild] {
-        ChildProcess grandchild = ChildProcess::spawn([h] {
+    ChildProcess middle = ChildProcess::spawn([h, wait_for_grandchild, stop_grandchild] {
+        ChildProcess grandchild = ChildProcess::spawn([h, stop_grandchild] {
             std::atomic_ref<uint32_t>(h->running).store(1);
+            if (stop_grandchild) raise(SIGSTOP);
             for (;;) ::pause();
             return 0;
         });
@@ -107,6 +118,8 @@ std::optional<int> orphan_a_grandchild(bool wait_for_grandchild) {
         while (wait_for_grandchild && std::atomic_ref<uint32_t>(h->running).load() == 0 && Clock::now() < deadline) {
             std::this_thread::sleep_for(1ms);
         }
+        while (stop_grandchild && process_state(grandchild.pid()) != 'T' && Clock::now() < deadline)
+            std::this_thread::sleep_for(1ms);
         _exit(0);  // dies without running the grandchild's destructor
         return 0;
     });
@@ -135,6 +148,15 @@ std::optional<int> orphan_a_grandchild(bool wait_for_grandchild) {
 TEST(ChildProcess, ParentDeathKillsTheChild) {
     const auto st = orphan_a_grandchild(true);
     ASSERT_TRUE(st.has_value()) << "grandchild outlived its parent by 10 s";
+    EXPECT_TRUE(WIFSIGNALED(*st)) << describe_wait_status(*st);
+    EXPECT_EQ(WTERMSIG(*st), SIGKILL);
+}
+
+// A stopped child runs no thread, so its owner watch cannot kill it: it was
+// left stopped (parented to init) for as long as nobody continued it.
+TEST(ChildProcess, ParentDeathKillsAStoppedChild) {
+    const auto st = orphan_a_grandchild(true, true);
+    ASSERT_TRUE(st.has_value()) << "the stopped grandchild outlived its parent by 10 s";
     EXPECT_TRUE(WIFSIGNALED(*st)) << describe_wait_status(*st);
     EXPECT_EQ(WTERMSIG(*st), SIGKILL);
 }
