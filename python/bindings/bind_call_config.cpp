@@ -67,6 +67,10 @@ void bind_call_config(nb::module_& m) {
             "index"_a,
             "Whether the task writes tensor `index` without reading it (OUTPUT / OUTPUT_EXISTING: the engine's "
             "write-only mask; False past its 192 bits).")
+        .def(
+            "no_dep", [](const CallConfig& c, size_t index) { return simpler::no_dep_tensor(c, index); }, "index"_a,
+            "Whether tensor `index`'s tag was NO_DEP (its write-only bit without its write bit; False past the "
+            "write-only mask's 192 bits).")
         .def_static(
             "from_bytes",
             [](const nb::bytes& data) {

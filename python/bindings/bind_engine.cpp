@@ -354,12 +354,18 @@ void bind_engine(nb::module_& m) {
             [](WorkerConfig& c, std::optional<double> s) {
                 if (s && *s == 0)
                     throw std::invalid_argument("WorkerConfig.task_timeout: must be > 0 seconds (None: no limit)");
+                // Deadlines are whole milliseconds: a shorter one would be silently a millisecond.
+                if (s && *s > 0 && *s < 1e-3)
+                    throw std::invalid_argument(
+                        "WorkerConfig.task_timeout: must be at least 0.001 seconds, the finest deadline a task is "
+                        "held to (got " +
+                        std::to_string(*s) + ")");
                 c.task_timeout =
                     s ? duration_of<std::chrono::milliseconds>("task_timeout", *s) : std::chrono::milliseconds{0};
             },
             nb::arg("task_timeout").none(),
-            "Seconds a task may run (rounded up to whole milliseconds); None: no limit. 0, NaN and infinity are "
-            "refused.")
+            "Seconds a task may run (at least 0.001, rounded up to whole milliseconds); None: no limit. 0, less "
+            "than 0.001, NaN and infinity are refused.")
         .def_prop_rw(
             "close_grace", [](const WorkerConfig& c) { return seconds_of(c.close_grace); },
             [](WorkerConfig& c, double s) { c.close_grace = duration_of<std::chrono::milliseconds>("close_grace", s); },

@@ -243,6 +243,10 @@ class CallConfig:
         """
         Whether the task writes tensor `index` without reading it (OUTPUT / OUTPUT_EXISTING: the engine's write-only mask; False past its 192 bits).
         """
+    def no_dep(self, index: int) -> bool:
+        """
+        Whether tensor `index`'s tag was NO_DEP (its write-only bit without its write bit; False past the write-only mask's 192 bits).
+        """
     @staticmethod
     def from_bytes(data: bytes) -> CallConfig: ...
     def __eq__(self, other: object, /) -> bool: ...
@@ -647,7 +651,7 @@ class WorkerConfig:
     @property
     def task_timeout(self) -> float | None:
         """
-        Seconds a task may run (rounded up to whole milliseconds); None: no limit. 0, NaN and infinity are refused.
+        Seconds a task may run (at least 0.001, rounded up to whole milliseconds); None: no limit. 0, less than 0.001, NaN and infinity are refused.
         """
     @task_timeout.setter
     def task_timeout(self, task_timeout: float | None) -> None: ...

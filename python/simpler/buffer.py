@@ -189,6 +189,8 @@ class Buffer:
         self._owner = owner
         self._pid = os.getpid()
         self._shm = SharedMemoryView(owner) if owner.backend == BackendKind.POSIX_SHM else None
+        # The Worker that keeps it (Worker._keep), whose release_buffer alone releases it; None: no Worker's.
+        self._worker: Optional["weakref.ReferenceType[Any]"] = None
         _live_buffers[owner.identity] = self
 
     @property

@@ -13,7 +13,8 @@ Tensor with the same descriptor (the same canonical identity), validated by
 nothing. Tags do not cross the blob; the engine's masks do: a tensor the
 parent's task writes arrives tagged INOUT, or OUTPUT_EXISTING when the parent's
 task writes it without reading it (the write-only mask) or its grant is WRITE;
-any other INPUT.
+a NO_DEP one (its write-only bit without its write bit) NO_DEP; any other
+INPUT.
 
 The parent ordered its tasks by the views it forwarded, so a nested run may
 touch only those bytes (`ForwardedScope`): a submit naming a forwarded buffer
@@ -139,7 +140,9 @@ def forwarded_args(blob: bytes, config: CallConfig) -> Tuple[TaskArgs, Forwarded
         for i, t in enumerate(tensors):
             view = registry.reexport(t)
             writes = config.writes(i)
-            if not writes:
+            if config.no_dep(i):
+                tag = TensorArgType.NO_DEP
+            elif not writes:
                 tag = TensorArgType.INPUT
             elif view.buffer.access == AccessMode.READWRITE and not config.writes_only(i):
                 tag = TensorArgType.INOUT

@@ -101,6 +101,7 @@ class _Source:
                 raise ValueError(f"Worker.share: a NumPy array of dtype {obj.dtype} has no DataType; supported: "
                                  f"{', '.join(sorted(str(d) for d in _NUMPY_TO_DTYPE))}")
             contiguous = obj.flags.c_contiguous
+            writeable = bool(obj.flags.writeable)
             address = obj.__array_interface__["data"][0]
             strides = tuple(s // obj.itemsize for s in obj.strides)
         elif torch is not None and isinstance(obj, torch.Tensor):
@@ -115,12 +116,15 @@ class _Source:
                 raise ValueError(f"Worker.share: a torch tensor of dtype {obj.dtype} has no DataType; supported: "
                                  f"{', '.join(sorted(_TORCH_TO_DTYPE))}")
             contiguous = obj.is_contiguous()
+            writeable = True  # a torch tensor has no read-only flag
             address = obj.data_ptr()
             strides = tuple(obj.stride())
         else:
             raise TypeError(f"Worker.share: expected a NumPy array or a torch tensor, got {type(obj).__name__} "
                             "(for other memory, view it as one first: numpy.frombuffer(obj, dtype))")
         self.obj = obj
+        # False for a NumPy array whose WRITEABLE flag is off: no task may write through it.
+        self.writeable = writeable
         self.shape: Tuple[int, ...] = tuple(int(n) for n in obj.shape)
         self.dtype = dtype
         self.nbytes = math.prod(self.shape) * element_size(dtype)
@@ -175,6 +179,12 @@ def share(worker: Any, obj: Any, access: Optional[AccessMode] = None, copy: bool
     src = _Source(obj)
     if copy:
         return _copy(worker, src, AccessMode.READWRITE if access is None else access)
+    if not src.writeable:
+        if access not in (None, AccessMode.READ):
+            raise ValueError(f"Worker.share: the {src.kind}'s WRITEABLE flag is off, so its buffer grants READ only, "
+                             f"not {access.name}; share a writable array (arr.setflags(write=True) where its owner "
+                             "allows it), or pass copy=True for a copy tasks can write")
+        access = AccessMode.READ
     maps = mappings()
     where = describe_range(src.address, src.nbytes, maps)
     if not where.writable:
@@ -216,7 +226,7 @@ def share(worker: Any, obj: Any, access: Optional[AccessMode] = None, copy: bool
                                 AccessMode.READWRITE if access is None else access, path_id)
     t = AdoptedTensor(owner, src.shape, src.dtype, origin, src.obj)
     _adopted.append((owner, src.obj, where.key))
-    worker._buffers.append(t)
+    worker._keep(t)
     return t
 
 

@@ -55,7 +55,8 @@ import math
 import operator
 import os
 import threading
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+import weakref
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from simpler import late_register, remote
 from simpler._core import (
@@ -157,8 +158,22 @@ def worker_config(**options: Any) -> WorkerConfig:
             if isinstance(value, int):  # out of the field's integer range
                 raise ValueError(f"WorkerConfig.{path}: {value} does not fit the field ({name}={value})") from e
             raise
-    config.validate()
+    try:
+        config.validate()
+    except ValueError as e:
+        raise ValueError(_as_option(str(e), options)) from None
     return config
+
+
+def _as_option(message: str, options: Dict[str, Any]) -> str:
+    """A WorkerConfig refusal reworded to name the keyword the user passed, when
+    the refused field is one a keyword of another name set ("Worker.chip_arena_bytes:
+    must be > 0 (got 0) (WorkerConfig.chip_lane.chip.arena_bytes)")."""
+    for name, (path, _convert) in _RENAMED.items():
+        field = f"WorkerConfig.{path}:"
+        if options.get(name) is not None and message.startswith(field):
+            return f"Worker.{name}:{message[len(field):]} ({field[:-1]})"
+    return message
 
 
 # How often a waiting run() returns to the interpreter, so that Ctrl-C (a Python
@@ -184,6 +199,12 @@ def _wait(core: EngineWorker, run: int) -> None:
         pass
 
 
+_B = TypeVar("_B", bound=Buffer)
+
+# The highest level a Worker takes: a tree of host (3), pod (4) and up to four levels of pods above.
+MAX_LEVEL = 8
+
+
 class Worker:
     def __init__(self, level: int = 3, num_chips: Optional[int] = None, num_sub_workers: Optional[int] = None, *,
                  task_timeout: Optional[float] = None, blob_capacity: Optional[int] = None,
@@ -193,8 +214,9 @@ class Worker:
                  record_edges: Optional[bool] = None, trace: Optional[bool] = None,
                  trace_capacity: Optional[int] = None, spin: Optional[float] = None):
         level = check_int("Worker.level", level, minimum=None)
-        if level < 3:
-            raise ValueError(f"Worker(level={level}): a Worker is level 3 (a host) or above; level 2 is a chip")
+        if not 3 <= level <= MAX_LEVEL:
+            raise ValueError(f"Worker(level={level}): a Worker is level 3 (a host) to {MAX_LEVEL}; level 2 is a chip, "
+                             "level 4 a pod of hosts, and each level above drives Workers of the one below")
         if level > 3 and num_chips:
             raise ValueError(f"Worker(level={level}, num_chips={num_chips}): the next level of a level-{level} Worker "
                              f"is level-{level - 1} Workers (add_worker), not chips; chips belong to level-3 Workers")
@@ -459,9 +481,13 @@ class Worker:
 
     def create_buffer(self, nbytes: int, access: AccessMode = AccessMode.READWRITE) -> Buffer:
         """A POSIX shm buffer owned by this Worker (closed with it)."""
-        b = create_buffer(nbytes, access, owner_worker_path_id=intern_owner_path(self.path))
-        self._buffers.append(b)
-        return b
+        return self._keep(create_buffer(nbytes, access, owner_worker_path_id=intern_owner_path(self.path)))
+
+    def _keep(self, buffer: _B) -> _B:
+        """Makes `buffer` this Worker's: closed with it, and released by its release_buffer only."""
+        buffer._worker = weakref.ref(self)
+        self._buffers.append(buffer)
+        return buffer
 
     def alloc_shared_tensor(self, shape: Sequence[int], dtype: DataType,
                             access: AccessMode = AccessMode.READWRITE) -> SharedTensor:
@@ -476,9 +502,7 @@ class Worker:
         path_id = intern_owner_path(self.path)
         owner = (create_fork_shm(nbytes, access, path_id) if self._core is None
                  else create_posix_shm(nbytes, access, path_id))
-        t = SharedTensor(owner, shape, dtype)
-        self._buffers.append(t)
-        return t
+        return self._keep(SharedTensor(owner, shape, dtype))
 
     def share(self, obj: Any, access: Optional[AccessMode] = None, copy: bool = False) -> SharedTensor:
         """Names the bytes of a NumPy array or a torch tensor (contiguous, host
@@ -488,7 +512,8 @@ class Worker:
         closed with it. Before init(): MAP_SHARED memory (torch
         `share_memory_()`, multiprocessing.shared_memory, `mmap.mmap(-1, n)`)
         becomes FORK_SHM (access READWRITE unless given), private memory
-        FORK_COW (READ only: children see it as of init()). After init(): memory
+        FORK_COW (READ only: children see it as of init()); a NumPy array whose
+        WRITEABLE flag is off is granted READ only. After init(): memory
         in a named POSIX shm object becomes POSIX_SHM naming it; anything else
         is refused with the remedy. The buffer keeps obj alive while any task
         names it and never frees its bytes. copy=True copies into a new
@@ -506,9 +531,15 @@ class Worker:
         child of every live Worker drops it from its import cache. Returns at once,
         or with wait=True once the bytes are freed (asleep, the GIL released).
         BufferError (nothing changes) while a view of the owner's own mapping is
-        exported. Buffer.close() is the same release without the wait."""
+        exported; ValueError (nothing changes) for a buffer of another Worker.
+        Buffer.close() is the same release without the wait."""
         check_type("release_buffer.buffer", buffer, Buffer)
         wait = check_bool("release_buffer.wait", wait)
+        keeper = getattr(buffer, "_worker", None)
+        owner = keeper() if keeper is not None else None
+        if owner is not None and owner is not self:
+            raise ValueError(f"Worker.release_buffer: buffer {buffer.identity} belongs to another Worker "
+                             f"({owner.path}), whose tasks may name it; release it with that Worker's release_buffer")
         buffer.close()
         if wait:
             buffer.wait_freed()

@@ -12,13 +12,14 @@ from worker_helpers import args
 F32 = DataType.FLOAT32
 
 
-def config(written=(), write_only=()):
+def config(written=(), write_only=(), no_dep=()):
     """A CallConfig whose write mask (bytes 32..63) sets the bits of `written`
-    and of `write_only`, and whose write-only mask (bytes 8..31) those of `write_only`."""
+    and of `write_only`, and whose write-only mask (bytes 8..31) those of
+    `write_only` and of `no_dep`."""
     c = bytearray(64)
     for i in (*written, *write_only):
         c[32 + i // 8] |= 1 << (i % 8)
-    for i in write_only:
+    for i in (*write_only, *no_dep):
         c[8 + i // 8] |= 1 << (i % 8)
     return CallConfig.from_bytes(bytes(c))
 
@@ -62,3 +63,13 @@ def test_forwarded_tensors_are_tagged_by_the_write_mask_and_hold_submits_to_thei
         scope.check(args((low, TensorArgType.OUTPUT_EXISTING)), "submit")
     with pytest.raises(ValueError, match="outside every view"):
         scope.check(args((buf.tensor((64,), F32), TensorArgType.INPUT)), "submit")
+
+
+def test_a_no_dep_tensor_is_forwarded_as_no_dep(buf):
+    # It arrived as INPUT: a nested run ordered it against the writers of its view.
+    low, high = buf.tensor((16,), F32), buf.tensor((16,), F32, byte_offset=64)
+    blob = write_blob(args((low, TensorArgType.NO_DEP), (high, TensorArgType.INPUT)))
+    fwd, _ = forwarded_args(blob, config(no_dep=(0,)))
+    assert fwd.tags == [TensorArgType.NO_DEP, TensorArgType.INPUT]
+    c = config(no_dep=(0,))
+    assert c.no_dep(0) and not c.writes(0) and not c.writes_only(0) and not c.no_dep(1) and not c.no_dep(500)

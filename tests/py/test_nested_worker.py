@@ -153,10 +153,12 @@ def test_identity_is_the_same_at_l4_and_l3_and_the_forwarding_hop_maps_nothing(c
     x.array((64,), F32)[...] = 2
     y.array((64,), F32)[...] = 3
     ts = [x.tensor((64,), F32), y.tensor((64,), F32), z.tensor((64,), F32)]
-    w4.run(lambda o, _a, _c: o.submit_next_level(fwd, args((ts[0], IN), (ts[1], IN), (ts[2], OUT)), worker=0))
+    no_dep = TensorArgType.NO_DEP
+    w4.run(lambda o, _a, _c: o.submit_next_level(fwd, args((ts[0], IN), (ts[1], no_dep), (ts[2], OUT)), worker=0))
     seen = json.loads(report.read_text())
     assert seen["ids"] == [str(t.buffer.identity) for t in ts]
-    assert seen["tags"] == ["INPUT", "INPUT", "OUTPUT_EXISTING"]  # written, not read: the write-only mask
+    # written, not read: the write-only mask; NO_DEP stays NO_DEP (it arrived as INPUT)
+    assert seen["tags"] == ["INPUT", "NO_DEP", "OUTPUT_EXISTING"]
     assert seen["maps"] == 0 and seen["reexports"] == 3 and seen["pid"] != os.getpid()
     assert (z.array((64,), F32) == 5).all()
 

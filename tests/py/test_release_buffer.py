@@ -91,6 +91,11 @@ def read_kept(a):
     a.array(1)[...] = _kept["a"] + a.array(0)
 
 
+def sum_into(a):
+    """out[0] = the sum of in."""
+    a.array(1)[0] = a.array(0).sum()
+
+
 def paths_tensor(w, tmp_path, *names):
     text = b"".join(str(tmp_path / n).encode() + b"\0" for n in names)
     b = w.create_buffer(len(text))
@@ -299,3 +304,24 @@ def test_release_buffer_refuses_bad_arguments_and_changes_nothing(closing):
     with pytest.raises(TypeError, match=r"release_buffer.wait: expected a bool \(got int 1\)"):
         w.release_buffer(x, wait=1)
     assert not x.closed and os.path.exists(shm_path(x))
+
+
+def test_a_worker_refuses_to_release_another_workers_buffer(closing):
+    # other.release_buffer(h) was accepted: the owner's next submit and its own h.array() were then refused as stale.
+    w, other = Worker(level=3, num_sub_workers=1), Worker(level=3, num_sub_workers=1)
+    closing(w)
+    closing(other)
+    total = w.register(sum_into)
+    w.init()
+    other.init()
+    x, s, out = w.create_buffer(N * 4), w.alloc_shared_tensor((N,), F32), w.create_buffer(4)
+    x.array((N,), F32)[...] = 1.0
+    for b in (x, s):
+        with pytest.raises(ValueError, match=r"belongs to another Worker \(L3\).*that Worker's release_buffer"):
+            other.release_buffer(b)
+        assert not b.closed
+    assert os.path.exists(shm_path(x))
+    w.run(lambda o, _a, _c: o.submit_sub(total, args((x.tensor((N,), F32), IN), (out.tensor((1,), F32), OUT))))
+    assert out.array((1,), F32)[0] == N
+    w.release_buffer(x, wait=True)  # its own Worker may
+    assert x.closed

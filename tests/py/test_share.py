@@ -269,3 +269,30 @@ def test_shared_memory_reaches_the_chips_of_a_tree_of_workers():
         assert np.array_equal(t.numpy(), x)  # written by a chip two levels down, in the tensor itself
     finally:
         close_and_check(w4)
+
+
+def test_an_array_whose_writeable_flag_is_off_is_granted_read_only():
+    # It was granted READWRITE, and a sub-worker wrote into the array its owner had made read-only.
+    w = Worker(level=3, num_sub_workers=1, task_timeout=60)
+    try:
+        total = w.register(_total)
+        m = mmap.mmap(-1, 4 * N)  # MAP_SHARED: FORK_SHM, which children could write
+        x = np.frombuffer(m, np.float32)
+        x.setflags(write=False)
+        y = np.frombuffer(mmap.mmap(-1, 4 * N), np.float32)
+        y.setflags(write=False)
+        with pytest.raises(ValueError, match=r"WRITEABLE flag is off.*READ only, not READWRITE"):
+            w.share(y, access=AccessMode.READWRITE)
+        b = w.share(x)
+        assert b.backend == BackendKind.FORK_SHM and b.access == AccessMode.READ
+        out = w.alloc_shared_tensor((1,), F32)
+        order = w.alloc_shared_tensor((1,), F32)
+        addr = w.alloc_shared_tensor((1,), DataType.UINT64)
+        w.init()
+        with pytest.raises(ValueError, match="READ"):
+            args((b.tensor(), OUT), (addr.tensor(), OUT))
+        w.run(lambda o, _a, _c: o.submit_sub(total, args((b.tensor(), IN), (order.tensor(), IN), (out.tensor(), OUT))))
+        assert out.array()[0] == 0.0
+        assert not x.any()
+    finally:
+        close_and_check(w)

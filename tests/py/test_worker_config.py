@@ -81,8 +81,8 @@ def test_spin_reads_back_in_seconds(spin):
     (dict(task_timeout=0), "WorkerConfig.task_timeout: must be > 0 seconds"),
     (dict(task_timeout=math.nan), "WorkerConfig.task_timeout"),
     (dict(task_timeout=math.inf), "WorkerConfig.task_timeout"),
-    (dict(chip_core_threads=0), "core_threads"),
-    (dict(chip_arena_bytes=0), "DeviceArena.capacity"),
+    (dict(chip_core_threads=0), "Worker.chip_core_threads: must be in [1, 256] (got 0)"),
+    (dict(chip_arena_bytes=0), "Worker.chip_arena_bytes: must be > 0"),
     (dict(num_chips=-1), "WorkerConfig.num_chips"),
     (dict(trace_capacity=-1), "WorkerConfig.trace_capacity"),
 ])
@@ -91,9 +91,18 @@ def test_a_bad_option_is_a_value_error_naming_its_field(kwargs, field):
         Worker(**kwargs)
 
 
-def test_a_positive_task_timeout_never_rounds_to_none():
+def test_a_task_timeout_too_short_to_honour_is_refused_and_others_round_up():
+    # 1e-4 was accepted and held to 1 ms: a task of 0.5 ms ran to completion past its timeout.
     c = WorkerConfig()
-    c.task_timeout = 1e-6
+    for s in (1e-4, 1e-6, 0.00099):
+        with pytest.raises(ValueError, match=r"task_timeout: must be at least 0\.001 seconds"):
+            c.task_timeout = s
+        with pytest.raises(ValueError, match=r"task_timeout: must be at least 0\.001 seconds"):
+            Worker(task_timeout=s)
+    assert c.task_timeout is None  # unchanged by the refusals
+    c.task_timeout = 0.001
     assert c.task_timeout == 0.001
+    c.task_timeout = 0.0015
+    assert c.task_timeout == 0.002
     c.task_timeout = None
     assert c.task_timeout is None

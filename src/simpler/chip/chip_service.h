@@ -38,8 +38,9 @@ struct ChipServiceConfig {
     std::vector<std::string> orchestrations;             // id -> name
 
     bool operator==(const ChipServiceConfig&) const = default;
-    // Throws std::invalid_argument naming the field (validate_arena_capacity,
-    // validate_runtime_config).
+
+    // Throws std::invalid_argument naming this struct's field ("arena_bytes: ...",
+    // "runtime.core_threads: ...").
     void validate() const;
 };
 

@@ -87,7 +87,7 @@ void WorkerConfig::validate() const {
     try {
         chip_lane.chip.validate();
     } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(std::string("WorkerConfig.chip_lane.chip: ") + e.what());
+        throw std::invalid_argument(std::string("WorkerConfig.chip_lane.chip.") + e.what());
     }
 }
 

@@ -132,10 +132,10 @@ RemoteTask decode_task(const RemoteFrame& f) {
         if (writes_tensor(t.config, i))
             refuse("config.write_mask",
                    "names tensor " + std::to_string(i) + " of a TASK of " + std::to_string(f.count) + " tensors", i);
-    for (size_t i = 0; i < CALL_CONFIG_WRITE_ONLY_MASK_BITS; ++i)
-        if (write_only_bit(t.config, i) && !writes_tensor(t.config, i))
+    for (size_t i = f.count; i < CALL_CONFIG_WRITE_ONLY_MASK_BITS; ++i)
+        if (write_only_bit(t.config, i))
             refuse("config.write_only_mask",
-                   "names tensor " + std::to_string(i) + ", which the write mask does not write", i);
+                   "names tensor " + std::to_string(i) + " of a TASK of " + std::to_string(f.count) + " tensors", i);
     const std::span<const std::byte> blob = f.body.subspan(CALL_CONFIG_SIZE + padded(f.count));
     TaskArgsView view;
     if (const ValidationError e = TaskArgsView::open(blob.data(), blob.size(), view); !e.ok())

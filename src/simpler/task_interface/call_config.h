@@ -6,7 +6,10 @@
 //   bytes  8..31  the engine's write_only_mask: bit i set when tensor i's tag
 //                 writes it without reading it (OUTPUT, OUTPUT_EXISTING): a
 //                 consumer that would fetch or stage in the view's bytes need
-//                 not. Tensors past its 192 bits read as "read".
+//                 not; set with tensor i's write bit clear, it says the tag is
+//                 NO_DEP (read, and ordered against nothing), so a next level
+//                 forwards it as NO_DEP. Tensors past its 192 bits read as
+//                 "read" (INPUT).
 //   bytes 32..63  the engine's write_mask: for every member, bit i (byte
 //                 i/8, bit i%8) is set when tensor i's tag writes it (OUTPUT,
 //                 OUTPUT_EXISTING, INOUT). Tags never cross a boundary; this
@@ -78,7 +81,8 @@ inline void set_write_mask(CallConfig& config, std::span<const TensorArgType> ta
         const auto bit = static_cast<uint8_t>(1u << (i % 8));
         if (tag_writes(tags[i])) config.write_mask[i / 8] |= bit;
         if (i < CALL_CONFIG_WRITE_ONLY_MASK_BITS &&
-            (tags[i] == TensorArgType::OUTPUT || tags[i] == TensorArgType::OUTPUT_EXISTING))
+            (tags[i] == TensorArgType::OUTPUT || tags[i] == TensorArgType::OUTPUT_EXISTING ||
+             tags[i] == TensorArgType::NO_DEP))
             config.write_only_mask[i / 8] |= bit;
     }
 }
@@ -100,6 +104,12 @@ inline bool write_only_bit(const CallConfig& config, size_t i) noexcept {
 // mask); false past the mask, and for a tensor the write mask does not write.
 inline bool writes_only_tensor(const CallConfig& config, size_t i) noexcept {
     return writes_tensor(config, i) && write_only_bit(config, i);
+}
+
+// Whether tensor i's tag was NO_DEP (its write-only bit without its write bit);
+// false past the write-only mask (such a tensor reads as INPUT).
+inline bool no_dep_tensor(const CallConfig& config, size_t i) noexcept {
+    return !writes_tensor(config, i) && write_only_bit(config, i);
 }
 
 }  // namespace simpler

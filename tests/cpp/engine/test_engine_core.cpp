@@ -309,6 +309,24 @@ TEST(EngineCore, EachChipMemberCarriesItsOwnWriteMaskAndTheCallersBytes) {
     EXPECT_TRUE(writes_only_tensor(c0, 1));
     EXPECT_FALSE(writes_only_tensor(c1, 0));
     EXPECT_FALSE(writes_only_tensor(c1, 1));
+    for (const CallConfig* config : {&c0, &c1})
+        for (size_t i = 0; i < 2; ++i) EXPECT_FALSE(no_dep_tensor(*config, i));
+}
+
+TEST(EngineCore, ANoDepTensorIsMarkedSoTheNextLevelKeepsItNoDep) {
+    // NO_DEP left the masks as INPUT does, so one level down it arrived as INPUT.
+    Harness h(chips(1));
+    const BufferDescriptor b = host_buffer(1), c = host_buffer(2);
+    TaskArgs a = args_of({{matrix(b), TensorArgType::NO_DEP}, {matrix(c), TensorArgType::INPUT}});
+    h.chip_task(a, 0);
+    auto d = h.take();
+    ASSERT_EQ(d.size(), 1u);
+    const CallConfig& cfg = *d[0].config;
+    EXPECT_TRUE(no_dep_tensor(cfg, 0));
+    EXPECT_FALSE(writes_tensor(cfg, 0));
+    EXPECT_FALSE(writes_only_tensor(cfg, 0));
+    EXPECT_FALSE(no_dep_tensor(cfg, 1));
+    EXPECT_FALSE(no_dep_tensor(cfg, 191));
 }
 
 TEST(EngineCore, AChipMemberWithMoreTensorsThanAChipTakesIsRefused) {

@@ -306,18 +306,18 @@ TEST(RemoteFrameRefusal, WriteMaskBitPastTheCount) {
     EXPECT_REFUSED(p.encode(), "remote frame: config.write_mask: names tensor 255 of a TASK of 3 tensors (got 255)");
 }
 
-TEST(RemoteFrameRefusal, WriteOnlyMaskBitTheWriteMaskLacks) {
+TEST(RemoteFrameRefusal, WriteOnlyMaskBitPastTheCount) {
     TaskParts p;
     p.config.write_only_mask[0] = 0x02;  // tensor 1: written, so write-only may be set
     EXPECT_EQ(refusal(p.encode()), "(accepted)");
-    p.config.write_only_mask[0] = 0x01;  // tensor 0: fetched only
-    EXPECT_REFUSED(p.encode(),
-                   "remote frame: config.write_only_mask: names tensor 0, which the write mask does not write (got 0)");
+    p.config.write_only_mask[0] = 0x01;  // tensor 0, not written: a NO_DEP tensor
+    EXPECT_EQ(refusal(p.encode()), "(accepted)");
+    p.config.write_only_mask[0] = 0x08;  // tensor 3, past the three
+    EXPECT_REFUSED(p.encode(), "remote frame: config.write_only_mask: names tensor 3 of a TASK of 3 tensors (got 3)");
     p.config.write_only_mask[0] = 0;
-    p.config.write_only_mask[23] = 0x80;  // tensor 191, past the count
+    p.config.write_only_mask[23] = 0x80;  // tensor 191
     EXPECT_REFUSED(p.encode(),
-                   "remote frame: config.write_only_mask: names tensor 191, which the write mask does not write (got "
-                   "191)");
+                   "remote frame: config.write_only_mask: names tensor 191 of a TASK of 3 tensors (got 191)");
 }
 
 TEST(RemoteFrameRefusal, NonzeroFlagPadding) {
