@@ -535,8 +535,7 @@ class Worker:
         Buffer.close() is the same release without the wait."""
         check_type("release_buffer.buffer", buffer, Buffer)
         wait = check_bool("release_buffer.wait", wait)
-        keeper = getattr(buffer, "_worker", None)
-        owner = keeper() if keeper is not None else None
+        owner = buffer._worker() if buffer._worker is not None else None
         if owner is not None and owner is not self:
             raise ValueError(f"Worker.release_buffer: buffer {buffer.identity} belongs to another Worker "
                              f"({owner.path}), whose tasks may name it; release it with that Worker's release_buffer")

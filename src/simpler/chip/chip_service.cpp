@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <exception>
 #include <stdexcept>
-#include <string>
-#include <string_view>
 
 namespace simpler::chip {
 namespace {
@@ -17,27 +15,11 @@ ChipConfig chip_config(const ChipServiceConfig& config) {
     return c;
 }
 
-// e.what() of a check that names its own type ("DeviceArena.capacity: ..."),
-// reworded to name this config's field (`field` + what follows `prefix`).
-[[noreturn]] void refuse_as(const std::invalid_argument& e, std::string_view prefix, const std::string& field) {
-    std::string_view what = e.what();
-    if (what.starts_with(prefix)) what.remove_prefix(prefix.size());
-    throw std::invalid_argument(field + std::string(what));
-}
-
 }  // namespace
 
 void ChipServiceConfig::validate() const {
-    try {
-        validate_arena_capacity(arena_bytes);
-    } catch (const std::invalid_argument& e) {
-        refuse_as(e, "DeviceArena.capacity", "arena_bytes");
-    }
-    try {
-        validate_runtime_config(runtime);
-    } catch (const std::invalid_argument& e) {
-        refuse_as(e, "RuntimeConfig.", "runtime.");
-    }
+    validate_arena_capacity(arena_bytes, "arena_bytes");
+    validate_runtime_config(runtime, "runtime.");
 }
 
 ChipService::ChipService(const ChipServiceConfig& config) : chip_(chip_config(config)), staging_(config.staging) {

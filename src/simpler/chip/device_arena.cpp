@@ -23,10 +23,10 @@ std::string hex(uint64_t v) {
 
 }  // namespace
 
-void validate_arena_capacity(uint64_t capacity_bytes) {
-    if (capacity_bytes == 0) throw std::invalid_argument("DeviceArena.capacity: must be > 0 (got 0)");
+void validate_arena_capacity(uint64_t capacity_bytes, std::string_view field) {
+    if (capacity_bytes == 0) throw std::invalid_argument(std::string(field) + ": must be > 0 (got 0)");
     if (capacity_bytes > DEVICE_ARENA_MAX_BYTES)
-        throw std::invalid_argument("DeviceArena.capacity: larger than 64 TiB");
+        throw std::invalid_argument(std::string(field) + ": larger than 64 TiB");
 }
 
 DeviceArena::DeviceArena(uint64_t capacity_bytes) {

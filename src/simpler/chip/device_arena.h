@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <string_view>
 
 namespace simpler::chip {
 
@@ -21,8 +22,9 @@ inline constexpr uint64_t DEVICE_ARENA_MIN_ALIGN = 64;   // every block starts o
 inline constexpr uint64_t DEVICE_ARENA_DEFAULT_BYTES = uint64_t{1} << 30;
 inline constexpr uint64_t DEVICE_ARENA_MAX_BYTES = uint64_t{1} << 46;  // 64 TiB
 
-// Throws std::invalid_argument unless 0 < capacity_bytes <= DEVICE_ARENA_MAX_BYTES.
-void validate_arena_capacity(uint64_t capacity_bytes);
+// Throws std::invalid_argument unless 0 < capacity_bytes <= DEVICE_ARENA_MAX_BYTES,
+// naming the value `field` (a config names its own field).
+void validate_arena_capacity(uint64_t capacity_bytes, std::string_view field = "DeviceArena.capacity");
 
 struct ArenaStats {
     uint64_t capacity_bytes;

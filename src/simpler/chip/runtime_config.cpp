@@ -5,15 +5,16 @@
 
 namespace simpler::chip {
 
-void validate_runtime_config(const RuntimeConfig& config) {
+void validate_runtime_config(const RuntimeConfig& config, std::string_view prefix) {
+    const std::string at(prefix);
     if (config.core_threads < 1 || config.core_threads > 256)
-        throw std::invalid_argument("RuntimeConfig.core_threads: must be in [1, 256] (got " +
+        throw std::invalid_argument(at + "core_threads: must be in [1, 256] (got " +
                                     std::to_string(config.core_threads) + ")");
     if (config.ring_slots < 2 || config.ring_slots > (1u << 20))
-        throw std::invalid_argument("RuntimeConfig.ring_slots: must be in [2, 1048576] (got " +
+        throw std::invalid_argument(at + "ring_slots: must be in [2, 1048576] (got " +
                                     std::to_string(config.ring_slots) + ")");
     if (config.idle_spin < std::chrono::nanoseconds::zero() || config.idle_spin > std::chrono::seconds(1))
-        throw std::invalid_argument("RuntimeConfig.idle_spin: must be in [0, 1 s] (got " +
+        throw std::invalid_argument(at + "idle_spin: must be in [0, 1 s] (got " +
                                     std::to_string(config.idle_spin.count()) + " ns)");
 }
 

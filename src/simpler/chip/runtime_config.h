@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string_view>
 
 namespace simpler::chip {
 
@@ -22,8 +23,8 @@ struct RuntimeConfig {
     bool operator==(const RuntimeConfig&) const = default;
 };
 
-// Throws std::invalid_argument naming the field and its range when a field is
-// out of range.
-void validate_runtime_config(const RuntimeConfig& config);
+// Throws std::invalid_argument naming the field (`prefix` + its name) and its
+// range when a field is out of range (a config holding one names its own path).
+void validate_runtime_config(const RuntimeConfig& config, std::string_view prefix = "RuntimeConfig.");
 
 }  // namespace simpler::chip

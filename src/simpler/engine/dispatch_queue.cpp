@@ -21,6 +21,10 @@ DispatchQueue::DispatchQueue(const ChildCounts& children) {
 
 void DispatchQueue::SingleQueue::pop_front() noexcept {
     ++head;
+    compact();
+}
+
+void DispatchQueue::SingleQueue::compact() noexcept {
     if (head == items.size()) {
         items.clear();  // the capacity stays
         head = 0;
@@ -35,10 +39,7 @@ bool DispatchQueue::SingleQueue::erase(TaskId task) {
                                  [&](const Single& s) { return s.task == task; });
     if (it == items.end()) return false;
     items.erase(it);
-    if (head == items.size()) {
-        items.clear();
-        head = 0;
-    }
+    compact();
     return true;
 }
 
@@ -132,6 +133,17 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
         const Pool& p = pool(m.kind);
         return p.state[m.index()] == FREE && p.reserved[m.index()] != stamp;
     };
+    // Marks busy the child `t` names, or for "any" the first FREE one no waiting
+    // item reserved, and returns its index.
+    auto occupy = [&](const MemberTarget& t) {
+        Pool& p = pool(t.kind);
+        uint32_t index = t.index();
+        if (!t.named())
+            while (p.state[index] != FREE || p.reserved[index] == stamp) ++index;
+        set_state(p, index, BUSY);
+        --open[static_cast<size_t>(t.kind)];
+        return index;
+    };
     // The heads that could leave, earliest ready first. Left out: a named
     // child's queue while that child is not FREE, an "any" queue while its kind
     // has no FREE child (neither changes for the better within a take).
@@ -168,13 +180,7 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
                 if (!t.named()) ++any_held[k];
                 continue;
             }
-            Pool& p = pool(t.kind);
-            uint32_t index = t.index();
-            if (!t.named())
-                while (p.state[index] != FREE || p.reserved[index] == stamp) ++index;
-            set_state(p, index, BUSY);
-            --open[k];
-            out.push_back({q.front().task, 0, ChildRef{t.kind, index}});
+            out.push_back({q.front().task, 0, ChildRef{t.kind, occupy(t)}});
             q.pop_front();
             --queued_;
             // A named child is busy now; an "any" queue may go on.
@@ -195,21 +201,11 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
         for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) can_go &= need[k] <= available(k);
         if (can_go) {
             // The named children first, so that no "any" member takes one of them.
-            for (const MemberTarget& t : g.members) {
-                if (!t.named()) continue;
-                set_state(pool(t.kind), t.index(), BUSY);
-                --open[static_cast<size_t>(t.kind)];
-            }
+            for (const MemberTarget& t : g.members)
+                if (t.named()) occupy(t);
             for (uint32_t m = 0; m < g.members.size(); ++m) {
                 const MemberTarget& t = g.members[m];
-                uint32_t index = t.index();
-                if (!t.named()) {
-                    Pool& p = pool(t.kind);
-                    while (p.state[index] != FREE || p.reserved[index] == stamp) ++index;
-                    set_state(p, index, BUSY);
-                    --open[static_cast<size_t>(t.kind)];
-                }
-                out.push_back({g.task, m, ChildRef{t.kind, index}});
+                out.push_back({g.task, m, ChildRef{t.kind, t.named() ? t.index() : occupy(t)}});
             }
             g.members.clear();  // left: erased after the merge
             groups_left = true;

@@ -103,9 +103,11 @@ private:
         size_t head = 0;
         [[nodiscard]] bool empty() const noexcept { return head == items.size(); }
         [[nodiscard]] const Single& front() const noexcept { return items[head]; }
-        // Drops the front; the left prefix goes once it is half the vector
-        // (amortized O(1) per item).
+        // Drops the front (amortized O(1) per item: see compact).
         void pop_front() noexcept;
+        // Empties the vector once nothing is left, or drops the left prefix once
+        // it is half the vector.
+        void compact() noexcept;
         // Removes the item of `task`; false when it is not here.
         bool erase(TaskId task);
     };
