@@ -647,17 +647,28 @@ void bind_engine(nb::module_& m) {
             "allocate_domain",
             [](Worker& w, const std::string& name, const std::vector<uint32_t>& workers, uint64_t window_size,
                const std::vector<std::pair<std::string, uint64_t>>& buffers) {
-                return domain_dict(w.allocate_domain(name, workers, window_size, window_specs(buffers)));
+                simpler::WindowDomain d;
+                {
+                    nb::gil_scoped_release release;  // it may wait for a released domain of that name
+                    d = w.allocate_domain(name, workers, window_size, window_specs(buffers));
+                }
+                return domain_dict(d);
             },
             "name"_a, "workers"_a, "window_size"_a, "buffers"_a,
             "A communication domain: {'id', 'bases' (by rank), 'offsets' (by buffer), 'buffers' (by rank, by buffer: "
             "VMM_WINDOW descriptors)}. ValueError for a bad request, RuntimeError when the window heaps have no room; "
-            "a refusal allocates nothing.")
+            "a refusal allocates nothing. A name whose released domain still holds its windows waits until they are "
+            "freed (the tasks submitted before the release have finished).")
         .def(
             "allocate_global_domain",
             [](Worker& w, const std::string& name, const std::vector<uint32_t>& slots, uint64_t window_size,
                const std::vector<std::pair<std::string, uint64_t>>& buffers) {
-                return domain_dict(w.allocate_global_domain(name, slots, window_size, window_specs(buffers)));
+                simpler::WindowDomain d;
+                {
+                    nb::gil_scoped_release release;  // it may wait for a released domain of that name
+                    d = w.allocate_global_domain(name, slots, window_size, window_specs(buffers));
+                }
+                return domain_dict(d);
             },
             "name"_a, "slots"_a, "window_size"_a, "buffers"_a,
             "As allocate_domain, over member slots of the level-4 Worker's global windows.")

@@ -8,6 +8,7 @@ finish with the right bytes, then frees the windows."""
 import ctypes
 import os
 import signal
+import threading
 import time
 
 import numpy as np
@@ -272,6 +273,73 @@ def test_leaving_the_domain_with_tasks_in_flight_keeps_their_bytes_then_frees(cl
             o.submit_next_level(copy, args((seen["x0"], IN), (out.tensor((N,), F32), OUT)), worker=0)
 
     w.run(after)
+
+
+def test_the_next_domain_on_a_released_window_reads_zeros_not_the_previous_ones_bytes(closing):
+    w, _copy = make(closing)
+    w.init()
+    secret = w.create_buffer(NB)
+    secret.array((N,), F32)[...] = np.arange(1, N + 1, dtype=np.float32)
+    seen = [w.create_buffer(NB) for _ in range(2)]
+    bases = {}
+
+    def orch(o, _a, _c):
+        with o.allocate_domain("first", workers=[0, 1], window_size=4096, buffers={"x": NB}) as dom:
+            bases["first"] = [dom.window_base(c) for c in (0, 1)]
+            for c in (0, 1):
+                o.copy_to(dom.buffer("x", c).tensor((N,), F32), secret.tensor((N,), F32))
+        wait_windows_freed(w, (0, 1))  # so the next domain is carved on the same pages
+        with o.allocate_domain("second", workers=[0, 1], window_size=4096, buffers={"x": NB}) as dom:
+            bases["second"] = [dom.window_base(c) for c in (0, 1)]
+            for c in (0, 1):
+                o.copy_from(seen[c].tensor((N,), F32), dom.buffer("x", c).tensor((N,), F32))
+
+    for b in seen:
+        b.array((N,), F32)[...] = -1
+    w.run(orch)
+    assert bases["second"] == bases["first"], "the next domain was carved elsewhere: the test proves nothing"
+    for c in (0, 1):
+        np.testing.assert_array_equal(seen[c].array((N,), F32), np.zeros(N, dtype=np.float32))
+
+
+def test_a_released_domains_name_is_taken_until_its_windows_are_freed(closing, tmp_path):
+    w, _copy = make(closing)
+    gate_k = w.register(kernel_callable("test.gate"))
+    w.init()
+    src = w.create_buffer(NB)
+    src.array((N,), F32)[...] = 7
+    out = w.create_buffer(NB)
+    seen = {}
+
+    def orch(o, _a, _c):
+        with o.allocate_domain("tp", workers=[0, 1], window_size=4096, buffers={"x": NB}) as dom:
+            seen["old"] = [dom.window_base(c) for c in (0, 1)]
+            x1 = dom.buffer("x", 1).tensor((N,), F32)
+            g = Gate(w, tmp_path, hold=x1)  # holds chip 1's tasks on the window back
+            g.submit(o, gate_k, chip=1)
+            o.copy_to(x1, src.tensor((N,), F32))
+        opened = threading.Event()
+
+        def open_later():
+            time.sleep(0.2)  # not a timing claim: the carve below is right whenever the gate opens
+            opened.set()
+            g.open()
+
+        t = threading.Thread(target=open_later)
+        t.start()
+        try:
+            # The old "tp" still holds its windows: this waits for its tasks, then carves.
+            with o.allocate_domain("tp", workers=[0, 1], window_size=4096, buffers={"x": NB}) as again:
+                seen["opened"] = opened.is_set()
+                seen["new"] = [again.window_base(c) for c in (0, 1)]
+                o.copy_from(out.tensor((N,), F32), again.buffer("x", 1).tensor((N,), F32))
+        finally:
+            t.join()
+
+    w.run(orch)
+    assert seen["opened"], "allocate_domain returned before the old domain's tasks finished"
+    assert seen["new"] == seen["old"], "the old windows were not freed before the name was taken again"
+    np.testing.assert_array_equal(out.array((N,), F32), np.zeros(N, dtype=np.float32))
 
 
 def test_a_freed_domains_buffer_is_refused_naming_the_domain_and_a_domain_left_open_ends_with_the_run(closing):

@@ -108,6 +108,29 @@ def test_a_task_on_one_l3_child_reads_a_window_of_another(closing):
     wait_global_windows_freed(w4)
 
 
+def test_the_next_global_domain_on_a_released_window_reads_zeros_and_the_name_waits_for_the_windows(closing):
+    w4, fn, _ = make(closing)
+    secret, seen = w4.create_buffer(NB), w4.create_buffer(NB)
+    secret.array((N,), F32)[...] = np.arange(1, N + 1, dtype=np.float32)
+    seen.array((N,), F32)[...] = -1
+    bases = {}
+
+    def orch(o, _a, _c):
+        members = [(0, 0), (1, 0)]
+        with o.allocate_global_domain("g", members=members, window_size=NB, buffers={"x": NB}) as dom:
+            bases["old"] = dom.window_base((1, 0))
+            copy_on(o, fn, 1, 0, secret.tensor((N,), F32), dom.buffer("x", (1, 0)).tensor((N,), F32))
+        # The same name at once: it waits until the old windows are zeroed and freed, then takes the same pages.
+        with o.allocate_global_domain("g", members=members, window_size=NB, buffers={"x": NB}) as dom:
+            bases["new"] = dom.window_base((1, 0))
+            copy_on(o, fn, 1, 0, dom.buffer("x", (1, 0)).tensor((N,), F32), seen.tensor((N,), F32))
+
+    w4.run(orch)
+    assert bases["new"] == bases["old"], "the old windows were not freed before the name was taken again"
+    np.testing.assert_array_equal(seen.array((N,), F32), np.zeros(N, dtype=np.float32))
+    wait_global_windows_freed(w4)
+
+
 def test_an_all_reduce_across_l3_children_equals_numpys_sum(closing):
     w4, fn, _ = make(closing)
     count = (1 << 20) // 4  # 1 MiB of FLOAT32

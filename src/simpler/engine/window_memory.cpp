@@ -74,6 +74,7 @@ WindowMemory::~WindowMemory() {
 }
 
 void WindowMemory::seal() noexcept {
+    sealed_ = true;
     for (uint64_t base : heaps_) ::mprotect(reinterpret_cast<void*>(base), heap_bytes_, PROT_NONE);
 }
 
@@ -154,10 +155,16 @@ void WindowMemory::check_request(const std::string& name, const std::vector<uint
                                  const std::vector<std::string>& lost) const {
     if (name.empty()) throw std::invalid_argument("allocate_domain: name must be a non-empty string");
     const std::string what = "allocate_domain '" + name + "'";
-    for (const auto& [id, d] : domains_)
-        if (!d.releasing && d.info.name == name)
+    for (const auto& [id, d] : domains_) {
+        if (d.info.name != name) continue;
+        if (!d.releasing)
             throw std::invalid_argument(what + ": a domain of that name is live (" + slot_list(d.info.workers) +
                                         "); leave its block (or release() it) first, or choose another name");
+        throw std::invalid_argument(what +
+                                    ": a domain of that name was released, but tasks submitted before "
+                                    "its release still run (" +
+                                    slot_list(d.info.workers) + "); its name is free once its windows are");
+    }
     if (workers.empty()) throw std::invalid_argument(what + ": workers must name at least one chip");
     for (size_t i = 0; i < workers.size(); ++i) {
         if (workers[i] >= heaps_.size())
@@ -286,9 +293,24 @@ void WindowMemory::begin_release(uint64_t id) {
     it->second.releasing = true;
 }
 
-void WindowMemory::free_locked(Domain& d) noexcept {
+void WindowMemory::zero_locked(const Domain& d) noexcept {
+    // Punching the pages out of the shared mapping zeroes them for every
+    // process that maps the heap (and gives the memory back); it works through
+    // the seal (PROT_NONE), since it asks the kernel, not this process, to write.
+    for (uint32_t heap : d.info.workers) {
+        void* at = reinterpret_cast<void*>(heaps_[heap] + d.offset);
+        if (::madvise(at, d.reserved, MADV_REMOVE) == 0) continue;
+        // A kernel without hole punching on shared memory: write the zeros here.
+        if (sealed_ && ::mprotect(at, d.reserved, PROT_READ | PROT_WRITE) != 0) continue;
+        std::memset(at, 0, d.reserved);
+        if (sealed_) ::mprotect(at, d.reserved, PROT_NONE);
+    }
+}
+
+void WindowMemory::free_locked(Domain& d, bool zero) noexcept {
     name_locked(d, false);
     mark_locked(d, false);
+    if (zero) zero_locked(d);
     for (uint32_t rank = 0; rank < d.info.workers.size(); ++rank) {
         used_[d.info.workers[rank]].erase(d.offset);
         for (const DeviceBacking& b : d.info.buffers[rank]) {
@@ -302,13 +324,13 @@ void WindowMemory::finish_release(uint64_t id) noexcept {
     std::lock_guard lock(mu_);
     auto it = domains_.find(id);
     if (it == domains_.end() || !it->second.releasing) return;
-    free_locked(it->second);
+    free_locked(it->second, /*zero=*/true);
     domains_.erase(it);
 }
 
 void WindowMemory::release_all() noexcept {
     std::lock_guard lock(mu_);
-    for (auto& [id, d] : domains_) free_locked(d);
+    for (auto& [id, d] : domains_) free_locked(d, /*zero=*/false);  // no chip is left to read them
     domains_.clear();
 }
 
@@ -439,6 +461,12 @@ WindowStats WindowMemory::total_stats() const {
         s.live_windows += used.size();
     }
     return s;
+}
+
+bool WindowMemory::releasing_named(const std::string& name) const {
+    std::lock_guard lock(mu_);
+    return std::any_of(domains_.begin(), domains_.end(),
+                       [&](const auto& e) { return e.second.releasing && e.second.info.name == name; });
 }
 
 size_t WindowMemory::live_domains() const {

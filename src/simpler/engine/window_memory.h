@@ -25,8 +25,10 @@
 // Lifetime: a release is two steps, as for device memory (device_memory.h):
 // begin_release() refuses the domain's identities at submit from that moment,
 // finish_release() — run by the engine once every earlier task has finished —
-// frees the windows and the identities. A name is taken while its domain is
-// live and free again once the domain is releasing.
+// zeroes the windows' bytes (the next domain carved there reads zeros, never
+// this one's data), then frees the windows and the identities. A name is taken
+// until its windows are freed: while the domain is live, and while it is
+// releasing (releasing_named; Worker::allocate_domain waits that out).
 //
 // Global domains (an L4's allocate_global_domain): the L4 builds one
 // WindowMemory whose "chips" are member slots, one per (L3 child, chip), before
@@ -115,7 +117,7 @@ public:
     // Refuses the domain's identities at submit from now on; std::invalid_argument
     // when `id` is not a live domain.
     void begin_release(uint64_t id);
-    // Frees the windows and identities of a releasing domain. No-op otherwise.
+    // Zeroes and frees the windows and identities of a releasing domain. No-op otherwise.
     void finish_release(uint64_t id) noexcept;
     // Frees everything (the chips are gone).
     void release_all() noexcept;
@@ -158,6 +160,8 @@ public:
     [[nodiscard]] uint64_t heap_bytes() const noexcept { return heap_bytes_; }
     [[nodiscard]] WindowStats stats(uint32_t chip) const;
     [[nodiscard]] size_t live_domains() const;
+    // True while a domain named `name` is released but its windows are not yet freed.
+    [[nodiscard]] bool releasing_named(const std::string& name) const;
 
 private:
     struct Domain {
@@ -175,7 +179,9 @@ private:
                        const std::vector<WindowBufferSpec>& buffers, const std::vector<std::string>& lost) const;
     // The lowest offset free on every member for `bytes`; nullopt when none.
     [[nodiscard]] std::optional<uint64_t> common_gap(const std::vector<uint32_t>& workers, uint64_t bytes) const;
-    void free_locked(Domain& d) noexcept;
+    // zero: the windows' bytes are zeroed first (zero_locked).
+    void free_locked(Domain& d, bool zero) noexcept;
+    void zero_locked(const Domain& d) noexcept;
     // Sets (or clears) the member bits of a domain's pages in every member's heap.
     void mark_locked(const Domain& d, bool members) noexcept;
     [[nodiscard]] uint64_t* page_bits(uint32_t heap, uint64_t page) const noexcept;
@@ -204,6 +210,7 @@ private:
 
     std::vector<std::string> slot_names_;
     uint64_t heap_bytes_ = 0;
+    bool sealed_ = false;  // seal() ran: this process cannot touch the heaps
     std::vector<uint64_t> heaps_;  // base address of chip i's heap
     // Membership table (shared): per heap, per page, words_per_page_ words of chip bits.
     uint64_t* members_ = nullptr;

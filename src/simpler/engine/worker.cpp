@@ -412,6 +412,15 @@ bool Worker::drive_lanes_until(ipc::Deadline until, Settle&& settle) {
     }
 }
 
+void Worker::await_released_name(const WindowMemory& windows, const std::string& name, const char* what) {
+    if (!windows.releasing_named(name)) return;
+    require_owner_process(what);
+    (void)drive_lanes_until(ipc::NO_DEADLINE, [&] {
+        if (stopping_) throw std::logic_error(std::string(what) + ": the Worker is closed");
+        return !windows.releasing_named(name);
+    });
+}
+
 bool Worker::wait_until(ipc::Deadline until) {
     if (!initialized_) throw std::logic_error("Worker.wait: the Worker was never initialized");
     require_owner_process("Worker.wait");
@@ -890,26 +899,6 @@ void Worker::release_device(const CanonicalIdentity& id) {
 std::optional<uint32_t> Worker::device_owner(const CanonicalIdentity& id) const {
     if (std::optional<uint32_t> chip = device_->owner_of(id)) return chip;
     return windows_->owner_of(id);
-}
-
-WindowDomain Worker::allocate_domain(const std::string& name, const std::vector<uint32_t>& workers,
-                                     uint64_t window_size, const std::vector<WindowBufferSpec>& buffers) {
-    if (closed_) throw std::logic_error("allocate_domain: the Worker is closed");
-    std::vector<std::string> lost;
-    {
-        std::lock_guard lock(mu_);
-        lost = core_.lost_why(ChildKind::CHIP);
-    }
-    return windows_->allocate(name, workers, window_size, buffers, lost);
-}
-
-void Worker::release_domain(uint64_t id) {
-    windows_->begin_release(id);
-    {
-        std::lock_guard lock(mu_);
-        core_.release_after([this, id] { windows_->finish_release(id); });
-    }
-    bell_.ring();
 }
 
 void Worker::forget(std::span<const CanonicalIdentity> identities) {

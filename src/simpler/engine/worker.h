@@ -282,7 +282,10 @@ public:
     [[nodiscard]] std::optional<uint32_t> device_owner(const CanonicalIdentity& id) const;
     // A communication domain: a symmetric window on each chip of `workers`
     // (rank order) holding `buffers`; see window_memory.h for the checks and
-    // errors. A chip lost since init() may not join.
+    // errors. A chip lost since init() may not join. A name whose domain was
+    // released is taken until its windows are freed: this waits (driving the
+    // lanes) for the tasks submitted before that release, bounded by their
+    // task_timeout.
     WindowDomain allocate_domain(const std::string& name, const std::vector<uint32_t>& workers, uint64_t window_size,
                                  const std::vector<WindowBufferSpec>& buffers);
     // Refuses the domain's buffers at submit from now on and frees its windows
@@ -402,6 +405,8 @@ private:
     // returns true or throws; false once `until` passes first.
     template <class Settle>
     bool drive_lanes_until(ipc::Deadline until, Settle&& settle);
+    // Waits until no domain named `name` is releasing in `windows` (allocate_domain).
+    void await_released_name(const WindowMemory& windows, const std::string& name, const char* what);
     // A relay lane's thread: serves the lane with the relay's handlers until
     // close(), or until the relay says its child is lost (then loses the lane).
     void relay_loop(size_t lane, RelayLane relay) noexcept;

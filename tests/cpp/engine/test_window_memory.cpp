@@ -3,7 +3,8 @@
 // a VMM_WINDOW descriptor owned by its chip; every refusal changes nothing; a
 // release refuses at once and frees only at finish; the heaps are shared with
 // forked children (a child's store is seen by its sibling) and sealed in the
-// parent.
+// parent; a released window is zeroed before it is carved again, and its
+// domain's name stays taken until then.
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>
@@ -139,10 +140,16 @@ TEST(WindowMemory, AReleaseRefusesAtOnceAndFreesOnlyAtFinish) {
     EXPECT_EQ(m.stats(1).bytes_in_use, 4096u);  // still held for the tasks in flight
     EXPECT_EQ(m.owner_of(y1.identity), 1u);
     EXPECT_THROW(m.begin_release(d.id), std::invalid_argument);
-    // The name is free again while the old domain drains; its windows go elsewhere.
-    const WindowDomain again = m.allocate("tp", {0, 1}, 4096, {});
-    EXPECT_NE(again.bases[0], d.bases[0]);
+    // The name stays taken while the old domain drains; another name's windows go elsewhere.
+    EXPECT_TRUE(m.releasing_named("tp"));
+    EXPECT_NE(refusal<std::invalid_argument>([&] { m.allocate("tp", {0, 1}, 4096, {}); })
+                  .find("allocate_domain 'tp': a domain of that name was released, but tasks submitted before its "
+                        "release still run (chips 0, 1); its name is free once its windows are"),
+              std::string::npos);
+    const WindowDomain other = m.allocate("tp2", {0, 1}, 4096, {});
+    EXPECT_NE(other.bases[0], d.bases[0]);
     m.finish_release(d.id);
+    EXPECT_FALSE(m.releasing_named("tp"));
     EXPECT_EQ(m.stats(0).bytes_in_use, 4096u);
     EXPECT_EQ(m.stats(1).live_windows, 1u);
     EXPECT_FALSE(m.owner_of(y1.identity).has_value());
@@ -173,6 +180,37 @@ TEST(WindowMemory, TheHeapsAreSharedBetweenForkedChildrenAndSealedInTheParent) {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     m.seal();
     EXPECT_DEATH({ peer[0] = 'x'; }, "");
+}
+
+TEST(WindowMemory, AReleasedWindowIsZeroedBeforeItIsCarvedAgain) {
+    for (const bool sealed : {false, true}) {
+        WindowMemory m(2, 1 << 16);
+        const WindowDomain d = m.allocate("secret", {0, 1}, 8192, {{"x", 8192}});
+        const pid_t writer = fork();
+        if (writer == 0) {  // a chip fills both windows
+            for (uint64_t base : d.bases) std::memset(reinterpret_cast<void*>(base), 0x5a, 8192);
+            _exit(0);
+        }
+        int status = 0;
+        ASSERT_EQ(waitpid(writer, &status, 0), writer);
+        if (sealed) m.seal();  // as the parent is after the forks: the zeroing may not need to touch the bytes
+        m.begin_release(d.id);
+        m.finish_release(d.id);
+        const WindowDomain next = m.allocate("next", {0, 1}, 8192, {{"x", 8192}});
+        ASSERT_EQ(next.bases, d.bases);  // the same pages
+        const pid_t reader = fork();
+        if (reader == 0) {  // a chip of the next domain reads them
+            for (uint64_t base : next.bases) {
+                if (sealed) ::mprotect(reinterpret_cast<void*>(base), 8192, PROT_READ);
+                const auto* p = reinterpret_cast<const unsigned char*>(base);
+                for (size_t i = 0; i < 8192; ++i)
+                    if (p[i] != 0) _exit(1);
+            }
+            _exit(0);
+        }
+        ASSERT_EQ(waitpid(reader, &status, 0), reader);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "sealed=" << sealed;
+    }
 }
 
 TEST(WindowMemory, AccessSaysWhetherAChipIsAMemberOfTheDomainHoldingARange) {

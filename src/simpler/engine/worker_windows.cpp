@@ -1,5 +1,6 @@
-// Worker: the global windows of a level-4 Worker (allocate_global_domain)
-// and how they are judged at submit, there and in its level-3 children
+// Worker: its communication domains' windows (allocate_domain), the global
+// windows of a level-4 Worker (allocate_global_domain) and how those are
+// judged at submit, there and in its level-3 children
 // (WorkerConfig::global_window_chips, window_memory.h).
 #include <stdexcept>
 #include <string>
@@ -44,6 +45,27 @@ std::optional<std::string> Worker::global_window_problem(const BufferDescriptor&
            "more";
 }
 
+WindowDomain Worker::allocate_domain(const std::string& name, const std::vector<uint32_t>& workers,
+                                     uint64_t window_size, const std::vector<WindowBufferSpec>& buffers) {
+    if (closed_) throw std::logic_error("allocate_domain: the Worker is closed");
+    await_released_name(*windows_, name, "allocate_domain");
+    std::vector<std::string> lost;
+    {
+        std::lock_guard lock(mu_);
+        lost = core_.lost_why(ChildKind::CHIP);
+    }
+    return windows_->allocate(name, workers, window_size, buffers, lost);
+}
+
+void Worker::release_domain(uint64_t id) {
+    windows_->begin_release(id);
+    {
+        std::lock_guard lock(mu_);
+        core_.release_after([this, id] { windows_->finish_release(id); });
+    }
+    bell_.ring();
+}
+
 WindowDomain Worker::allocate_global_domain(const std::string& name, const std::vector<uint32_t>& slots,
                                             uint64_t window_size, const std::vector<WindowBufferSpec>& buffers) {
     if (closed_) throw std::logic_error("allocate_global_domain: the Worker is closed");
@@ -51,6 +73,7 @@ WindowDomain Worker::allocate_global_domain(const std::string& name, const std::
         throw std::invalid_argument(
             "allocate_global_domain: this Worker has no global windows (no local "
             "next-level child with chips)");
+    await_released_name(*global_windows_, name, "allocate_global_domain");
     std::vector<std::string> lost;
     {
         std::lock_guard lock(mu_);
