@@ -575,9 +575,10 @@ class Worker:
         threads builds the runs one at a time and waits for each alone.
 
         Ctrl-C (KeyboardInterrupt) while orch_fn runs or run() waits ends the run
-        within about _WAIT_SLICE_S: tasks not yet dispatched never run, tasks
-        already on a child finish there (or hit task_timeout) and the next run()
-        waits for them too; the KeyboardInterrupt carries a note saying which. The
+        within about _WAIT_SLICE_S: tasks not yet dispatched never run, nor does
+        a task queued on a chip's lane that the chip has not begun; tasks a child
+        has begun finish there (or hit task_timeout) and the next run() waits
+        for them too; the KeyboardInterrupt carries a note saying which. The
         Worker stays usable. close() from another thread ends the wait with a
         RuntimeError naming the tasks that had not finished."""
         return self._run(orch_fn, args, cfg, None)

@@ -277,3 +277,33 @@ def test_a_producer_past_its_deadline_fails_its_chained_task_and_poisons_the_res
     assert not alive(chip0)
     w.run(lambda o, _a, _c: submit_chain(o, add, x, y, 2, chip=1))  # the chain goes on on chip 1
     assert_chain_ran(x, y, 2)
+
+
+@pytest.mark.parametrize("spin", [None, 0.0])
+def test_ctrl_c_withdraws_a_chained_task_its_chip_has_not_begun(closing, tmp_path, spin):
+    """Ctrl-C in the orch fn (a KeyboardInterrupt out of it) while the gate runs on chip 0 with the
+    chain's first task already on chip 0's lane behind it: that task is withdrawn, not run once the
+    gate finishes, and is counted among the cancelled; the gate itself finishes."""
+    w, add, gate_k, x, y = gated_worker(closing, spin)
+    gates = []
+
+    def interrupt(g):
+        gates.append(g)
+        raise KeyboardInterrupt
+
+    orch, handles = gated_chain(w, tmp_path, gate_k, add, x, y, 2, then=interrupt)
+    with pytest.raises(KeyboardInterrupt) as err:
+        w.run(orch)
+    # the withdrawn task is counted as cancelled, not listed as still running
+    assert err.value.__notes__ == [
+        "Worker.run interrupted: 2 task(s) not yet dispatched were cancelled; still running on their children, "
+        "and waited for by the next run(): task 1 of run 0 (callable 'test.gate', member 0) on chip 0"]
+    gates[0].open()
+    w.run(lambda o, _a, _c: None)  # waits for the gate
+    gate, first = chained_behind_gate(w, handles["gate"])
+    assert gate.ok and first.start_ns < gate.end_ns, (gate, first)  # the first task was on the lane behind the gate
+    assert not first.ok and "its parent withdrew it before it started" in first.error, first
+    assert_untouched(x, y)  # the gate leaves x as it is; neither chained task ran
+    assert all(s.endswith("usable") for s in w.child_status())
+    w.run(lambda o, _a, _c: submit_chain(o, add, x, y, 2))  # the chip still serves the chain
+    assert_chain_ran(x, y, 2)

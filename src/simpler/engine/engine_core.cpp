@@ -501,12 +501,15 @@ void EngineCore::forget_run(uint64_t run) {
     (void)drop_run(it);
 }
 
-size_t EngineCore::cancel_run(uint64_t run, const std::string& why) {
+size_t EngineCore::cancel_run(uint64_t run, const std::string& why, const Withdraw& withdraw) {
     std::vector<TaskId> doomed;
     records_.for_each([&](TaskId id, const Record& r) {
-        if (r.run != run || r.outstanding > 0) return;  // a chained task on its chip runs as any dispatched one
+        if (r.run != run) return;
         const TaskState s = graph_.state(id);
-        if (s == TaskState::PENDING || s == TaskState::READY) doomed.push_back(id);
+        if (s != TaskState::PENDING && s != TaskState::READY) return;
+        // A chained task on its chip is cancelled only if its lane withdraws it.
+        if (r.outstanding > 0 && !withdrawn(id, r, withdraw)) return;
+        doomed.push_back(id);
     });
     const size_t before = run_of(run).poisoned;
     for (TaskId id : doomed) {
@@ -611,9 +614,20 @@ void EngineCore::child_lost(ChildRef child, const std::string& why) {
     }
 }
 
-void EngineCore::abandon(const std::string& why) {
+bool EngineCore::withdrawn(TaskId id, const Record& r, const Withdraw& withdraw) const {
+    return r.chained && withdraw && withdraw(id, ChildRef{ChildKind::CHIP, r.target0.index()});
+}
+
+void EngineCore::abandon(const std::string& why, const Withdraw& withdraw) {
     scratch_.clear();
-    graph_.poison_unstarted(TaskFailure{0, why}, scratch_);
+    std::function<bool(TaskId)> spare;
+    if (withdraw) {
+        spare = [&](TaskId id) {
+            const Record* r = records_.find(id);
+            return r != nullptr && r->outstanding > 0 && !withdrawn(id, *r, withdraw);
+        };
+    }
+    graph_.poison_unstarted(TaskFailure{0, why}, scratch_, spare);
     if (!scratch_.empty() && !first_failure_) {
         const Record& r = record(scratch_.front());
         first_failure_ = RunFailure{TaskHandle{scratch_.front(), r.run},

@@ -117,6 +117,9 @@ struct Dispatch {
     // the same chip, a producer still in flight there (the chip runs this one
     // after it, and skips it if it failed). 0: nothing of this task is in flight.
     uint32_t after_mask = 0;
+    // Worker: a cancel withdrew it from its chip's lane before the chip began it
+    // (poisoned; the lane's SKIPPED answer is awaited, not reported).
+    bool withdrawn = false;
 };
 
 // The task of a batch check_batch() refused (its index in the batch) and why.
@@ -243,8 +246,19 @@ public:
         return lost_[static_cast<size_t>(kind)];
     }
 
-    // Poisons every task not yet dispatched (the Worker is closing or failing).
-    void abandon(const std::string& why);
+    // Asked by cancel_run and abandon for each chained task they would cancel
+    // (on its chip already, behind producers still in flight there): whether
+    // its lane withdrew it before the chip started it. One withdrawn is
+    // cancelled like a task not yet dispatched (the lane answers it SKIPPED,
+    // and that answer is ignored); one not withdrawn stays, and finishes as
+    // any dispatched task does.
+    using Withdraw = std::function<bool(TaskId, ChildRef)>;
+
+    // Poisons every task not yet dispatched (the Worker is closing or a
+    // caller cancels everything). With `withdraw`, a chained task is poisoned
+    // only if it withdraws it; without, every chained task is (closing: no
+    // lane's answer is waited for).
+    void abandon(const std::string& why, const Withdraw& withdraw = {});
 
     // Runs `action` once every task submitted before this call has finished
     // (succeeded, failed or been poisoned) — at once when none is unfinished.
@@ -294,10 +308,10 @@ public:
     // kept poisoning every later task that needed their bytes until now).
     void forget_run(uint64_t run);
     // Poisons every task of `run` not yet dispatched with `why` (and what
-    // depends on them, in any run), ends the run if it is the current one,
-    // forgets its failure, and marks it cancelled. Returns how many of its own
-    // tasks it poisoned.
-    size_t cancel_run(uint64_t run, const std::string& why);
+    // depends on them, in any run), and each chained task of it `withdraw`
+    // withdraws; ends the run if it is the current one, forgets its failure,
+    // and marks it cancelled. Returns how many of its own tasks it poisoned.
+    size_t cancel_run(uint64_t run, const std::string& why, const Withdraw& withdraw = {});
     // The first failure since the last clear_failure(), of any run.
     [[nodiscard]] const std::optional<RunFailure>& first_failure() const noexcept { return first_failure_; }
     // Tasks of any run not run since the last clear_failure() because a task they needed failed.
@@ -380,6 +394,8 @@ private:
     void take_chained(std::vector<Dispatch>& out);
     [[nodiscard]] bool chains() const noexcept { return config_.chip_lane_depth > 1; }
     [[nodiscard]] bool chainable(const Record& r) const noexcept;
+    // Whether `r` (task `id`) is a chained task that `withdraw` withdrew from its chip's lane.
+    [[nodiscard]] bool withdrawn(TaskId id, const Record& r, const Withdraw& withdraw) const;
     void on_poisoned(std::span<const TaskId> poisoned);
     void finish_task(TaskId task);
     // finish_task() of a task whose graph state `s` and record `r` (null: none) the caller holds.

@@ -154,10 +154,12 @@ void TaskGraph::poison(TaskId task, const TaskFailure& cause, std::vector<TaskId
     poison_from(n, n.cause, poisoned);
 }
 
-void TaskGraph::poison_unstarted(const TaskFailure& cause, std::vector<TaskId>& poisoned) {
+void TaskGraph::poison_unstarted(const TaskFailure& cause, std::vector<TaskId>& poisoned,
+                                 const std::function<bool(TaskId)>& spare) {
     auto shared = std::make_shared<const TaskFailure>(cause);
     nodes_.for_each([&](TaskId id, Node& n) {
         if (n.state != TaskState::PENDING && n.state != TaskState::READY) return;
+        if (spare && spare(id)) return;
         n.cause = shared;
         finish(n, TaskState::POISONED);
         poisoned.push_back(id);

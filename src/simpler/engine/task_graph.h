@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -61,8 +62,10 @@ public:
     // finished, appending them to `poisoned`; a node in any other state is left alone.
     void poison(TaskId task, const TaskFailure& cause, std::vector<TaskId>& poisoned);
     // Poisons every PENDING or READY node with `cause` (e.g. the worker is
-    // closing or lost the endpoint they needed), appending them to `poisoned`.
-    void poison_unstarted(const TaskFailure& cause, std::vector<TaskId>& poisoned);
+    // closing or lost the endpoint they needed), appending them to `poisoned`;
+    // a node `spare` answers true for is left alone.
+    void poison_unstarted(const TaskFailure& cause, std::vector<TaskId>& poisoned,
+                          const std::function<bool(TaskId)>& spare = {});
 
     // Drops a finished (DONE, FAILED, POISONED) node; later nodes naming it as a
     // predecessor treat it as DONE. Throws std::logic_error for an unfinished one.

@@ -448,7 +448,7 @@ std::string Worker::cancel_run(const std::string& why) {
     std::lock_guard lock(mu_);
     if (!initialized_ || stopping_) return {};
     const size_t poisoned_before = core_.poisoned_count();
-    core_.abandon(why);
+    core_.abandon(why, [this](TaskId t, ChildRef chip) { return withdraw_locked(t, chip); });
     release_holds_locked();  // a cancelled task names nothing any more
     const size_t cancelled = core_.poisoned_count() - poisoned_before;
     core_.end_run();
@@ -478,7 +478,7 @@ std::string Worker::describe_in_flight_locked(size_t limit, std::optional<uint64
         // A member held behind a forget is the lane's as much as one on the child.
         for (const std::deque<Dispatch>* members : {&l.in_flight, &l.held}) {
             for (const Dispatch& d : *members) {
-                if (run && d.task.run != *run) continue;
+                if ((run && d.task.run != *run) || d.withdrawn) continue;  // a withdrawn task never runs
                 if (listed == limit) {
                     ++rest;
                     continue;
@@ -588,7 +588,8 @@ std::string Worker::cancel_run(uint64_t run, const std::string& why) {
     require_owner_process("Worker.cancel_run");
     std::lock_guard lock(mu_);
     if (!initialized_ || stopping_) return {};
-    const size_t cancelled = core_.cancel_run(run, why);
+    const size_t cancelled =
+        core_.cancel_run(run, why, [this](TaskId t, ChildRef chip) { return withdraw_locked(t, chip); });
     release_holds_locked();  // a cancelled task names nothing any more
     notify_runs_locked();
     return cancelled_text_locked(cancelled, run);
@@ -675,6 +676,25 @@ void Worker::relay_loop(size_t lane, RelayLane relay) noexcept {
     // `relay` goes last, here: the relay says goodbye to its child on this thread.
 }
 
+bool Worker::withdraw_locked(TaskId task, ChildRef chip) {
+    Lane& l = lanes_[lane_of(chip)];
+    if (l.lost) return false;
+    const std::vector<uint64_t> seqs = l.mailbox->in_flight_seqs();
+    for (size_t k = 0; k < l.in_flight.size() && k < seqs.size(); ++k) {
+        if (l.in_flight[k].task.id != task) continue;
+        l.in_flight[k].withdrawn = l.mailbox->withdraw(seqs[k]);
+        return l.in_flight[k].withdrawn;
+    }
+    // Held behind a control message: published withdrawn once the child answers
+    // (skipped there, in its place, so the masks of the tasks after it still count right).
+    for (Dispatch& d : l.held) {
+        if (d.task.id != task) continue;
+        d.withdrawn = true;
+        return true;
+    }
+    return false;
+}
+
 std::string Worker::dead_lane_why_locked(const Lane& l) const {
     if (l.lost) return l.lost_why;
     return l.relay_lost_why.empty() ? l.mailbox->poison_reason() : l.relay_lost_why;
@@ -758,7 +778,8 @@ void Worker::publish_locked(size_t i, const Dispatch& d) {
     // Stamped before the publish: the child may start at once, and the RUN
     // interval must contain its whole run.
     const int64_t published_ns = trace_ ? trace_now_ns() : 0;
-    const ipc::PublishStatus st = l.mailbox->publish(d.callable, call, d.blob, seq, deadline, d.after_mask);
+    const ipc::PublishStatus st =
+        l.mailbox->publish(d.callable, call, d.blob, seq, deadline, d.after_mask, d.withdrawn);
     if (st == ipc::PublishStatus::OK) {
         woke_child_ |= l.mailbox->publish_woke_child();
         l.in_flight.push_back(d);

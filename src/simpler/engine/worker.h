@@ -222,10 +222,11 @@ public:
 
     // Ends the run early (Ctrl-C in the run's wait): every task not yet
     // dispatched is poisoned with `why` and never runs, the run's failure is
-    // forgotten, and the next submit starts a new run. Tasks already on a child
-    // are not stopped: they finish there (or hit task_timeout), and the next
-    // wait() waits for them too. Returns what it did, in words (for the user);
-    // nothing when the Worker is closed.
+    // forgotten, and the next submit starts a new run. A task chained on a
+    // chip's lane that the chip has not begun is withdrawn and never runs
+    // either. Tasks a child has begun are not stopped: they finish there (or
+    // hit task_timeout), and the next wait() waits for them too. Returns what
+    // it did, in words (for the user); nothing when the Worker is closed.
     std::string cancel_run(const std::string& why);
 
     // Per-run waiting, for several runs in flight at once. A run is the tasks
@@ -435,6 +436,11 @@ private:
     void lose_lane_locked(size_t lane, const std::string& why);
     // Why a lane's child is gone: the lane's loss, a relay's text, or the mailbox's poison.
     [[nodiscard]] std::string dead_lane_why_locked(const Lane& l) const;
+    // EngineCore::Withdraw for a cancel: withdraws `task` from `chip`'s lane
+    // if the chip has not started it — on the child (Mailbox::withdraw) or
+    // held behind a control message (published withdrawn later) — and marks
+    // its Dispatch withdrawn.
+    bool withdraw_locked(TaskId task, ChildRef chip);
     // Why a submit of `callable` is refused (one of the Worker's own messages'), or empty.
     [[nodiscard]] static std::string reserved_callable_refusal(uint64_t callable);
     // Why member `member`'s argument blob cannot go to a mailbox (too large), or empty.

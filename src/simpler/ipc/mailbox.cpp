@@ -79,7 +79,7 @@ std::string Mailbox::poison_reason() const {
 }
 
 PublishStatus Mailbox::publish(uint64_t callable_id, const CallConfig& config, std::span<const std::byte> blob,
-                               uint64_t& task_seq, Deadline deadline, uint32_t after_mask) noexcept {
+                               uint64_t& task_seq, Deadline deadline, uint32_t after_mask, bool withdrawn) noexcept {
     if (!usable()) return PublishStatus::LANE_DEAD;
     if (in_flight_) return PublishStatus::BUSY;
     if (blob.size() > capacity_) return PublishStatus::BLOB_TOO_LARGE;
@@ -90,7 +90,8 @@ PublishStatus Mailbox::publish(uint64_t callable_id, const CallConfig& config, s
     frame_->blob_bytes = blob.size();
     frame_->after_mask = after_mask;
     if (!blob.empty()) std::memcpy(blob_, blob.data(), blob.size());
-    state_ref(*frame_).store(static_cast<uint32_t>(MailboxState::TASK_READY), std::memory_order_release);
+    const MailboxState ready = withdrawn ? MailboxState::WITHDRAWN : MailboxState::TASK_READY;
+    state_ref(*frame_).store(static_cast<uint32_t>(ready), std::memory_order_release);
     in_flight_ = true;
     deadline_ = deadline;
     task_seq = task_seq_;
@@ -149,7 +150,7 @@ std::optional<TaskResult> Mailbox::poll_result(Clock::time_point now) noexcept {
         return fail_in_flight(TaskError::CHILD_DIED,
                               "child " + describe_wait_status(status) + " with its task in flight");
     }
-    if (state != MailboxState::TASK_READY && state != MailboxState::RUNNING) {
+    if (state != MailboxState::TASK_READY && state != MailboxState::RUNNING && state != MailboxState::WITHDRAWN) {
         return fail_in_flight(TaskError::PROTOCOL,
                               "mailbox state " + std::to_string(raw) + " while a task is in flight");
     }
@@ -159,6 +160,13 @@ std::optional<TaskResult> Mailbox::poll_result(Clock::time_point now) noexcept {
                                                         "); the child still holds it");
     }
     return std::nullopt;
+}
+
+bool Mailbox::withdraw() noexcept {
+    if (!in_flight_ || !usable()) return false;
+    auto expected = static_cast<uint32_t>(MailboxState::TASK_READY);
+    return state_ref(*frame_).compare_exchange_strong(expected, static_cast<uint32_t>(MailboxState::WITHDRAWN),
+                                                      std::memory_order_acq_rel, std::memory_order_acquire);
 }
 
 void Mailbox::request_shutdown() noexcept {
@@ -184,7 +192,9 @@ ChildWake Mailbox::wait_request(SpinWaiter& waiter, Deadline deadline, bool pare
     for (;;) {
         const uint32_t seen = load_acquire(frame_->request);
         if (shutdown_requested()) return ChildWake::SHUTDOWN;
-        if (state_ref(*frame_).load(std::memory_order_acquire) == static_cast<uint32_t>(MailboxState::TASK_READY)) {
+        const uint32_t state = state_ref(*frame_).load(std::memory_order_acquire);
+        if (state == static_cast<uint32_t>(MailboxState::TASK_READY) ||
+            state == static_cast<uint32_t>(MailboxState::WITHDRAWN)) {
             return ChildWake::TASK;
         }
         if (!waiter.wait_change(frame_->request, seen, deadline, std::exchange(parent_waking, false)))
@@ -205,7 +215,10 @@ TaskView Mailbox::begin_task() noexcept {
     const uint64_t bytes = std::atomic_ref<uint64_t>(frame_->blob_bytes).load(std::memory_order_relaxed);
     if (bytes <= capacity_) view.blob = std::span<const std::byte>(blob_, static_cast<size_t>(bytes));
     task_seq_ = view.task_seq;
-    state_ref(*frame_).store(static_cast<uint32_t>(MailboxState::RUNNING), std::memory_order_release);
+    // Against the parent's withdraw(): the first swap away from TASK_READY wins.
+    auto expected = static_cast<uint32_t>(MailboxState::TASK_READY);
+    view.withdrawn = !state_ref(*frame_).compare_exchange_strong(expected, static_cast<uint32_t>(MailboxState::RUNNING),
+                                                                 std::memory_order_acq_rel, std::memory_order_acquire);
     return view;
 }
 

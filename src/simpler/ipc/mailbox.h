@@ -44,7 +44,7 @@ enum class TaskError : int32_t {
     CHILD_DIED = 4,        // the child exited with the task in flight
     TIMED_OUT = 5,         // the task overran its deadline; the child is still running it
     PROTOCOL = 6,          // the shared frame held an impossible value
-    SKIPPED = 7,           // not run: a producer ahead of it on the same lane failed (MailboxRing)
+    SKIPPED = 7,           // not run: a producer ahead of it on the same lane failed (MailboxRing), or withdrawn
 };
 [[nodiscard]] const char* task_error_name(TaskError e) noexcept;
 
@@ -76,6 +76,7 @@ struct TaskView {
     CallConfig config{};
     std::span<const std::byte> blob;
     uint32_t after_mask = 0;  // MailboxRing: which of the tasks just before it are its producers
+    bool withdrawn = false;   // the parent withdrew it before it started: answer SKIPPED, do not run it
 };
 
 enum class ChildWake : uint8_t {
@@ -95,10 +96,13 @@ public:
     // Copies the task into the frame and wakes the child. `deadline` bounds
     // the task: poll_result() at or after it reports TIMED_OUT. `after_mask`
     // travels in the frame for a MailboxRing's child loop (mailbox_ring.h);
-    // serve_tasks ignores it.
+    // serve_tasks ignores it. `withdrawn`: the task is published already
+    // withdrawn (WITHDRAWN, not TASK_READY): the child answers it SKIPPED
+    // without running it, and the lane's order and sequence numbers are kept.
     // Returns the lane's task sequence number through `task_seq`.
     PublishStatus publish(uint64_t callable_id, const CallConfig& config, std::span<const std::byte> blob,
-                          uint64_t& task_seq, Deadline deadline = NO_DEADLINE, uint32_t after_mask = 0) noexcept;
+                          uint64_t& task_seq, Deadline deadline = NO_DEADLINE, uint32_t after_mask = 0,
+                          bool withdrawn = false) noexcept;
     // The in-flight task's result when there is one to report, nullopt while it
     // runs (or when nothing is in flight). Frees the lane on DONE/FAILED.
     std::optional<TaskResult> poll_result(Clock::time_point now) noexcept;
@@ -110,6 +114,10 @@ public:
     // lost on another slot of a MailboxRing): poisons this mailbox with
     // `message` and returns the task's result; nullopt when nothing is in flight.
     std::optional<TaskResult> abandon(TaskError error, std::string message) noexcept;
+    // Withdraws the in-flight task if the child has not started it: true when
+    // it never will (the child answers it SKIPPED), false when it has started
+    // (or already finished), when nothing is in flight, or when the lane is dead.
+    bool withdraw() noexcept;
     // Sets the sticky shutdown word and wakes the child.
     void request_shutdown() noexcept;
     // Reaper thread: records that the child exited with `wait_status`. The
@@ -137,6 +145,8 @@ public:
     ChildWake wait_request(SpinWaiter& waiter, Deadline deadline = NO_DEADLINE, bool parent_waking = false) noexcept;
     // Marks the task RUNNING and returns it. A blob length beyond the capacity
     // yields an empty blob; the child should then finish_failed(BAD_ARGUMENTS).
+    // A task the parent withdrew first comes back with `withdrawn` set: the
+    // child answers it finish_failed(SKIPPED) without running it.
     [[nodiscard]] TaskView begin_task() noexcept;
     [[nodiscard]] bool blob_length_ok() const noexcept;
     void finish_ok() noexcept;

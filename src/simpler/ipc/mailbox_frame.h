@@ -29,14 +29,19 @@ inline constexpr size_t MAX_BLOB_CAPACITY = size_t{1} << 30;
 
 // The task's lifecycle. A new frame is IDLE; the parent writes TASK_READY over
 // IDLE or over the previous task's DONE / FAILED (kept after the parent read
-// that result); the child writes TASK_READY -> RUNNING -> DONE or FAILED. Each
-// write is a release store, each read an acquire load.
+// that result); the child writes TASK_READY -> RUNNING -> DONE or FAILED. The
+// parent may withdraw a task the child has not started: it swaps TASK_READY
+// for WITHDRAWN, the child swaps TASK_READY for RUNNING, and whichever swap
+// comes first decides; a WITHDRAWN task is answered FAILED (SKIPPED) without
+// running. Each write is a release store (the two swaps compare-and-swap),
+// each read an acquire load.
 enum class MailboxState : uint32_t {
     IDLE = 0,
     TASK_READY = 1,
     RUNNING = 2,
     DONE = 3,
     FAILED = 4,
+    WITHDRAWN = 5,
 };
 
 // The call config travels as opaque bytes; the engine owns their meaning.

@@ -43,7 +43,8 @@ std::vector<uint64_t> MailboxRing::in_flight_seqs() const {
 }
 
 PublishStatus MailboxRing::publish(uint64_t callable_id, const CallConfig& config, std::span<const std::byte> blob,
-                                   uint64_t& task_seq, Deadline deadline, uint32_t after_mask) noexcept {
+                                   uint64_t& task_seq, Deadline deadline, uint32_t after_mask,
+                                   bool withdrawn) noexcept {
     if (!usable()) return PublishStatus::LANE_DEAD;
     if (full()) return PublishStatus::BUSY;
     // Bit i-1 names the task i back: i must be below the depth (the child keeps
@@ -52,7 +53,7 @@ PublishStatus MailboxRing::publish(uint64_t callable_id, const CallConfig& confi
     if (reach < 32 && (after_mask >> reach) != 0) return PublishStatus::BAD_AFTER_MASK;
     const uint32_t k = (head_ + count_) % depth();
     uint64_t slot_seq = 0;
-    const PublishStatus st = slots_[k]->publish(callable_id, config, blob, slot_seq, deadline, after_mask);
+    const PublishStatus st = slots_[k]->publish(callable_id, config, blob, slot_seq, deadline, after_mask, withdrawn);
     if (st != PublishStatus::OK) return st;
     seqs_[k] = next_seq_++;
     ++count_;
@@ -78,6 +79,15 @@ std::optional<TaskResult> MailboxRing::poll_result(Clock::time_point now) noexce
     head_ = (head_ + 1) % depth();
     --count_;
     return r;
+}
+
+bool MailboxRing::withdraw(uint64_t task_seq) noexcept {
+    if (!lost_reason_.empty()) return false;
+    for (uint32_t k = 0; k < count_; ++k) {
+        const uint32_t slot = (head_ + k) % depth();
+        if (seqs_[slot] == task_seq) return slots_[slot]->withdraw();
+    }
+    return false;
 }
 
 void MailboxRing::request_shutdown() noexcept {

@@ -12,6 +12,10 @@
 // sequence). Tasks with an empty mask run whatever came before them, so
 // control messages (forgets, installs) queued behind a task never overtake it.
 //
+// Withdrawal: the parent may withdraw a task in flight that the child has not
+// started (withdraw(task_seq), Mailbox::withdraw); the child answers it SKIPPED
+// in its turn, and a task whose after mask names it is skipped as well.
+//
 // Loss: when one slot reports a parent-side failure (the child died, a task
 // overran its deadline, a corrupted frame), the ring is poisoned for good and
 // every other task in flight on it is reported in order with the same error
@@ -59,15 +63,20 @@ public:
     // (i < depth; that task may be in flight or already reported). BUSY when
     // `depth` tasks are in flight; BAD_AFTER_MASK when the mask names a task
     // at or beyond `depth` back or before the lane's first; LANE_DEAD and
-    // BLOB_TOO_LARGE as Mailbox. Publishes nothing unless OK.
+    // BLOB_TOO_LARGE as Mailbox. Publishes nothing unless OK. `withdrawn`: as
+    // Mailbox::publish (a task withdrawn before it reached the ring).
     PublishStatus publish(uint64_t callable_id, const CallConfig& config, std::span<const std::byte> blob,
-                          uint64_t& task_seq, Deadline deadline = NO_DEADLINE, uint32_t after_mask = 0) noexcept;
+                          uint64_t& task_seq, Deadline deadline = NO_DEADLINE, uint32_t after_mask = 0,
+                          bool withdrawn = false) noexcept;
     // The oldest in-flight task's result when it has one; nullopt while it
     // runs or when nothing is in flight. Results come strictly in publish order.
     std::optional<TaskResult> poll_result(Clock::time_point now) noexcept;
     std::optional<TaskResult> poll_result() noexcept {
         return poll_result(in_flight() != 0 && deadline() != NO_DEADLINE ? Clock::now() : Clock::time_point::min());
     }
+    // Withdraws in-flight task `task_seq` if the child has not started it (the
+    // result is then SKIPPED); false when it has, or when no such task is in flight.
+    bool withdraw(uint64_t task_seq) noexcept;
     void request_shutdown() noexcept;
     void mark_child_exited(int wait_status) noexcept;
 

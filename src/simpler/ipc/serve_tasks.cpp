@@ -5,6 +5,10 @@
 namespace simpler::ipc {
 
 bool serve_task(Mailbox& mailbox, const TaskView& task, const TaskHandler& handler) {
+    if (task.withdrawn) {
+        mailbox.finish_failed(TaskError::SKIPPED, "not run: its parent withdrew it before it started");
+        return false;
+    }
     if (!mailbox.blob_length_ok()) {
         mailbox.finish_failed(TaskError::BAD_ARGUMENTS, "argument blob length exceeds the mailbox capacity");
         return false;

@@ -35,8 +35,8 @@ inline constexpr int SERVE_STOPPED = 4;    // stop_after_task said so
 // idle_limit (SERVE_IDLE_LIMIT; the default waits forever), or until
 // stop_after_task, asked after each task's result is stored, answers true
 // (SERVE_STOPPED; empty: never asked).
-// Serves the task begin_task() just returned from `mailbox`: refuses a blob
-// length beyond the capacity, runs `handler`, stores its outcome (an escaping
+// Serves the task begin_task() just returned from `mailbox`: answers a
+// withdrawn one SKIPPED, refuses a blob length beyond the capacity, runs `handler`, stores its outcome (an escaping
 // exception as TASK_FAILED). Returns whether the task succeeded.
 bool serve_task(Mailbox& mailbox, const TaskView& task, const TaskHandler& handler);
 

@@ -4,9 +4,8 @@
 // mid-task or a hung task becomes an error, not a hang; the Worker stays usable
 // without the lost child; close() from another thread ends a wait with an error
 // naming what did not finish; a wait with a deadline returns and cancel_run()
-// cancels what was not dispatched; close() leaves no child; an idle Worker sleeps;
-// runs in flight at once finish and fail each on its own (wait_run,
-// take_finished_runs).
+// cancels what was not dispatched, a chained task its chip has not started too; close() leaves no child; an idle Worker
+// sleeps; runs in flight at once finish and fail each on its own (wait_run, take_finished_runs).
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -33,6 +32,7 @@ struct Timeline {
     std::atomic<int64_t> start_us[64];
     std::atomic<int64_t> end_us[64];
     std::atomic<int> met;  // MEET tasks that have arrived
+    std::atomic<bool> open;  // GATE tasks may finish
 };
 
 int64_t now_us() {
@@ -41,8 +41,9 @@ int64_t now_us() {
 }
 
 // MEET: a rendezvous of two tasks — each arrives, then waits (up to 20 s) for the
-// other; both succeed only when they ran at the same time.
-enum Op : uint64_t { SLEEP = 0, FAIL = 1, KILL_SELF = 2, HANG = 3, MEET = 4 };
+// other; both succeed only when they ran at the same time. GATE: waits (up to
+// 20 s) until the test opens the gate.
+enum Op : uint64_t { SLEEP = 0, FAIL = 1, KILL_SELF = 2, HANG = 3, MEET = 4, GATE = 5 };
 
 // scalars: [op, milliseconds, timeline slot]
 ipc::TaskHandler make_handler(Timeline* tl) {
@@ -62,6 +63,16 @@ ipc::TaskHandler make_handler(Timeline* tl) {
                 while (tl->met.load() < 2) {
                     if (std::chrono::steady_clock::now() > give_up)
                         return {ipc::TaskError::TASK_FAILED, "slot " + std::to_string(slot) + " met no partner"};
+                    std::this_thread::sleep_for(1ms);
+                }
+                break;
+            }
+            case GATE: {
+                const auto give_up = std::chrono::steady_clock::now() + 20s;
+                while (!tl->open.load()) {
+                    if (std::chrono::steady_clock::now() > give_up)
+                        return {ipc::TaskError::TASK_FAILED,
+                                "slot " + std::to_string(slot) + ": the gate never opened"};
                     std::this_thread::sleep_for(1ms);
                 }
                 break;
@@ -298,6 +309,24 @@ TEST_F(WorkerTest, AWaitWithADeadlineReturnsAndCancelRunCancelsWhatWasNotDispatc
     EXPECT_FALSE(w.wait_until(ipc::Clock::now() + 10ms)) << "the task on the chip still runs";
     w.close();
     EXPECT_EQ(tl_->start_us[14].load(), 0) << "a cancelled task ran";
+}
+
+TEST_F(WorkerTest, CancelRunWithdrawsAChainedTaskItsChipHasNotStarted) {
+    Worker w(config(1));
+    w.init();
+    const BufferDescriptor x = buffer(1);
+    TaskArgs gate = task({{cols(x, 0), TensorArgType::OUTPUT_EXISTING}}, GATE, 0, 15);
+    TaskArgs after = task({{cols(x, 0), TensorArgType::INPUT}}, SLEEP, 1, 16);
+    chip_task(w, gate, 0);
+    chip_task(w, after, 0);  // chained behind the gate on chip 0's lane
+    EXPECT_FALSE(w.wait_until(ipc::Clock::now() + 10ms));
+    const std::string what = w.cancel_run("interrupted by the test");
+    EXPECT_NE(what.find("1 task(s) not yet dispatched were cancelled"), std::string::npos) << what;
+    tl_->open = true;
+    EXPECT_TRUE(w.wait_until(ipc::Clock::now() + 20s)) << "the gate task did not finish";
+    w.close();
+    EXPECT_NE(tl_->end_us[15].load(), 0) << "the running task was not let finish";
+    EXPECT_EQ(tl_->start_us[16].load(), 0) << "the chip ran a cancelled chained task";
 }
 
 TEST_F(WorkerTest, RunsInFlightFinishEachOnItsOwnAndCloseEndsTheRest) {

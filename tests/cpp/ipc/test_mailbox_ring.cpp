@@ -3,8 +3,9 @@
 // (transitively), an independent one still runs; a killed child fails every
 // task in flight; a deadline overrun loses the rest of the lane, and a queued
 // task's deadline counts once it is the oldest (and can be restarted then); a control
-// message queued behind a task never overtakes it; bad masks and depths are
-// refused without publishing.
+// message queued behind a task never overtakes it; a task withdrawn before the
+// child began it is skipped unrun, and so is a task chained on it; bad masks
+// and depths are refused without publishing.
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -251,4 +252,62 @@ TEST(MailboxRing, AControlMessageQueuedBehindATaskNeverOvertakesIt) {
     server.join();
     EXPECT_EQ(status, SERVE_SHUTDOWN);
     EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4}));
+}
+
+TEST(MailboxRing, AWithdrawnTaskIsSkippedUnrunAndSoIsATaskChainedOnIt) {
+    // On a thread of this process so the handler can record what ran.
+    Doorbell bell;
+    MailboxRing ring(MailboxRingConfig{64, 4}, bell);
+    std::vector<int> order;
+    // Published before the server starts, so none has begun when 2 is withdrawn.
+    const uint64_t first = publish(ring, 4, std::vector<std::byte>{std::byte{1}});
+    const uint64_t second = publish(ring, 4, std::vector<std::byte>{std::byte{2}});
+    publish(ring, 4, std::vector<std::byte>{std::byte{3}}, 0b1);  // after 2
+    publish(ring, 4, std::vector<std::byte>{std::byte{4}});       // independent
+    EXPECT_TRUE(ring.withdraw(second));
+    EXPECT_FALSE(ring.withdraw(second + 100));  // no such task in flight
+    int status = -1;
+    std::thread server([&] { status = serve_echo_ring(ring, &order); });
+    EXPECT_TRUE(next_result(ring, bell).ok());
+    const TaskResult withdrawn = next_result(ring, bell);
+    EXPECT_EQ(withdrawn.error, TaskError::SKIPPED);
+    EXPECT_EQ(withdrawn.message, "not run: its parent withdrew it before it started");
+    const TaskResult chained = next_result(ring, bell);
+    EXPECT_EQ(chained.error, TaskError::SKIPPED);
+    EXPECT_EQ(chained.message, "not run: task 2 ahead of it on this lane, a producer of it, failed");
+    EXPECT_TRUE(next_result(ring, bell).ok());
+    EXPECT_FALSE(ring.withdraw(first));  // finished: nothing to withdraw
+    EXPECT_TRUE(ring.usable());
+    ring.request_shutdown();
+    server.join();
+    EXPECT_EQ(status, SERVE_SHUTDOWN);
+    EXPECT_EQ(order, (std::vector<int>{1, 4}));
+}
+
+TEST(MailboxRing, ATaskPublishedWithdrawnIsSkippedUnrunInItsPlace) {
+    // A task withdrawn before it reached the ring (held behind a control
+    // message) still takes its place, so the masks of the tasks after it count right.
+    Doorbell bell;
+    MailboxRing ring(MailboxRingConfig{64, 4}, bell);
+    std::vector<int> order;
+    int status = -1;
+    std::thread server([&] { status = serve_echo_ring(ring, &order); });
+    uint64_t seq = 0;
+    const std::vector<std::byte> one{std::byte{1}};
+    ASSERT_EQ(ring.publish(4, CallConfig{}, one, seq, NO_DEADLINE, 0, /*withdrawn=*/true), PublishStatus::OK);
+    publish(ring, 4, std::vector<std::byte>{std::byte{2}}, 0b1);  // after 1
+    publish(ring, 4, std::vector<std::byte>{std::byte{3}});       // independent
+    const TaskResult withdrawn = next_result(ring, bell);
+    EXPECT_EQ(withdrawn.task_seq, seq);
+    EXPECT_EQ(withdrawn.error, TaskError::SKIPPED);
+    EXPECT_EQ(withdrawn.message, "not run: its parent withdrew it before it started");
+    const TaskResult chained = next_result(ring, bell);
+    EXPECT_EQ(chained.error, TaskError::SKIPPED);
+    EXPECT_EQ(chained.message, "not run: task 1 ahead of it on this lane, a producer of it, failed");
+    EXPECT_TRUE(next_result(ring, bell).ok());
+    EXPECT_TRUE(ring.usable());
+    ring.request_shutdown();
+    server.join();
+    EXPECT_EQ(status, SERVE_SHUTDOWN);
+    EXPECT_EQ(order, (std::vector<int>{3}));
 }
