@@ -7,6 +7,7 @@ and a late descriptor for it is refused at every level."""
 import json
 import os
 import re
+import signal
 
 import numpy as np
 import pytest
@@ -159,3 +160,31 @@ def test_release_of_a_buffer_named_by_tasks_in_flight_at_l3_and_l2(closing, tmp_
     # a late descriptor: refused at L4's submit (above), and at L2 when L3 passes on the one it kept
     with pytest.raises(RuntimeError, match=rf"L4 → L3\[0\] → chip 0: .*{re.escape(b_id)}.*(released|STALE)"):
         w4.run(lambda o, _a, _c: o.submit_next_level(h_late, args((c.tensor((N,), F32), OUT)), worker=0))
+
+
+def test_a_stopped_l3_child_that_never_answers_a_forget_is_lost_at_the_task_timeout(closing):
+    """The forget of a released buffer has the task's deadline: an L3 child stopped (SIGSTOP) before
+    it came is lost at task_timeout, killed with its chip, and the task queued behind the forget fails
+    naming why (it waited past 15 s with task_timeout=3, the child reported usable throughout)."""
+    w4 = Worker(level=4, task_timeout=1)
+    w4.add_worker(Worker(level=3, num_chips=1))
+    closing(w4)
+    add_scalar = w4.register(ChipCallable("std.add_scalar"))
+
+    def forward(o, a, _cfg):
+        o.submit_next_level(add_scalar, a, worker=0)
+
+    h = w4.register(forward)
+    w4.init()
+    (l3,) = w4.child_pids()
+    x, z = w4.create_buffer(N * 4), w4.create_buffer(N * 4)
+    gone = w4.create_buffer(64)
+    os.kill(l3, signal.SIGSTOP)
+    w4.release_buffer(gone)  # no task names it: freed now, and forgotten on every lane
+    with pytest.raises(RuntimeError) as info:
+        w4.run(lambda o, _a, _c: o.submit_next_level(
+            h, args((x.tensor((N,), F32), IN), (z.tensor((N,), F32), OUT), scalars=(bits(1),)), worker=0))
+    msg = str(info.value)
+    assert "TIMED_OUT: it did not answer a forget message (buffers released) within task_timeout (1 s)" in msg, msg
+    (status,) = w4.child_status()
+    assert "lost" in status and "forget message" in status, status

@@ -8,6 +8,7 @@ sub-worker callable kept past its task still reads the old bytes after the
 free."""
 
 import os
+import signal
 import threading
 import time
 
@@ -325,3 +326,25 @@ def test_a_worker_refuses_to_release_another_workers_buffer(closing):
     assert out.array((1,), F32)[0] == N
     w.release_buffer(x, wait=True)  # its own Worker may
     assert x.closed
+
+
+def test_a_child_that_never_answers_a_forget_is_lost_at_the_task_timeout(closing):
+    """A stopped sub-worker (SIGSTOP) cannot answer the forget a release sends it: at task_timeout
+    it is lost, as a child that overruns a task is, and the task queued behind the forget fails
+    naming why instead of waiting for ever (it waited past 15 s with task_timeout=3 before)."""
+    w = Worker(level=3, num_sub_workers=1, task_timeout=1)
+    closing(w)
+    fn = w.register(sum_into)
+    w.init()
+    (pid,) = w.child_pids()
+    x, out = w.create_buffer(N * 4).tensor((N,), F32), w.create_buffer(N * 4).tensor((N,), F32)
+    gone = w.create_buffer(64)
+    os.kill(pid, signal.SIGSTOP)
+    w.release_buffer(gone)  # no task names it: freed now, and forgotten on every lane
+    with pytest.raises(RuntimeError) as info:
+        w.run(lambda o, _a, _c: o.submit_sub(fn, args((x, IN), (out, OUT))))
+    msg = str(info.value)
+    assert "not dispatched to sub-worker 0: the child is gone (TIMED_OUT: it did not answer a forget message " \
+           "(buffers released) within task_timeout (1 s); the child was killed)" in msg, msg
+    (status,) = w.child_status()
+    assert status.startswith("sub-worker 0: lost") and "forget message" in status, status

@@ -521,7 +521,7 @@ ipc::Deadline Worker::progress_locked() {
     release_holds_locked();
     ipc::Deadline deadline = ipc::NO_DEADLINE;
     for (const Lane& l : lanes_)
-        if (!l.in_flight.empty()) deadline = std::min(deadline, l.mailbox->deadline());
+        if (!l.in_flight.empty() || l.control_in_flight) deadline = std::min(deadline, l.mailbox->deadline());
     notify_runs_locked();
     return deadline;
 }
@@ -736,6 +736,15 @@ void Worker::collect_results_locked() {
                 // A forget the child refused changes nothing it holds; an install's answer goes to
                 // its ticket; a dead child is lost below.
                 l.control_in_flight = false;
+                if (r->error == ipc::TaskError::TIMED_OUT && l.install_on_child == 0) {
+                    // A child that does not answer a forget within task_timeout is lost as one
+                    // that overruns a task: the tasks held behind the forget fail, not hang.
+                    lose_lane_locked(i,
+                                     "TIMED_OUT: it did not answer a forget message (buffers released) within "
+                                     "task_timeout (" +
+                                         seconds_text(config_.task_timeout) + " s); the child was killed");
+                    continue;
+                }
                 if (l.install_on_child != 0) {
                     const uint64_t ticket = std::exchange(l.install_on_child, 0);
                     std::string why;
@@ -823,7 +832,10 @@ void Worker::publish_forget_locked(size_t i) {
     forget_blob_.resize(n * sizeof(CanonicalIdentity));
     std::memcpy(forget_blob_.data(), l.forgets.data(), forget_blob_.size());
     uint64_t seq = 0;
-    const ipc::PublishStatus st = l.mailbox->publish(FORGET_CALLABLE, ipc::CallConfig{}, forget_blob_, seq);
+    // Bounded as a task is: a child that never answers (stopped, hung) is lost at the deadline.
+    const ipc::Deadline deadline =
+        config_.task_timeout.count() > 0 ? ipc::Clock::now() + config_.task_timeout : ipc::NO_DEADLINE;
+    const ipc::PublishStatus st = l.mailbox->publish(FORGET_CALLABLE, ipc::CallConfig{}, forget_blob_, seq, deadline);
     if (st == ipc::PublishStatus::OK) {
         l.forgets.erase(l.forgets.begin(), l.forgets.begin() + static_cast<std::ptrdiff_t>(n));
         if (l.forgets.empty()) --lanes_forgetting_;
