@@ -15,10 +15,18 @@ With --isolate every non-zero rank gets its own mount namespace and a private
 is off (TCP only): ranks on one machine share nothing but MPI, as on separate
 hosts. That is how the tests run.
 
-The exit status is mpirun's when it is non-zero (a rank exited non-zero);
-else LOST_RANK_STATUS when the L4 lost a remote rank on the way (recovery mode
-lets mpirun itself exit 0 then): rank 0 writes each lost rank, with why, to
-the file $SIMPLER_LAUNCH_STATUS names, and the launcher prints them.
+Rank 0 writes to the file $SIMPLER_LAUNCH_STATUS names: where it runs (host
+and pid) when its remote Workers start, each remote rank it lost (with why)
+when it closes, and that it has closed its Workers. The launcher prints the lost
+ranks and ends the job in bounded time whatever a rank does:
+- once rank 0 has closed, mpirun has FINISH_GRACE_S to exit; a rank still
+  there then (stopped, hung — one the L4 declared lost) is killed with the job
+  (mpirun is terminated, and terminates every rank);
+- when rank 0 dies before it closed (killed, crashed) on this host, the other
+  ranks have DEATH_GRACE_S to notice and close their Workers, then the job is
+  ended the same way.
+The exit status is LOST_RANK_STATUS when rank 0 died or lost a remote rank on
+the way (recovery mode lets mpirun itself exit 0 then), else mpirun's.
 """
 
 from __future__ import annotations
@@ -26,12 +34,23 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
-from typing import List, Optional, Sequence
+import time
+from typing import List, Optional, Sequence, Tuple
 
 LOST_RANK_STATUS = 3
+# The status file's environment variable and rank 0's two control lines (simpler.remote writes them).
+STATUS_ENV = "SIMPLER_LAUNCH_STATUS"
+RANK0_LINE = "#rank0"  # followed by the host name and the pid
+FINISHED_LINE = "#finished"
+FINISH_GRACE_S = 10.0  # from rank 0's close to the job's end
+DEATH_GRACE_S = 5.0  # from rank 0's death to the job's end (a rank notices it within its heartbeat timeout)
+TERMINATE_GRACE_S = 10.0  # from SIGTERM to mpirun to SIGKILL
+POLL_S = 0.05
 _HOST_ARGS = ("--host", "-host", "-H", "--hostfile", "-hostfile", "--machinefile", "-machinefile")
 _ISOLATE = "mount -t tmpfs -o mode=1777 simpler-shm /dev/shm && exec \"$@\""
 
@@ -67,7 +86,7 @@ def command(n: int, program: Sequence[str], isolate: bool = False, mpirun_args: 
         if os.geteuid() != 0:
             raise RuntimeError("simpler launch --isolate: a private /dev/shm per rank needs root (unshare -m)")
         cmd += ["--mca", "pml", "ob1", "--mca", "btl", "self,tcp"]
-    cmd += ["-x", "SIMPLER_LAUNCH_STATUS"]  # rank 0 may run on another host
+    cmd += ["-x", STATUS_ENV]  # rank 0 may run on another host
     cmd += list(mpirun_args)
     rank_program = [python, *program]
     if not isolate or n == 1:
@@ -77,13 +96,79 @@ def command(n: int, program: Sequence[str], isolate: bool = False, mpirun_args: 
             *rank_program]
 
 
+def _alive(pid: int) -> bool:
+    """Whether process `pid` of this host runs (a zombie does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _read_status(path: str) -> List[str]:
+    with open(path) as f:
+        return [line.strip() for line in f if line.strip()]
+
+
+def _rank0_died(status: List[str]) -> bool:
+    """Rank 0 said where it runs, runs on this host, is gone, and never said it closed."""
+    if FINISHED_LINE in status:
+        return False
+    for line in status:
+        parts = line.split()
+        if parts[0] == RANK0_LINE and len(parts) == 3 and parts[1] == socket.gethostname():
+            return not _alive(int(parts[2]))
+    return False
+
+
+def _end(proc: "subprocess.Popen[bytes]") -> int:
+    """Terminates mpirun (it terminates every rank: a stopped one too), then kills it."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(TERMINATE_GRACE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
+
+
+def supervise(proc: "subprocess.Popen[bytes]", status_path: str) -> Tuple[int, List[str]]:
+    """Waits for mpirun, ending the job once rank 0 has closed or died and the
+    grace has passed: (mpirun's status, the launcher's own findings)."""
+    found: List[str] = []
+    deadline = None
+    while True:
+        try:
+            return proc.wait(POLL_S), found
+        except subprocess.TimeoutExpired:
+            pass
+        if deadline is None:
+            status = _read_status(status_path)
+            if FINISHED_LINE in status:
+                deadline = time.monotonic() + FINISH_GRACE_S
+                why = f"mpirun had not exited {FINISH_GRACE_S:g} s after rank 0 closed its Workers"
+            elif _rank0_died(status):
+                deadline = time.monotonic() + DEATH_GRACE_S
+                found.append("rank 0 (the L4) died before it closed its Workers (killed or crashed)")
+                why = f"rank 0 died {DEATH_GRACE_S:g} s ago"
+        elif time.monotonic() >= deadline:
+            found.append(f"{why}: the job was ended (every rank still running was killed)")
+            return _end(proc), found
+
+
 def main(n: int, program: Sequence[str], isolate: bool = False, mpirun_args: Sequence[str] = ()) -> int:
     cmd = command(n, program, isolate, mpirun_args)
     with tempfile.NamedTemporaryFile(prefix="simpler-launch-", suffix=".status") as status:
-        rc = subprocess.call(cmd, env={**os.environ, "SIMPLER_LAUNCH_STATUS": status.name})
-        lost = [line.strip() for line in open(status.name) if line.strip()]
-    for line in lost:
+        proc = subprocess.Popen(cmd, env={**os.environ, STATUS_ENV: status.name})
+        try:
+            rc, found = supervise(proc, status.name)
+        except BaseException:  # Ctrl-C, or the launcher failing: the job goes with it
+            _end(proc)
+            raise
+        lost = [line for line in _read_status(status.name) if not line.startswith("#")]
+    for line in lost + found:
         print(f"simpler launch: {line}", file=sys.stderr)
+    if found:  # rank 0 died, or the launcher ended the job: mpirun's own status says nothing
+        return LOST_RANK_STATUS
     if rc == 0 and lost:
         return LOST_RANK_STATUS
     return rc

@@ -36,6 +36,7 @@ import atexit
 import importlib
 import json
 import os
+import socket
 import sys
 import threading
 import weakref
@@ -44,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Optional,
 from simpler import _core
 from simpler.buffer import forget_imports
 from simpler.global_domain import collective_phase
+from simpler.launch import FINISHED_LINE, RANK0_LINE, STATUS_ENV
 from simpler.log import logger
 from simpler.nested import NextLevelServer
 
@@ -173,6 +175,7 @@ def _close_at_exit() -> None:
             w.close()
         except Exception:  # noqa: BLE001 - exiting; nothing to report to
             pass
+    _launch_status(FINISHED_LINE)  # the launcher ends the job in bounded time from here
     _core.remote_finalize()
 
 
@@ -204,14 +207,19 @@ def remote_children(top: "Worker", first_index: int, specs: Sequence[Dict[str, A
     _core.remote_start(heartbeat_timeout)
     with _exit_hook:
         if not _exit_hooked:
+            # Where rank 0 runs, so the launcher can tell its death from its end.
+            _launch_status(f"{RANK0_LINE} {socket.gethostname()} {os.getpid()}")
             atexit.register(_close_at_exit)
             _exit_hooked = True
     _open_tops.add(top)
     return _core.RemoteChildren(children, first_index, START_TIMEOUT_S, CLOSE_TIMEOUT_S)
 
 
-# Where `python -m simpler launch` wants rank 0 to say which remote ranks were lost.
-LAUNCH_STATUS_ENV = "SIMPLER_LAUNCH_STATUS"
+def _launch_status(*lines: str) -> None:
+    path = os.environ.get(STATUS_ENV)
+    if path:
+        with open(path, "a") as f:
+            f.writelines(line + "\n" for line in lines)
 
 
 def report_lost(top: "Worker") -> None:
@@ -227,10 +235,7 @@ def report_lost(top: "Worker") -> None:
         return
     for line in lines:
         _log.warning("%s", line)
-    path = os.environ.get(LAUNCH_STATUS_ENV)
-    if path:
-        with open(path, "a") as f:
-            f.writelines(line + "\n" for line in lines)
+    _launch_status(*lines)
 
 
 def dismiss_extra_ranks(needed: int) -> None:

@@ -67,6 +67,28 @@ def test_a_killed_remote_rank_fails_its_task_naming_rank_child_and_task_and_the_
 
 
 @needs_mpi
+def test_a_stopped_remote_rank_is_lost_killed_with_the_job_and_the_launcher_returns(no_leaks):
+    # The stopped rank never exits by itself: mpirun waited for it for ever before (no_leaks
+    # checks that no process of the job is left, the stopped rank among them).
+    r = run_app("remote_faults.py", 3, "stop", timeout=120)
+    no_leaks.append(r)
+    assert r.result["ok"] == "ok", r.stdout + r.stderr
+    assert "simpler launch: rank 2 (L4/L3[1]) was lost: no heartbeat for" in r.stderr
+    assert (f"simpler launch: mpirun had not exited {launcher.FINISH_GRACE_S:g} s after rank 0 closed its Workers: "
+            "the job was ended (every rank still running was killed)") in r.stderr, r.stderr
+    assert r.rc == launcher.LOST_RANK_STATUS
+
+
+@needs_mpi
+def test_a_killed_l4_rank_makes_the_launcher_exit_non_zero_naming_rank_0(no_leaks):
+    r = run_app("remote_faults.py", 3, "kill_l4", timeout=120)
+    no_leaks.append(r)
+    assert r.stdout.startswith("RESULT ran"), r.stdout + r.stderr  # the L4 ran, then was killed
+    assert "simpler launch: rank 0 (the L4) died before it closed its Workers (killed or crashed)" in r.stderr
+    assert r.rc == launcher.LOST_RANK_STATUS  # it was 0
+
+
+@needs_mpi
 def test_a_callable_that_does_not_resolve_on_a_rank_fails_init_naming_the_rank_and_the_path(no_leaks):
     r = run_app("remote_unresolved.py", 2)
     no_leaks.append(r)
