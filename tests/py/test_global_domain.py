@@ -25,6 +25,8 @@ NB = N * 4
 
 # The chip callables the L3 orchestration `on_chip` runs, by index (filled before init: the children inherit it).
 CHIP_HANDLES = []
+# Handles of the other L3 orchestrations make() registers, by name.
+L3_FNS = {}
 
 
 def on_chip(o, a, _c):
@@ -72,6 +74,7 @@ def make(closing, chips=(1, 1), sub_workers=0):
         CHIP_HANDLES.append(w4.register(lambda m: None, kind=TaskKind.SUB))
     fn = w4.register(on_chip)
     try_fn = w4.register(try_on_chip)
+    L3_FNS["keep_or_reuse"] = w4.register(keep_or_reuse)
     w4.init()
     return w4, fn, try_fn
 
@@ -128,6 +131,54 @@ def test_the_next_global_domain_on_a_released_window_reads_zeros_and_the_name_wa
     w4.run(orch)
     assert bases["new"] == bases["old"], "the old windows were not freed before the name was taken again"
     np.testing.assert_array_equal(seen.array((N,), F32), np.zeros(N, dtype=np.float32))
+    wait_global_windows_freed(w4)
+
+
+# In an L3 child's process: a window tensor an orchestration kept past its run (scalar 0: 0 keeps a[0] and
+# copies it to a[1] on chip 0; 1 copies the kept one to a[0] on chip 0).
+KEPT = {}
+
+
+def keep_or_reuse(o, a, _c):
+    if a.scalar(0) == 0:
+        KEPT["window"] = a[0]
+        o.submit_next_level(CHIP_HANDLES[0], args((a[0], IN), (a[1], OUT)), worker=0)
+    else:
+        o.submit_next_level(CHIP_HANDLES[0], args((KEPT["window"], IN), (a[0], OUT)), worker=0)
+
+
+def test_a_kept_descriptor_of_a_released_window_does_not_resolve_to_the_next_domain_on_its_pages(closing):
+    """An L3 orchestration keeps a window's tensor past its domain's release; the next domain is carved on
+    the same pages. The kept tensor's address is a live window of the chip again, so the L3's judge by
+    address passes it; the chip, which imported it before and has not yet seen the new domain's buffer
+    (whose identity would make the kept one an older generation), refuses it as released — before,
+    its import cache resolved it to the new domain's window: every chip now forgets a released
+    domain's buffers."""
+    w4, _fn, _ = make(closing)
+    keep = L3_FNS["keep_or_reuse"]
+    seen = w4.create_buffer(NB)
+    seen.array((N,), F32)[...] = -1
+    bases = {}
+
+    def first(o, _a, _c):
+        with o.allocate_global_domain("old", members=[(1, 0)], window_size=NB, buffers={"x": NB}) as dom:
+            bases["old"] = dom.window_base((1, 0))
+            x = dom.buffer("x", (1, 0)).tensor((N,), F32)
+            o.submit_next_level(keep, args((x, IN), (seen.tensor((N,), F32), OUT), scalars=(0,)), worker=1)
+
+    def second(o, _a, _c):
+        with o.allocate_global_domain("new", members=[(1, 0)], window_size=NB, buffers={"x": NB}) as dom:
+            bases["new"] = dom.window_base((1, 0))
+            o.submit_next_level(keep, args((seen.tensor((N,), F32), OUT), scalars=(1,)), worker=1)
+
+    w4.run(first)
+    wait_global_windows_freed(w4)
+    with pytest.raises(RuntimeError) as info:
+        w4.run(second)
+    assert bases["new"] == bases["old"], "the next domain was carved elsewhere: the test proves nothing"
+    msg = str(info.value)
+    assert "argument refused on chip 0: stale descriptor" in msg and "was released" in msg, msg
+    np.testing.assert_array_equal(seen.array((N,), F32), np.zeros(N, dtype=np.float32))  # the old window's zeros
     wait_global_windows_freed(w4)
 
 

@@ -284,13 +284,17 @@ WindowDomain WindowMemory::allocate(const std::string& name, const std::vector<u
     return domains_.emplace(d.info.id, std::move(d)).first->second.info;
 }
 
-void WindowMemory::begin_release(uint64_t id) {
+std::vector<CanonicalIdentity> WindowMemory::begin_release(uint64_t id) {
     std::lock_guard lock(mu_);
     auto it = domains_.find(id);
     if (it == domains_.end()) throw std::invalid_argument("release of domain " + std::to_string(id) + ": not live");
     if (it->second.releasing)
         throw std::invalid_argument("release of domain '" + it->second.info.name + "': already released");
+    std::vector<CanonicalIdentity> identities;
+    for (const auto& mine : it->second.info.buffers)
+        for (const DeviceBacking& b : mine) identities.push_back(b.descriptor.identity);
     it->second.releasing = true;
+    return identities;
 }
 
 void WindowMemory::zero_locked(const Domain& d) noexcept {

@@ -26,7 +26,9 @@
 // begin_release() refuses the domain's identities at submit from that moment,
 // finish_release() — run by the engine once every earlier task has finished —
 // zeroes the windows' bytes (the next domain carved there reads zeros, never
-// this one's data), then frees the windows and the identities. A name is taken
+// this one's data), then frees the windows and the identities (the Worker then
+// forgets them on every chip: a chip's import cache refuses a later descriptor
+// of one, whatever lies at its address by then). A name is taken
 // until its windows are freed: while the domain is live, and while it is
 // releasing (releasing_named; Worker::allocate_domain waits that out).
 //
@@ -114,9 +116,10 @@ public:
     WindowDomain allocate(const std::string& name, const std::vector<uint32_t>& workers, uint64_t window_size,
                           const std::vector<WindowBufferSpec>& buffers,
                           const std::vector<std::string>& chip_lost_why = {});
-    // Refuses the domain's identities at submit from now on; std::invalid_argument
+    // Refuses the domain's identities at submit from now on and returns them
+    // (for the chips' forget once the windows are freed); std::invalid_argument
     // when `id` is not a live domain.
-    void begin_release(uint64_t id);
+    std::vector<CanonicalIdentity> begin_release(uint64_t id);
     // Zeroes and frees the windows and identities of a releasing domain. No-op otherwise.
     void finish_release(uint64_t id) noexcept;
     // Frees everything (the chips are gone).

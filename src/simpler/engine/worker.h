@@ -290,7 +290,8 @@ public:
     WindowDomain allocate_domain(const std::string& name, const std::vector<uint32_t>& workers, uint64_t window_size,
                                  const std::vector<WindowBufferSpec>& buffers);
     // Refuses the domain's buffers at submit from now on and frees its windows
-    // once every task submitted before this call has finished.
+    // once every task submitted before this call has finished; then every
+    // chip forgets the buffers (forget()).
     void release_domain(uint64_t id);
     // Level 4: a domain across chips of its local children, `slots` the member
     // slots (WorkerConfig::global_window_chips) in rank order; as

@@ -58,10 +58,15 @@ WindowDomain Worker::allocate_domain(const std::string& name, const std::vector<
 }
 
 void Worker::release_domain(uint64_t id) {
-    windows_->begin_release(id);
+    std::vector<CanonicalIdentity> identities = windows_->begin_release(id);
     {
         std::lock_guard lock(mu_);
-        core_.release_after([this, id] { windows_->finish_release(id); });
+        core_.release_after([this, id, identities = std::move(identities)] {
+            windows_->finish_release(id);
+            // Every chip's import cache drops the windows and refuses a later
+            // descriptor of one, whatever lies at its address by then.
+            forget(identities);
+        });
     }
     bell_.ring();
 }
@@ -87,10 +92,16 @@ WindowDomain Worker::allocate_global_domain(const std::string& name, const std::
 
 void Worker::release_global_domain(uint64_t id) {
     if (!global_owner_) throw std::invalid_argument("release of global domain: this Worker has no global windows");
-    global_windows_->begin_release(id);
+    std::vector<CanonicalIdentity> identities = global_windows_->begin_release(id);
     {
         std::lock_guard lock(mu_);
-        core_.release_after([this, id] { global_windows_->finish_release(id); });
+        core_.release_after([this, id, identities = std::move(identities)] {
+            global_windows_->finish_release(id);
+            // Every chip's import cache drops the windows and refuses a later
+            // descriptor of one, whatever lies at its address by then (the next
+            // domain carved on those pages): each level-3 child forwards it to its chips.
+            forget(identities);
+        });
     }
     bell_.ring();
 }
