@@ -821,7 +821,7 @@ class EngineWorker:
         """The chip a device block or window buffer lives on, or None."""
     def allocate_domain(self, name: str, workers: Sequence[int], window_size: int, buffers: Sequence[tuple[str, int]]) -> dict:
         """
-        A communication domain: {'id', 'bases' (by rank), 'offsets' (by buffer), 'buffers' (by rank, by buffer: VMM_WINDOW descriptors)}. ValueError for a bad request, RuntimeError when the window heaps have no room; a refusal allocates nothing.
+        A communication domain: {'id', 'bases' (by rank), 'offsets' (by buffer), 'buffers' (by rank, by buffer: VMM_WINDOW descriptors)}. ValueError for a bad request, RuntimeError when the window heaps have no room; a refusal allocates nothing. A name whose released domain still holds its windows waits until they are freed (the tasks submitted before the release have finished).
         """
     def allocate_global_domain(self, name: str, slots: Sequence[int], window_size: int, buffers: Sequence[tuple[str, int]]) -> dict:
         """As allocate_domain, over member slots of the level-4 Worker's global windows."""
