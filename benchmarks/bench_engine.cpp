@@ -13,6 +13,10 @@
 // BM_EngineTiledBatchSubmit/N: the same tasks described by a Tiling and built
 // on demand, for the checks and again for the submits (TaskArgsBatch.tiled
 // through Worker::submit_many: no task's TaskArgs held); the drain not timed.
+// BM_EngineHoldUsers/N: N live tasks (submitted, none taken), task k naming
+// buffer k alone; per iteration, the exact holds of a release
+// (EngineCore::hold_users, what Worker.release_buffer asks under the engine's
+// lock) of a buffer one task names, then of one no task names.
 #include <benchmark/benchmark.h>
 
 #include <cstring>
@@ -165,9 +169,28 @@ void BM_EngineTiledBatchSubmit(benchmark::State& state) {
     time_submits(state, batch);
 }
 
+void BM_EngineHoldUsers(benchmark::State& state) {
+    const auto n = static_cast<size_t>(state.range(0));
+    EngineCore core(one_sub_worker());
+    const uint32_t shapes[1] = {TILE};
+    const uint32_t strides[1] = {1};
+    TaskArgs args;
+    const MemberSubmit m{&args, std::nullopt};
+    for (uint64_t k = 1; k <= n; ++k) {
+        args.clear();
+        args.add_tensor(make_tensor(buffer(k, TILE * 4), shapes, DataType::FLOAT32, strides), TensorArgType::INPUT);
+        core.submit(TaskKind::SUB, 1, {&m, 1}, TaskConfig{});
+    }
+    const CanonicalIdentity named = buffer(n / 2, TILE * 4).identity;
+    const CanonicalIdentity unnamed = buffer(n + 1, TILE * 4).identity;
+    for (auto _ : state)
+        if (core.hold_users(named) != 1 || core.hold_users(unnamed) != 0) throw std::logic_error("wrong holds");
+}
+
 }  // namespace
 
 BENCHMARK(BM_EngineRoundTrip);
 BENCHMARK(BM_EngineBatch)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_EngineBatchSubmit)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_EngineTiledBatchSubmit)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_EngineHoldUsers)->Arg(100000)->Unit(benchmark::kMicrosecond);

@@ -1,20 +1,21 @@
 // BackingRetention: frees an owned host backing only once no unfinished task
 // of this process names it. The owner hands over the free (BackingOwner::close
 // in the creating process); the retention asks the engine which unfinished
-// tasks name the identity (the use scan: every one found is retained with
+// tasks name the identity (the use lookup: every one found is retained with
 // retain()), and runs the free at once when none does, else when the last of
 // them is released (release(): the task finished — succeeded, failed,
 // poisoned, cancelled, or its child was lost — or its Worker closed). Once a
 // free has run, the freed hook hears the identity (the engine sends every
 // lane of every live Worker a forget for it) and wait_freed() returns.
 //
-// Nothing is counted on the submit path: only a released identity is ever
-// retained, by the scan at the release (the engine marks the tasks it found,
-// and only those, and releases them when they finish). A task submitted after
+// Only a released identity is ever retained, by the lookup at the release:
+// the engine counts, per backing, the unfinished tasks naming it (one count
+// per distinct backing a task names, at its submit and its finish), marks
+// those and releases each as it finishes. A task submitted after
 // the release cannot name the identity: the submit check refuses it
 // (OwnedBackingTable::mark_released).
 //
-// Thread-safe (one mutex, never held while the scan, a free or the hook
+// Thread-safe (one mutex, never held while the lookup, a free or the hook
 // runs). A free runs on the thread that released the last use, or on the
 // releasing thread; it must not call back into the retention.
 #pragma once
@@ -41,7 +42,7 @@ public:
     // The engine's side; either may be empty (no scan: nothing is in use).
     void set_hooks(UseScan scan, FreedHook freed);
 
-    // `n` more unfinished tasks name id (called by the use scan).
+    // `n` more unfinished tasks name id (called by the use lookup).
     void retain(const CanonicalIdentity& id, size_t n);
     // One of them finished; runs the free when it was the last use of a
     // released identity.

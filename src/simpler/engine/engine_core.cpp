@@ -45,7 +45,7 @@ void EngineCore::Record::reset() noexcept {
     failed = false;
     chained = false;
     preds.clear();
-    held.clear();
+    names.clear();
 }
 
 EngineCore::Record& EngineCore::record(TaskId task) {
@@ -255,6 +255,9 @@ TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const 
             TaskConfig& c = record.config(i);
             c = config;
             set_write_mask(c, args.tags());
+            for (const Tensor& t : args.tensors())
+                if (std::find(record.names.begin(), record.names.end(), t.buffer.identity) == record.names.end())
+                    record.names.push_back(t.buffer.identity);
         }
         preds = tracker_.submit(task, tracked, checked);  // throws, recording nothing, on refusal
     } catch (...) {
@@ -262,6 +265,7 @@ TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const 
         throw;
     }
     ++next_task_;
+    count_users(record);
     if (config_.record_edges) {
         const std::span<const EdgeExplanation> edges = tracker_.edges_into(task);
         edge_log_.insert(edge_log_.end(), edges.begin(), edges.end());
@@ -426,7 +430,7 @@ void EngineCore::finish_task(TaskId task, TaskState s, Record* r) {
         graph_.retire(task);
     }
     if (r != nullptr) {
-        if (!r->held.empty()) unheld_.insert(unheld_.end(), r->held.begin(), r->held.end());
+        uncount_users(*r);
         records_.erase(task);
     }
     trim_live_order();
@@ -531,29 +535,24 @@ size_t EngineCore::cancel_run(uint64_t run, const std::string& why, const Withdr
     return cancelled;
 }
 
-namespace {
-
-bool blob_names(std::span<const std::byte> blob, const CanonicalIdentity& id) noexcept {
-    TaskArgsView view;
-    if (!TaskArgsView::open(blob.data(), blob.size(), view).ok()) return false;
-    Tensor t;
-    for (int32_t i = 0; i < view.tensor_count(); ++i)
-        if (view.tensor(i, t).ok() && t.buffer.identity == id) return true;
-    return false;
+void EngineCore::count_users(const Record& r) {
+    for (const CanonicalIdentity& id : r.names) ++users_[id].tasks;
 }
 
-}  // namespace
+void EngineCore::uncount_users(const Record& r) {
+    for (const CanonicalIdentity& id : r.names) {
+        const auto it = users_.find(id);
+        if (it == users_.end()) continue;  // never: counted at its submit
+        unheld_.insert(unheld_.end(), it->second.holds, id);
+        if (--it->second.tasks == 0) users_.erase(it);
+    }
+}
 
 size_t EngineCore::hold_users(const CanonicalIdentity& id) {
-    size_t n = 0;
-    records_.for_each([&](TaskId, Record& r) {
-        bool names = false;
-        for (size_t m = 0; m < r.members; ++m) names = names || blob_names(r.blob(m), id);
-        if (!names) return;
-        r.held.push_back(id);
-        ++n;
-    });
-    return n;
+    const auto it = users_.find(id);
+    if (it == users_.end()) return 0;
+    ++it->second.holds;
+    return it->second.tasks;
 }
 
 void EngineCore::take_unheld(std::vector<CanonicalIdentity>& out) {
@@ -563,10 +562,10 @@ void EngineCore::take_unheld(std::vector<CanonicalIdentity>& out) {
 
 void EngineCore::drop_all_holds(std::vector<CanonicalIdentity>& out) {
     take_unheld(out);
-    records_.for_each([&](TaskId, Record& r) {
-        out.insert(out.end(), r.held.begin(), r.held.end());
-        r.held.clear();
-    });
+    for (auto& [id, users] : users_) {
+        out.insert(out.end(), size_t{users.tasks} * users.holds, id);
+        users.holds = 0;
+    }
 }
 
 void EngineCore::release_after(std::function<void()> action) {

@@ -272,8 +272,8 @@ public:
     // Exact holds for a released host backing (backing_retention.h): marks
     // every unfinished task whose arguments name `id` and returns how many.
     // When a marked task finishes, `id` is queued once for it in
-    // take_unheld(). Scans the unfinished tasks' argument blobs; nothing is
-    // counted on the submit path.
+    // take_unheld(). One lookup: the engine counts, per backing, the
+    // unfinished tasks naming it (users_, kept at submit and finish).
     size_t hold_users(const CanonicalIdentity& id);
     // Appends (and forgets) the holds of tasks that finished since the last call.
     void take_unheld(std::vector<CanonicalIdentity>& out);
@@ -355,7 +355,7 @@ private:
         // the graph until they complete (then started, never queued).
         bool chained = false;
         std::vector<TaskId> preds;                  // a chip task's producers as inferred (chained dispatch)
-        std::vector<CanonicalIdentity> held;        // released backings this task holds (hold_users)
+        std::vector<CanonicalIdentity> names;       // the distinct backings its arguments name (users_)
 
         void reset() noexcept;
         // One per member, in member order.
@@ -397,6 +397,9 @@ private:
     // Whether `r` (task `id`) is a chained task that `withdraw` withdrew from its chip's lane.
     [[nodiscard]] bool withdrawn(TaskId id, const Record& r, const Withdraw& withdraw) const;
     void on_poisoned(std::span<const TaskId> poisoned);
+    // users_: counts a recorded task's names in, or (at its finish) out, queuing its holds.
+    void count_users(const Record& r);
+    void uncount_users(const Record& r);
     void finish_task(TaskId task);
     // finish_task() of a task whose graph state `s` and record `r` (null: none) the caller holds.
     void finish_task(TaskId task, TaskState s, Record* r);
@@ -454,6 +457,13 @@ private:
     std::deque<PendingRelease> releases_;  // in request order, so `before` never decreases
     std::vector<EdgeExplanation> edge_log_;
     std::vector<CanonicalIdentity> unheld_;  // holds of finished tasks, until take_unheld()
+    // Per backing some unfinished task names: how many do, and how many holds
+    // (hold_users) each of them carries — queued in unheld_ as each finishes.
+    struct Users {
+        uint32_t tasks = 0;
+        uint32_t holds = 0;
+    };
+    std::unordered_map<CanonicalIdentity, Users> users_;
     // Per kind, per child: why it is gone, empty while it lives.
     std::array<std::vector<std::string>, CHILD_KIND_COUNT> lost_;
     std::array<std::string, CHILD_KIND_COUNT> last_lost_;  // per kind: why the last one went, when one did

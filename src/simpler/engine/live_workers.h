@@ -1,7 +1,7 @@
 // LiveWorkers: the Workers of this process between init() and close(), for the
 // two things that concern all of them at once when an owned host backing is
 // released (backing_retention.h):
-//   - hold_users(id), the retention's use scan: every live Worker marks its
+//   - hold_users(id), the retention's use lookup: every live Worker marks its
 //     unfinished tasks that name id (Worker::hold_users), so the free waits
 //     for exactly those;
 //   - forget(id), the retention's freed hook: every lane of every live Worker
