@@ -409,6 +409,9 @@ private:
     bool drive_lanes_until(ipc::Deadline until, Settle&& settle);
     // Waits until no domain named `name` is releasing in `windows` (allocate_domain).
     void await_released_name(const WindowMemory& windows, const std::string& name, const char* what);
+    // release_domain / release_global_domain of domain `id` of `windows`: refused
+    // at submit now, freed (and forgotten on every chip) once the tasks before it finish.
+    void release_windows(WindowMemory& windows, uint64_t id);
     // A relay lane's thread: serves the lane with the relay's handlers until
     // close(), or until the relay says its child is lost (then loses the lane).
     void relay_loop(size_t lane, RelayLane relay) noexcept;

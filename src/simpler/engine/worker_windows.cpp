@@ -57,19 +57,22 @@ WindowDomain Worker::allocate_domain(const std::string& name, const std::vector<
     return windows_->allocate(name, workers, window_size, buffers, lost);
 }
 
-void Worker::release_domain(uint64_t id) {
-    std::vector<CanonicalIdentity> identities = windows_->begin_release(id);
+void Worker::release_windows(WindowMemory& windows, uint64_t id) {
+    std::vector<CanonicalIdentity> identities = windows.begin_release(id);
     {
         std::lock_guard lock(mu_);
-        core_.release_after([this, id, identities = std::move(identities)] {
-            windows_->finish_release(id);
+        core_.release_after([this, &windows, id, identities = std::move(identities)] {
+            windows.finish_release(id);
             // Every chip's import cache drops the windows and refuses a later
-            // descriptor of one, whatever lies at its address by then.
+            // descriptor of one, whatever lies at its address by then (a
+            // level-3 child forwards a forget to its chips).
             forget(identities);
         });
     }
     bell_.ring();
 }
+
+void Worker::release_domain(uint64_t id) { release_windows(*windows_, id); }
 
 WindowDomain Worker::allocate_global_domain(const std::string& name, const std::vector<uint32_t>& slots,
                                             uint64_t window_size, const std::vector<WindowBufferSpec>& buffers) {
@@ -92,18 +95,7 @@ WindowDomain Worker::allocate_global_domain(const std::string& name, const std::
 
 void Worker::release_global_domain(uint64_t id) {
     if (!global_owner_) throw std::invalid_argument("release of global domain: this Worker has no global windows");
-    std::vector<CanonicalIdentity> identities = global_windows_->begin_release(id);
-    {
-        std::lock_guard lock(mu_);
-        core_.release_after([this, id, identities = std::move(identities)] {
-            global_windows_->finish_release(id);
-            // Every chip's import cache drops the windows and refuses a later
-            // descriptor of one, whatever lies at its address by then (the next
-            // domain carved on those pages): each level-3 child forwards it to its chips.
-            forget(identities);
-        });
-    }
-    bell_.ring();
+    release_windows(*global_windows_, id);
 }
 
 }  // namespace simpler

@@ -23,6 +23,20 @@ inline CanonicalIdentity ident(uint64_t id, uint32_t gen = 1) {
     return c;
 }
 
+// A 4 KiB POSIX_SHM host buffer of identity ident(id).
+inline BufferDescriptor host_buffer(uint64_t id) {
+    const uint8_t name[] = "sptest";
+    return make_buffer_descriptor(ident(id), BackendKind::POSIX_SHM, AddressSpace::HOST, AccessMode::READWRITE, 4096,
+                                  {name, 6});
+}
+
+// Tile k of `b`: 16 UINT8 at byte 16k.
+inline Tensor tile(const BufferDescriptor& b, uint32_t k) {
+    const uint32_t shapes[] = {16};
+    const uint32_t strides[] = {1};
+    return make_tensor(b, shapes, DataType::UINT8, strides, uint64_t{16} * k);
+}
+
 // An EngineConfig of `chips` chips and `subs` sub-workers.
 inline EngineConfig children(uint32_t chips, uint32_t subs) {
     EngineConfig c;

@@ -15,21 +15,10 @@
 
 using namespace simpler;
 using engine_test::children;
-using engine_test::ident;
+using engine_test::host_buffer;
+using engine_test::tile;
 
 namespace {
-
-BufferDescriptor host_buffer(uint64_t id) {
-    const uint8_t name[] = "sptest";
-    return make_buffer_descriptor(ident(id), BackendKind::POSIX_SHM, AddressSpace::HOST, AccessMode::READWRITE, 4096,
-                                  {name, 6});
-}
-
-Tensor tile(const BufferDescriptor& b, uint32_t k) {  // 16 bytes at 16k
-    const uint32_t shapes[] = {16};
-    const uint32_t strides[] = {1};
-    return make_tensor(b, shapes, DataType::UINT8, strides, uint64_t{16} * k);
-}
 
 size_t count(const std::vector<CanonicalIdentity>& ids, const CanonicalIdentity& id) {
     return static_cast<size_t>(std::count(ids.begin(), ids.end(), id));

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import remote_kernels as rk
 
-from simpler import ChipCallable, DataType, TaskArgs, TensorArgType, Worker
+from simpler import ChipCallable, DataType, Worker
 
 N = 1024
 F32 = DataType.FLOAT32
@@ -39,14 +39,7 @@ dst.array()[...] = 0
 
 
 def tasks(children, stop_on=None):
-    def orch(o, _a, _c):
-        for i in children:
-            ta = TaskArgs()
-            ta.add_tensor(src.tensor((N,), F32, None, i * N * 4), TensorArgType.INPUT)
-            ta.add_tensor(dst.tensor((N,), F32, None, i * N * 4), TensorArgType.OUTPUT_EXISTING)
-            ta.add_scalar(int(i == stop_on))
-            o.submit_next_level(ADD_ONE, ta, worker=i)
-    return orch
+    return rk.slice_tasks(ADD_ONE, src, dst, N, children, stop_on)
 
 
 S = np.arange(2 * N, dtype=np.float32)

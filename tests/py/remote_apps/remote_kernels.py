@@ -16,6 +16,19 @@ def add_on_chip(o, src, dst, handle, value: float) -> None:
     o.submit_next_level(handle, ta, worker=0)
 
 
+def slice_tasks(handle, src, dst, n: int, children, flagged=None):
+    """An L4 orch fn: for each child i, L3 callable `handle` on slice i (n FLOAT32) of src (INPUT) and of
+    dst (OUTPUT_EXISTING), scalar 0 set on child `flagged` only."""
+    def orch(o, _a, _c):
+        for i in children:
+            ta = TaskArgs()
+            ta.add_tensor(src.tensor((n,), DataType.FLOAT32, None, i * n * 4), TensorArgType.INPUT)
+            ta.add_tensor(dst.tensor((n,), DataType.FLOAT32, None, i * n * 4), TensorArgType.OUTPUT_EXISTING)
+            ta.add_scalar(int(i == flagged))
+            o.submit_next_level(handle, ta, worker=i)
+    return orch
+
+
 def colsum(args: MappedArgs) -> None:
     """out[j] = sum over rows of the 2-D view in[.., j]."""
     args.array(1)[...] = args.array(0).sum(axis=0)

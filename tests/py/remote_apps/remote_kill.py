@@ -12,7 +12,7 @@ import time
 import numpy as np
 import remote_kernels as rk
 
-from simpler import ChipCallable, DataType, TaskArgs, TensorArgType, Worker
+from simpler import ChipCallable, DataType, Worker
 
 N = 1024
 F32 = DataType.FLOAT32
@@ -39,14 +39,7 @@ dst.array()[...] = 0
 
 
 def tasks(children, die_on=None):
-    def orch(o, _a, _c):
-        for i in children:
-            ta = TaskArgs()
-            ta.add_tensor(src.tensor((N,), F32, None, i * N * 4), TensorArgType.INPUT)
-            ta.add_tensor(dst.tensor((N,), F32, None, i * N * 4), TensorArgType.OUTPUT_EXISTING)
-            ta.add_scalar(int(i == die_on))
-            o.submit_next_level(ADD_ONE, ta, worker=i)
-    return orch
+    return rk.slice_tasks(ADD_ONE, src, dst, N, children, die_on)
 
 
 start = time.monotonic()
