@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "checked_args.h"
 #include "simpler/backing/adopted_owner.h"
 #include "simpler/backing/backing_owner.h"
 #include "simpler/backing/backing_retention.h"
@@ -244,10 +245,12 @@ void bind_backing(nb::module_& m) {
         "object_address. Never unmaps or unlinks it. Use Worker.share, which checks the mapping.");
     m.def(
         "check_identity_live",
-        [](const CanonicalIdentity& id) {
+        [](simpler::bindings::ObjArg<CanonicalIdentity> identity) {
+            const CanonicalIdentity& id = simpler::bindings::obj_of(identity, "check_identity_live.identity");
             return simpler::describe_liveness(id, simpler::process_identity_minter().check_live(id));
         },
-        "identity"_a, "Empty when this process's owner incarnation holds id live; otherwise why not.");
+        "identity"_a, nb::sig("def check_identity_live(identity: CanonicalIdentity) -> str"),
+        "Empty when this process's owner incarnation holds id live; otherwise why not.");
 
     nb::class_<BoundMappedArg>(m, "MappedArg",
                                "One mapped argument for a Python sub-worker: a buffer of exactly the view's bytes "

@@ -495,13 +495,30 @@ void bind_task_interface(nb::module_& m) {
 
     m.def(
         "write_blob",
-        [](const TaskArgs& a) {
-            std::vector<std::byte> blob = encode_blob(a);
+        [](ObjArg<TaskArgs> args) {
+            std::vector<std::byte> blob = encode_blob(obj_of(args, "write_blob.args"));
             return nb::bytes(reinterpret_cast<const char*>(blob.data()), blob.size());
         },
-        "args"_a, "Serializes TaskArgs as an argument blob (tags do not cross).");
+        "args"_a, nb::sig("def write_blob(args: TaskArgs) -> bytes"),
+        "Serializes TaskArgs as an argument blob (tags do not cross).");
     m.def(
-        "read_blob", [](const nb::bytes& blob) { return read_blob(blob.c_str(), blob.size()); }, "blob"_a,
+        "read_blob",
+        [](nb::handle blob) {
+            if (!nb::isinstance<nb::bytes>(blob))
+                simpler::bindings::throw_type_error("read_blob.blob", -1, "bytes", blob);
+            const auto bytes = nb::borrow<nb::bytes>(blob);
+            return read_blob(bytes.c_str(), bytes.size());
+        },
+        nb::arg("blob").none(), nb::sig("def read_blob(blob: bytes) -> DecodedTaskArgs"),
         "Decodes an argument blob, validating the header and every tensor; all or nothing (ValueError).");
-    m.def("blob_size", [](int64_t t, int64_t s) { return blob_size(t, s); }, "tensor_count"_a, "scalar_count"_a);
+    m.def(
+        "blob_size",
+        [](IntArg t, IntArg s) {
+            const auto count = [](IntArg v, const char* field) {
+                return static_cast<int64_t>(simpler::bindings::uint_of(v.h, field, -1, INT64_MAX, "must fit i64"));
+            };
+            const int64_t tensors = count(t, "blob_size.tensor_count");
+            return blob_size(tensors, count(s, "blob_size.scalar_count"));
+        },
+        "tensor_count"_a, "scalar_count"_a, nb::sig("def blob_size(tensor_count: int, scalar_count: int) -> int"));
 }

@@ -6,6 +6,7 @@
 
 #include <utility>
 
+#include "checked_args.h"
 #include "simpler/view/wire_overlap.h"
 
 namespace nb = nanobind;
@@ -13,6 +14,11 @@ using namespace nb::literals;
 using simpler::OverlapReason;
 using simpler::Tensor;
 using simpler::TensorOverlap;
+using simpler::bindings::bool_of;
+using simpler::bindings::BoolArg;
+using simpler::bindings::IntArg;
+using simpler::bindings::obj_of;
+using simpler::bindings::ObjArg;
 
 void bind_view(nb::module_& m) {
     nb::enum_<TensorOverlap>(m, "TensorOverlap", "Do two views of one backing share bytes? Only NONE drops an edge")
@@ -33,12 +39,18 @@ void bind_view(nb::module_& m) {
     m.attr("OVERLAP_DEFAULT_WORK_CAP") = simpler::OVERLAP_DEFAULT_WORK_CAP;
     m.def(
         "overlap",
-        [](const Tensor& probe, const Tensor& entry, bool exact_strides, uint64_t work_cap) {
-            const simpler::OverlapAnswer a =
-                simpler::overlap(probe, entry, simpler::OverlapOptions{exact_strides, work_cap});
+        [](ObjArg<Tensor> probe, ObjArg<Tensor> entry, BoolArg exact_strides, IntArg work_cap) {
+            // One argument at a time, in order: the first bad one is the one named.
+            const Tensor& p = obj_of(probe, "overlap.probe");
+            const Tensor& e = obj_of(entry, "overlap.entry");
+            const bool exact = bool_of(exact_strides, "overlap.exact_strides");
+            const uint64_t cap = simpler::bindings::u64_of(work_cap, "overlap.work_cap");
+            const simpler::OverlapAnswer a = simpler::overlap(p, e, simpler::OverlapOptions{exact, cap});
             return std::make_pair(a.overlap, a.reason);
         },
         "probe"_a, "entry"_a, "exact_strides"_a = true, "work_cap"_a = simpler::OVERLAP_DEFAULT_WORK_CAP,
+        nb::sig("def overlap(probe: Tensor, entry: Tensor, exact_strides: bool = True, work_cap: int = 4096) -> "
+                "tuple[TensorOverlap, OverlapReason]"),
         "Overlap of two views: (NONE | PARTIAL | COVERED, reason). COVERED: the probe contains every byte of the "
         "entry. Views of different backings are NONE. exact_strides=False stops at the row-major model.");
 }

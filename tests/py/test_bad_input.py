@@ -27,8 +27,13 @@ from simpler import (
     Tensor,
     TensorArgType,
     Worker,
+    blob_size,
+    check_identity_live,
     create_buffer,
     element_size,
+    overlap,
+    read_blob,
+    write_blob,
 )
 from worker_helpers import close_and_check, time_bound  # noqa: F401
 
@@ -95,6 +100,17 @@ CASES = [
      lambda: BufferDescriptor(make_identity(), BackendKind.POSIX_SHM, 1, 64, b"x"), TypeError,
      "BufferDescriptor.access: expected an AccessMode (got int 1)"),
     ("element-size-bool", lambda: element_size(True), TypeError, "element_size.dtype: expected a DataType (got True)"),
+    # the module's functions (they answered with nanobind's "incompatible function arguments")
+    ("overlap-probe-int", lambda: overlap(1, tensor()), TypeError, "overlap.probe: expected a Tensor (got int 1)"),
+    ("overlap-entry-int", lambda: overlap(tensor(), 2), TypeError, "overlap.entry: expected a Tensor (got int 2)"),
+    ("overlap-exact-int", lambda: overlap(tensor(), tensor(), 1), TypeError, "overlap.exact_strides: expected a bool (got int 1)"),
+    ("overlap-work-cap-float", lambda: overlap(tensor(), tensor(), True, 1.5), TypeError, "overlap.work_cap: expected an int (got float 1.5)"),
+    ("read-blob-bytearray", lambda: read_blob(bytearray(b"x")), TypeError, "read_blob.blob: expected bytes (got bytearray"),
+    ("read-blob-none", lambda: read_blob(None), TypeError, "read_blob.blob: expected bytes (got None)"),
+    ("write-blob-int", lambda: write_blob(1), TypeError, "write_blob.args: expected a TaskArgs (got int 1)"),
+    ("blob-size-float", lambda: blob_size(1.5, 0), TypeError, "blob_size.tensor_count: expected an int (got float 1.5)"),
+    ("blob-size-negative", lambda: blob_size(0, -1), ValueError, "blob_size.scalar_count: must be >= 0 (got -1)"),
+    ("check-identity-live-int", lambda: check_identity_live(3), TypeError, "check_identity_live.identity: expected a CanonicalIdentity (got int 3)"),
     # TaskArgs
     ("add-tensor-int", lambda: TaskArgs().add_tensor(3), TypeError, "TaskArgs.add_tensor.tensor: expected a Tensor (got int 3)"),
     ("add-tensor-tag-int", lambda: TaskArgs().add_tensor(tensor(), 1), TypeError,
