@@ -448,7 +448,7 @@ std::string Worker::cancel_run(const std::string& why) {
     std::lock_guard lock(mu_);
     if (!initialized_ || stopping_) return {};
     const size_t poisoned_before = core_.poisoned_count();
-    core_.abandon(why, [this](TaskId t, ChildRef chip) { return withdraw_locked(t, chip); });
+    core_.abandon(why, withdrawer());
     release_holds_locked();  // a cancelled task names nothing any more
     const size_t cancelled = core_.poisoned_count() - poisoned_before;
     core_.end_run();
@@ -588,8 +588,7 @@ std::string Worker::cancel_run(uint64_t run, const std::string& why) {
     require_owner_process("Worker.cancel_run");
     std::lock_guard lock(mu_);
     if (!initialized_ || stopping_) return {};
-    const size_t cancelled =
-        core_.cancel_run(run, why, [this](TaskId t, ChildRef chip) { return withdraw_locked(t, chip); });
+    const size_t cancelled = core_.cancel_run(run, why, withdrawer());
     release_holds_locked();  // a cancelled task names nothing any more
     notify_runs_locked();
     return cancelled_text_locked(cancelled, run);
@@ -781,8 +780,7 @@ void Worker::publish_locked(size_t i, const Dispatch& d) {
     Lane& l = lanes_[i];
     ipc::CallConfig call{};
     std::memcpy(call.bytes, d.config, sizeof *d.config);
-    const ipc::Deadline deadline =
-        config_.task_timeout.count() > 0 ? ipc::Clock::now() + config_.task_timeout : ipc::NO_DEADLINE;
+    const ipc::Deadline deadline = task_deadline();
     uint64_t seq = 0;
     // Stamped before the publish: the child may start at once, and the RUN
     // interval must contain its whole run.
@@ -833,9 +831,8 @@ void Worker::publish_forget_locked(size_t i) {
     std::memcpy(forget_blob_.data(), l.forgets.data(), forget_blob_.size());
     uint64_t seq = 0;
     // Bounded as a task is: a child that never answers (stopped, hung) is lost at the deadline.
-    const ipc::Deadline deadline =
-        config_.task_timeout.count() > 0 ? ipc::Clock::now() + config_.task_timeout : ipc::NO_DEADLINE;
-    const ipc::PublishStatus st = l.mailbox->publish(FORGET_CALLABLE, ipc::CallConfig{}, forget_blob_, seq, deadline);
+    const ipc::PublishStatus st =
+        l.mailbox->publish(FORGET_CALLABLE, ipc::CallConfig{}, forget_blob_, seq, task_deadline());
     if (st == ipc::PublishStatus::OK) {
         l.forgets.erase(l.forgets.begin(), l.forgets.begin() + static_cast<std::ptrdiff_t>(n));
         if (l.forgets.empty()) --lanes_forgetting_;

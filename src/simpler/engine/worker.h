@@ -445,6 +445,13 @@ private:
     // held behind a control message (published withdrawn later) — and marks
     // its Dispatch withdrawn.
     bool withdraw_locked(TaskId task, ChildRef chip);
+    [[nodiscard]] EngineCore::Withdraw withdrawer() {
+        return [this](TaskId t, ChildRef chip) { return withdraw_locked(t, chip); };
+    }
+    // When a message published now is overdue: task_timeout from now, or never.
+    [[nodiscard]] ipc::Deadline task_deadline() const {
+        return config_.task_timeout.count() > 0 ? ipc::Clock::now() + config_.task_timeout : ipc::NO_DEADLINE;
+    }
     // Why a submit of `callable` is refused (one of the Worker's own messages'), or empty.
     [[nodiscard]] static std::string reserved_callable_refusal(uint64_t callable);
     // Why member `member`'s argument blob cannot go to a mailbox (too large), or empty.
