@@ -2,6 +2,8 @@
 // each lives in its own bind_<module>.cpp.
 #include <nanobind/nanobind.h>
 
+#include "refused_arguments.h"
+
 namespace nb = nanobind;
 
 void bind_task_interface(nb::module_& m);
@@ -25,4 +27,5 @@ NB_MODULE(_core, m) {
     bind_engine(m);
     bind_task_handles(m);
     bind_remote(m);
+    simpler::bindings::name_refused_arguments(m);  // last: it walks every binding above
 }

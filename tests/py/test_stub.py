@@ -1,5 +1,6 @@
 """The shipped type stub python/simpler/_core.pyi is exactly what nanobind's
-stubgen makes of the built module (laid out by scripts/compact_stub.py): a
+stubgen makes of the built module, without the refusing overloads
+(scripts/drop_refusal_overloads.py) and laid out by scripts/compact_stub.py: a
 binding change without a regenerated stub fails here (regenerate with
 scripts/gen_stub.sh)."""
 
@@ -14,12 +15,16 @@ ROOT = Path(__file__).resolve().parents[2]
 STUB = ROOT / "python" / "simpler" / "_core.pyi"
 
 
-def _compact(text: str) -> str:
-    spec = importlib.util.spec_from_file_location("compact_stub", ROOT / "scripts" / "compact_stub.py")
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.compact(text)
+    return module
+
+
+def _shipped_form(text: str) -> str:
+    return _script("compact_stub").compact(_script("drop_refusal_overloads").drop(text))
 
 
 def test_stub_matches_the_built_module(tmp_path):
@@ -30,7 +35,8 @@ def test_stub_matches_the_built_module(tmp_path):
         check=True,
         capture_output=True,
     )
-    assert _compact(out.read_text()) == STUB.read_text(), "python/simpler/_core.pyi is stale: run scripts/gen_stub.sh"
+    stale = "python/simpler/_core.pyi is stale: run scripts/gen_stub.sh"
+    assert _shipped_form(out.read_text()) == STUB.read_text(), stale
 
 
 def test_compact_joins_only_short_docstrings_after_a_header():
@@ -54,7 +60,7 @@ def test_compact_joins_only_short_docstrings_after_a_header():
         '        """',
         "",
     ])
-    assert _compact(text).split("\n") == [
+    assert _script("compact_stub").compact(text).split("\n") == [
         "class A:",
         '    """Short."""',
         "    def f(self) -> None:",
@@ -68,5 +74,47 @@ def test_compact_joins_only_short_docstrings_after_a_header():
         '        """',  # a closing quote, then a def line and a quote: not a docstring to join
         "    def h(self) -> None:",
         '        """Short too."""',
+        "",
+    ]
+
+
+def test_drop_keeps_only_the_real_forms():
+    mark = "*args, _simpler_refused_arguments: int = 0, **kwargs) -> object: ..."
+    text = "\n".join([
+        "from typing import overload",
+        "",
+        "@overload",
+        "def f(x: int) -> int: ...",
+        "",
+        "@overload",
+        "def f(" + mark,
+        "",
+        "class A:",
+        "    @overload",
+        "    def g(self, i: int) -> int: ...",
+        "    @overload",
+        "    def g(self, s: slice) -> list: ...",
+        "    @overload",
+        "    def g(self, " + mark,
+        "    @overload",
+        "    @staticmethod",
+        "    def h(x: int) -> None: ...",
+        "    @overload",
+        "    @staticmethod",
+        "    def h(" + mark,
+        "",
+    ])
+    assert _script("drop_refusal_overloads").drop(text).split("\n") == [
+        "from typing import overload",
+        "",
+        "def f(x: int) -> int: ...",  # one form left: no @overload
+        "",
+        "class A:",
+        "    @overload",
+        "    def g(self, i: int) -> int: ...",  # two real forms stay overloads
+        "    @overload",
+        "    def g(self, s: slice) -> list: ...",
+        "    @staticmethod",
+        "    def h(x: int) -> None: ...",
         "",
     ]

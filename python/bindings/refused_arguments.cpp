@@ -1,0 +1,503 @@
+#include "refused_arguments.h"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "checked_args.h"
+
+namespace nb = nanobind;
+
+namespace simpler::bindings {
+namespace {
+
+// The refusing overload's keyword-only parameter: it accepts (its default)
+// only in nanobind's converting pass, so a real form that needs an implicit
+// conversion is always tried before the refusal.
+struct ConvertingPass {};
+
+}  // namespace
+}  // namespace simpler::bindings
+
+namespace nanobind::detail {
+
+template <>
+struct type_caster<simpler::bindings::ConvertingPass> {
+    NB_TYPE_CASTER(simpler::bindings::ConvertingPass, const_name("int"))
+    bool from_python(handle, uint32_t flags, cleanup_list*) noexcept {
+        return (flags & static_cast<uint32_t>(cast_flags::convert)) != 0;
+    }
+};
+
+}  // namespace nanobind::detail
+
+namespace simpler::bindings {
+namespace {
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+    while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+    return s;
+}
+
+// `s` cut at each `sep` outside brackets and quotes.
+std::vector<std::string_view> split_top(std::string_view s, char sep) {
+    std::vector<std::string_view> parts;
+    int depth = 0;
+    char quote = 0;
+    size_t start = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
+        if (quote != 0) {
+            if (c == '\\')
+                ++i;
+            else if (c == quote)
+                quote = 0;
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+        } else if (c == '(' || c == '[' || c == '{') {
+            ++depth;
+        } else if (c == ')' || c == ']' || c == '}') {
+            --depth;
+        } else if (c == sep && depth == 0) {
+            parts.push_back(trim(s.substr(start, i - start)));
+            start = i + 1;
+        }
+    }
+    parts.push_back(trim(s.substr(start)));
+    return parts;
+}
+
+// The position of the first top-level `c` in `s`, or npos.
+size_t find_top(std::string_view s, char c) {
+    const auto parts = split_top(s, c);
+    return parts.size() < 2 ? std::string_view::npos
+                            : static_cast<size_t>(parts[0].data() - s.data()) + parts[0].size();
+}
+
+// A type as the stub writes it, without the module prefixes a reader does not need.
+std::string short_type(std::string_view t) {
+    std::string s(t);
+    for (const std::string_view prefix : {"simpler._core.", "collections.abc.", "typing."}) {
+        for (size_t at = s.find(prefix); at != std::string::npos; at = s.find(prefix, at)) s.erase(at, prefix.size());
+    }
+    return s;
+}
+
+std::string_view last_component(std::string_view name) {
+    const size_t dot = name.rfind('.');
+    return dot == std::string_view::npos ? name : name.substr(dot + 1);
+}
+
+bool is_sequence_type(std::string_view base) {
+    return base == "collections.abc.Sequence" || base == "typing.Sequence" || base == "list" ||
+           base == "collections.abc.Iterable" || base == "typing.List";
+}
+
+std::string describe(std::string_view t);
+
+// "ints", "Tensors", "CanonicalIdentities", "(str, int) tuples".
+std::string plural(std::string_view t) {
+    t = trim(t);
+    if (split_top(t, '|').size() > 1) return "(" + short_type(t) + ") values";
+    const size_t bracket = t.find('[');
+    const std::string_view base = t.substr(0, bracket);
+    if (base == "tuple") return "(" + short_type(t.substr(bracket + 1, t.size() - bracket - 2)) + ") tuples";
+    if (is_sequence_type(base)) return "sequences of " + plural(t.substr(bracket + 1, t.size() - bracket - 2));
+    const std::string name(last_component(base));
+    if (name == "bytes" || name.empty()) return name;
+    const bool consonant_y = name.size() > 1 && name.back() == 'y' &&
+                             std::string_view("aeiou").find(name[name.size() - 2]) == std::string_view::npos;
+    if (consonant_y) return name.substr(0, name.size() - 1) + "ies";
+    if (name.back() == 's') return name + "es";
+    return name + "s";
+}
+
+// "a DataType", "an int or None", "a sequence of ints".
+std::string describe(std::string_view t) {
+    const auto alternatives = split_top(trim(t), '|');
+    if (alternatives.size() > 1) {
+        std::string out;
+        for (const auto a : alternatives) out += (out.empty() ? "" : " or ") + describe(a);
+        return out;
+    }
+    t = trim(t);
+    if (t == "None") return "None";
+    if (t == "object" || t == "typing.Any") return "any object";
+    const size_t bracket = t.find('[');
+    const std::string_view base = t.substr(0, bracket);
+    const std::string_view inner =
+        bracket == std::string_view::npos ? std::string_view{} : t.substr(bracket + 1, t.size() - bracket - 2);
+    if (is_sequence_type(base)) {
+        const std::string what = base == "list" ? "a list" : "a sequence";
+        return inner.empty() ? what : what + " of " + plural(inner);
+    }
+    if (base == "tuple") return "a (" + short_type(inner) + ") tuple";
+    if (base == "bytes") return "bytes";
+    if (last_component(base) == "Callable") return "a callable";
+    return with_article(std::string(last_component(base)));
+}
+
+bool is_int_like(PyObject* p) { return PyLong_Check(p) || (!PyFloat_Check(p) && PyIndex_Check(p)); }
+
+// Whether `v` is of the type `t` as the stub writes it. Types this cannot
+// check (another module's) count as fitting: the refusal then names another
+// argument, or none.
+bool fits(std::string_view t, nb::handle v, nb::handle module) {
+    const auto alternatives = split_top(trim(t), '|');
+    if (alternatives.size() > 1) {
+        for (const auto a : alternatives) {
+            if (fits(a, v, module)) return true;
+        }
+        return false;
+    }
+    t = trim(t);
+    PyObject* p = v.ptr();
+    if (t == "None") return v.is_none();
+    if (t == "object" || t == "typing.Any") return true;
+    const size_t bracket = t.find('[');
+    const std::string_view base = t.substr(0, bracket);
+    const std::string_view inner =
+        bracket == std::string_view::npos ? std::string_view{} : t.substr(bracket + 1, t.size() - bracket - 2);
+    if (is_sequence_type(base) || base == "tuple") {
+        if (PyUnicode_Check(p) || PyBytes_Check(p) || PyByteArray_Check(p) || PyDict_Check(p) || PyAnySet_Check(p) ||
+            !PySequence_Check(p))
+            return false;
+        if (base == "list" && !PyList_Check(p)) return false;
+        if (inner.empty() || !(PyList_Check(p) || PyTuple_Check(p))) return true;  // a NumPy array: its caster decides
+        const Py_ssize_t n = PySequence_Fast_GET_SIZE(p);
+        PyObject** items = PySequence_Fast_ITEMS(p);
+        if (base == "tuple") {
+            const auto elements = split_top(inner, ',');
+            if (elements.size() == 2 && elements[1] == "...") {
+                for (Py_ssize_t i = 0; i < n; ++i) {
+                    if (!fits(elements[0], items[i], module)) return false;
+                }
+                return true;
+            }
+            if (static_cast<size_t>(n) != elements.size()) return false;
+            for (Py_ssize_t i = 0; i < n; ++i) {
+                if (!fits(elements[static_cast<size_t>(i)], items[i], module)) return false;
+            }
+            return true;
+        }
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            if (!fits(inner, items[i], module)) return false;
+        }
+        return true;
+    }
+    if (base == "int") return is_int_like(p);
+    if (base == "float") {
+        return PyFloat_Check(p) || is_int_like(p) ||
+               (Py_TYPE(p)->tp_as_number != nullptr && Py_TYPE(p)->tp_as_number->nb_float != nullptr);
+    }
+    if (base == "bool") {
+        const std::string name = short_type_name(v.type());
+        return PyBool_Check(p) || name == "bool" || name == "bool_";  // NumPy's bool
+    }
+    if (base == "str") return PyUnicode_Check(p);
+    if (base == "bytes") return PyBytes_Check(p);
+    if (base == "bytearray") return PyByteArray_Check(p);
+    if (base == "slice") return PySlice_Check(p);
+    if (last_component(base) == "Callable") return PyCallable_Check(p) != 0;
+    // A class of this module: unqualified or qualified with the module's name.
+    const std::string module_name = nb::cast<std::string>(module.attr("__name__"));
+    const bool ours = base.find('.') == std::string_view::npos ||
+                      (base.size() > module_name.size() && base.substr(0, module_name.size()) == module_name &&
+                       base[module_name.size()] == '.');
+    if (!ours) return true;
+    nb::object type = nb::getattr(module, std::string(last_component(base)).c_str(), nb::none());
+    if (!PyType_Check(type.ptr())) return true;
+    const int is = PyObject_IsInstance(p, type.ptr());
+    if (is < 0) {
+        PyErr_Clear();
+        return true;
+    }
+    return is == 1;
+}
+
+struct Param {
+    enum class Kind { positional_only, positional_or_keyword, keyword_only, var_positional, var_keyword };
+    std::string name;
+    std::string type;  // "" when the stub writes none
+    std::string default_text;
+    bool has_default = false;
+    Kind kind = Kind::positional_or_keyword;
+};
+
+struct Form {
+    std::vector<Param> params;  // self left out
+    std::string shown;  // "Tensor(buffer: BufferDescriptor, ...)"
+};
+
+// One stub signature ("def f(self, a: int, b: str = 'x') -> None") as its parameters.
+Form parse_form(std::string_view sig, bool is_method, const std::string& shown_name) {
+    Form form;
+    const size_t open = sig.find('(');
+    if (open == std::string_view::npos) return form;
+    std::string_view rest = sig.substr(open + 1);
+    // The parameter list ends at the ')' that closes `open`.
+    int depth = 0;
+    char quote = 0;
+    size_t close = rest.size();
+    for (size_t i = 0; i < rest.size(); ++i) {
+        const char c = rest[i];
+        if (quote != 0) {
+            if (c == '\\')
+                ++i;
+            else if (c == quote)
+                quote = 0;
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+        } else if (c == '(' || c == '[' || c == '{') {
+            ++depth;
+        } else if (c == ')' || c == ']' || c == '}') {
+            if (depth == 0) {
+                close = i;
+                break;
+            }
+            --depth;
+        }
+    }
+    const std::string_view list = trim(rest.substr(0, close));
+    auto kind = Param::Kind::positional_or_keyword;
+    bool first = true;
+    std::string shown;
+    for (const std::string_view part : list.empty() ? std::vector<std::string_view>{} : split_top(list, ',')) {
+        if (std::exchange(first, false) && is_method) continue;  // self
+        if (!shown.empty()) shown += ", ";
+        shown += short_type(part);
+        if (part == "/") {
+            for (Param& p : form.params) p.kind = Param::Kind::positional_only;
+            continue;
+        }
+        if (part == "*") {
+            kind = Param::Kind::keyword_only;
+            continue;
+        }
+        Param p;
+        std::string_view text = part;
+        if (text.substr(0, 2) == "**") {
+            p.kind = Param::Kind::var_keyword;
+            text.remove_prefix(2);
+        } else if (text.substr(0, 1) == "*") {
+            p.kind = Param::Kind::var_positional;
+            text.remove_prefix(1);
+            kind = Param::Kind::keyword_only;
+        } else {
+            p.kind = kind;
+        }
+        const size_t eq = find_top(text, '=');
+        if (eq != std::string_view::npos) {
+            p.has_default = true;
+            p.default_text = std::string(trim(text.substr(eq + 1)));
+            text = trim(text.substr(0, eq));
+        }
+        const size_t colon = find_top(text, ':');
+        p.name = std::string(trim(text.substr(0, colon)));
+        if (colon != std::string_view::npos) p.type = std::string(trim(text.substr(colon + 1)));
+        form.params.push_back(std::move(p));
+    }
+    form.shown = shown_name + "(" + shown + ")";
+    return form;
+}
+
+// What is wrong with a call for one form; a higher rank is a closer fit.
+struct Problem {
+    enum Rank { arity = 0, missing = 1, wrong_type = 2, out_of_range = 3, unexplained = 4 };
+    Rank rank = unexplained;
+    bool value_error = false;
+    std::string message;
+};
+
+std::string got_clause(nb::handle v) {
+    if (v.is_none() || PyBool_Check(v.ptr())) return repr_of(v);
+    return short_type_name(v.type()) + " " + repr_of(v);
+}
+
+Problem check_form(const Form& form, const std::string& qual, nb::handle args, nb::handle kwargs, nb::handle module) {
+    std::vector<nb::handle> bound(form.params.size());
+    std::vector<size_t> positional;
+    bool var_positional = false, var_keyword = false;
+    for (size_t i = 0; i < form.params.size(); ++i) {
+        const auto kind = form.params[i].kind;
+        if (kind == Param::Kind::positional_only || kind == Param::Kind::positional_or_keyword) positional.push_back(i);
+        var_positional |= kind == Param::Kind::var_positional;
+        var_keyword |= kind == Param::Kind::var_keyword;
+    }
+    const size_t n = static_cast<size_t>(PyTuple_GET_SIZE(args.ptr()));
+    if (n > positional.size() && !var_positional) {
+        const std::string most = positional.empty() ? "no positional arguments"
+                                                    : "at most " + std::to_string(positional.size()) +
+                                                          " positional argument" + (positional.size() == 1 ? "" : "s");
+        return {Problem::arity, false, qual + ": takes " + most + " (got " + std::to_string(n) + ")"};
+    }
+    for (size_t i = 0; i < n && i < positional.size(); ++i) bound[positional[i]] = PyTuple_GET_ITEM(args.ptr(), i);
+    if (kwargs.is_valid() && !kwargs.is_none()) {
+        for (auto [key, value] : nb::borrow<nb::dict>(kwargs)) {
+            const std::string name = utf8_of(key);
+            size_t at = form.params.size();
+            for (size_t i = 0; i < form.params.size(); ++i) {
+                const auto kind = form.params[i].kind;
+                if (form.params[i].name == name && kind != Param::Kind::positional_only &&
+                    kind != Param::Kind::var_positional && kind != Param::Kind::var_keyword)
+                    at = i;
+            }
+            if (at == form.params.size()) {
+                if (var_keyword) continue;
+                return {Problem::arity, false, qual + "." + name + ": no such argument"};
+            }
+            if (bound[at].is_valid())
+                return {Problem::arity, false, qual + "." + name + ": given twice (by position and by name)"};
+            bound[at] = value;
+        }
+    }
+    for (size_t i = 0; i < form.params.size(); ++i) {
+        const Param& p = form.params[i];
+        if (bound[i].is_valid() && !p.type.empty() && !fits(p.type, bound[i], module)) {
+            return {Problem::wrong_type, false,
+                    qual + "." + p.name + ": expected " + describe(p.type) + " (got " + got_clause(bound[i]) + ")"};
+        }
+    }
+    for (size_t i = 0; i < form.params.size(); ++i) {
+        const Param& p = form.params[i];
+        const bool variadic = p.kind == Param::Kind::var_positional || p.kind == Param::Kind::var_keyword;
+        if (!bound[i].is_valid() && !p.has_default && !variadic) {
+            return {Problem::missing, false,
+                    qual + "." + p.name + ": missing; expected " + (p.type.empty() ? "a value" : describe(p.type))};
+        }
+    }
+    // Every argument is of its type: an int the C++ parameter cannot hold is
+    // the likely refusal (a negative count, a value past 32 bits).
+    for (size_t i = 0; i < form.params.size(); ++i) {
+        if (!bound[i].is_valid() || !PyLong_Check(bound[i].ptr()) || PyBool_Check(bound[i].ptr())) continue;
+        int overflow = 0;
+        const long long x = PyLong_AsLongLongAndOverflow(bound[i].ptr(), &overflow);
+        if (x == -1 && PyErr_Occurred()) PyErr_Clear();
+        if (overflow != 0 || x < 0 || x > INT32_MAX) {
+            return {
+                Problem::out_of_range, true,
+                qual + "." + form.params[i].name + ": out of range for this argument (got " + repr_of(bound[i]) + ")"};
+        }
+    }
+    return {};
+}
+
+struct Refusal {
+    std::string qual;  // "Tensor", "TaskArgs.add_tensor", "overlap"
+    std::vector<std::string> signatures;  // the real forms' stub signatures
+    bool is_method = false;
+    nb::handle type;  // a method's class
+    nb::handle module;  // the module: immortal while its functions are
+};
+
+[[noreturn]] void refuse(const Refusal& r, nb::handle self, nb::handle args, nb::handle kwargs) {
+    if (r.is_method && PyObject_IsInstance(self.ptr(), r.type.ptr()) != 1) {
+        PyErr_Clear();
+        throw nb::type_error(
+            (r.qual + ".self: expected " + with_article(short_type_name(r.type)) + " (got " + got_clause(self) + ")")
+                .c_str());
+    }
+    std::vector<Form> forms;
+    for (const auto& sig : r.signatures) forms.push_back(parse_form(sig, r.is_method, r.qual));
+    Problem best;
+    best.rank = Problem::arity;
+    bool first = true;
+    for (const Form& form : forms) {
+        Problem p = check_form(form, r.qual, args, kwargs, r.module);
+        if (first || p.rank > best.rank) best = std::move(p);
+        first = false;
+    }
+    if (best.rank == Problem::unexplained) {
+        std::string got;
+        const size_t n = static_cast<size_t>(PyTuple_GET_SIZE(args.ptr()));
+        for (size_t i = 0; i < n; ++i) got += (got.empty() ? "" : ", ") + got_clause(PyTuple_GET_ITEM(args.ptr(), i));
+        best.message = r.qual + ": no form accepts these arguments (got " + (got.empty() ? "none" : got) + ")";
+    }
+    if (best.rank != Problem::wrong_type && best.rank != Problem::out_of_range) {
+        std::string shown;
+        for (const Form& form : forms) shown += (shown.empty() ? "" : " or ") + form.shown;
+        best.message += "; takes " + shown;
+    }
+    if (best.value_error) throw nb::value_error(best.message.c_str());
+    throw nb::type_error(best.message.c_str());
+}
+
+// A signature with each default nanobind wrote as a placeholder (backslash and the
+// index into `defaults`) written as its repr.
+std::string with_defaults(const std::string& sig, nb::handle defaults) {
+    if (defaults.is_none()) return sig;
+    std::string out;
+    for (size_t i = 0; i < sig.size(); ++i) {
+        if (sig[i] != '\\' || i + 1 >= sig.size() || sig[i + 1] < '0' || sig[i + 1] > '9') {
+            out += sig[i];
+            continue;
+        }
+        size_t index = 0, j = i + 1;
+        for (; j < sig.size() && sig[j] >= '0' && sig[j] <= '9'; ++j)
+            index = index * 10 + static_cast<size_t>(sig[j] - '0');
+        out += index < nb::len(defaults) ? repr_of(defaults[index]) : "...";
+        i = j - 1;
+    }
+    return out;
+}
+
+void add_refusal(nb::handle scope, const std::string& name, std::string qual, bool is_method, nb::handle module) {
+    nb::object fn = nb::getattr(scope, name.c_str());
+    auto r = std::make_shared<Refusal>();
+    r->qual = std::move(qual);
+    r->is_method = is_method;
+    r->type = scope;
+    r->module = module;
+    for (nb::handle form : nb::borrow<nb::tuple>(fn.attr("__nb_signature__")))
+        r->signatures.push_back(with_defaults(nb::cast<std::string>(form[0]), form[2]));
+    if (is_method) {
+        nb::cpp_function_def([r](nb::handle self, const nb::args& args, ConvertingPass,
+                                 const nb::kwargs& kwargs) -> nb::object { refuse(*r, self, args, kwargs); },
+                             nb::scope(scope), nb::name(name.c_str()), nb::is_method(), nb::arg("args"),
+                             nb::arg(REFUSED_ARGUMENTS_MARK) = 0, nb::arg("kwargs"));
+    } else {
+        nb::cpp_function_def([r](const nb::args& args, ConvertingPass,
+                                 const nb::kwargs& kwargs) -> nb::object { refuse(*r, nb::handle(), args, kwargs); },
+                             nb::scope(scope), nb::name(name.c_str()), nb::arg("args"),
+                             nb::arg(REFUSED_ARGUMENTS_MARK) = 0, nb::arg("kwargs"));
+    }
+}
+
+bool wanted(const std::string& name) { return name == "__init__" || name == "__getitem__" || name[0] != '_'; }
+
+}  // namespace
+
+void name_refused_arguments(nb::module_& m) {
+    struct Entry {
+        nb::object scope;
+        std::string name, qual;
+        bool is_method;
+    };
+    std::vector<Entry> entries;
+    for (auto [key, value] : nb::borrow<nb::dict>(m.attr("__dict__"))) {
+        const std::string name = nb::cast<std::string>(key);
+        if (name[0] == '_') continue;
+        const std::string kind = short_type_name(value.type());
+        if (kind == "nb_func") {
+            entries.push_back({nb::borrow(m), name, name, false});
+        } else if (nb::type_check(value)) {
+            const std::string type_name = short_type_name(value);
+            nb::object members = value.attr("__dict__");  // a mappingproxy: iterated by key
+            for (nb::handle member_key : members) {
+                const std::string member_name = nb::cast<std::string>(member_key);
+                nb::object member = members[member_key];
+                const std::string member_kind = short_type_name(member.type());
+                if (!wanted(member_name) || (member_kind != "nb_method" && member_kind != "nb_func")) continue;
+                entries.push_back({nb::borrow(value), member_name,
+                                   member_name == "__init__" ? type_name : type_name + "." + member_name,
+                                   member_kind == "nb_method"});
+            }
+        }
+    }
+    for (const Entry& e : entries) add_refusal(e.scope, e.name, e.qual, e.is_method, m);
+}
+
+}  // namespace simpler::bindings
