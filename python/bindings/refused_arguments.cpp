@@ -466,6 +466,39 @@ void add_refusal(nb::handle scope, const std::string& name, std::string qual, bo
     }
 }
 
+// A settable property's setter checked first: a value not of the setter's
+// type is refused by name, and one of its type that the setter's dispatch
+// still refuses (an int its C++ field cannot hold) is refused as out of range.
+// The stub shows the setter's own signature.
+void check_setter(nb::handle type, const std::string& name, const std::string& qual, nb::handle property,
+                  nb::handle module) {
+    nb::object setter = property.attr("fset");
+    const std::string sig = nb::cast<std::string>(setter.attr("__nb_signature__")[0][0]);
+    const Form form = parse_form(sig, true, qual);
+    const std::string value_type = form.params.empty() ? "" : form.params[0].type;
+    nb::object checked = nb::cpp_function(
+        [setter, value_type, qual, module](nb::handle self, nb::handle value) {
+            if (!value_type.empty() && !fits(value_type, value, module)) {
+                throw nb::type_error(
+                    (qual + ": expected " + describe(value_type) + " (got " + got_clause(value) + ")").c_str());
+            }
+            nb::object done = nb::steal(PyObject_CallFunctionObjArgs(setter.ptr(), self.ptr(), value.ptr(), nullptr));
+            if (done.is_valid()) return;
+            nb::python_error refused;
+            if (refused.matches(PyExc_TypeError) &&
+                utf8_of(refused.value()).find("incompatible function arguments") != std::string::npos) {
+                throw nb::value_error((qual + ": out of range for this field (got " + repr_of(value) + ")").c_str());
+            }
+            throw refused;
+        },
+        nb::is_method(), nb::arg("value").none(), nb::sig(sig.c_str()));
+    nb::object replaced = nb::steal(PyObject_CallFunctionObjArgs(
+        reinterpret_cast<PyObject*>(&PyProperty_Type), property.attr("fget").ptr(), checked.ptr(),
+        property.attr("fdel").ptr(), property.attr("__doc__").ptr(), nullptr));
+    if (!replaced.is_valid()) throw nb::python_error();
+    nb::setattr(type, name.c_str(), replaced);
+}
+
 bool wanted(const std::string& name) { return name == "__init__" || name == "__getitem__" || name[0] != '_'; }
 
 }  // namespace
@@ -476,7 +509,12 @@ void name_refused_arguments(nb::module_& m) {
         std::string name, qual;
         bool is_method;
     };
+    struct Setter {
+        nb::object type, property;
+        std::string name, qual;
+    };
     std::vector<Entry> entries;
+    std::vector<Setter> setters;
     for (auto [key, value] : nb::borrow<nb::dict>(m.attr("__dict__"))) {
         const std::string name = nb::cast<std::string>(key);
         if (name[0] == '_') continue;
@@ -490,6 +528,11 @@ void name_refused_arguments(nb::module_& m) {
                 const std::string member_name = nb::cast<std::string>(member_key);
                 nb::object member = members[member_key];
                 const std::string member_kind = short_type_name(member.type());
+                if (PyObject_TypeCheck(member.ptr(), &PyProperty_Type) && !member.attr("fset").is_none() &&
+                    member_name[0] != '_') {
+                    setters.push_back({nb::borrow(value), member, member_name, type_name + "." + member_name});
+                    continue;
+                }
                 if (!wanted(member_name) || (member_kind != "nb_method" && member_kind != "nb_func")) continue;
                 entries.push_back({nb::borrow(value), member_name,
                                    member_name == "__init__" ? type_name : type_name + "." + member_name,
@@ -498,6 +541,7 @@ void name_refused_arguments(nb::module_& m) {
         }
     }
     for (const Entry& e : entries) add_refusal(e.scope, e.name, e.qual, e.is_method, m);
+    for (const Setter& s : setters) check_setter(s.type, s.name, s.qual, s.property, m);
 }
 
 }  // namespace simpler::bindings

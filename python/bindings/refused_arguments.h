@@ -12,7 +12,10 @@
 // forms' signatures (`__nb_signature__`): the argument bound to the first
 // parameter whose value is not of the parameter's type, else the first required
 // parameter left without a value, else an int argument out of its C++ type's
-// range. Operators (__eq__ and the like) keep nanobind's NotImplemented.
+// range. Operators (__eq__ and the like) keep nanobind's NotImplemented. Each
+// settable property's setter is replaced by one that checks the value against
+// the setter's type first, and names the field when the setter's dispatch
+// refuses a value of that type (an int the field cannot hold: a ValueError).
 //
 // scripts/compact_stub.py drops these overloads from the shipped stub: a type
 // checker sees only the real forms.

@@ -154,9 +154,10 @@ def worker_config(**options: Any) -> WorkerConfig:
         value = _checked_option(name, path, value, getattr(target, field))
         try:
             setattr(target, field, convert(value))
-        except TypeError as e:
-            if isinstance(value, int):  # out of the field's integer range
-                raise ValueError(f"WorkerConfig.{path}: {value} does not fit the field ({name}={value})") from e
+        except ValueError as e:
+            # The binding's refusal of an int its field cannot hold names the field, not the option.
+            if str(e).startswith(f"{type(target).__name__}.{field}: out of range for this field"):
+                raise ValueError(f"WorkerConfig.{path}: {value} does not fit the field ({name}={value})") from None
             raise
     try:
         config.validate()

@@ -2,7 +2,7 @@
 method, static method and __getitem__) answers a call it cannot take with a
 TypeError naming the argument and the type expected: a missing argument, an
 argument of the wrong type (by keyword, so no other argument is to blame), and
-one argument too many. nanobind's own answer ("incompatible function
+one argument too many; every settable property, a value of the wrong type. nanobind's own answer ("incompatible function
 arguments" and a signature dump) named neither.
 
 The walk reads each binding's forms from its stub signature
@@ -127,6 +127,7 @@ def instances():
         "CallConfig": core.CallConfig(),
         "CanonicalIdentity": identity,
         "ChildRef": core.ChildRef(ChildKind.SUB_WORKER, 0),
+        "ChipLaneConfig": core.ChipLaneConfig(),
         "ChipServiceConfig": core.ChipServiceConfig(),
         "ChipStorageTaskArgs": core.ChipStorageTaskArgs(),
         "DependencyTracker": core.DependencyTracker(),
@@ -135,6 +136,7 @@ def instances():
         "MappedArg": mapped,
         "RemoteChildren": core.RemoteChildren([], 0, 1.0, 1.0),
         "RemoteServer": core.RemoteServer.__new__(core.RemoteServer),
+        "RuntimeConfig": core.RuntimeConfig(),
         "TaskArgs": args,
         "TaskArgsBatch": core.TaskArgsBatch(),
         "TaskHandle": core.TaskHandle(1, 0),
@@ -192,6 +194,7 @@ def test_the_walk_covers_the_module():
                      "TaskHandles.__getitem__", "element_size", "create_posix_shm"):
         assert expected in quals
     assert len(CASES) > 100
+    assert {"WorkerConfig.num_chips", "RuntimeConfig.core_threads", "CallConfig.block_dim"} <= {s[0] for s in SETTERS}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
@@ -234,6 +237,48 @@ def test_every_binding_names_a_refused_argument(case, instances):
         assert f"{qual}: takes " in message and f"(got {count})" in message, message
     else:
         assert message.startswith(f"{qual}"), message
+
+
+def _setters():
+    """(id, class, property name) of every settable property."""
+    out = []
+    for name in sorted(dir(core)):
+        cls = getattr(core, name)
+        if isinstance(cls, type) and type(cls).__name__ == "nb_type":
+            for member, value in vars(cls).items():
+                if isinstance(value, property) and value.fset is not None and not member.startswith("_"):
+                    out.append((f"{name}.{member}", cls, member))
+    return out
+
+
+SETTERS = _setters()
+
+
+@pytest.mark.parametrize("case", SETTERS, ids=[c[0] for c in SETTERS])
+def test_every_settable_property_names_a_refused_value(case, instances):
+    qual, cls, member = case
+    signature = vars(cls)[member].fset.__nb_signature__[0][0]
+    arguments = ast.parse(re.sub(r"^def \(", "def f(", signature) + ": ...").body[0].args
+    value_type = ast.unparse((arguments.posonlyargs + arguments.args)[1].annotation)
+    instance = instances[cls.__name__]
+    before = getattr(instance, member)
+    with pytest.raises(TypeError) as info:
+        setattr(instance, member, Nothing())
+    message = str(info.value)
+    assert message.startswith(f"{qual}: expected "), message
+    assert any(w.lower() in message.lower() for w in _words(value_type)), message
+    assert getattr(instance, member) == before  # nothing changed
+
+
+def test_a_setter_refuses_an_int_its_field_cannot_hold():
+    config = core.RuntimeConfig()
+    with pytest.raises(ValueError, match=r"^RuntimeConfig\.core_threads: out of range for this field \(got -1\)"):
+        config.core_threads = -1
+    config.core_threads = 3  # one it can hold is set
+    assert config.core_threads == 3
+    config = core.WorkerConfig()
+    config.spin = None  # None where the setter takes it
+    assert config.spin is None
 
 
 def test_a_message_reads_as_the_docs_say():
