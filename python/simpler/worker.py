@@ -513,7 +513,8 @@ class Worker:
         closed with it. Before init(): MAP_SHARED memory (torch
         `share_memory_()`, multiprocessing.shared_memory, `mmap.mmap(-1, n)`)
         becomes FORK_SHM (access READWRITE unless given), private memory
-        FORK_COW (READ only: children see it as of init()); a NumPy array whose
+        FORK_COW (READ only: children see it as of init(), so once the host
+        writes it after init() a task naming it is refused); a NumPy array whose
         WRITEABLE flag is off is granted READ only. After init(): memory
         in a named POSIX shm object becomes POSIX_SHM naming it; anything else
         is refused with the remedy. The buffer keeps obj alive while any task

@@ -19,6 +19,7 @@ import pytest
 import torch
 
 from simpler import AccessMode, BackendKind, CallConfig, ChipCallable, DataType, TensorArgType, Worker
+from simpler.buffer import create_buffer
 from simpler.share import AdoptedTensor
 from worker_helpers import args, close_and_check
 
@@ -158,6 +159,53 @@ def test_a_plain_array_before_init_is_fork_cow_filled_by_its_owner_and_read_by_c
     assert total_out.array()[0] == 3.0 * x.size
     assert total_s.array()[0] == 2.0 * N
     assert (x == 3).all()
+
+
+def test_fork_cow_bytes_the_host_writes_after_init_refuse_the_next_task_instead_of_reading_stale(worker):
+    # The children hold FORK_COW bytes as of init(): the host wrote 5.0 and a
+    # child read 1.0. Now the write lands in the host, and a task naming the
+    # buffer is refused saying why; a buffer the host left alone still runs.
+    copy, _fill, total, _wait = _register(worker)
+    big = np.full(1 << 18, 1.0, np.float32)  # 1 MiB: its whole pages are write-protected in the host
+    small = np.full(8, 1.0, np.float32)  # inside one page: its bytes are compared
+    shared = {"big": worker.share(big), "small": worker.share(small)}
+    made = create_buffer(N * 4, AccessMode.READ, BackendKind.FORK_COW)  # the runtime's own mapping
+    made.array((N,), F32)[:] = 1.0
+    shared["made"] = made
+    untouched = worker.share(np.full(N, 2.0, np.float32))
+    assert all(b.backend == BackendKind.FORK_COW for b in [*shared.values(), untouched])
+    out = worker.alloc_shared_tensor((N,), F32)
+    sums = worker.alloc_shared_tensor((1,), F32)
+    worker.init()
+
+    def reads(b, sub):
+        def orch(o, _a, _c):
+            if sub:
+                o.submit_sub(total, args((b.tensor((8,), F32), IN), (out.tensor(), IN), (sums.tensor(), OUT)))
+            else:
+                o.submit_next_level(copy, args((b.tensor((8,), F32), IN), (out.tensor((8,)), OUT)),
+                                    CallConfig(zero_copy=True), worker=0)
+        return orch
+
+    for b in shared.values():  # unchanged since init(): both kinds of child read them
+        worker.run(reads(b, sub=False))
+        assert (out.array()[:8] == 1.0).all()
+        worker.run(reads(b, sub=True))
+        assert sums.array()[0] == 8.0
+    big[1 << 17] = 5.0  # a whole page
+    small[3] = 5.0
+    made.array((N,), F32)[0] = 5.0
+    assert big[1 << 17] == 5.0 and small[3] == 5.0 and made.array((N,), F32)[0] == 5.0  # the writes landed
+    out.array()[:] = 0.0
+    for name, b in shared.items():
+        for sub in (False, True):
+            with pytest.raises(ValueError, match="wrote this FORK_COW buffer after init") as refused:
+                worker.run(reads(b, sub))
+            assert "stale" in str(refused.value) and str(b.identity) in str(refused.value), (name, str(refused.value))
+    assert (out.array() == 0.0).all()  # nothing ran
+    worker.run(reads(untouched, sub=False))
+    assert (out.array()[:8] == 2.0).all()
+    made.close()
 
 
 def test_the_buffer_keeps_the_object_alive_while_a_task_names_it(worker, tmp_path):

@@ -64,14 +64,14 @@ namespace {
 
 void release_region(uint8_t* base, uint64_t nbytes, ForkRegionTable* regions, const CanonicalIdentity& id,
                     bool creator) noexcept {
-    if (base != nullptr) munmap(base, nbytes);
-    if (creator) {
+    if (creator) {  // first: the watch over the pages ends before they are unmapped (cow_write_watch.h)
         try {
             regions->remove(id);
         } catch (...) {
             // remove() allocates nothing; a failed lock is the only way here.
         }
     }
+    if (base != nullptr) munmap(base, nbytes);
 }
 
 }  // namespace

@@ -23,9 +23,11 @@
 
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <sys/types.h>
 #include <unordered_map>
 
+#include "simpler/backing/cow_write_watch.h"
 #include "simpler/task_interface/buffer_enums.h"
 #include "simpler/task_interface/identity.h"
 
@@ -42,11 +44,17 @@ struct ForkRegion {
     // whose first and last pages may hold other data of the process: a
     // consumer protects only the pages wholly inside it.
     bool owns_pages = true;
+    // A FORK_COW region's creator watches its own writes once it has forked
+    // (watch_cow_writes); why it could not, when it could not.
+    bool watched = false;
+    CowWriteWatch watch{};
+    std::string watch_error{};
 };
 
 class ForkRegionTable {
 public:
     void add(const CanonicalIdentity& id, const ForkRegion& region);
+    // Delists id; the creator's watch over it ends (its pages writable again).
     void remove(const CanonicalIdentity& id);
     // True when id is listed with this base and backend and at least nbytes.
     [[nodiscard]] bool contains(const CanonicalIdentity& id, uint64_t base, uint64_t nbytes, BackendKind backend) const;
@@ -59,6 +67,14 @@ public:
     // True when id is listed and its pages are its own (ForkRegion::owns_pages).
     [[nodiscard]] bool owns_pages(const CanonicalIdentity& id) const;
     [[nodiscard]] size_t size() const;
+
+    // Call in a process that has just forked children: each FORK_COW region it
+    // created and does not watch yet is watched from now on (cow_write_watch.h).
+    void watch_cow_writes();
+    // Empty unless id is a FORK_COW region this process created and wrote
+    // after children were forked from it (or could not watch): then why a task
+    // naming it is refused.
+    [[nodiscard]] std::string cow_write_problem(const CanonicalIdentity& id) const;
 
 private:
     mutable std::mutex mu_;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "simpler/backing/backing_retention.h"
+#include "simpler/backing/fork_region_table.h"
 #include "simpler/backing/grant_fault.h"
 #include "simpler/backing/identity_minter.h"
 #include "simpler/backing/owned_backing_table.h"
@@ -181,8 +182,12 @@ EngineConfig Worker::engine_config() {
         return config_.device_owner ? config_.device_owner(id) : std::nullopt;
     };
     e.descriptor_problem = [this](const BufferDescriptor& d) -> std::string {
-        if (d.address_space != static_cast<uint8_t>(AddressSpace::DEVICE))
-            return process_owned_backings().problem(d);  // one lookup; foreign owners are not ours to judge
+        if (d.address_space != static_cast<uint8_t>(AddressSpace::DEVICE)) {
+            std::string why = process_owned_backings().problem(d);  // one lookup; foreign owners are not ours to judge
+            if (why.empty() && d.backend_kind == static_cast<uint8_t>(BackendKind::FORK_COW))
+                why = process_fork_regions().cow_write_problem(d.identity);
+            return why;
+        }
         if (std::string why = device_->descriptor_problem(d); !why.empty()) return why;
         if (std::string why = windows_->descriptor_problem(d); !why.empty()) return why;
         if (global_owner_)
@@ -305,6 +310,10 @@ void Worker::init() {
     config_.sub_handler = nullptr;
     config_.worker_handler = nullptr;
     config_.relay_handler = nullptr;
+    // The children hold the FORK_COW regions made here as of their fork: this
+    // process's writes to one are watched from now on, and a task naming a
+    // written one is refused (descriptor_problem).
+    process_fork_regions().watch_cow_writes();
     device_->seal_in_parent();  // device bytes live in the chip processes only
     windows_->seal();
     if (global_windows_) global_windows_->seal();
@@ -945,53 +954,6 @@ void Worker::hold_users(const CanonicalIdentity& id) {
     std::lock_guard lock(mu_);
     if (!initialized_) return;
     process_backing_retention().retain(id, core_.hold_users(id));
-}
-
-std::vector<EdgeExplanation> Worker::take_edge_log() {
-    std::lock_guard lock(mu_);
-    std::vector<EdgeExplanation> out = core_.edge_log();
-    core_.clear_edge_log();
-    return out;
-}
-
-std::vector<std::string> Worker::child_status() const {
-    std::lock_guard lock(mu_);
-    std::vector<std::string> out;
-    for (const Lane& l : lanes_) out.push_back(l.ref.name() + (l.lost ? ": lost (" + l.lost_why + ")" : ": usable"));
-    return out;
-}
-
-std::vector<TraceEvent> Worker::trace_events() const {
-    std::lock_guard lock(mu_);
-    return trace_ ? trace_->events() : std::vector<TraceEvent>{};
-}
-
-size_t Worker::trace_dropped() const {
-    std::lock_guard lock(mu_);
-    return trace_ ? trace_->dropped() : 0;
-}
-
-void Worker::trace_clear() {
-    std::lock_guard lock(mu_);
-    if (trace_) trace_->clear();
-}
-
-WorkerProgress Worker::progress() const {
-    std::lock_guard lock(mu_);
-    WorkerProgress p;
-    p.submitted = core_.submitted();
-    p.unfinished = core_.unfinished();
-    p.lost = lost_count();
-    p.children.reserve(lanes_.size());
-    for (const Lane& l : lanes_) p.children.push_back({l.ref.name(), l.done, !l.in_flight.empty(), l.lost});
-    return p;
-}
-
-std::vector<pid_t> Worker::child_pids() const {
-    std::vector<pid_t> out;
-    for (const Lane& l : lanes_)
-        if (l.child.pid() > 0) out.push_back(l.child.pid());
-    return out;
 }
 
 }  // namespace simpler
