@@ -709,6 +709,16 @@ void bind_engine(nb::module_& m) {
         .def("take_edge_log", &Worker::take_edge_log,
              "The edges inferred since the last call, with their explanations (record_edges=True), and clears them.")
         .def("child_status", &Worker::child_status)
+        .def(
+            "wait_status_change",
+            [](Worker& w, uint64_t seen, std::optional<double> timeout) {
+                const simpler::ipc::Deadline until = deadline_after(timeout);
+                nb::gil_scoped_release release;
+                return w.wait_status_change(seen, until);
+            },
+            "seen"_a, "timeout"_a = nb::none(),
+            "Waits (the GIL released) until the children's status changed since serial `seen` (a child lost here "
+            "or below a next-level child), the Worker closed, or timeout seconds; returns the serial now.")
         .def_prop_ro("tracing", [](const Worker& w) { return w.config().trace; })
         .def("trace_events", &Worker::trace_events,
              "The timeline so far (empty unless trace=True); members still in flight are not in it yet.")

@@ -837,6 +837,10 @@ class EngineWorker:
     def take_edge_log(self) -> list[EdgeExplanation]:
         """The edges inferred since the last call, with their explanations (record_edges=True), and clears them."""
     def child_status(self) -> list[str]: ...
+    def wait_status_change(self, seen: int, timeout: float | None = None) -> int:
+        """
+        Waits (the GIL released) until the children's status changed since serial `seen` (a child lost here or below a next-level child), the Worker closed, or timeout seconds; returns the serial now.
+        """
     @property
     def tracing(self) -> bool: ...
     def trace_events(self) -> list[TraceEvent]:

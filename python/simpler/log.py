@@ -7,7 +7,9 @@ Everything the runtime reports outside of exceptions goes through the standard
 - INFO: a Worker's children started (how many, their pids); a submit refused
   (the ValueError the caller gets, logged as it is raised); a run that failed.
 - WARNING: a child lost (killed, crashed, timed out, a remote rank silent), as
-  soon as the Worker that owns it finishes its next run or closes; a remote
+  soon as the Worker that owns it finds it, and each Worker above it as soon as
+  the loss reaches it (a next-level Worker child reports what it lost below it
+  up the tree: "worker 0: usable; lost below it: chip 1: lost (...)"); a remote
   rank lost at close.
 
 No handler is installed: with none configured, Python prints WARNING and above
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import List, Protocol
+from typing import List, Optional, Protocol
 
 logger = logging.getLogger("simpler")
 
@@ -29,32 +31,41 @@ class _Core(Protocol):
     @property
     def lost_count(self) -> int: ...
 
+    @property
+    def closed(self) -> bool: ...
+
     def child_status(self) -> List[str]: ...
 
     def child_pids(self) -> List[int]: ...
+
+    def wait_status_change(self, seen: int, timeout: Optional[float] = None) -> int: ...
 
 
 class ChildWatch:
     """Logs one Worker's children: their start, then each loss once.
 
-    A loss is noticed through the engine's lost-children counter, read without
-    a lock after each run (one integer comparison on the hot path); only when it
-    moved are the children's statuses fetched and the new losses logged."""
+    A thread (follow()) sleeps in the engine until a child is lost here or
+    below a next-level child, and logs it then. After each run the engine's
+    lost-children counter is read too, without a lock (one integer comparison
+    on the hot path); only when it moved are the statuses fetched."""
 
     def __init__(self) -> None:
         self._lost_seen = 0
         self._reported: set[str] = set()
-        self._lock = threading.Lock()  # run() and the submit completion thread both check
+        self._lock = threading.Lock()  # run(), the submit completion thread and the follower all check
+        self._follower: Optional[threading.Thread] = None
 
     def started(self, core: _Core, path: str, what: str) -> None:
         if logger.isEnabledFor(logging.INFO):
             pids = core.child_pids()
             logger.info("%s: started %s%s", path, what, f" (pids {', '.join(map(str, pids))})" if pids else "")
 
-    def check(self, core: _Core, path: str) -> None:
-        """Logs every child of `path`'s Worker lost since the last check (WARNING)."""
+    def check(self, core: _Core, path: str, changed: bool = False) -> None:
+        """Logs every child of `path`'s Worker lost since the last check, and each
+        new report of children lost below a child (WARNING). `changed`: the
+        statuses changed (read them even when no child of this Worker was lost)."""
         lost = core.lost_count
-        if lost == self._lost_seen:
+        if lost == self._lost_seen and not changed:
             return
         with self._lock:
             self._lost_seen = lost
@@ -63,3 +74,27 @@ class ChildWatch:
                 if state.startswith("lost") and name not in self._reported:
                     self._reported.add(name)
                     logger.warning("%s: %s %s", path, name, state)
+                elif "; lost below it: " in state and status not in self._reported:
+                    self._reported.add(status)  # each new report once: "worker 0: usable; lost below it: ..."
+                    logger.warning("%s: %s", path, status)
+
+    def follow(self, core: _Core, path: str) -> None:
+        """Logs each loss as the engine finds it, from a daemon thread that sleeps
+        in the engine (the GIL released) until the statuses change or the Worker
+        closes. Start it after the Worker forked its children."""
+
+        def run() -> None:
+            seen = 0
+            while not core.closed:
+                seen = core.wait_status_change(seen)
+                if not core.closed:
+                    self.check(core, path, changed=True)
+
+        self._follower = threading.Thread(target=run, name=f"simpler {path} losses", daemon=True)
+        self._follower.start()
+
+    def stop(self) -> None:
+        """Joins the follower (call after the Worker closed: it returns then)."""
+        if self._follower is not None:
+            self._follower.join()
+            self._follower = None

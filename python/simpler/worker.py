@@ -476,6 +476,7 @@ class Worker:
             self._forking_core = None
         self._core = core
         self._watch.started(core, self.path, self._children_text())
+        self._watch.follow(core, self.path)
         if self._remote:
             remote.dismiss_extra_ranks(1 + len(self._remote))
         return self
@@ -816,6 +817,7 @@ class Worker:
             if was_open:
                 self._watch.check(self._core, self.path)
             self._core.close()
+            self._watch.stop()
             self._runs.close()
             if was_open and self._remote and self._parent is None:
                 remote.report_lost(self)

@@ -4,6 +4,7 @@ tensors by re-export, orders their work by the forwarded views, and reports a
 failure anywhere below it with the path to where it happened."""
 
 import json
+import logging
 import os
 import signal
 import threading
@@ -278,6 +279,68 @@ def test_a_sigkilled_l3_child_or_chip_below_it_is_reported_at_l4_and_the_rest_go
     assert set(os.listdir("/dev/shm")) - shm_before == set()
 
 
+class _Records(logging.Handler):
+    """The "simpler" logger's records, from any thread."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+def _await(predicate, what, bound_s=30.0):
+    deadline = time.monotonic() + bound_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"{what} within {bound_s} s")
+
+
+def test_a_chip_lost_inside_an_l3_child_is_reported_at_l4_at_once_without_a_run(closing, tmp_path):
+    # The L4's child_status() said "usable" and nothing was logged until the next
+    # run or close(): now the L3 child reports the chip it lost up at once, the
+    # L4 shows it and logs it, and the L3 child goes on serving its other chip.
+    w4 = tree(closing, children=1)
+    vadd = w4.register(ChipCallable("std.vector_add"))
+    marks = tmp_path / "pids"
+
+    def add(o, a, cfg):
+        marks.write_text(json.dumps(o._worker.child_pids()))
+        o.submit_next_level(vadd, a, worker=0)
+
+    fwd = w4.register(add)
+    records = _Records()
+    logging.getLogger("simpler").addHandler(records)
+    try:
+        w4.init()
+        a, c = w4.create_buffer(N * 4), w4.create_buffer(N * 4)
+        a.array((N,), F32)[...] = 1
+        ta = args((a.tensor((N,), F32), IN), (a.tensor((N,), F32), IN), (c.tensor((N,), F32), OUT))
+        w4.run(lambda o, _a, _c: o.submit_next_level(fwd, ta, worker=0))
+        chips = json.loads(marks.read_text())
+        (l3,) = w4.child_pids()
+        assert w4.child_status() == ["worker 0: usable"]
+        os.kill(chips[1], signal.SIGKILL)
+        _await(lambda: "lost below it" in w4.child_status()[0], "the L4 saw the chip lost below its L3 child")
+        (status,) = w4.child_status()
+        assert status.startswith("worker 0: usable; lost below it: chip 1: lost (") and "signal 9" in status, status
+        _await(lambda: any("chip 1: lost" in m for m in records.messages), "the L4 logged it")
+        (logged,) = [m for m in records.messages if m.startswith("L4: ")]
+        assert logged == f"L4: {status}", records.messages
+        assert alive(l3)
+        c.array((N,), F32)[...] = 0
+        w4.run(lambda o, _a, _c: o.submit_next_level(fwd, ta, worker=0))  # chip 0 still serves
+        assert (c.array((N,), F32) == 2).all()
+        pids = [l3, *chips]
+        w4.close()
+        assert wait_gone(pids) == []
+    finally:
+        logging.getLogger("simpler").removeHandler(records)
+
+
 def test_five_four_three_runs_a_chip_task_through_two_forwarding_hops(closing):
     w5 = Worker(level=5)
     closing(w5)
@@ -307,6 +370,32 @@ def test_five_four_three_runs_a_chip_task_through_two_forwarding_hops(closing):
     assert (z.array((N,), F32) == 8).all()
     with pytest.raises(RuntimeError, match=r"^L5 → L4\[0\] → L3\[0\] → chip 0: .*deliberate failure 42"):
         w5.run(lambda o, _a, _c: o.submit_next_level(h4, args((z.tensor((N,), F32), OUT), scalars=(1,)), worker=0))
+
+
+def test_a_chip_lost_two_levels_down_reaches_the_top(closing, tmp_path):
+    w5 = Worker(level=5)
+    closing(w5)
+    w4 = Worker(level=4)
+    w4.add_worker(Worker(level=3, num_chips=2))
+    w5.add_worker(w4)
+    vadd = w5.register(ChipCallable("std.vector_add"))
+    marks = tmp_path / "pids"
+
+    def l3(o, a, cfg):
+        marks.write_text(json.dumps(o._worker.child_pids()))
+        o.submit_next_level(vadd, a, worker=0)
+
+    h3 = w5.register(l3)
+    h4 = w5.register(lambda o, a, cfg: o.submit_next_level(h3, a, worker=0))
+    w5.init()
+    x, z = w5.create_buffer(N * 4), w5.create_buffer(N * 4)
+    ta = args((x.tensor((N,), F32), IN), (x.tensor((N,), F32), IN), (z.tensor((N,), F32), OUT))
+    w5.run(lambda o, _a, _c: o.submit_next_level(h4, ta, worker=0))
+    chips = json.loads(marks.read_text())
+    os.kill(chips[1], signal.SIGKILL)
+    _await(lambda: "lost below it" in w5.child_status()[0], "the L5 saw the chip lost two levels down")
+    (status,) = w5.child_status()
+    assert status.startswith("worker 0: usable; lost below it: worker 0 → chip 1: lost (") and "signal 9" in status
 
 
 def _sum_halves(a):

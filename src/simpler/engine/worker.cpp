@@ -12,6 +12,7 @@
 #include "simpler/backing/identity_minter.h"
 #include "simpler/backing/owned_backing_table.h"
 #include "simpler/backing/owner_path_table.h"
+#include "simpler/engine/below_status.h"
 #include "simpler/engine/live_workers.h"
 
 namespace simpler {
@@ -255,6 +256,9 @@ void Worker::init() {
     // The relay lanes are the last next-level Worker lanes; nothing is forked for them.
     const size_t first_relay =
         lane_base_[static_cast<size_t>(ChildKind::WORKER)] + config_.num_workers - config_.num_relay_workers;
+    // A forked next-level Worker child reports the children it loses up through its page (below_status.h).
+    for (size_t i = lane_base_[static_cast<size_t>(ChildKind::WORKER)]; i < first_relay; ++i)
+        lanes_[i].below = std::make_unique<BelowStatus>();
     try {
         for (size_t i = 0; i < first_relay; ++i) {
             lanes_[i].child = ipc::ChildProcess::spawn([this, i] {
@@ -264,6 +268,7 @@ void Worker::init() {
                 // A write to read-only granted bytes fails the task in flight
                 // with the buffer and the grant, then ends this child.
                 g_fault_ring = lanes_[i].mailbox.get();
+                if (lanes_[i].below) set_reporting_up(lanes_[i].below.get(), &bell_);
                 install_grant_fault_handler(&report_grant_fault, lanes_[i].ref.name().c_str());
                 ChildHandlers handlers = make_child_handler(lanes_[i].ref);
                 ipc::TaskHandler handler = serve_with_control(std::move(handlers));
@@ -522,6 +527,7 @@ std::string Worker::describe_closed_run_locked(uint64_t run) const {
 
 ipc::Deadline Worker::progress_locked() {
     collect_results_locked();
+    read_below_locked();
     // Holds go back before the dispatch: a buffer they free is forgotten on each
     // lane before that lane's next task. A task whose publish failed finishes
     // in the dispatch; its holds go back after it.
@@ -878,6 +884,7 @@ void Worker::lose_lane_locked(size_t lane, const std::string& why) {
     }
     if (trace_) trace_->lane_lost(lane, l.lost_why);
     core_.child_lost(l.ref, l.ref.name() + " " + l.lost_why);
+    status_changed_locked();
     if (l.child.pid() > 0 && !l.child.reaped()) l.child.signal(SIGKILL);  // a timed-out child may still run its task
 }
 
@@ -899,6 +906,7 @@ void Worker::close() noexcept {
         stopping_ = true;
         if (initialized_) core_.abandon("the Worker closed before the task was dispatched");
         runs_cv_.notify_all();
+        status_cv_.notify_all();
     }
     ipc::bump(drive_word_);
     bell_.ring();

@@ -77,6 +77,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "simpler/engine/below_status.h"
 #include "simpler/engine/child_handlers.h"
 #include "simpler/engine/chip_lane.h"
 #include "simpler/engine/device_memory.h"
@@ -343,8 +344,14 @@ public:
     // point that would drive the children refuses there (std::logic_error).
     [[nodiscard]] bool in_owner_process() const noexcept;
     [[nodiscard]] bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
-    // "chip 0: usable" / "chip 1: lost (child killed by signal 9 ...)" per child.
+    // "chip 0: usable" / "chip 1: lost (child killed by signal 9 ...)" per child;
+    // a next-level Worker child that lost children below it: "worker 0: usable;
+    // lost below it: chip 1: lost (...)" (below_status.h).
     [[nodiscard]] std::vector<std::string> child_status() const;
+    // Waits until the children's status changed since `seen` (a child lost here
+    // or below a child), the Worker closed, or `until`; returns the status's
+    // serial now (0 before any change).
+    uint64_t wait_status_change(uint64_t seen, ipc::Deadline until);
     // The pids of the forked children, lane by lane (a relay lane has none).
     [[nodiscard]] std::vector<pid_t> child_pids() const;
     // What has been submitted, finished and is running, child by child (progress.h).
@@ -392,6 +399,11 @@ private:
         // The relay's lost(), asked under the engine mutex when a task of the
         // lane fails: a lost child's lane is lost before its failure is reported.
         std::function<std::string()> relay_lost;
+        // A next-level Worker child's report of the children lost below it.
+        std::unique_ptr<BelowStatus> below;
+        uint32_t below_version = 0;
+        uint32_t below_lost = 0;
+        std::string below_text;
     };
 
     // Lanes are laid out kind by kind in ChildKind order; a child's lane is its
@@ -437,6 +449,11 @@ private:
     // Hands the holds of finished tasks back to the process's retention; with
     // `all`, every task's (close(): the unfinished ones never finish).
     void release_holds_locked(bool all = false);
+    // Reads the next-level Worker children's reports of what they lost below them.
+    void read_below_locked();
+    // A child was lost here or below a child: wakes wait_status_change and
+    // reports up when this Worker is a next-level Worker child.
+    void status_changed_locked();
     void lose_lane_locked(size_t lane, const std::string& why);
     // Why a lane's child is gone: the lane's loss, a relay's text, or the mailbox's poison.
     [[nodiscard]] std::string dead_lane_why_locked(const Lane& l) const;
@@ -495,6 +512,8 @@ private:
     ipc::SharedWord drive_word_{0, 0};       // bumped on close() to unpark the scheduler thread
     std::atomic<int> driving_{0};            // waits driving the lanes; the scheduler thread stands down
     std::condition_variable runs_cv_;        // take_finished_runs()'s, with mu_
+    std::condition_variable status_cv_;      // wait_status_change()'s, with mu_
+    uint64_t status_serial_ = 0;             // moves when a child is lost here or below a child
     ipc::SpinWaiter wait_waiter_;  // the waits' (wait(), wait_run()), one at a time: wait_waiter_mu_
     // A publish since the last wait had to wake its child (guarded by mu_): the
     // next wait covers the child's wake-up (spin_wait.h).

@@ -1,8 +1,10 @@
 // Worker: what it tells about itself while it runs (its children's state,
-// its progress, its trace and edge log), read under the engine mutex.
+// its progress, its trace and edge log), read under the engine mutex, and
+// the children lost below a next-level Worker child (below_status.h).
 #include <string>
 #include <vector>
 
+#include "simpler/engine/below_status.h"
 #include "simpler/engine/worker.h"
 
 namespace simpler {
@@ -17,8 +19,58 @@ std::vector<EdgeExplanation> Worker::take_edge_log() {
 std::vector<std::string> Worker::child_status() const {
     std::lock_guard lock(mu_);
     std::vector<std::string> out;
-    for (const Lane& l : lanes_) out.push_back(l.ref.name() + (l.lost ? ": lost (" + l.lost_why + ")" : ": usable"));
+    for (const Lane& l : lanes_) {
+        std::string line = l.ref.name() + (l.lost ? ": lost (" + l.lost_why + ")" : ": usable");
+        if (!l.lost && l.below_lost > 0) line += "; lost below it: " + l.below_text;
+        out.push_back(std::move(line));
+    }
     return out;
+}
+
+void Worker::read_below_locked() {
+    bool changed = false;
+    for (Lane& l : lanes_) {
+        if (!l.below || l.lost) continue;
+        std::optional<BelowStatus::Report> r = l.below->read_if_changed(l.below_version);
+        if (!r) continue;
+        l.below_version = r->version;
+        if (r->lost == l.below_lost && r->text == l.below_text) continue;
+        l.below_lost = r->lost;
+        l.below_text = std::move(r->text);
+        changed = true;
+    }
+    if (changed) status_changed_locked();
+}
+
+void Worker::status_changed_locked() {
+    ++status_serial_;
+    status_cv_.notify_all();
+    // In a next-level Worker child: what is lost at and below this Worker goes up.
+    uint32_t lost = 0;
+    std::string text;
+    for (const Lane& l : lanes_) {
+        std::string entry;
+        if (l.lost) {
+            ++lost;
+            entry = l.ref.name() + ": lost (" + l.lost_why + ")";
+        } else if (l.below_lost > 0) {
+            lost += l.below_lost;
+            entry = l.ref.name() + " → " + l.below_text;
+        }
+        if (!entry.empty()) text += (text.empty() ? "" : "; ") + entry;
+    }
+    (void)report_up(lost, text);
+}
+
+uint64_t Worker::wait_status_change(uint64_t seen, ipc::Deadline until) {
+    std::unique_lock lock(mu_);
+    const auto moved = [&] { return status_serial_ != seen || closed_.load(std::memory_order_relaxed); };
+    if (until == ipc::NO_DEADLINE) {
+        status_cv_.wait(lock, moved);
+    } else {
+        status_cv_.wait_until(lock, until, moved);
+    }
+    return status_serial_;
 }
 
 std::vector<TraceEvent> Worker::trace_events() const {
