@@ -30,18 +30,19 @@ void BelowStatus::publish(uint32_t lost, std::string_view text) noexcept {
 }
 
 std::optional<BelowStatus::Report> BelowStatus::read_if_changed(uint32_t seen) const {
-    for (;;) {
-        const uint32_t before = page_->sequence.load(std::memory_order_acquire);
-        if (before == seen) return std::nullopt;
-        if ((before & 1U) != 0) continue;  // a write in progress: the writer finishes it without waiting
-        Report r;
-        r.version = before;
-        r.lost = page_->lost;
-        const uint32_t n = std::min<uint32_t>(page_->length, BELOW_TEXT_BYTES - 1);
-        r.text.assign(page_->text, n);
-        std::atomic_thread_fence(std::memory_order_acquire);
-        if (page_->sequence.load(std::memory_order_relaxed) == before) return r;
-    }
+    // A write in progress (or one that overlapped this read) is not waited for:
+    // the writer may have died in it. It rings the doorbell when it finishes,
+    // and the parent reads again then.
+    const uint32_t before = page_->sequence.load(std::memory_order_acquire);
+    if (before == seen || (before & 1U) != 0) return std::nullopt;
+    Report r;
+    r.version = before;
+    r.lost = page_->lost;
+    const uint32_t n = std::min<uint32_t>(page_->length, BELOW_TEXT_BYTES - 1);
+    r.text.assign(page_->text, n);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (page_->sequence.load(std::memory_order_relaxed) != before) return std::nullopt;
+    return r;
 }
 
 namespace {

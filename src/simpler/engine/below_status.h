@@ -12,8 +12,8 @@
 // and passes it on up when it is itself such a child.
 //
 // The page is a sequence lock with one writer (the child's engine, under its
-// mutex): a reader retries while a write is in progress, and bounds what it
-// reads; the page carries no pointers.
+// mutex): a reader skips a write in progress (the writer rings when it is done)
+// and bounds what it reads; the page carries no pointers.
 #pragma once
 
 #include <cstdint>
@@ -42,7 +42,8 @@ public:
 
     // Child side: the new status (text cut to BELOW_TEXT_BYTES - 1 bytes).
     void publish(uint32_t lost, std::string_view text) noexcept;
-    // Parent side: the status when its version is not `seen`, else nullopt.
+    // Parent side: the status when its version is not `seen`, else nullopt
+    // (also while a write is in progress: never waits on the child).
     [[nodiscard]] std::optional<Report> read_if_changed(uint32_t seen) const;
 
 private:

@@ -37,6 +37,35 @@ TEST(BelowStatus, ALongReportIsCutToThePage) {
     EXPECT_EQ(r->text.size(), BELOW_TEXT_BYTES - 1);
 }
 
+TEST(BelowStatus, AReadDuringWritesIsWholeOrNothing) {
+    // A child publishing as fast as it can: every report the parent reads
+    // is one the child wrote (its count matches its text), never a torn one.
+    BelowStatus status;
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        for (uint32_t i = 1; i <= 200000; ++i) status.publish(i, std::string(i % 700, 'a' + static_cast<char>(i % 26)));
+        _exit(0);
+    }
+    uint32_t seen = 0;
+    const auto check = [&] {
+        const auto r = status.read_if_changed(seen);
+        if (!r) return;
+        seen = r->version;
+        ASSERT_EQ(r->text.size(), r->lost % 700);
+        if (!r->text.empty()) {
+            ASSERT_EQ(r->text, std::string(r->text.size(), 'a' + static_cast<char>(r->lost % 26)));
+        }
+    };
+    int ws = 0;
+    pid_t done = 0;
+    while ((done = waitpid(pid, &ws, WNOHANG)) == 0) check();
+    ASSERT_EQ(done, pid);
+    const auto last = status.read_if_changed(0);  // the writer is gone: its last report is whole
+    ASSERT_TRUE(last.has_value());
+    EXPECT_EQ(last->lost, 200000U);
+}
+
 TEST(BelowStatus, OnlyTheProcessThatWasToldReportsUp) {
     BelowStatus status;
     ipc::Doorbell bell;
