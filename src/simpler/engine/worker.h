@@ -56,6 +56,15 @@
 // sleep on a futex. With a zero budget nothing spins; while idle, nothing spins
 // beyond one budget. The scheduler thread never spins: it sleeps on the
 // doorbell, or, while a wait() drives, parks (re-checking every 1-16 ms).
+//
+// Losses below: a next-level Worker child reports the children it loses up
+// through a page its parent mapped before the fork (below_status.h);
+// child_status() shows it and wait_status_change() wakes on it.
+//
+// Definitions by concept: worker.cpp (options, init, submit, close, buffers),
+// worker_lanes.cpp (driving the lanes), worker_runs.cpp (waits, runs, cancels),
+// worker_status.cpp (status and losses below), worker_install.cpp,
+// worker_windows.cpp.
 #pragma once
 
 #include <unistd.h>

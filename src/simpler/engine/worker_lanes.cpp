@@ -1,0 +1,295 @@
+// Worker: driving the lanes — the scheduler thread and the relay threads, a
+// child's results collected, ready tasks dispatched and published, forget
+// messages delivered, holds given back, and a lane lost.
+#include <signal.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "simpler/backing/backing_retention.h"
+#include "simpler/engine/seconds_text.h"
+#include "simpler/engine/worker.h"
+
+namespace simpler {
+
+namespace {
+
+// How long the parked scheduler thread sleeps before it looks whether a wait()
+// still drives (it is woken at once only by close()): from 1 ms, doubling while
+// one wait() goes on, up to 16 ms.
+constexpr std::chrono::microseconds SCHEDULER_PARK_MIN{1000};
+constexpr std::chrono::microseconds SCHEDULER_PARK_MAX{16000};
+
+const char* publish_status_text(ipc::PublishStatus s) noexcept {
+    switch (s) {
+        case ipc::PublishStatus::OK: return "published";
+        case ipc::PublishStatus::BUSY: return "the lane already has a task in flight";
+        case ipc::PublishStatus::LANE_DEAD: return "the child is gone";
+        case ipc::PublishStatus::BLOB_TOO_LARGE: return "the argument blob exceeds the mailbox capacity";
+        case ipc::PublishStatus::BAD_AFTER_MASK: return "the task names producers its lane cannot know";
+    }
+    return "unknown publish status";
+}
+
+}  // namespace
+
+void Worker::scheduler_loop() noexcept {
+    // The background path (progress while the orchestration thread neither
+    // submits nor waits): it never spins, so it takes no core from the threads
+    // on the latency path.
+    ipc::SpinWaiter waiter(ipc::never_spin_policy());
+    std::chrono::microseconds park = SCHEDULER_PARK_MIN;
+    for (;;) {
+        const uint32_t seen = bell_.sequence();
+        const uint32_t drive_seen = ipc::load_acquire(drive_word_);
+        const bool stand_down = driving_.load(std::memory_order_acquire) > 0;
+        ipc::Deadline deadline = ipc::NO_DEADLINE;
+        {
+            std::lock_guard lock(mu_);
+            if (stopping_) return;
+            if (!stand_down) deadline = progress_locked();
+        }
+        if (stand_down) {
+            (void)waiter.wait_change(drive_word_, drive_seen, ipc::Clock::now() + park);
+            park = std::min(park * 2, SCHEDULER_PARK_MAX);
+            continue;
+        }
+        park = SCHEDULER_PARK_MIN;
+        (void)bell_.wait_past(seen, waiter, deadline);
+    }
+}
+
+void Worker::relay_loop(size_t lane, RelayLane relay) noexcept {
+    ipc::MailboxRing& mailbox = *lanes_[lane].mailbox;
+    std::string lost;
+    {
+        const ipc::TaskHandler handler = serve_with_control(std::move(relay.handlers));
+        // Asked after every task, and after every idle spell of RELAY_IDLE_CHECK.
+        const std::function<bool()> child_lost = [&] {
+            try {
+                lost = relay.lost();
+            } catch (...) {
+                lost = "its relay failed to say whether it is reachable";
+            }
+            return !lost.empty();
+        };
+        for (;;) {
+            const int status = ipc::serve_ring(mailbox, handler, config_.spin, RELAY_IDLE_CHECK, child_lost);
+            if (status == ipc::SERVE_SHUTDOWN || status == ipc::SERVE_STOPPED) break;
+            if (child_lost()) break;
+        }
+    }
+    const bool child_gone = !lost.empty();
+    {
+        // Under the engine mutex: whoever drives the lanes reads relay_lost_why under it.
+        std::lock_guard lock(mu_);
+        lanes_[lane].relay_lost = nullptr;
+        if (child_gone) lanes_[lane].relay_lost_why = std::move(lost);
+    }
+    if (child_gone) {
+        mailbox.mark_child_exited(0);
+        bell_.ring();
+    }
+    // `relay` goes last, here: the relay says goodbye to its child on this thread.
+}
+
+bool Worker::withdraw_locked(TaskId task, ChildRef chip) {
+    Lane& l = lanes_[lane_of(chip)];
+    if (l.lost) return false;
+    const std::vector<uint64_t> seqs = l.mailbox->in_flight_seqs();
+    for (size_t k = 0; k < l.in_flight.size() && k < seqs.size(); ++k) {
+        if (l.in_flight[k].task.id != task) continue;
+        l.in_flight[k].withdrawn = l.mailbox->withdraw(seqs[k]);
+        return l.in_flight[k].withdrawn;
+    }
+    // Held behind a control message: published withdrawn once the child answers
+    // (skipped there, in its place, so the masks of the tasks after it still count right).
+    for (Dispatch& d : l.held) {
+        if (d.task.id != task) continue;
+        d.withdrawn = true;
+        return true;
+    }
+    return false;
+}
+
+std::string Worker::dead_lane_why_locked(const Lane& l) const {
+    if (l.lost) return l.lost_why;
+    return l.relay_lost_why.empty() ? l.mailbox->poison_reason() : l.relay_lost_why;
+}
+
+void Worker::collect_results_locked() {
+    for (size_t i = 0; i < lanes_.size(); ++i) {
+        Lane& l = lanes_[i];
+        if (!l.in_flight.empty()) {
+            // Results come in publish order; a lost lane reports every task on it at once.
+            while (!l.in_flight.empty()) {
+                std::optional<ipc::TaskResult> r = l.mailbox->poll_result();
+                if (!r) break;
+                const Dispatch d = l.in_flight.front();
+                l.in_flight.pop_front();
+                // The next task's time starts now: it ran only after this one.
+                if (!l.in_flight.empty() && config_.task_timeout.count() > 0)
+                    l.mailbox->restart_oldest_deadline(ipc::Clock::now() + config_.task_timeout);
+                if (trace_) trace_->collected(i, r->ok() ? "" : ipc::task_error_name(r->error) + (": " + r->message));
+                std::string failure =
+                    r->ok() ? std::string() : std::string(ipc::task_error_name(r->error)) + ": " + r->message;
+                // A relay that lost its child with a task published but not yet taken never ran it.
+                if (r->error == ipc::TaskError::CHILD_DIED && !l.relay_lost_why.empty())
+                    failure = "not dispatched to " + d.child.name() + ": the child is gone (" + l.relay_lost_why + ")";
+                core_.member_finished(d, failure);
+                ++l.done;
+                if (!r->ok() && l.relay_lost && !l.lost) {
+                    std::string why;
+                    try {
+                        why = l.relay_lost();
+                    } catch (...) {
+                        why.clear();  // asked again by the relay thread after the task
+                    }
+                    if (!why.empty()) lose_lane_locked(i, why);
+                }
+            }
+        } else if (l.control_in_flight) {
+            if (std::optional<ipc::TaskResult> r = l.mailbox->poll_result()) {
+                // A forget the child refused changes nothing it holds; an install's answer goes to
+                // its ticket; a dead child is lost below.
+                l.control_in_flight = false;
+                if (r->error == ipc::TaskError::TIMED_OUT && l.install_on_child == 0) {
+                    // A child that does not answer a forget within task_timeout is lost as one
+                    // that overruns a task: the tasks held behind the forget fail, not hang.
+                    lose_lane_locked(i,
+                                     "TIMED_OUT: it did not answer a forget message (buffers released) within "
+                                     "task_timeout (" +
+                                         seconds_text(config_.task_timeout) + " s); the child was killed");
+                    continue;
+                }
+                if (l.install_on_child != 0) {
+                    const uint64_t ticket = std::exchange(l.install_on_child, 0);
+                    std::string why;
+                    if (!r->ok())
+                        why = r->error == ipc::TaskError::TASK_FAILED
+                                  ? r->message
+                                  : std::string(ipc::task_error_name(r->error)) + ": " + r->message;
+                    finish_install_locked(ticket, l.ref, why);
+                }
+                if (r->ok() || l.mailbox->usable()) publish_next_control_locked(i);
+            }
+        }
+        if (!l.lost && !l.mailbox->usable()) lose_lane_locked(i, dead_lane_why_locked(l));
+    }
+}
+
+void Worker::dispatch_locked() {
+    deliver_forgets_locked();
+    deliver_installs_locked();
+    batch_.clear();
+    core_.take(batch_);
+    for (const Dispatch& d : batch_) {
+        const size_t i = lane_of(d.child);
+        Lane& l = lanes_[i];
+        if (l.control_in_flight || !l.held.empty()) {
+            l.held.push_back(d);  // published once the child has answered the forget
+            continue;
+        }
+        publish_locked(i, d);
+    }
+}
+
+void Worker::publish_locked(size_t i, const Dispatch& d) {
+    Lane& l = lanes_[i];
+    ipc::CallConfig call{};
+    std::memcpy(call.bytes, d.config, sizeof *d.config);
+    const ipc::Deadline deadline = task_deadline();
+    uint64_t seq = 0;
+    // Stamped before the publish: the child may start at once, and the RUN
+    // interval must contain its whole run.
+    const int64_t published_ns = trace_ ? trace_now_ns() : 0;
+    const ipc::PublishStatus st =
+        l.mailbox->publish(d.callable, call, d.blob, seq, deadline, d.after_mask, d.withdrawn);
+    if (st == ipc::PublishStatus::OK) {
+        woke_child_ |= l.mailbox->publish_woke_child();
+        l.in_flight.push_back(d);
+        if (trace_) trace_->published(i, d, published_ns);
+        return;
+    }
+    if (trace_) trace_->not_published(d, publish_status_text(st));
+    // A dead lane says how its child went ("CHILD_DIED: child killed by signal 9 ...").
+    std::string why = publish_status_text(st);
+    if (st == ipc::PublishStatus::LANE_DEAD) {
+        const std::string how = dead_lane_why_locked(l);
+        if (!how.empty()) why += " (" + how + ")";
+    }
+    core_.member_finished(d, "not dispatched to " + d.child.name() + ": " + why);
+    if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, dead_lane_why_locked(l));
+}
+
+void Worker::deliver_forgets_locked() {
+    // The task path pays one relaxed load here while no forget is queued anywhere.
+    if (forget_posted_.load(std::memory_order_acquire)) {
+        std::lock_guard lock(forget_mu_);
+        forget_posted_.store(false, std::memory_order_relaxed);
+        for (Lane& l : lanes_) {
+            if (l.lost) continue;
+            if (l.forgets.empty() && !forget_inbox_.empty()) ++lanes_forgetting_;
+            l.forgets.insert(l.forgets.end(), forget_inbox_.begin(), forget_inbox_.end());
+        }
+        forget_inbox_.clear();
+    }
+    if (lanes_forgetting_ == 0) return;
+    for (size_t i = 0; i < lanes_.size(); ++i) {
+        const Lane& l = lanes_[i];
+        if (!l.lost && l.in_flight.empty() && !l.control_in_flight && !l.forgets.empty()) publish_forget_locked(i);
+    }
+}
+
+void Worker::publish_forget_locked(size_t i) {
+    Lane& l = lanes_[i];
+    const size_t fit = std::max<size_t>(1, config_.blob_capacity / sizeof(CanonicalIdentity));
+    const size_t n = std::min(fit, l.forgets.size());
+    forget_blob_.resize(n * sizeof(CanonicalIdentity));
+    std::memcpy(forget_blob_.data(), l.forgets.data(), forget_blob_.size());
+    uint64_t seq = 0;
+    // Bounded as a task is: a child that never answers (stopped, hung) is lost at the deadline.
+    const ipc::PublishStatus st =
+        l.mailbox->publish(FORGET_CALLABLE, ipc::CallConfig{}, forget_blob_, seq, task_deadline());
+    if (st == ipc::PublishStatus::OK) {
+        l.forgets.erase(l.forgets.begin(), l.forgets.begin() + static_cast<std::ptrdiff_t>(n));
+        if (l.forgets.empty()) --lanes_forgetting_;
+        l.control_in_flight = true;
+        return;
+    }
+    if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, dead_lane_why_locked(l));
+}
+
+void Worker::release_holds_locked(bool all) {
+    if (!all && !core_.has_unheld()) return;
+    unheld_.clear();
+    if (all) {
+        core_.drop_all_holds(unheld_);
+    } else {
+        core_.take_unheld(unheld_);
+    }
+    for (const CanonicalIdentity& id : unheld_) process_backing_retention().release(id);
+}
+
+void Worker::lose_lane_locked(size_t lane, const std::string& why) {
+    Lane& l = lanes_[lane];
+    if (!l.lost) lost_count_.fetch_add(1, std::memory_order_acq_rel);
+    l.lost = true;
+    l.lost_why = why.empty() ? "lost" : why;
+    if (!l.forgets.empty()) --lanes_forgetting_;
+    l.forgets.clear();
+    drop_installs_locked(l);
+    l.control_in_flight = false;
+    while (!l.held.empty()) {
+        const Dispatch d = l.held.front();
+        l.held.pop_front();
+        core_.member_finished(d, "not dispatched to " + d.child.name() + ": the child is gone (" + l.lost_why + ")");
+    }
+    if (trace_) trace_->lane_lost(lane, l.lost_why);
+    core_.child_lost(l.ref, l.ref.name() + " " + l.lost_why);
+    status_changed_locked();
+    if (l.child.pid() > 0 && !l.child.reaped()) l.child.signal(SIGKILL);  // a timed-out child may still run its task
+}
+
+}  // namespace simpler

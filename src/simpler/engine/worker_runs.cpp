@@ -1,0 +1,248 @@
+// Worker: runs — a waiting thread driving the lanes until what it waits for
+// settles, cancelling a run, describing a run's failure and what is in flight,
+// and handing finished runs to whoever collects them.
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "simpler/engine/worker.h"
+
+namespace simpler {
+
+template <class Settle>
+bool Worker::drive_lanes_until(ipc::Deadline until, Settle&& settle) {
+    // The waiting thread drives the lanes itself (collects results, dispatches
+    // what they release) while the scheduler thread stands down: a finished
+    // task reaches the waiter in one hand-off instead of two.
+    driving_.fetch_add(1, std::memory_order_acq_rel);
+    // On return the scheduler thread is not woken: when a wait returns nothing
+    // it waited for is in flight, and a parked scheduler looks again within its
+    // park time (a round trip per wait would otherwise pay for waking it).
+    struct StandUp {
+        Worker& w;
+        ~StandUp() { w.driving_.fetch_sub(1, std::memory_order_acq_rel); }
+    } stand_up{*this};
+    // The Worker's adaptive waiter when no other wait holds it, else a fresh one.
+    std::unique_lock owned(wait_waiter_mu_, std::try_to_lock);
+    std::optional<ipc::SpinWaiter> spare;
+    ipc::SpinWaiter& waiter = owned.owns_lock() ? wait_waiter_ : spare.emplace(config_.spin);
+    for (;;) {
+        const uint32_t seen = bell_.sequence();
+        ipc::Deadline deadline = ipc::NO_DEADLINE;
+        bool child_waking = false;
+        {
+            std::lock_guard lock(mu_);
+            if (!stopping_) deadline = progress_locked();
+            if (settle()) return true;
+            child_waking = std::exchange(woke_child_, false);
+        }
+        if (until != ipc::NO_DEADLINE && ipc::Clock::now() >= until) return false;
+        (void)bell_.wait_past(seen, waiter, std::min(deadline, until), child_waking);
+    }
+}
+
+void Worker::await_released_name(const WindowMemory& windows, const std::string& name, const char* what) {
+    if (!windows.releasing_named(name)) return;
+    require_owner_process(what);
+    (void)drive_lanes_until(ipc::NO_DEADLINE, [&] {
+        if (stopping_) throw std::logic_error(std::string(what) + ": the Worker is closed");
+        return !windows.releasing_named(name);
+    });
+}
+
+bool Worker::wait_until(ipc::Deadline until) {
+    if (!initialized_) throw std::logic_error("Worker.wait: the Worker was never initialized");
+    require_owner_process("Worker.wait");
+    return drive_lanes_until(until, [this] {
+        if (stopping_ && core_.unfinished() > 0) {
+            // close() ran (from another thread, or before this wait): the
+            // children are going away, so what has not finished never will.
+            std::string message = describe_closed_run_locked();
+            (void)core_.end_run();
+            core_.clear_failure();
+            throw RunError(message);
+        }
+        if (core_.unfinished() > 0) return false;
+        (void)core_.end_run();
+        const std::optional<RunFailure>& f = core_.first_failure();
+        std::string message = f ? describe_failure_locked(*f, core_.poisoned_count()) : std::string();
+        core_.clear_failure();  // also forgets the runs, every one finished
+        if (!message.empty()) throw RunError(message);
+        return true;
+    });
+}
+
+std::string Worker::cancel_run(const std::string& why) {
+    require_owner_process("Worker.cancel_run");
+    std::lock_guard lock(mu_);
+    if (!initialized_ || stopping_) return {};
+    const size_t poisoned_before = core_.poisoned_count();
+    core_.abandon(why, withdrawer());
+    release_holds_locked();  // a cancelled task names nothing any more
+    const size_t cancelled = core_.poisoned_count() - poisoned_before;
+    core_.end_run();
+    core_.clear_failure();
+    return cancelled_text_locked(cancelled, std::nullopt);
+}
+
+std::string Worker::cancelled_text_locked(size_t cancelled, std::optional<uint64_t> run) const {
+    std::string out = std::to_string(cancelled) + " task(s) not yet dispatched were cancelled";
+    const std::string running = describe_in_flight_locked(8, run);
+    if (running.empty()) return out;
+    return out + "; still running on their children, and waited for by the next run(): " + running;
+}
+
+std::string Worker::callable_name(TaskKind kind, uint64_t callable) const {
+    const std::vector<std::string>& names = kind == TaskKind::SUB     ? config_.sub_callable_names
+                                            : config_.num_workers > 0 ? config_.worker_callable_names
+                                                                      : config_.chip_lane.chip.orchestrations;
+    return callable < names.size() ? "'" + names[callable] + "'" : std::to_string(callable);
+}
+
+std::string Worker::describe_in_flight_locked(size_t limit, std::optional<uint64_t> run) const {
+    std::string out;
+    size_t listed = 0;
+    size_t rest = 0;
+    for (const Lane& l : lanes_) {
+        // A member held behind a forget is the lane's as much as one on the child.
+        for (const std::deque<Dispatch>* members : {&l.in_flight, &l.held}) {
+            for (const Dispatch& d : *members) {
+                if ((run && d.task.run != *run) || d.withdrawn) continue;  // a withdrawn task never runs
+                if (listed == limit) {
+                    ++rest;
+                    continue;
+                }
+                out += std::string(listed++ > 0 ? ", " : "") + (d.kind == TaskKind::SUB ? "sub " : "") + d.task.name() +
+                       " (callable " + callable_name(d.kind, d.callable) + ", member " + std::to_string(d.member) +
+                       ") on " + d.child.name();
+            }
+        }
+    }
+    if (rest > 0) out += " and " + std::to_string(rest) + " more";
+    return out;
+}
+
+std::string Worker::describe_closed_run_locked() const {
+    std::string out = "the Worker was closed while the run waited";
+    const std::string running = describe_in_flight_locked(8);
+    if (!running.empty()) out += "; these had not finished and never will: " + running;
+    if (const std::optional<RunFailure>& f = core_.first_failure())
+        out += "; " + describe_failure_locked(*f, core_.poisoned_count());
+    return out;
+}
+
+std::string Worker::describe_closed_run_locked(uint64_t run) const {
+    std::string out = "the Worker was closed while the run waited";
+    const std::string running = describe_in_flight_locked(8, run);
+    if (!running.empty()) out += "; these had not finished and never will: " + running;
+    if (const RunState* state = core_.run_state(run); state != nullptr && state->first_failure)
+        out += "; " + describe_failure_locked(*state->first_failure, state->poisoned);
+    return out;
+}
+
+ipc::Deadline Worker::progress_locked() {
+    collect_results_locked();
+    read_below_locked();
+    // Holds go back before the dispatch: a buffer they free is forgotten on each
+    // lane before that lane's next task. A task whose publish failed finishes
+    // in the dispatch; its holds go back after it.
+    release_holds_locked();
+    dispatch_locked();
+    release_holds_locked();
+    ipc::Deadline deadline = ipc::NO_DEADLINE;
+    for (const Lane& l : lanes_)
+        if (!l.in_flight.empty() || l.control_in_flight) deadline = std::min(deadline, l.mailbox->deadline());
+    notify_runs_locked();
+    return deadline;
+}
+
+std::string Worker::describe_failure_locked(const RunFailure& f, size_t poisoned) const {
+    const std::string task = std::string(f.kind == TaskKind::SUB ? "sub " : "") + f.task.name() + " (callable " +
+                             callable_name(f.kind, f.callable) + ", member " + std::to_string(f.member) + ")";
+    std::string out;
+    if (f.cause) {
+        // Poisoned by another run's failure: the task, then that failure.
+        out = task + " was not run: it needs what " + describe_failure_locked(*f.cause, 0) + " (in another run)";
+        if (poisoned > 1) out += "; " + std::to_string(poisoned - 1) + " more task(s) of this run were not run";
+        return out;
+    }
+    out = task + " on " + f.where.name() + " failed: " + f.message;
+    if (poisoned > 0) out += "; " + std::to_string(poisoned) + " dependent task(s) were not run";
+    return out;
+}
+
+std::string Worker::run_outcome_locked(uint64_t run) const {
+    const RunState* state = core_.run_state(run);
+    if (state == nullptr || !state->first_failure) return {};
+    return describe_failure_locked(*state->first_failure, state->poisoned);
+}
+
+void Worker::notify_runs_locked() {
+    if (core_.take_run_progress()) runs_cv_.notify_all();
+}
+
+uint64_t Worker::end_run(bool collected) {
+    require_owner_process("Worker.end_run");
+    std::lock_guard lock(mu_);
+    const uint64_t run = core_.end_run(collected);
+    notify_runs_locked();
+    return run;
+}
+
+bool Worker::wait_run(uint64_t run, ipc::Deadline until) {
+    if (!initialized_) throw std::logic_error("Worker.wait_run: the Worker was never initialized");
+    require_owner_process("Worker.wait_run");
+    {
+        std::lock_guard lock(mu_);
+        const RunState* state = core_.run_state(run);
+        if (state == nullptr || !state->ended)
+            throw std::logic_error("Worker.wait_run: run " + std::to_string(run) +
+                                   (state == nullptr ? " is not in flight (never ended, or already reported)"
+                                                     : " has not ended (end_run)"));
+    }
+    return drive_lanes_until(until, [this, run] {
+        if (stopping_ && !core_.run_finished(run)) {
+            std::string message = describe_closed_run_locked(run);
+            core_.forget_run(run);
+            throw RunError(message);
+        }
+        if (!core_.run_finished(run)) return false;
+        std::string message = run_outcome_locked(run);
+        core_.forget_run(run);
+        if (!message.empty()) throw RunError(message);
+        return true;
+    });
+}
+
+std::string Worker::cancel_run(uint64_t run, const std::string& why) {
+    require_owner_process("Worker.cancel_run");
+    std::lock_guard lock(mu_);
+    if (!initialized_ || stopping_) return {};
+    const size_t cancelled = core_.cancel_run(run, why, withdrawer());
+    release_holds_locked();  // a cancelled task names nothing any more
+    notify_runs_locked();
+    return cancelled_text_locked(cancelled, run);
+}
+
+Worker::FinishedRuns Worker::take_finished_runs(ipc::Deadline until) {
+    require_owner_process("Worker.take_finished_runs");
+    std::unique_lock lock(mu_);
+    for (;;) {
+        FinishedRuns out;
+        out.closed = stopping_;
+        for (uint64_t run : out.closed ? core_.collected_runs() : core_.finished_collected_runs()) {
+            std::string error = core_.run_finished(run) ? run_outcome_locked(run) : describe_closed_run_locked(run);
+            core_.forget_run(run);
+            out.runs.push_back({run, std::move(error)});
+        }
+        if (out.closed || !out.runs.empty() || ipc::Clock::now() >= until) return out;
+        // Asleep until a run ends or finishes (notify_runs_locked), or close().
+        if (until == ipc::NO_DEADLINE) {
+            runs_cv_.wait(lock);
+        } else {
+            (void)runs_cv_.wait_until(lock, until);
+        }
+    }
+}
+
+}  // namespace simpler
