@@ -15,6 +15,11 @@
 // DEVICE backing, whether an identity is stale) are injected through
 // EngineConfig; without them a DEVICE tensor is refused and every identity is
 // taken as live.
+//
+// Definitions by concept: engine_core.cpp (records, take, completion, holds,
+// releases, a child lost, abandon), engine_submit.cpp (the submit path),
+// engine_runs.cpp (runs: failures, ends, collection, cancel), engine_chain.cpp
+// (chained dispatch).
 #pragma once
 
 #include <array>
