@@ -42,12 +42,11 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
-// `s` cut at each `sep` outside brackets and quotes.
-std::vector<std::string_view> split_top(std::string_view s, char sep) {
-    std::vector<std::string_view> parts;
+// The index in `s` of the first `sep` outside brackets and quotes, or of the
+// first closing bracket `s` did not open; s.size() when neither comes.
+size_t top_level_end(std::string_view s, char sep) {
     int depth = 0;
     char quote = 0;
-    size_t start = 0;
     for (size_t i = 0; i < s.size(); ++i) {
         const char c = s[i];
         if (quote != 0) {
@@ -60,21 +59,30 @@ std::vector<std::string_view> split_top(std::string_view s, char sep) {
         } else if (c == '(' || c == '[' || c == '{') {
             ++depth;
         } else if (c == ')' || c == ']' || c == '}') {
+            if (depth == 0) return i;
             --depth;
         } else if (c == sep && depth == 0) {
-            parts.push_back(trim(s.substr(start, i - start)));
-            start = i + 1;
+            return i;
         }
     }
-    parts.push_back(trim(s.substr(start)));
-    return parts;
+    return s.size();
+}
+
+// `s` (balanced) cut at each `sep` outside brackets and quotes.
+std::vector<std::string_view> split_top(std::string_view s, char sep) {
+    std::vector<std::string_view> parts;
+    for (size_t start = 0;;) {
+        const size_t end = start + top_level_end(s.substr(start), sep);
+        parts.push_back(trim(s.substr(start, end - start)));
+        if (end >= s.size()) return parts;
+        start = end + 1;
+    }
 }
 
 // The position of the first top-level `c` in `s`, or npos.
 size_t find_top(std::string_view s, char c) {
-    const auto parts = split_top(s, c);
-    return parts.size() < 2 ? std::string_view::npos
-                            : static_cast<size_t>(parts[0].data() - s.data()) + parts[0].size();
+    const size_t at = top_level_end(s, c);
+    return at < s.size() && s[at] == c ? at : std::string_view::npos;
 }
 
 // A type as the stub writes it, without the module prefixes a reader does not need.
@@ -237,30 +245,8 @@ Form parse_form(std::string_view sig, bool is_method, const std::string& shown_n
     Form form;
     const size_t open = sig.find('(');
     if (open == std::string_view::npos) return form;
-    std::string_view rest = sig.substr(open + 1);
-    // The parameter list ends at the ')' that closes `open`.
-    int depth = 0;
-    char quote = 0;
-    size_t close = rest.size();
-    for (size_t i = 0; i < rest.size(); ++i) {
-        const char c = rest[i];
-        if (quote != 0) {
-            if (c == '\\')
-                ++i;
-            else if (c == quote)
-                quote = 0;
-        } else if (c == '\'' || c == '"') {
-            quote = c;
-        } else if (c == '(' || c == '[' || c == '{') {
-            ++depth;
-        } else if (c == ')' || c == ']' || c == '}') {
-            if (depth == 0) {
-                close = i;
-                break;
-            }
-            --depth;
-        }
-    }
+    const std::string_view rest = sig.substr(open + 1);
+    const size_t close = top_level_end(rest, '\0');  // the ')' that closes `open`
     const std::string_view list = trim(rest.substr(0, close));
     auto kind = Param::Kind::positional_or_keyword;
     bool first = true;
