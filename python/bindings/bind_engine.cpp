@@ -280,6 +280,27 @@ nb::dict domain_dict(const simpler::WindowDomain& d) {
 }  // namespace
 
 void bind_engine(nb::module_& m) {
+    m.def(
+        "wait_status_channel",
+        [](uint64_t channel, uint64_t seen, std::optional<double> timeout) -> std::optional<uint64_t> {
+            const simpler::ipc::Deadline until = deadline_after(timeout);
+            std::shared_ptr<simpler::StatusChannel> c = simpler::StatusChannel::find(channel);
+            if (!c) return std::nullopt;
+            nb::gil_scoped_release release;
+            return c->wait(seen, until);
+        },
+        "channel"_a, "seen"_a, "timeout"_a = nb::none(),
+        "Waits (the GIL released, holding no Python object) until the status of the Worker whose "
+        "EngineWorker.status_channel is `channel` moved past serial `seen`, or timeout seconds; returns the serial "
+        "then, or None once that Worker closed.");
+    m.def(
+        "close_status_channel",
+        [](uint64_t channel) {
+            if (std::shared_ptr<simpler::StatusChannel> c = simpler::StatusChannel::find(channel)) c->close();
+        },
+        "channel"_a,
+        "Closes a status channel early (at interpreter exit, so a thread waiting on it returns before the "
+        "interpreter goes): wait_status_channel returns None from then on.");
     m.def("current_process_id", &simpler::ipc::current_process_id,
           "This process's id without a system call (os.getpid() is one: ~150 ns): cached, and refreshed in "
           "every child forked through fork(), the children a Worker forks in C++ included.");
@@ -709,16 +730,9 @@ void bind_engine(nb::module_& m) {
         .def("take_edge_log", &Worker::take_edge_log,
              "The edges inferred since the last call, with their explanations (record_edges=True), and clears them.")
         .def("child_status", &Worker::child_status)
-        .def(
-            "wait_status_change",
-            [](Worker& w, uint64_t seen, std::optional<double> timeout) {
-                const simpler::ipc::Deadline until = deadline_after(timeout);
-                nb::gil_scoped_release release;
-                return w.wait_status_change(seen, until);
-            },
-            "seen"_a, "timeout"_a = nb::none(),
-            "Waits (the GIL released) until the children's status changed since serial `seen` (a child lost here "
-            "or below a next-level child), the Worker closed, or timeout seconds; returns the serial now.")
+        .def_prop_ro("status_channel", &Worker::status_channel,
+                     "The id of the channel wait_status_channel() waits on: it moves when a child is lost here or "
+                     "below a next-level child, and closes with the Worker.")
         .def_prop_ro("tracing", [](const Worker& w) { return w.config().trace; })
         .def("trace_events", &Worker::trace_events,
              "The timeline so far (empty unless trace=True); members still in flight are not in it yet.")

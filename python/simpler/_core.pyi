@@ -554,6 +554,16 @@ def chip_orchestration_names(libraries: Sequence[str]) -> list[str]:
     The chip orchestrations a chip offers with the standard set plus these libraries loaded in order (ValueError / RuntimeError as loading them on a chip would raise).
     """
 
+def wait_status_channel(channel: int, seen: int, timeout: float | None = None) -> int | None:
+    """
+    Waits (the GIL released, holding no Python object) until the status of the Worker whose EngineWorker.status_channel is `channel` moved past serial `seen`, or timeout seconds; returns the serial then, or None once that Worker closed.
+    """
+
+def close_status_channel(channel: int) -> None:
+    """
+    Closes a status channel early (at interpreter exit, so a thread waiting on it returns before the interpreter goes): wait_status_channel returns None from then on.
+    """
+
 def current_process_id() -> int:
     """
     This process's id without a system call (os.getpid() is one: ~150 ns): cached, and refreshed in every child forked through fork(), the children a Worker forks in C++ included.
@@ -837,9 +847,10 @@ class EngineWorker:
     def take_edge_log(self) -> list[EdgeExplanation]:
         """The edges inferred since the last call, with their explanations (record_edges=True), and clears them."""
     def child_status(self) -> list[str]: ...
-    def wait_status_change(self, seen: int, timeout: float | None = None) -> int:
+    @property
+    def status_channel(self) -> int:
         """
-        Waits (the GIL released) until the children's status changed since serial `seen` (a child lost here or below a next-level child), the Worker closed, or timeout seconds; returns the serial now.
+        The id of the channel wait_status_channel() waits on: it moves when a child is lost here or below a next-level child, and closes with the Worker.
         """
     @property
     def tracing(self) -> bool: ...

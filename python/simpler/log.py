@@ -20,9 +20,12 @@ logging.getLogger("simpler") routes it anywhere.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
-from typing import List, Optional, Protocol
+from typing import Callable, List, Optional, Protocol
+
+from simpler._core import close_status_channel, wait_status_channel
 
 logger = logging.getLogger("simpler")
 
@@ -38,7 +41,8 @@ class _Core(Protocol):
 
     def child_pids(self) -> List[int]: ...
 
-    def wait_status_change(self, seen: int, timeout: Optional[float] = None) -> int: ...
+    @property
+    def status_channel(self) -> int: ...
 
 
 class ChildWatch:
@@ -54,6 +58,7 @@ class ChildWatch:
         self._reported: set[str] = set()
         self._lock = threading.Lock()  # run(), the submit completion thread and the follower all check
         self._follower: Optional[threading.Thread] = None
+        self._channel = 0
 
     def started(self, core: _Core, path: str, what: str) -> None:
         if logger.isEnabledFor(logging.INFO):
@@ -78,23 +83,37 @@ class ChildWatch:
                     self._reported.add(status)  # each new report once: "worker 0: usable; lost below it: ..."
                     logger.warning("%s: %s", path, status)
 
-    def follow(self, core: _Core, path: str) -> None:
+    def follow(self, core_of: Callable[[], Optional[_Core]], channel: int, path: str) -> None:
         """Logs each loss as the engine finds it, from a daemon thread that sleeps
-        in the engine (the GIL released) until the statuses change or the Worker
-        closes. Start it after the Worker forked its children."""
+        in the engine (the GIL released) on the Worker's status channel until
+        the statuses change or the Worker closes. The thread holds the channel's
+        id and `core_of` (which must not keep the Worker alive), so a Worker
+        dropped without close() is still collected. Start it after the Worker
+        forked its children."""
 
         def run() -> None:
             seen = 0
-            while not core.closed:
-                seen = core.wait_status_change(seen)
-                if not core.closed:
-                    self.check(core, path, changed=True)
+            while True:
+                moved = wait_status_channel(channel, seen)
+                core = core_of() if moved is not None else None
+                if moved is None or core is None or core.closed:
+                    return
+                seen = moved
+                self.check(core, path, changed=True)
+                del core
+
+        # A thread still waiting when the interpreter goes would be ended inside
+        # C++ (std::terminate): at exit the channel closes and the thread returns first.
+        self._channel = channel
+        atexit.register(self.stop)
 
         self._follower = threading.Thread(target=run, name=f"simpler {path} losses", daemon=True)
         self._follower.start()
 
     def stop(self) -> None:
-        """Joins the follower (call after the Worker closed: it returns then)."""
+        """Closes the status channel (a no-op once the Worker closed it) and joins the follower."""
         if self._follower is not None:
+            atexit.unregister(self.stop)
+            close_status_channel(self._channel)
             self._follower.join()
             self._follower = None

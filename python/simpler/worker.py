@@ -476,7 +476,8 @@ class Worker:
             self._forking_core = None
         self._core = core
         self._watch.started(core, self.path, self._children_text())
-        self._watch.follow(core, self.path)
+        me = weakref.ref(self)
+        self._watch.follow(lambda: getattr(me(), "_core", None), core.status_channel, self.path)
         if self._remote:
             remote.dismiss_extra_ranks(1 + len(self._remote))
         return self

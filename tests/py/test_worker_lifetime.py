@@ -3,6 +3,7 @@
 that then exits leaves a working Worker; an owner killed by SIGKILL, SIGTERM or
 os._exit leaves no child and no /dev/shm object behind."""
 
+import gc
 import os
 import signal
 import subprocess
@@ -62,6 +63,21 @@ def test_init_from_a_thread_that_exits_leaves_chips_and_sub_workers_working(clos
         np.testing.assert_array_equal(view_array(d.tensor((N,), F32)), 3 * (np.arange(N, dtype=np.float32) + 10))
         view_array(b.tensor((N,), F32))[...] = 10
     assert all(s.endswith(": usable") for s in w.child_status()), w.child_status()
+
+
+def test_a_worker_dropped_without_close_is_collected_and_stops_its_children():
+    # The thread that logs losses (simpler/log.py) waits on the Worker's status
+    # channel by id: it kept the engine alive, and with it every child, until exit.
+    w = Worker(level=3, num_chips=1, num_sub_workers=1)
+    w.init()
+    pids = w.child_pids()
+    follower = w._watch._follower
+    assert follower is not None and follower.is_alive()
+    del w
+    gc.collect()
+    assert wait_gone(pids, 30) == []
+    follower.join(30)
+    assert not follower.is_alive()
 
 
 OWNER = textwrap.dedent("""

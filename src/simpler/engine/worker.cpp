@@ -390,7 +390,6 @@ void Worker::close() noexcept {
         stopping_ = true;
         if (initialized_) core_.abandon("the Worker closed before the task was dispatched");
         runs_cv_.notify_all();
-        status_cv_.notify_all();
     }
     ipc::bump(drive_word_);
     bell_.ring();
@@ -411,6 +410,7 @@ void Worker::close() noexcept {
         std::lock_guard lock(mu_);
         release_holds_locked(/*all=*/true);
     }
+    status_->close();  // whoever waits for a status change stops waiting
 }
 
 DeviceBacking Worker::alloc_device(uint32_t chip, uint64_t nbytes, AccessMode access) {

@@ -59,7 +59,7 @@
 //
 // Losses below: a next-level Worker child reports the children it loses up
 // through a page its parent mapped before the fork (below_status.h);
-// child_status() shows it and wait_status_change() wakes on it.
+// child_status() shows it and the status channel moves on.
 //
 // Definitions by concept: worker.cpp (options, init, submit, close, buffers),
 // worker_lanes.cpp (driving the lanes), worker_runs.cpp (waits, runs, cancels),
@@ -92,6 +92,7 @@
 #include "simpler/engine/device_memory.h"
 #include "simpler/engine/engine_core.h"
 #include "simpler/engine/progress.h"
+#include "simpler/engine/status_channel.h"
 #include "simpler/engine/task_handles.h"
 #include "simpler/engine/trace.h"
 #include "simpler/engine/window_memory.h"
@@ -357,10 +358,9 @@ public:
     // a next-level Worker child that lost children below it: "worker 0: usable;
     // lost below it: chip 1: lost (...)" (below_status.h).
     [[nodiscard]] std::vector<std::string> child_status() const;
-    // Waits until the children's status changed since `seen` (a child lost here
-    // or below a child), the Worker closed, or `until`; returns the status's
-    // serial now (0 before any change).
-    uint64_t wait_status_change(uint64_t seen, ipc::Deadline until);
+    // The channel that says when the children's status changed (a child lost
+    // here or below a child); closed with the Worker (status_channel.h).
+    [[nodiscard]] uint64_t status_channel() const noexcept { return status_->id(); }
     // The pids of the forked children, lane by lane (a relay lane has none).
     [[nodiscard]] std::vector<pid_t> child_pids() const;
     // What has been submitted, finished and is running, child by child (progress.h).
@@ -460,8 +460,8 @@ private:
     void release_holds_locked(bool all = false);
     // Reads the next-level Worker children's reports of what they lost below them.
     void read_below_locked();
-    // A child was lost here or below a child: wakes wait_status_change and
-    // reports up when this Worker is a next-level Worker child.
+    // A child was lost here or below a child: the status channel moves on, and
+    // this Worker reports up when it is a next-level Worker child.
     void status_changed_locked();
     void lose_lane_locked(size_t lane, const std::string& why);
     // Why a lane's child is gone: the lane's loss, a relay's text, or the mailbox's poison.
@@ -521,8 +521,7 @@ private:
     ipc::SharedWord drive_word_{0, 0};       // bumped on close() to unpark the scheduler thread
     std::atomic<int> driving_{0};            // waits driving the lanes; the scheduler thread stands down
     std::condition_variable runs_cv_;        // take_finished_runs()'s, with mu_
-    std::condition_variable status_cv_;      // wait_status_change()'s, with mu_
-    uint64_t status_serial_ = 0;             // moves when a child is lost here or below a child
+    std::shared_ptr<StatusChannel> status_ = StatusChannel::create();  // status_channel()
     ipc::SpinWaiter wait_waiter_;  // the waits' (wait(), wait_run()), one at a time: wait_waiter_mu_
     // A publish since the last wait had to wake its child (guarded by mu_): the
     // next wait covers the child's wake-up (spin_wait.h).

@@ -43,8 +43,7 @@ void Worker::read_below_locked() {
 }
 
 void Worker::status_changed_locked() {
-    ++status_serial_;
-    status_cv_.notify_all();
+    status_->changed();
     // In a next-level Worker child: what is lost at and below this Worker goes up.
     uint32_t lost = 0;
     std::string text;
@@ -60,17 +59,6 @@ void Worker::status_changed_locked() {
         if (!entry.empty()) text += (text.empty() ? "" : "; ") + entry;
     }
     (void)report_up(lost, text);
-}
-
-uint64_t Worker::wait_status_change(uint64_t seen, ipc::Deadline until) {
-    std::unique_lock lock(mu_);
-    const auto moved = [&] { return status_serial_ != seen || closed_.load(std::memory_order_relaxed); };
-    if (until == ipc::NO_DEADLINE) {
-        status_cv_.wait(lock, moved);
-    } else {
-        status_cv_.wait_until(lock, until, moved);
-    }
-    return status_serial_;
 }
 
 std::vector<TraceEvent> Worker::trace_events() const {
