@@ -21,12 +21,6 @@ std::string field_name(const char* field, int slot) {
 
 std::string type_name_of(nb::handle v) { return short_type_name(v.type()); }
 
-// The got-clause of a message: "float 1.5", "None", "True".
-std::string got_of(nb::handle v) {
-    if (v.is_none() || PyBool_Check(v.ptr())) return repr_of(v);
-    return type_name_of(v) + " " + repr_of(v);
-}
-
 // An exact int (after __index__) as an unsigned value <= max; ValueError otherwise.
 uint64_t uint_of_index(nb::handle index, nb::handle original, const char* field, int slot, uint64_t max,
                        const char* max_rule) {
@@ -84,6 +78,11 @@ std::string repr_of(nb::handle v) {
         s = s.substr(0, cut) + "...";
     }
     return s;
+}
+
+std::string got_of(nb::handle v) {
+    if (v.is_none() || PyBool_Check(v.ptr())) return repr_of(v);
+    return type_name_of(v) + " " + repr_of(v);
 }
 
 std::string short_type_name(nb::handle type) { return utf8_of(nb::getattr(type, "__name__", nb::str("?"))); }

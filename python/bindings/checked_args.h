@@ -73,6 +73,9 @@ bool bool_of(BoolArg v, const char* field);
 std::vector<uint64_t> uints_of(nanobind::handle v, const char* field, uint64_t max = UINT64_MAX,
                                const char* max_rule = "must fit u64");
 
+// The got-clause of a message: "float 1.5", "None", "True".
+std::string got_of(nanobind::handle v);
+
 // A type's __name__ ("DataType", not "simpler._core.DataType").
 std::string short_type_name(nanobind::handle type);
 // "a Tensor", "an AccessMode": a type's name with its article.

@@ -298,11 +298,6 @@ struct Problem {
     std::string message;
 };
 
-std::string got_clause(nb::handle v) {
-    if (v.is_none() || PyBool_Check(v.ptr())) return repr_of(v);
-    return short_type_name(v.type()) + " " + repr_of(v);
-}
-
 Problem check_form(const Form& form, const std::string& qual, nb::handle args, nb::handle kwargs, nb::handle module) {
     std::vector<nb::handle> bound(form.params.size());
     std::vector<size_t> positional;
@@ -344,7 +339,7 @@ Problem check_form(const Form& form, const std::string& qual, nb::handle args, n
         const Param& p = form.params[i];
         if (bound[i].is_valid() && !p.type.empty() && !fits(p.type, bound[i], module)) {
             return {Problem::wrong_type, false,
-                    qual + "." + p.name + ": expected " + describe(p.type) + " (got " + got_clause(bound[i]) + ")"};
+                    qual + "." + p.name + ": expected " + describe(p.type) + " (got " + got_of(bound[i]) + ")"};
         }
     }
     for (size_t i = 0; i < form.params.size(); ++i) {
@@ -383,7 +378,7 @@ struct Refusal {
     if (r.is_method && PyObject_IsInstance(self.ptr(), r.type.ptr()) != 1) {
         PyErr_Clear();
         throw nb::type_error(
-            (r.qual + ".self: expected " + with_article(short_type_name(r.type)) + " (got " + got_clause(self) + ")")
+            (r.qual + ".self: expected " + with_article(short_type_name(r.type)) + " (got " + got_of(self) + ")")
                 .c_str());
     }
     std::vector<Form> forms;
@@ -399,7 +394,7 @@ struct Refusal {
     if (best.rank == Problem::unexplained) {
         std::string got;
         const size_t n = static_cast<size_t>(PyTuple_GET_SIZE(args.ptr()));
-        for (size_t i = 0; i < n; ++i) got += (got.empty() ? "" : ", ") + got_clause(PyTuple_GET_ITEM(args.ptr(), i));
+        for (size_t i = 0; i < n; ++i) got += (got.empty() ? "" : ", ") + got_of(PyTuple_GET_ITEM(args.ptr(), i));
         best.message = r.qual + ": no form accepts these arguments (got " + (got.empty() ? "none" : got) + ")";
     }
     if (best.rank != Problem::wrong_type && best.rank != Problem::out_of_range) {
@@ -466,7 +461,7 @@ void check_setter(nb::handle type, const std::string& name, const std::string& q
         [setter, value_type, qual, module](nb::handle self, nb::handle value) {
             if (!value_type.empty() && !fits(value_type, value, module)) {
                 throw nb::type_error(
-                    (qual + ": expected " + describe(value_type) + " (got " + got_clause(value) + ")").c_str());
+                    (qual + ": expected " + describe(value_type) + " (got " + got_of(value) + ")").c_str());
             }
             nb::object done = nb::steal(PyObject_CallFunctionObjArgs(setter.ptr(), self.ptr(), value.ptr(), nullptr));
             if (done.is_valid()) return;

@@ -290,6 +290,18 @@ class _Records(logging.Handler):
         self.messages.append(record.getMessage())
 
 
+def _vadd_noting_its_chips(top, marks):
+    """An L3 orchestration registered on `top`: it writes its Worker's chip pids
+    to `marks`, then runs std.vector_add on chip 0."""
+    vadd = top.register(ChipCallable("std.vector_add"))
+
+    def add(o, a, cfg):
+        marks.write_text(json.dumps(o._worker.child_pids()))
+        o.submit_next_level(vadd, a, worker=0)
+
+    return top.register(add)
+
+
 def _await(predicate, what, bound_s=30.0):
     deadline = time.monotonic() + bound_s
     while time.monotonic() < deadline:
@@ -304,14 +316,8 @@ def test_a_chip_lost_inside_an_l3_child_is_reported_at_l4_at_once_without_a_run(
     # run or close(): now the L3 child reports the chip it lost up at once, the
     # L4 shows it and logs it, and the L3 child goes on serving its other chip.
     w4 = tree(closing, children=1)
-    vadd = w4.register(ChipCallable("std.vector_add"))
     marks = tmp_path / "pids"
-
-    def add(o, a, cfg):
-        marks.write_text(json.dumps(o._worker.child_pids()))
-        o.submit_next_level(vadd, a, worker=0)
-
-    fwd = w4.register(add)
+    fwd = _vadd_noting_its_chips(w4, marks)
     records = _Records()
     logging.getLogger("simpler").addHandler(records)
     try:
@@ -378,14 +384,8 @@ def test_a_chip_lost_two_levels_down_reaches_the_top(closing, tmp_path):
     w4 = Worker(level=4)
     w4.add_worker(Worker(level=3, num_chips=2))
     w5.add_worker(w4)
-    vadd = w5.register(ChipCallable("std.vector_add"))
     marks = tmp_path / "pids"
-
-    def l3(o, a, cfg):
-        marks.write_text(json.dumps(o._worker.child_pids()))
-        o.submit_next_level(vadd, a, worker=0)
-
-    h3 = w5.register(l3)
+    h3 = _vadd_noting_its_chips(w5, marks)
     h4 = w5.register(lambda o, a, cfg: o.submit_next_level(h3, a, worker=0))
     w5.init()
     x, z = w5.create_buffer(N * 4), w5.create_buffer(N * 4)
