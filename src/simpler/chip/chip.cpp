@@ -2,6 +2,8 @@
 
 #include <exception>
 
+#include "simpler/chip/simulated_device.h"
+
 namespace simpler::chip {
 namespace {
 
@@ -15,7 +17,11 @@ RunResult failed(std::string message) {
 }  // namespace
 
 Chip::Chip(ChipConfig config)
-    : config_(config), arena_(config.arena_bytes), registry_(), runtime_(registry_, arena_, config.runtime) {
+    : config_(config),
+      registry_(),
+      device_(std::make_unique<SimulatedDevice>(
+          registry_, SimulatedDeviceOptions{config.arena_bytes, config.host_addressable, config.runtime.core_threads})),
+      runtime_(registry_, *device_, config.runtime) {
     if (config_.standard_library) register_standard_library(registry_);
 }
 
@@ -34,7 +40,7 @@ RunResult Chip::run(OrchestrationFn orchestration, const ChipStorageTaskArgs& ar
 RunResult Chip::run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args, std::span<const TensorArgType> tags,
                     StagingMode staging, uint32_t block_dim, const TensorDescriber& describe) noexcept {
     try {
-        StagedArgs staged = stage_in(args, tags, arena_, staging);
+        StagedArgs staged = stage_in(args, tags, *device_, staging);
         RunResult result = runtime_.run(orchestration, staged.device_args(), block_dim);
         if (staging == StagingMode::CHECKED) {
             if (std::string v = staged.violation(describe); !v.empty()) {

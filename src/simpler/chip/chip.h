@@ -1,13 +1,14 @@
-// Chip: one simulated chip, the in-process API the chip child process drives —
-// its device arena, its kernel / orchestration registry (the standard set
-// preloaded), and its runtime with its core threads. run() stages host-space
-// arguments into the arena (unless the chip is zero-copy), runs a chip
+// Chip: one chip, the in-process API the chip child process drives — its
+// kernel / orchestration registry (the standard set preloaded), its device
+// (device.h: today the simulated device, simulated_device.h) and its runtime
+// with its core threads. run() stages host-space arguments into device memory
+// (unless the run is zero-copy), runs a chip
 // orchestration to completion, copies written views back, and frees the staged
 // copies. A checked run (StagingMode::CHECKED) fails instead of copying back
 // when a staged byte outside the written views changed.
 //
-// Owns all three parts; members are built in dependency order (arena and
-// registry before the runtime that borrows them). Register libraries before the
+// Owns all three parts; members are built in dependency order (registry and
+// device before the runtime that borrows them). Register libraries before the
 // first run or between runs. run() is noexcept: every failure — bad arguments, arena
 // exhaustion, an unknown orchestration, a kernel error — comes back as a
 // RunResult with a message, and the chip stays usable for the next run. A
@@ -15,10 +16,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 
 #include "simpler/chip/chip_runtime.h"
+#include "simpler/chip/device.h"
 #include "simpler/chip/device_arena.h"
 #include "simpler/chip/kernel_registry.h"
 #include "simpler/chip/staging.h"
@@ -26,7 +29,10 @@
 namespace simpler::chip {
 
 struct ChipConfig {
-    uint64_t arena_bytes = DEVICE_ARENA_DEFAULT_BYTES;
+    uint64_t arena_bytes = DEVICE_ARENA_DEFAULT_BYTES;  // the device's memory
+    // The simulated device's memory is reachable from the chip process; false:
+    // it behaves as a discrete device's (bytes move only by device copies).
+    bool host_addressable = true;
     RuntimeConfig runtime;
     StagingMode staging = StagingMode::STAGE;
     bool standard_library = true;  // register the standard kernels and orchestrations
@@ -34,10 +40,10 @@ struct ChipConfig {
 
 class Chip {
 public:
-    // Throws what DeviceArena and Runtime throw for a bad config.
+    // Throws what the device and Runtime throw for a bad config.
     explicit Chip(ChipConfig config = {});
 
-    [[nodiscard]] DeviceArena& arena() noexcept { return arena_; }
+    [[nodiscard]] Device& device() noexcept { return *device_; }
     [[nodiscard]] KernelRegistry& registry() noexcept { return registry_; }
     [[nodiscard]] Runtime& runtime() noexcept { return runtime_; }
     [[nodiscard]] const ChipConfig& config() const noexcept { return config_; }
@@ -56,8 +62,8 @@ public:
 
 private:
     ChipConfig config_;
-    DeviceArena arena_;
     KernelRegistry registry_;
+    std::unique_ptr<Device> device_;
     Runtime runtime_;
 };
 

@@ -53,8 +53,8 @@ void cpu_pause() noexcept {
 
 }  // namespace
 
-Runtime::Runtime(const KernelRegistry& registry, DeviceArena& arena, RuntimeConfig config)
-    : registry_(registry), arena_(arena), config_(config), entry_(std::make_unique<EntryArgs>()) {
+Runtime::Runtime(const KernelRegistry& registry, Device& device, RuntimeConfig config)
+    : registry_(registry), device_(device), config_(config), entry_(std::make_unique<EntryArgs>()) {
     validate_runtime_config(config_);
     entry_->clear();
     ring_.resize(config_.ring_slots);
@@ -156,7 +156,7 @@ RunResult Runtime::run_adopted(OrchestrationFn orchestration, uint32_t block_dim
         done_cv_.wait(lock, [this] { return in_flight_ == 0 || can_start_locked(); });
     }
     overlap_.clear();
-    for (uint64_t addr : temporaries_) arena_.try_free(addr);
+    for (uint64_t addr : temporaries_) device_.try_free(addr);
     temporaries_.clear();
     result.ok = !failed_;
     result.error = error_;
@@ -368,15 +368,7 @@ void Runtime::run_one_locked(std::unique_lock<std::mutex>& lock) noexcept {
     if (!skip) {
         const KernelArgs args{
             p.tensors, p.scalars, p.header.tensor_count, p.header.scalar_count, core_id, KERNEL_ERROR_CAPACITY, error};
-        try {
-            rc = registry_.kernel(kernel_id)(&args);
-        } catch (const std::exception& e) {
-            rc = CHIP_ERR_KERNEL;
-            std::snprintf(error, sizeof error, "threw: %s", e.what());
-        } catch (...) {
-            rc = CHIP_ERR_KERNEL;
-            std::snprintf(error, sizeof error, "threw a non-standard exception");
-        }
+        rc = device_.launch(kernel_id, args);
     }
     lock.lock();
     core_busy_[core_id] = 0;
@@ -442,9 +434,9 @@ int32_t Runtime::alloc_tensor(const uint32_t* shapes, uint32_t ndims, uint8_t dt
         count = saturating_mul(count, shapes[i]);
     }
     const uint64_t nbytes = saturating_mul(count, elem);
-    const uint64_t addr = nbytes == UINT64_MAX ? 0 : arena_.try_alloc(nbytes);
+    const uint64_t addr = nbytes == UINT64_MAX ? 0 : device_.try_alloc(nbytes);
     if (addr == 0) {
-        std::snprintf(msg, sizeof msg, "alloc_tensor: the device arena cannot fit %llu bytes",
+        std::snprintf(msg, sizeof msg, "alloc_tensor: the device memory cannot fit %llu bytes",
                       static_cast<unsigned long long>(nbytes));
         fail(msg);
         return CHIP_ERR_OUT_OF_MEMORY;

@@ -21,8 +21,9 @@
 // ring fills). With idle_spin 0 nothing spins, so an idle chip burns no CPU;
 // with a budget, an idle chip spins at most one budget per thread.
 //
-// Owns its core threads and the ring; borrows the registry and the arena (for
-// device temporaries, freed when the run ends). Trusts nothing an orchestration
+// Owns its core threads and the ring; borrows the registry (kernel names and
+// ids) and the device (device.h), which runs each kernel (Device::launch) and
+// holds the run's device temporaries, freed when the run ends. Trusts nothing an orchestration
 // submits: every tensor, tag, count and kernel id is checked and refused with a
 // message. One run at a time (a second concurrent run waits). The dispatch path
 // is noexcept.
@@ -39,7 +40,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "simpler/chip/device_arena.h"
+#include "simpler/chip/device.h"
 #include "simpler/chip/entry_args.h"
 #include "simpler/chip/kernel_registry.h"
 #include "simpler/chip/runtime_config.h"
@@ -58,7 +59,7 @@ struct RunResult {
 class Runtime {
 public:
     // Starts the core threads. Throws std::invalid_argument for a config out of range.
-    Runtime(const KernelRegistry& registry, DeviceArena& arena, RuntimeConfig config = {});
+    Runtime(const KernelRegistry& registry, Device& device, RuntimeConfig config = {});
     ~Runtime();  // stops and joins the core threads (waits for a run in flight)
     Runtime(const Runtime&) = delete;
     Runtime& operator=(const Runtime&) = delete;
@@ -123,7 +124,7 @@ private:
     uint64_t scan_locked(std::vector<OverlapEntry>& list, TaskPayload& p, const Tensor* probe) noexcept;
 
     const KernelRegistry& registry_;
-    DeviceArena& arena_;
+    Device& device_;
     RuntimeConfig config_;
     std::unique_ptr<EntryArgs> entry_;
 

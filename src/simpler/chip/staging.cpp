@@ -100,24 +100,41 @@ void copy_view(const ChipTensor& src, const ChipTensor& dst) noexcept {
     }
 }
 
-StagedArgs::StagedArgs(DeviceArena& arena, const ChipStorageTaskArgs& host)
-    : arena_(&arena),
+StagedArgs::StagedArgs(Device& device, const ChipStorageTaskArgs& host)
+    : device_(&device),
       host_(std::make_unique<ChipStorageTaskArgs>(host)),
-      device_(std::make_unique<ChipStorageTaskArgs>(host)) {}
+      device_args_(std::make_unique<ChipStorageTaskArgs>(host)),
+      device_host_(static_cast<size_t>(host.tensor_count), 0) {}
 
 StagedArgs::~StagedArgs() {
-    if (arena_ == nullptr) return;
-    for (uint64_t b : blocks_) arena_->try_free(b);
-    for (uint64_t b : snapshots_) arena_->try_free(b);
+    if (device_ == nullptr) return;
+    for (uint64_t b : blocks_) device_->try_free(b);
+    for (uint64_t b : snapshots_) device_->try_free(b);
 }
 
-void StagedArgs::copy_back() noexcept {
-    if (blocks_.empty()) return;
+void StagedArgs::copy_back() {
+    if (blocks_.empty() || copied_back_) return;
+    std::vector<unsigned char> bounce;
+    for (const Staged& st : staged_) {
+        if (!st.bounce_back) continue;
+        bounce.resize(st.len);
+        device_->wait(device_->copy_to_host(bounce.data(), st.device, st.len));
+        for (int32_t i = 0; i < host_->tensor_count; ++i) {
+            const ChipTensor& h = host_->tensors[i];
+            if (h.address_space != HOST_SPACE || h.buffer.addr != st.host_addr || !tag_writes(tags_[i])) continue;
+            ChipTensor from = device_args_->tensors[i];
+            from.buffer.addr = reinterpret_cast<uint64_t>(bounce.data());
+            copy_view(from, h);
+        }
+    }
     for (int32_t i = 0; i < host_->tensor_count; ++i) {
         const ChipTensor& h = host_->tensors[i];
-        if (h.address_space != HOST_SPACE || !tag_writes(tags_[i])) continue;
-        copy_view(device_->tensors[i], h);
+        if (h.address_space != HOST_SPACE || !tag_writes(tags_[i]) || device_host_[i] == 0) continue;
+        ChipTensor from = device_args_->tensors[i];
+        from.buffer.addr = device_host_[i];
+        copy_view(from, h);
     }
+    copied_back_ = true;
 }
 
 std::string StagedArgs::violation(const TensorDescriber& describe) const {
@@ -147,12 +164,12 @@ std::string StagedArgs::violation(const TensorDescriber& describe) const {
     for (int32_t i = 0; i < host_->tensor_count; ++i) {
         const ChipTensor& h = host_->tensors[i];
         if (h.address_space != HOST_SPACE || h.buffer.addr != hit->host_addr) continue;
-        const ChipTensor& d = device_->tensors[i];
+        const ChipTensor& d = device_args_->tensors[i];
         const uint64_t b = view_begin_bytes(d), e = view_end_bytes(d);
-        if (first_view < 0 || b < view_begin_bytes(device_->tensors[first_view])) first_view = i;
+        if (first_view < 0 || b < view_begin_bytes(device_args_->tensors[first_view])) first_view = i;
         if (before_range) continue;
         const bool past_all = after_range || o >= e;
-        if (past_all && (ends_before < 0 || e > view_end_bytes(device_->tensors[ends_before]))) ends_before = i;
+        if (past_all && (ends_before < 0 || e > view_end_bytes(device_args_->tensors[ends_before]))) ends_before = i;
         if (!after_range && o >= b && o < e) {
             if (inside < 0 && is_element_byte(d, o)) inside = i;
             if (bounding < 0) bounding = i;
@@ -168,21 +185,22 @@ std::string StagedArgs::violation(const TensorDescriber& describe) const {
     } else if (bounding >= 0) {
         index = bounding;
         what = "wrote between the elements of its strided view: " + count + ", the first " +
-               bytes_phrase(o - view_begin_bytes(device_->tensors[index])) + " after the view's first byte";
+               bytes_phrase(o - view_begin_bytes(device_args_->tensors[index])) + " after the view's first byte";
     } else if (ends_before >= 0) {
         index = ends_before;
-        const uint64_t end = G + view_end_bytes(device_->tensors[index]);
+        const uint64_t end = G + view_end_bytes(device_args_->tensors[index]);
         uint64_t next = GuardedBlock::block_bytes(block.len());  // where the next view of the backing starts
         for (int32_t i = 0; i < host_->tensor_count; ++i)
             if (host_->tensors[i].address_space == HOST_SPACE && host_->tensors[i].buffer.addr == hit->host_addr &&
-                G + view_begin_bytes(device_->tensors[i]) >= end && G + view_begin_bytes(device_->tensors[i]) < next)
-                next = G + view_begin_bytes(device_->tensors[i]);
+                G + view_begin_bytes(device_args_->tensors[i]) >= end &&
+                G + view_begin_bytes(device_args_->tensors[i]) < next)
+                next = G + view_begin_bytes(device_args_->tensors[i]);
         const BlockChanges past = block.changes(end, next);
         what = "wrote past the end of its view: " + count + ", as far as " + bytes_phrase(past.last - end + 1) +
                " past the view's last byte";
     } else {
         index = first_view;
-        const uint64_t begin = G + view_begin_bytes(device_->tensors[index]);
+        const uint64_t begin = G + view_begin_bytes(device_args_->tensors[index]);
         const BlockChanges ahead = block.changes(0, begin);
         what = "wrote before the start of its view: " + count + ", as far as " + bytes_phrase(begin - ahead.first) +
                " before the view's first byte";
@@ -197,7 +215,7 @@ std::string StagedArgs::violation(const TensorDescriber& describe) const {
     return name + ": " + what;
 }
 
-StagedArgs stage_in(const ChipStorageTaskArgs& host_args, std::span<const TensorArgType> tags, DeviceArena& arena,
+StagedArgs stage_in(const ChipStorageTaskArgs& host_args, std::span<const TensorArgType> tags, Device& device,
                     StagingMode mode) {
     const int32_t n = host_args.tensor_count;
     if (n < 0 || n > CHIP_MAX_TENSOR_ARGS)
@@ -205,14 +223,20 @@ StagedArgs stage_in(const ChipStorageTaskArgs& host_args, std::span<const Tensor
     if (tags.size() != static_cast<size_t>(n))
         throw std::invalid_argument("stage_in: " + std::to_string(tags.size()) + " tags for " + std::to_string(n) +
                                     " tensors");
+    bool any_host = false;
     for (int32_t i = 0; i < n; ++i) {
         if (!is_known_tag(tags[i]))
             throw std::invalid_argument("stage_in: tensor[" + std::to_string(i) + "]: unknown tag " +
                                         std::to_string(static_cast<int32_t>(tags[i])));
         const ValidationError e = validate_chip_tensor(host_args.tensors[i]);
         if (!e.ok()) throw std::invalid_argument("stage_in: tensor[" + std::to_string(i) + "]: " + e.message());
+        any_host = any_host || host_args.tensors[i].address_space == HOST_SPACE;
     }
-    StagedArgs staged(arena, host_args);
+    const DeviceFacts& facts = device.facts();
+    if (mode == StagingMode::ZERO_COPY && any_host && !facts.unified_host_memory)
+        throw std::invalid_argument("stage_in: a zero-copy run needs a device that shares host memory; " + facts.name +
+                                    " does not (stage the run instead)");
+    StagedArgs staged(device, host_args);
     staged.tags_.assign(tags.begin(), tags.end());
     if (mode == StagingMode::ZERO_COPY) return staged;
     const bool checked = mode == StagingMode::CHECKED;
@@ -222,7 +246,10 @@ StagedArgs stage_in(const ChipStorageTaskArgs& host_args, std::span<const Tensor
         uint64_t begin = UINT64_MAX;
         uint64_t end = 0;
         uint64_t device = 0;
-        size_t guarded = 0;  // CHECKED: index into staged.guarded_
+        unsigned char* reach = nullptr;  // where the chip process reaches the range on the device (null: it cannot)
+        size_t guarded = 0;              // CHECKED: index into staged.guarded_
+        bool copy_in = false;            // unreachable: a view must be copied in
+        bool writes = false;             // a view is written
     };
     std::unordered_map<uint64_t, Range> ranges;
     for (int32_t i = 0; i < n; ++i) {
@@ -232,30 +259,48 @@ StagedArgs stage_in(const ChipStorageTaskArgs& host_args, std::span<const Tensor
         const uint64_t b = view_begin_bytes(t) / RANGE_ALIGN * RANGE_ALIGN;
         r.begin = b < r.begin ? b : r.begin;
         r.end = view_end_bytes(t) > r.end ? view_end_bytes(t) : r.end;
+        r.copy_in = r.copy_in || copies_in(tags[i]);
+        r.writes = r.writes || tag_writes(tags[i]);
     }
     for (auto& [addr, r] : ranges) {
         const uint64_t len = r.end - r.begin;
-        // throws; staged frees the rest
-        auto* block = static_cast<unsigned char*>(arena.alloc(checked ? GuardedBlock::block_bytes(len) : len));
-        staged.blocks_.push_back(reinterpret_cast<uint64_t>(block));
+        const uint64_t block =
+            device.alloc(checked ? GuardedBlock::block_bytes(len) : len);  // throws; staged frees the rest
+        staged.blocks_.push_back(block);
         staged.staged_bytes_ += len;
+        auto* reach = static_cast<unsigned char*>(device.host_address(block));
         if (checked) {
+            if (reach == nullptr)
+                throw std::invalid_argument("stage_in: a checked run needs device memory the chip process can read; " +
+                                            facts.name + "'s is out of its reach");
             r.guarded = staged.guarded_.size();
-            staged.guarded_.push_back({addr, r.begin, GuardedBlock(block, len)});  // fills the guards
-            block = staged.guarded_.back().block.range();
+            staged.guarded_.push_back({addr, r.begin, GuardedBlock(reach, len)});  // fills the guards
+            const uint64_t shift = static_cast<uint64_t>(staged.guarded_.back().block.range() - reach);
+            r.device = block + shift;
+            r.reach = reach + shift;
+        } else {
+            r.device = block;
+            r.reach = reach;
         }
-        r.device = reinterpret_cast<uint64_t>(block);
+        if (r.reach == nullptr) {
+            staged.staged_.push_back({addr, r.begin, r.device, len, r.writes});
+            if (r.copy_in) device.copy_to_device(r.device, reinterpret_cast<const unsigned char*>(addr) + r.begin, len);
+        }
     }
     for (int32_t i = 0; i < n; ++i) {
         const ChipTensor& h = host_args.tensors[i];
         if (h.address_space != HOST_SPACE) continue;
         const Range& r = ranges[h.buffer.addr];
-        ChipTensor& d = staged.device_->tensors[i];
+        ChipTensor& d = staged.device_args_->tensors[i];
         d.buffer.addr = r.device;
         d.buffer.size = r.end - r.begin;
         d.start_offset = (view_begin_bytes(h) - r.begin) / data_type_element_size(h.dtype);
         d.address_space = DEVICE_SPACE;
-        if (copies_in(tags[i])) copy_view(h, d);
+        if (r.reach == nullptr) continue;  // copied whole above; written views come back by bounce
+        staged.device_host_[i] = reinterpret_cast<uint64_t>(r.reach);
+        ChipTensor in_reach = d;
+        in_reach.buffer.addr = reinterpret_cast<uint64_t>(r.reach);
+        if (copies_in(tags[i])) copy_view(h, in_reach);
         if (!checked) continue;
         GuardedBlock& g = staged.guarded_[r.guarded].block;
         if (copies_in(tags[i])) for_each_run(d, [&](uint64_t at, uint64_t nbytes) { g.add_staged(at, nbytes); });
@@ -263,11 +308,12 @@ StagedArgs stage_in(const ChipStorageTaskArgs& host_args, std::span<const Tensor
     }
     for (auto& g : staged.guarded_) {
         if (const uint64_t kept = g.block.seal(); kept > 0) {
-            auto* snapshot = static_cast<unsigned char*>(arena.alloc(kept));  // throws; staged frees the rest
-            staged.snapshots_.push_back(reinterpret_cast<uint64_t>(snapshot));
-            g.block.snapshot(snapshot);
+            const uint64_t snapshot = device.alloc(kept);  // throws; staged frees the rest
+            staged.snapshots_.push_back(snapshot);
+            g.block.snapshot(static_cast<unsigned char*>(device.host_address(snapshot)));
         }
     }
+    if (!staged.staged_.empty()) device.synchronize();  // the copies in have landed before a kernel reads them
     return staged;
 }
 

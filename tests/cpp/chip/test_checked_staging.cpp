@@ -13,6 +13,7 @@
 
 #include "chip_fixtures.h"
 #include "simpler/chip/chip.h"
+#include "simpler/chip/simulated_device.h"
 #include "simpler/chip/staging.h"
 
 using namespace simpler::chip;
@@ -87,7 +88,7 @@ TEST(CheckedStaging, AWritePastTheViewFailsTheRunNamingTheOrchestrationAndTensor
                          "write, as far as 8 bytes past the view's last byte; nothing was copied back"))
         << r.error;
     EXPECT_EQ(p.out, before) << "a failed checked run copies nothing back";
-    EXPECT_EQ(p.chip.arena().stats().live_allocations, 0u);
+    EXPECT_EQ(p.chip.device().memory_stats().live_allocations, 0u);
     // The chip stays usable, and a clean checked run copies the view back and nothing else.
     const RunResult ok = p.run(StagingMode::CHECKED, 0);  // pokes the view's own first element
     ASSERT_TRUE(ok.ok) << ok.error;
@@ -133,12 +134,13 @@ TEST(CheckedStaging, AWriteBeforeTheViewOrIntoAnInputIsNamedToo) {
 }
 
 TEST(CheckedStaging, AWriteIntoAStridedViewsGapsIsCaughtAndItsElementsAreNot) {
-    DeviceArena arena(1 << 20);
+    KernelRegistry kernels;
+    SimulatedDevice device{kernels, {.memory_bytes = 1 << 20}};
     std::vector<float> out(64, -1.0f);
     ChipStorageTaskArgs args{};
     args.add_tensor(view(out.data(), 256, 1, {4, 4}, {16, 2}));  // rows of 4 every 16, every other element
     const TensorArgType tags[1] = {OUT};
-    StagedArgs staged = stage_in(args, tags, arena, StagingMode::CHECKED);
+    StagedArgs staged = stage_in(args, tags, device, StagingMode::CHECKED);
     const ChipTensor& d = staged.device_args().tensors[0];
     *device_byte(d, 0) = 1;           // element (0, 0)
     *device_byte(d, (16 + 2) * 4) = 1;  // element (1, 1)
@@ -153,13 +155,14 @@ TEST(CheckedStaging, AWriteIntoAStridedViewsGapsIsCaughtAndItsElementsAreNot) {
 }
 
 TEST(CheckedStaging, AWriteBetweenTwoViewsOfOneBufferNamesTheViewItFollows) {
-    DeviceArena arena(1 << 20);
+    KernelRegistry kernels;
+    SimulatedDevice device{kernels, {.memory_bytes = 1 << 20}};
     std::vector<float> buf(128, 0.0f);
     ChipStorageTaskArgs args{};
     args.add_tensor(view(buf.data(), 512, 10, {20}, {1}));
     args.add_tensor(view(buf.data(), 512, 40, {30}, {1}));
     const TensorArgType tags[2] = {INOUT, OUT};
-    StagedArgs staged = stage_in(args, tags, arena, StagingMode::CHECKED);
+    StagedArgs staged = stage_in(args, tags, device, StagingMode::CHECKED);
     EXPECT_EQ(staged.staged_backings(), 1u);
     const ChipTensor& d0 = staged.device_args().tensors[0];
     *device_byte(d0, 20 * 4 + 5) = 0x42;  // 6 bytes past tensor 0, 40 before tensor 1
@@ -171,7 +174,8 @@ TEST(CheckedStaging, AWriteBetweenTwoViewsOfOneBufferNamesTheViewItFollows) {
 
 TEST(CheckedStaging, ACleanRunCopiesBackWhatStagingDoes) {
     for (StagingMode mode : {StagingMode::STAGE, StagingMode::CHECKED}) {
-        DeviceArena arena(1 << 20);
+        KernelRegistry kernels;
+        SimulatedDevice device{kernels, {.memory_bytes = 1 << 20}};
         std::vector<float> in(64), io(64);
         for (int i = 0; i < 64; ++i) in[i] = static_cast<float>(i), io[i] = static_cast<float>(100 + i);
         ChipStorageTaskArgs args{};
@@ -179,14 +183,14 @@ TEST(CheckedStaging, ACleanRunCopiesBackWhatStagingDoes) {
         args.add_tensor(view(io.data(), 256, 8, {8}, {3}));
         const TensorArgType tags[2] = {IN, INOUT};
         {
-            StagedArgs staged = stage_in(args, tags, arena, mode);
+            StagedArgs staged = stage_in(args, tags, device, mode);
             const ChipTensor& d = staged.device_args().tensors[1];
             auto* p = reinterpret_cast<float*>(d.buffer.addr);
             for (uint32_t i = 0; i < 8; ++i) p[d.start_offset + i * 3] += 0.5f;
             ASSERT_EQ(staged.violation(), "");
             staged.copy_back();
         }
-        EXPECT_EQ(arena.stats().live_allocations, 0u);
+        EXPECT_EQ(device.memory_stats().live_allocations, 0u);
         for (int i = 0; i < 64; ++i) {
             const bool in_view = i >= 8 && i < 8 + 8 * 3 && (i - 8) % 3 == 0;
             ASSERT_FLOAT_EQ(io[i], static_cast<float>(100 + i) + (in_view ? 0.5f : 0.0f)) << i;
@@ -196,15 +200,16 @@ TEST(CheckedStaging, ACleanRunCopiesBackWhatStagingDoes) {
 }
 
 TEST(CheckedStaging, GuardsSitOnBothSidesOfEveryStagedRange) {
-    DeviceArena arena(1 << 20);
+    KernelRegistry kernels;
+    SimulatedDevice device{kernels, {.memory_bytes = 1 << 20}};
     std::vector<float> buf(16);
     ChipStorageTaskArgs args{};
     args.add_tensor(view(buf.data(), 64, 0, {16}, {1}));
     const TensorArgType tags[1] = {OUT};
-    StagedArgs staged = stage_in(args, tags, arena, StagingMode::CHECKED);
+    StagedArgs staged = stage_in(args, tags, device, StagingMode::CHECKED);
     const ChipTensor& d = staged.device_args().tensors[0];
     EXPECT_EQ(d.buffer.size, 64u) << "a view may not name the guards";
-    EXPECT_TRUE(arena.contains(d.buffer.addr - CHECKED_GUARD_BYTES, 64 + 2 * CHECKED_GUARD_BYTES));
+    EXPECT_TRUE(device.contains(d.buffer.addr - CHECKED_GUARD_BYTES, 64 + 2 * CHECKED_GUARD_BYTES));
     *device_byte(d, 64 + CHECKED_GUARD_BYTES - 1) ^= 0xFF;  // the guard's last byte
     EXPECT_TRUE(contains(staged.violation(), "as far as 4096 bytes past the view's last byte")) << staged.violation();
 }
@@ -216,8 +221,9 @@ TEST(CheckedStaging, AnArenaTooSmallForTheGuardsOrTheSnapshotIsARuntimeErrorAndL
     args.add_tensor(view(b.data(), b.size() * 4, 0, {4096}, {1}));
     const TensorArgType tags[2] = {IN, OUT};
     // Staged: 2 x 16 KiB fit; checked: 2 x (16 + 8) KiB of blocks fit, the input's 16 KiB snapshot does not.
-    DeviceArena arena(56 << 10);
-    { StagedArgs staged = stage_in(args, tags, arena, StagingMode::STAGE); }
-    EXPECT_THROW(stage_in(args, tags, arena, StagingMode::CHECKED), std::runtime_error);
-    EXPECT_EQ(arena.stats().live_allocations, 0u);
+    KernelRegistry kernels;
+    SimulatedDevice device{kernels, {.memory_bytes = 56 << 10}};
+    { StagedArgs staged = stage_in(args, tags, device, StagingMode::STAGE); }
+    EXPECT_THROW(stage_in(args, tags, device, StagingMode::CHECKED), std::runtime_error);
+    EXPECT_EQ(device.memory_stats().live_allocations, 0u);
 }

@@ -15,6 +15,7 @@
 #include "chip_fixtures.h"
 #include "simpler/chip/chip_runtime.h"
 #include "simpler/chip/orchestration_api.h"
+#include "simpler/chip/simulated_device.h"
 #include "simpler/ipc/process_cpu.h"
 
 using namespace simpler::chip;
@@ -62,8 +63,8 @@ int32_t record_meta(const KernelArgs* a) {
 }
 
 struct ChipRuntime : ::testing::Test {
-    DeviceArena arena{1 << 24};
     KernelRegistry registry;
+    SimulatedDevice device{registry, {.memory_bytes = 1 << 24}};
     void SetUp() override {
         registry.add_kernel("test.sleep_record", sleep_record);
         registry.add_kernel("test.fail", fail_kernel);
@@ -96,9 +97,9 @@ int32_t two_tasks(const OrchestrationContext* ctx) {
 }
 
 // Runs two_tasks with the given tags; true when the second started after the first ended.
-bool ran_in_order(const KernelRegistry& registry, DeviceArena& arena, bool disjoint, TensorArgType first,
+bool ran_in_order(const KernelRegistry& registry, Device& device, bool disjoint, TensorArgType first,
                   TensorArgType second) {
-    Runtime rt(registry, arena, RuntimeConfig{2, 16});
+    Runtime rt(registry, device, RuntimeConfig{2, 16});
     g_disjoint = disjoint;
     g_tags[0] = first;
     g_tags[1] = second;
@@ -113,27 +114,27 @@ bool ran_in_order(const KernelRegistry& registry, DeviceArena& arena, bool disjo
 }  // namespace
 
 TEST_F(ChipRuntime, OverlappingWritesRunInSubmissionOrder) {
-    EXPECT_TRUE(ran_in_order(registry, arena, false, TensorArgType::OUTPUT_EXISTING, TensorArgType::INOUT));
+    EXPECT_TRUE(ran_in_order(registry, device, false, TensorArgType::OUTPUT_EXISTING, TensorArgType::INOUT));
 }
 
 TEST_F(ChipRuntime, AReaderWaitsForAnEarlierOverlappingWriter) {
-    EXPECT_TRUE(ran_in_order(registry, arena, false, TensorArgType::OUTPUT, TensorArgType::INPUT));
+    EXPECT_TRUE(ran_in_order(registry, device, false, TensorArgType::OUTPUT, TensorArgType::INPUT));
 }
 
 TEST_F(ChipRuntime, AWriterWaitsForAnEarlierOverlappingReader) {
-    EXPECT_TRUE(ran_in_order(registry, arena, false, TensorArgType::INPUT, TensorArgType::OUTPUT_EXISTING));
+    EXPECT_TRUE(ran_in_order(registry, device, false, TensorArgType::INPUT, TensorArgType::OUTPUT_EXISTING));
 }
 
 TEST_F(ChipRuntime, ReadersOfOneViewRunConcurrently) {
-    EXPECT_FALSE(ran_in_order(registry, arena, false, TensorArgType::INPUT, TensorArgType::INPUT));
+    EXPECT_FALSE(ran_in_order(registry, device, false, TensorArgType::INPUT, TensorArgType::INPUT));
 }
 
 TEST_F(ChipRuntime, NoDepArgumentsAreNotOrdered) {
-    EXPECT_FALSE(ran_in_order(registry, arena, false, TensorArgType::OUTPUT_EXISTING, TensorArgType::NO_DEP));
+    EXPECT_FALSE(ran_in_order(registry, device, false, TensorArgType::OUTPUT_EXISTING, TensorArgType::NO_DEP));
 }
 
 TEST_F(ChipRuntime, DisjointTilesRunConcurrently) {
-    EXPECT_FALSE(ran_in_order(registry, arena, true, TensorArgType::OUTPUT_EXISTING, TensorArgType::INOUT));
+    EXPECT_FALSE(ran_in_order(registry, device, true, TensorArgType::OUTPUT_EXISTING, TensorArgType::INOUT));
 }
 
 namespace {
@@ -162,7 +163,7 @@ int32_t chain_with_failure(const OrchestrationContext* ctx) {
 }  // namespace
 
 TEST_F(ChipRuntime, ManyTasksWrapTheRingAndAllRun) {
-    Runtime rt(registry, arena, RuntimeConfig{2, 4});
+    Runtime rt(registry, device, RuntimeConfig{2, 4});
     g_count = 0;
     const RunResult r = rt.run(many_tasks, one_vector_arg());
     ASSERT_TRUE(r.ok) << r.error;
@@ -171,7 +172,7 @@ TEST_F(ChipRuntime, ManyTasksWrapTheRingAndAllRun) {
 }
 
 TEST_F(ChipRuntime, AKernelFailureEndsTheRunWithItsNameAndMessage) {
-    Runtime rt(registry, arena, RuntimeConfig{2, 8});
+    Runtime rt(registry, device, RuntimeConfig{2, 8});
     g_count = 0;
     RunResult r;
     ASSERT_TRUE(chip_test::finishes_within(10s, [&] { r = rt.run(chain_with_failure, one_vector_arg()); }));
@@ -199,7 +200,7 @@ int32_t throws(const OrchestrationContext*) { throw std::runtime_error("orchestr
 }  // namespace
 
 TEST_F(ChipRuntime, MalformedSubmitsAreRefusedWithAMessage) {
-    Runtime rt(registry, arena);
+    Runtime rt(registry, device);
     RunResult r = rt.run(bad_submits, one_vector_arg());
     EXPECT_FALSE(r.ok);
     EXPECT_NE(r.error.find("submit of kernel 'test.sleep_record': tensor[0]"), std::string::npos) << r.error;
@@ -212,7 +213,7 @@ TEST_F(ChipRuntime, MalformedSubmitsAreRefusedWithAMessage) {
 }
 
 TEST_F(ChipRuntime, InvalidEntryArgumentsAreRefusedNamingTheIndex) {
-    Runtime rt(registry, arena);
+    Runtime rt(registry, device);
     ChipStorageTaskArgs args = one_vector_arg();
     args.tensors[0].buffer.addr = 0;
     const RunResult r = rt.run(many_tasks, args);
@@ -234,11 +235,11 @@ int32_t uses_temporary(const OrchestrationContext* ctx) {
 }  // namespace
 
 TEST_F(ChipRuntime, DeviceTemporariesAreFreedWhenTheRunEnds) {
-    Runtime rt(registry, arena);
+    Runtime rt(registry, device);
     const RunResult r = rt.run(uses_temporary, one_vector_arg());
     ASSERT_TRUE(r.ok) << r.error;
-    EXPECT_EQ(arena.stats().live_allocations, 0u);
-    EXPECT_EQ(arena.stats().total_allocations, 1u);
+    EXPECT_EQ(device.memory_stats().live_allocations, 0u);
+    EXPECT_EQ(device.memory_stats().total_allocations, 1u);
 }
 
 namespace {
@@ -249,7 +250,7 @@ double process_cpu_seconds() {
 }  // namespace
 
 TEST_F(ChipRuntime, IdleCoreThreadsUseNoCpu) {
-    Runtime rt(registry, arena, RuntimeConfig{4, 16});
+    Runtime rt(registry, device, RuntimeConfig{4, 16});
     ASSERT_TRUE(rt.run(many_tasks, one_vector_arg()).ok);
     const double before = process_cpu_seconds();
     std::this_thread::sleep_for(1s);
@@ -274,7 +275,7 @@ int32_t writer_then_reader(const OrchestrationContext* ctx) {
 
 TEST_F(ChipRuntime, ATaskSeesItsProducerAndTheBackingsWriteCount) {
     g_reader_submitted = false;
-    Runtime rt(registry, arena);
+    Runtime rt(registry, device);
     const RunResult r = rt.run(writer_then_reader, one_vector_arg());
     ASSERT_TRUE(r.ok) << r.error;
     EXPECT_EQ(g_seen_producer[0], NO_PRODUCER);

@@ -19,6 +19,7 @@
 #include "chip_fixtures.h"
 #include "simpler/chip/chip_runtime.h"
 #include "simpler/chip/orchestration_api.h"
+#include "simpler/chip/simulated_device.h"
 #include "simpler/ipc/process_cpu.h"
 
 using namespace simpler::chip;
@@ -120,8 +121,8 @@ int32_t long_chain(const OrchestrationContext* ctx) {
 }
 
 struct RuntimeExecutors : ::testing::TestWithParam<std::chrono::nanoseconds> {
-    DeviceArena arena{1 << 20};
     KernelRegistry registry;
+    SimulatedDevice device{registry, {.memory_bytes = 1 << 20}};
     void SetUp() override {
         registry.add_kernel("test.claim_core", claim_core);
         registry.add_kernel("test.rendezvous", rendezvous);
@@ -138,7 +139,7 @@ struct RuntimeExecutors : ::testing::TestWithParam<std::chrono::nanoseconds> {
 TEST_P(RuntimeExecutors, NoTwoKernelsShareACoreIdAndAtMostCoreThreadsRunAtOnce) {
     for (uint32_t cores : {1u, 2u, 3u}) {
         g_core_threads = cores;
-        Runtime rt(registry, arena, RuntimeConfig{cores, 8, GetParam()});
+        Runtime rt(registry, device, RuntimeConfig{cores, 8, GetParam()});
         for (int run = 0; run < 200; ++run) {
             const RunResult r = rt.run(sixteen_readers, one_vector_arg());
             ASSERT_TRUE(r.ok) << r.error;
@@ -152,10 +153,10 @@ TEST_P(RuntimeExecutors, NoTwoKernelsShareACoreIdAndAtMostCoreThreadsRunAtOnce) 
 // With core threads asleep (no spin budget) the one ready task is left to the
 // caller; a spinning core thread may take it instead (it costs no wake-up).
 TEST(RuntimeOneKernel, ARunOfOneKernelWakesNoSleepingCoreThread) {
-    DeviceArena arena{1 << 20};
     KernelRegistry registry;
+    SimulatedDevice device{registry, {.memory_bytes = 1 << 20}};
     registry.add_kernel("test.note_thread", note_thread);
-    Runtime rt(registry, arena, RuntimeConfig{2, 8, 0ns});
+    Runtime rt(registry, device, RuntimeConfig{2, 8, 0ns});
     std::this_thread::sleep_for(50ms);  // the core threads have started and sleep
     for (int run = 0; run < 100; ++run) {
         g_ran_on = {};
@@ -166,7 +167,7 @@ TEST(RuntimeOneKernel, ARunOfOneKernelWakesNoSleepingCoreThread) {
 }
 
 TEST_P(RuntimeExecutors, AChainLongerThanTheRingFinishes) {
-    Runtime rt(registry, arena, RuntimeConfig{2, 4, GetParam()});
+    Runtime rt(registry, device, RuntimeConfig{2, 4, GetParam()});
     RunResult r;
     ASSERT_TRUE(chip_test::finishes_within(10s, [&] { r = rt.run(long_chain, one_vector_arg()); }))
         << "the chain hung with the ring full";
@@ -175,7 +176,7 @@ TEST_P(RuntimeExecutors, AChainLongerThanTheRingFinishes) {
 }
 
 TEST_P(RuntimeExecutors, DisjointTasksStillRunConcurrently) {
-    Runtime rt(registry, arena, RuntimeConfig{2, 8, GetParam()});
+    Runtime rt(registry, device, RuntimeConfig{2, 8, GetParam()});
     for (int run = 0; run < 20; ++run) {
         g_arrived = 0;
         const RunResult r = rt.run(two_halves, one_vector_arg());
@@ -189,11 +190,11 @@ INSTANTIATE_TEST_SUITE_P(IdleSpin, RuntimeExecutors, ::testing::Values(0ns, 50us
                          });
 
 TEST(RuntimeIdleSpin, ASpinningChipGoesQuietAfterOneBudget) {
-    DeviceArena arena{1 << 20};
     KernelRegistry registry;
+    SimulatedDevice device{registry, {.memory_bytes = 1 << 20}};
     registry.add_kernel("test.claim_core", claim_core);
     g_core_threads = 4;
-    Runtime rt(registry, arena, RuntimeConfig{4, 16, 1ms});
+    Runtime rt(registry, device, RuntimeConfig{4, 16, 1ms});
     ASSERT_TRUE(rt.run(sixteen_readers, one_vector_arg()).ok);
     std::this_thread::sleep_for(20ms);  // past the budget: every thread is asleep
     const double before = process_cpu_seconds();
@@ -204,10 +205,10 @@ TEST(RuntimeIdleSpin, ASpinningChipGoesQuietAfterOneBudget) {
 }
 
 TEST(RuntimeIdleSpin, AnIdleSpinOutOfRangeIsRefused) {
-    DeviceArena arena{1 << 20};
     KernelRegistry registry;
-    EXPECT_THROW(Runtime(registry, arena, RuntimeConfig{2, 8, -1ns}), std::invalid_argument);
-    EXPECT_THROW(Runtime(registry, arena, RuntimeConfig{2, 8, 2s}), std::invalid_argument);
+    SimulatedDevice device{registry, {.memory_bytes = 1 << 20}};
+    EXPECT_THROW(Runtime(registry, device, RuntimeConfig{2, 8, -1ns}), std::invalid_argument);
+    EXPECT_THROW(Runtime(registry, device, RuntimeConfig{2, 8, 2s}), std::invalid_argument);
     try {
         validate_runtime_config(RuntimeConfig{2, 8, 2s});
     } catch (const std::invalid_argument& e) {

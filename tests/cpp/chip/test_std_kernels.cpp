@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "chip_fixtures.h"
@@ -32,17 +33,30 @@ float at(const std::vector<float>& buf, const ChipTensor& t, uint32_t i, uint32_
     return buf[t.start_offset + uint64_t{i} * t.strides[0] + uint64_t{j} * t.strides[1]];
 }
 
-ChipConfig config(StagingMode mode) {
+ChipConfig config(StagingMode mode, bool host_addressable = true) {
     ChipConfig c;
     c.arena_bytes = 64 << 20;
     c.staging = mode;
+    c.host_addressable = host_addressable;
     c.runtime.core_threads = 2;
     return c;
 }
 
-class StdKernels : public ::testing::TestWithParam<StagingMode> {
+// How the chip moves bytes: staged in place, zero-copy, or staged through a
+// device whose memory the chip process does not reach (copies only).
+struct Setup {
+    StagingMode mode;
+    bool host_addressable;
+    const char* name;
+};
+const auto SETUPS =
+    ::testing::Values(Setup{StagingMode::STAGE, true, "Staged"}, Setup{StagingMode::ZERO_COPY, true, "ZeroCopy"},
+                      Setup{StagingMode::STAGE, false, "StagedDiscrete"});
+std::string setup_name(const ::testing::TestParamInfo<Setup>& p) { return p.param.name; }
+
+class StdKernels : public ::testing::TestWithParam<Setup> {
 protected:
-    Chip chip{config(GetParam())};
+    Chip chip{config(GetParam().mode, GetParam().host_addressable)};
 
     // Runs `orch`; returns how many kernel tasks it submitted (0 when the run failed).
     uint64_t run(const char* orch, std::initializer_list<ChipTensor> tensors, std::initializer_list<TensorArgType> tags,
@@ -288,8 +302,7 @@ TEST_P(StdMatmulLayouts, SingleRowAndSingleColumnOperands) {
                   view(B.data(), B.size() * 4, 1, {K, N}, {3, 5}), C, view(C.data(), C.size() * 4, 2, {1, N}, {1, 1}));
 }
 
-INSTANTIATE_TEST_SUITE_P(Staging, StdMatmulLayouts, ::testing::Values(StagingMode::STAGE, StagingMode::ZERO_COPY),
-                         [](const auto& p) { return p.param == StagingMode::STAGE ? "Staged" : "ZeroCopy"; });
+INSTANTIATE_TEST_SUITE_P(Staging, StdMatmulLayouts, SETUPS, setup_name);
 
 // Several core threads in std.matmul at once, each on its own row tile: with
 // integer-valued inputs every product is exact, so any tile computed wrongly
@@ -335,7 +348,7 @@ TEST_P(StdKernels, AShapeMismatchFailsTheRunWithTheKernelsMessage) {
     const RunResult r = chip.run("std.vector_add", args, tags);
     EXPECT_FALSE(r.ok);
     EXPECT_NE(r.error.find("std.vector_add"), std::string::npos) << r.error;
-    EXPECT_EQ(chip.arena().stats().live_allocations, 0u);
+    EXPECT_EQ(chip.device().memory_stats().live_allocations, 0u);
     for (float v : c) EXPECT_FLOAT_EQ(v, 4.0f);  // a failed run leaves host outputs as they were
 }
 
@@ -346,5 +359,4 @@ TEST_P(StdKernels, AnUnknownOrchestrationIsAnError) {
     EXPECT_NE(r.error.find("no chip orchestration named 'std.nope'"), std::string::npos) << r.error;
 }
 
-INSTANTIATE_TEST_SUITE_P(Staging, StdKernels, ::testing::Values(StagingMode::STAGE, StagingMode::ZERO_COPY),
-                         [](const auto& p) { return p.param == StagingMode::STAGE ? "Staged" : "ZeroCopy"; });
+INSTANTIATE_TEST_SUITE_P(Staging, StdKernels, SETUPS, setup_name);

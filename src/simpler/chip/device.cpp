@@ -1,0 +1,13 @@
+#include "simpler/chip/device.h"
+
+namespace simpler::chip {
+
+const char* device_kind_name(DeviceKind kind) noexcept {
+    switch (kind) {
+        case DeviceKind::SIMULATED: return "simulated";
+        case DeviceKind::OPENCL: return "opencl";
+    }
+    return "unknown";
+}
+
+}  // namespace simpler::chip

@@ -1,0 +1,99 @@
+// Device: what a chip drives to run its work — device memory, host<->device
+// copies, kernel launch, synchronisation and the device's facts. The chip's
+// runtime, staging and lane reach a device only through this interface, so a
+// new kind of device is one more implementation and one more DeviceKind.
+//
+// Device addresses are 64-bit values the device resolves. Whether the chip
+// process may dereference one is the device's to say (host_address): the
+// simulated device's memory is host memory of the chip process; a discrete
+// device's is not, and its bytes move only by copy_to_device / copy_to_host.
+//
+// Copies are asynchronous and ordered in issue order: each returns an event,
+// and the source must stay unchanged and the destination unread until wait()
+// on it (or synchronize()) returns. launch() runs one kernel to completion on
+// the calling thread's behalf; several threads may launch at once.
+//
+// Owns its memory; frees it on destruction. Host layer: alloc and the copies
+// throw (std::invalid_argument for a request outside device memory,
+// std::runtime_error when the device fails or is full, naming the device);
+// the try_* forms and launch() are noexcept and report by value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "simpler/chip/device_arena.h"
+#include "simpler/chip/kernel_api.h"
+
+namespace simpler::chip {
+
+enum class DeviceKind : uint8_t { SIMULATED = 0, OPENCL = 1 };
+
+// "simulated", "opencl".
+const char* device_kind_name(DeviceKind kind) noexcept;
+
+// Which device a chip drives.
+struct DeviceChoice {
+    DeviceKind kind = DeviceKind::SIMULATED;
+    std::string platform;  // a part of the platform's name, any case (empty: every platform)
+    uint32_t index = 0;    // which of the devices found: index modulo their count (a Worker: the chip's index)
+
+    bool operator==(const DeviceChoice&) const = default;
+};
+
+struct DeviceFacts {
+    DeviceKind kind = DeviceKind::SIMULATED;
+    std::string platform;           // who provides the device ("simpler" for the simulated one)
+    std::string name;               // the device's own name
+    uint64_t memory_bytes = 0;      // the chip's device heap
+    uint32_t compute_units = 0;     // kernels that may run at once
+    bool unified_host_memory = false;  // kernels may read and write host memory in place (zero-copy runs)
+};
+
+// A copy in flight; 0 is one already complete.
+using DeviceEvent = uint64_t;
+
+class Device {
+public:
+    Device() = default;
+    Device(const Device&) = delete;
+    Device& operator=(const Device&) = delete;
+    virtual ~Device() = default;
+
+    [[nodiscard]] virtual const DeviceFacts& facts() const noexcept = 0;
+
+    // Device memory. A block of at least nbytes aligned to `alignment` (a power
+    // of two); throws std::invalid_argument for a bad request,
+    // std::runtime_error when nothing fits. try_alloc answers 0 instead.
+    virtual uint64_t alloc(uint64_t nbytes, uint64_t alignment = DEVICE_ARENA_MIN_ALIGN) = 0;
+    virtual uint64_t try_alloc(uint64_t nbytes, uint64_t alignment = DEVICE_ARENA_MIN_ALIGN) noexcept = 0;
+    // Returns a block from alloc; false (nothing changed) for anything else.
+    virtual bool try_free(uint64_t addr) noexcept = 0;
+    // True when [addr, addr + nbytes) lies inside this device's memory.
+    [[nodiscard]] virtual bool contains(uint64_t addr, uint64_t nbytes = 1) const noexcept = 0;
+    [[nodiscard]] virtual ArenaStats memory_stats() const = 0;
+    // Where the chip process reaches device address `addr` directly; nullptr
+    // when it cannot (the bytes move only by copies).
+    [[nodiscard]] virtual void* host_address(uint64_t addr) const noexcept = 0;
+    // Makes [base, base + nbytes) device memory of this device too: addresses
+    // another allocator hands out (the Worker's DEVICE_MALLOC heap of this
+    // chip, allocated in the parent), whose bytes live here. Throws
+    // std::invalid_argument for a range that overlaps device memory already,
+    // std::runtime_error when the device cannot hold it.
+    virtual void adopt_range(uint64_t base, uint64_t nbytes) = 0;
+
+    // nbytes from host `src` to device address `dst`, and back. Throws
+    // std::invalid_argument when the device range is not inside its memory.
+    virtual DeviceEvent copy_to_device(uint64_t dst, const void* src, uint64_t nbytes) = 0;
+    virtual DeviceEvent copy_to_host(void* dst, uint64_t src, uint64_t nbytes) = 0;
+    // Returns once `event` completed; throws std::runtime_error when it failed.
+    virtual void wait(DeviceEvent event) = 0;
+    // Returns once everything issued so far completed.
+    virtual void synchronize() = 0;
+
+    // Runs kernel `kernel_id` on `args` and returns its status: CHIP_OK, or a
+    // failure with its message written to args.error.
+    virtual int32_t launch(uint32_t kernel_id, const KernelArgs& args) noexcept = 0;
+};
+
+}  // namespace simpler::chip
