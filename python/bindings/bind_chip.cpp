@@ -4,8 +4,9 @@
 // parent, before any chip child exists. The chips themselves run inside the
 // Worker's chip children (engine/chip_lane.h); nothing here runs a kernel.
 // Also binds the chip's options (ChipServiceConfig, RuntimeConfig,
-// StagingMode), which a WorkerConfig holds: read/write fields, defaults and
-// validate() from C++.
+// StagingMode, DeviceChoice), which a WorkerConfig holds: read/write fields,
+// defaults and validate() from C++; and the devices a choice finds
+// (find_devices, asked in a throwaway child: engine/device_probe.h).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -18,8 +19,11 @@
 #include <vector>
 
 #include "simpler/chip/chip_service.h"
+#include "simpler/chip/device.h"
+#include "simpler/chip/device_catalog.h"
 #include "simpler/chip/kernel_registry.h"
 #include "simpler/chip/library_builder.h"
+#include "simpler/engine/device_probe.h"
 #include "value_eq.h"
 
 namespace nb = nanobind;
@@ -36,6 +40,56 @@ void bind_chip(nb::module_& m) {
         .value("STAGE", StagingMode::STAGE)
         .value("ZERO_COPY", StagingMode::ZERO_COPY)
         .value("CHECKED", StagingMode::CHECKED);
+    using simpler::chip::DeviceChoice;
+    using simpler::chip::DeviceFacts;
+    using simpler::chip::DeviceKind;
+    nb::enum_<DeviceKind>(m, "DeviceKind",
+                          "What a chip drives: SIMULATED (the chip process itself) or OPENCL (an OpenCL device "
+                          "through the ICD loader, opened in the chip process).")
+        .value("SIMULATED", DeviceKind::SIMULATED)
+        .value("OPENCL", DeviceKind::OPENCL);
+    nb::class_<DeviceChoice>(m, "DeviceChoice",
+                             "Which device a chip drives: its kind, a part of the platform's name (any case; empty: "
+                             "every platform) and which of the devices found (index modulo their count; a Worker "
+                             "sets it to the chip's index).")
+        .def(nb::init<>())
+        .def_rw("kind", &DeviceChoice::kind)
+        .def_rw("platform", &DeviceChoice::platform)
+        .def_rw("index", &DeviceChoice::index)
+        .def(
+            "__eq__", [](const DeviceChoice& a, const DeviceChoice& b) { return a == b; }, nb::is_operator(),
+            nb::sig(simpler::bindings::EQ_SIGNATURE))
+        .def("__repr__", [](const DeviceChoice& c) {
+            return std::string("DeviceChoice(kind=") + simpler::chip::device_kind_name(c.kind) + ", platform='" +
+                   c.platform + "', index=" + std::to_string(c.index) + ")";
+        });
+    nb::class_<DeviceFacts>(m, "DeviceFacts",
+                            "One device: its kind, platform, name, memory in bytes, compute units, and whether "
+                            "kernels may use host memory in place (zero-copy runs).")
+        .def_ro("kind", &DeviceFacts::kind)
+        .def_ro("platform", &DeviceFacts::platform)
+        .def_ro("name", &DeviceFacts::name)
+        .def_ro("memory_bytes", &DeviceFacts::memory_bytes)
+        .def_ro("compute_units", &DeviceFacts::compute_units)
+        .def_ro("unified_host_memory", &DeviceFacts::unified_host_memory)
+        .def("__repr__", [](const DeviceFacts& f) {
+            return "DeviceFacts(" + std::string(simpler::chip::device_kind_name(f.kind)) + ", platform='" + f.platform +
+                   "', name='" + f.name + "', memory_bytes=" + std::to_string(f.memory_bytes) +
+                   ", compute_units=" + std::to_string(f.compute_units) + ")";
+        });
+    m.def(
+        "find_devices",
+        [](DeviceKind kind, const std::string& platform) {
+            DeviceChoice c;
+            c.kind = kind;
+            c.platform = platform;
+            return simpler::probe_devices(c);
+        },
+        "kind"_a, "platform"_a = "", nb::call_guard<nb::gil_scoped_release>(),
+        "The devices of `kind` whose platform's name contains `platform`, in the order chips take them, asked in a "
+        "throwaway child process. RuntimeError naming what is missing (no OpenCL loader, platform or device).");
+    m.def("opencl_built", &simpler::chip::opencl_built,
+          "True when this build drives OpenCL devices (the OpenCL headers were found when it was built).");
     nb::class_<RuntimeConfig>(m, "RuntimeConfig",
                               "A chip's task runtime: core_threads in [1, 256], ring_slots in "
                               "[2, 1048576].")
@@ -50,15 +104,16 @@ void bind_chip(nb::module_& m) {
                    ", ring_slots=" + std::to_string(c.ring_slots) + ")";
         });
     nb::class_<ChipServiceConfig>(m, "ChipServiceConfig",
-                                  "A simulated chip's options: arena_bytes of device memory for staged copies and "
-                                  "run temporaries, its runtime, its staging mode, the libraries it loads and the "
-                                  "chip orchestration each callable id names.")
+                                  "A chip's options: arena_bytes of device memory for staged copies and "
+                                  "run temporaries, its runtime, its staging mode, the libraries it loads, the "
+                                  "chip orchestration each callable id names, and the device it drives.")
         .def(nb::init<>())
         .def_rw("arena_bytes", &ChipServiceConfig::arena_bytes)
         .def_rw("runtime", &ChipServiceConfig::runtime)
         .def_rw("staging", &ChipServiceConfig::staging)
         .def_rw("libraries", &ChipServiceConfig::libraries)
         .def_rw("orchestrations", &ChipServiceConfig::orchestrations)
+        .def_rw("device", &ChipServiceConfig::device)
         .def("validate", &ChipServiceConfig::validate, "ValueError naming the field and the rule it breaks.")
         .def(
             "__eq__", [](const ChipServiceConfig& a, const ChipServiceConfig& b) { return a == b; }, nb::is_operator(),

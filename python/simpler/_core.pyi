@@ -501,6 +501,59 @@ class StagingMode(enum.Enum):
     ZERO_COPY = 1
     CHECKED = 2
 
+class DeviceKind(enum.Enum):
+    """
+    What a chip drives: SIMULATED (the chip process itself) or OPENCL (an OpenCL device through the ICD loader, opened in the chip process).
+    """
+    SIMULATED = 0
+    OPENCL = 1
+
+class DeviceChoice:
+    """
+    Which device a chip drives: its kind, a part of the platform's name (any case; empty: every platform) and which of the devices found (index modulo their count; a Worker sets it to the chip's index).
+    """
+    def __init__(self) -> None: ...
+    @property
+    def kind(self) -> DeviceKind: ...
+    @kind.setter
+    def kind(self, arg: DeviceKind, /) -> None: ...
+    @property
+    def platform(self) -> str: ...
+    @platform.setter
+    def platform(self, arg: str, /) -> None: ...
+    @property
+    def index(self) -> int: ...
+    @index.setter
+    def index(self, arg: int, /) -> None: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __repr__(self) -> str: ...
+
+class DeviceFacts:
+    """
+    One device: its kind, platform, name, memory in bytes, compute units, and whether kernels may use host memory in place (zero-copy runs).
+    """
+    @property
+    def kind(self) -> DeviceKind: ...
+    @property
+    def platform(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def memory_bytes(self) -> int: ...
+    @property
+    def compute_units(self) -> int: ...
+    @property
+    def unified_host_memory(self) -> bool: ...
+    def __repr__(self) -> str: ...
+
+def find_devices(kind: DeviceKind, platform: str = '') -> list[DeviceFacts]:
+    """
+    The devices of `kind` whose platform's name contains `platform`, in the order chips take them, asked in a throwaway child process. RuntimeError naming what is missing (no OpenCL loader, platform or device).
+    """
+
+def opencl_built() -> bool:
+    """True when this build drives OpenCL devices (the OpenCL headers were found when it was built)."""
+
 class RuntimeConfig:
     """A chip's task runtime: core_threads in [1, 256], ring_slots in [2, 1048576]."""
     def __init__(self) -> None: ...
@@ -517,7 +570,7 @@ class RuntimeConfig:
 
 class ChipServiceConfig:
     """
-    A simulated chip's options: arena_bytes of device memory for staged copies and run temporaries, its runtime, its staging mode, the libraries it loads and the chip orchestration each callable id names.
+    A chip's options: arena_bytes of device memory for staged copies and run temporaries, its runtime, its staging mode, the libraries it loads, the chip orchestration each callable id names, and the device it drives.
     """
     def __init__(self) -> None: ...
     @property
@@ -540,6 +593,10 @@ class ChipServiceConfig:
     def orchestrations(self) -> list[str]: ...
     @orchestrations.setter
     def orchestrations(self, arg: Sequence[str], /) -> None: ...
+    @property
+    def device(self) -> DeviceChoice: ...
+    @device.setter
+    def device(self, arg: DeviceChoice, /) -> None: ...
     def validate(self) -> None:
         """ValueError naming the field and the rule it breaks."""
     def __eq__(self, other: object, /) -> bool: ...

@@ -35,7 +35,10 @@ task of its run has finished, or raises RuntimeError naming the first failure
 (task, worker, cause). submit() is run() without the wait: it returns a
 RunFuture at once, and several runs may be in flight (simpler.run_future).
 
-Chips are simulated, one forked process each (docs/chip.md): `chip_core_threads`
+Chips are forked processes, one each (docs/chip.md), driving the simulated device
+(the default) or, with `device="opencl"`, an OpenCL device each (chip i takes
+device i modulo those found on the platforms whose name contains
+`device_platform`; init() refuses clearly when there is none): `chip_core_threads`
 kernel threads, `chip_arena_bytes` of device memory for staged copies,
 `device_memory_bytes` per chip for `alloc_child_tensor`, `window_heap_bytes` per
 chip for the windows of `allocate_domain` (shared between the chip processes),
@@ -62,6 +65,7 @@ from simpler import late_register, remote
 from simpler._core import (
     ChildKind,
     DataType,
+    DeviceKind,
     EngineWorker,
     StagingMode,
     TaskKind,
@@ -87,18 +91,26 @@ from simpler.share import share as share_memory
 from simpler.sub_worker import make_dispatcher
 from simpler.trace import ProcessTimeline, TreeTrace, chrome_trace, write_chrome_trace
 
+# The devices a chip may drive, by the name the `device` keyword takes.
+_DEVICE_KINDS = {"simulated": DeviceKind.SIMULATED, "opencl": DeviceKind.OPENCL}
+
 # Worker keywords named otherwise than their WorkerConfig field: the field's
 # dotted path and how the keyword's value becomes the field's.
 _RENAMED: dict[str, Tuple[str, Callable[[Any], Any]]] = {
     "chip_core_threads": ("chip_lane.chip.runtime.core_threads", operator.index),
     "chip_arena_bytes": ("chip_lane.chip.arena_bytes", operator.index),
     "zero_copy": ("chip_lane.chip.staging", lambda z: StagingMode.ZERO_COPY if z else StagingMode.STAGE),
+    "device": ("chip_lane.chip.device.kind", lambda d: _DEVICE_KINDS[d]),
+    "device_platform": ("chip_lane.chip.device.platform", str),
 }
 
+
 # The keywords whose value is not of the type the field holds: a bool for
-# zero_copy, seconds (int or float) for spin and task_timeout (None: default).
+# zero_copy, seconds (int or float) for spin and task_timeout (None: default),
+# a device's name for device.
 _BOOL_KEYWORDS = {"zero_copy"}
 _SECONDS_KEYWORDS = {"spin", "task_timeout"}
+_TEXT_KEYWORDS = {"device", "device_platform"}
 
 
 def _checked_option(name: str, path: str, value: Any, current: Any) -> Any:
@@ -109,6 +121,12 @@ def _checked_option(name: str, path: str, value: Any, current: Any) -> Any:
     try:
         if name in _BOOL_KEYWORDS or (name not in _SECONDS_KEYWORDS and isinstance(current, bool)):
             return check_bool(field, value)
+        if name in _TEXT_KEYWORDS:
+            if not isinstance(value, str):
+                raise TypeError(f"Worker.{name}: expected str (got {got(value)})")
+            if name == "device" and value not in _DEVICE_KINDS:
+                raise ValueError(f"Worker.device: {value!r} is not one of {', '.join(map(repr, _DEVICE_KINDS))}")
+            return value
         if name in _SECONDS_KEYWORDS:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"{field}: expected a number of seconds (got {got(value)})")
@@ -211,7 +229,8 @@ class Worker:
                  task_timeout: Optional[float] = None, blob_capacity: Optional[int] = None,
                  chip_core_threads: Optional[int] = None, chip_arena_bytes: Optional[int] = None,
                  device_memory_bytes: Optional[int] = None, window_heap_bytes: Optional[int] = None,
-                 zero_copy: Optional[bool] = None,
+                 zero_copy: Optional[bool] = None, device: Optional[str] = None,
+                 device_platform: Optional[str] = None,
                  record_edges: Optional[bool] = None, trace: Optional[bool] = None,
                  trace_capacity: Optional[int] = None, spin: Optional[float] = None):
         level = check_int("Worker.level", level, minimum=None)
@@ -225,6 +244,7 @@ class Worker:
             num_chips=num_chips, num_sub_workers=num_sub_workers, task_timeout=task_timeout,
             blob_capacity=blob_capacity, chip_core_threads=chip_core_threads, chip_arena_bytes=chip_arena_bytes,
             device_memory_bytes=device_memory_bytes, window_heap_bytes=window_heap_bytes, zero_copy=zero_copy,
+            device=device, device_platform=device_platform,
             record_edges=record_edges, trace=trace, trace_capacity=trace_capacity, spin=spin)
         self.level = level
         self.num_chips = self._config.num_chips

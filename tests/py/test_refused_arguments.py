@@ -131,6 +131,7 @@ def instances():
         "ChipServiceConfig": core.ChipServiceConfig(),
         "ChipStorageTaskArgs": core.ChipStorageTaskArgs(),
         "DependencyTracker": core.DependencyTracker(),
+        "DeviceChoice": core.DeviceChoice(),
         "EngineWorker": engine,
         "ImportRegistry": registry,
         "MappedArg": mapped,

@@ -2,7 +2,7 @@
 
 #include <exception>
 
-#include "simpler/chip/simulated_device.h"
+#include "simpler/chip/device_catalog.h"
 
 namespace simpler::chip {
 namespace {
@@ -16,11 +16,12 @@ RunResult failed(std::string message) {
 
 }  // namespace
 
-Chip::Chip(ChipConfig config)
+Chip::Chip(const ChipConfig& config)
     : config_(config),
       registry_(),
-      device_(std::make_unique<SimulatedDevice>(
-          registry_, SimulatedDeviceOptions{config.arena_bytes, config.host_addressable, config.runtime.core_threads})),
+      device_(open_device(
+          config.device, registry_,
+          SimulatedDeviceOptions{config.arena_bytes, config.host_addressable, config.runtime.core_threads})),
       runtime_(registry_, *device_, config.runtime) {
     if (config_.standard_library) register_standard_library(registry_);
 }

@@ -1,6 +1,7 @@
 // Chip: one chip, the in-process API the chip child process drives — its
 // kernel / orchestration registry (the standard set preloaded), its device
-// (device.h: today the simulated device, simulated_device.h) and its runtime
+// (device.h: the simulated device, simulated_device.h, or an OpenCL one,
+// opencl/opencl_device.h, as ChipConfig::device chooses) and its runtime
 // with its core threads. run() stages host-space arguments into device memory
 // (unless the run is zero-copy), runs a chip
 // orchestration to completion, copies written views back, and frees the staged
@@ -36,12 +37,15 @@ struct ChipConfig {
     RuntimeConfig runtime;
     StagingMode staging = StagingMode::STAGE;
     bool standard_library = true;  // register the standard kernels and orchestrations
+    DeviceChoice device{};         // which device the chip drives
 };
 
 class Chip {
 public:
-    // Throws what the device and Runtime throw for a bad config.
-    explicit Chip(ChipConfig config = {});
+    // Throws what the device and Runtime throw for a bad config, and
+    // std::runtime_error naming what is missing when the device cannot be
+    // opened (no OpenCL loader, platform or device; a build without OpenCL).
+    explicit Chip(const ChipConfig& config = {});
 
     [[nodiscard]] Device& device() noexcept { return *device_; }
     [[nodiscard]] KernelRegistry& registry() noexcept { return registry_; }

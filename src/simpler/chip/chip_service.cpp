@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <stdexcept>
+#include <string>
 
 namespace simpler::chip {
 namespace {
@@ -12,6 +13,7 @@ ChipConfig chip_config(const ChipServiceConfig& config) {
     c.arena_bytes = config.arena_bytes;
     c.runtime = config.runtime;
     c.staging = config.staging;
+    c.device = config.device;
     return c;
 }
 
@@ -20,6 +22,9 @@ ChipConfig chip_config(const ChipServiceConfig& config) {
 void ChipServiceConfig::validate() const {
     validate_arena_capacity(arena_bytes, "arena_bytes");
     validate_runtime_config(runtime, "runtime.");
+    if (device.kind != DeviceKind::SIMULATED && device.kind != DeviceKind::OPENCL)
+        throw std::invalid_argument("device.kind: " + std::to_string(static_cast<int>(device.kind)) +
+                                    " is not one of simulated, opencl");
 }
 
 ChipService::ChipService(const ChipServiceConfig& config) : chip_(chip_config(config)), staging_(config.staging) {

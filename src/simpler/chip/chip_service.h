@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "simpler/chip/chip.h"
+#include "simpler/chip/device.h"
 #include "simpler/chip/device_arena.h"
 #include "simpler/chip/runtime_config.h"
 #include "simpler/chip/staging.h"
@@ -36,11 +37,12 @@ struct ChipServiceConfig {
     StagingMode staging = StagingMode::STAGE;            // a run may still ask for ZERO_COPY or CHECKED
     std::vector<std::string> libraries;                  // loaded in order
     std::vector<std::string> orchestrations;             // id -> name
+    DeviceChoice device{};                               // which device (a Worker sets index to the chip's)
 
     bool operator==(const ChipServiceConfig&) const = default;
 
     // Throws std::invalid_argument naming this struct's field ("arena_bytes: ...",
-    // "runtime.core_threads: ...").
+    // "runtime.core_threads: ...", "device.kind: ...").
     void validate() const;
 };
 

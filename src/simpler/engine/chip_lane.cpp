@@ -35,17 +35,28 @@ std::function<ImportRefusal(uint64_t, uint64_t)> window_access(const ChipLaneCon
     };
 }
 
+// The chip's options with its device chosen by its index (chip i drives device i modulo those found).
+chip::ChipServiceConfig for_chip(chip::ChipServiceConfig config, uint32_t chip) {
+    config.device.index = chip;
+    return config;
+}
+
 }  // namespace
 
 ChipLane::ChipLane(uint32_t chip_index, const ChipLaneConfig& config)
     : index_(chip_index),
       device_memory_(config.device_memory),
-      chip_(config.chip),
+      chip_(for_chip(config.chip, chip_index)),
       registry_(ImportRegistryConfig{
           Endpoint::chip(chip_index), nullptr, nullptr, &device_owners_, window_access(config, chip_index), {}}),
       log_(chip_index),
       args_(std::make_unique<ChipStorageTaskArgs>()) {
     tags_.reserve(CHIP_MAX_TENSOR_ARGS);
+    // The Worker's DEVICE_MALLOC heap of this chip holds its bytes on the chip's device.
+    if (device_memory_ != nullptr && index_ < device_memory_->num_chips()) {
+        const auto [base, nbytes] = device_memory_->heap_range(index_);
+        chip_.chip().device().adopt_range(base, nbytes);
+    }
 }
 
 ipc::TaskOutcome ChipLane::materialize(const ipc::TaskView& task) noexcept {

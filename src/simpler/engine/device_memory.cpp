@@ -57,6 +57,11 @@ DeviceBacking DeviceMemory::alloc(uint32_t chip, uint64_t nbytes, AccessMode acc
 
 std::optional<uint32_t> DeviceMemory::owner_of(const CanonicalIdentity& id) const { return owners_.owner_of(id); }
 
+std::pair<uint64_t, uint64_t> DeviceMemory::heap_range(uint32_t chip) const {
+    check_chip(chip, "heap_range");
+    return {heaps_[chip]->base(), heaps_[chip]->capacity()};
+}
+
 std::optional<uint32_t> DeviceMemory::chip_of_range(uint64_t addr, uint64_t nbytes) const noexcept {
     for (uint32_t i = 0; i < heaps_.size(); ++i)
         if (heaps_[i]->contains(addr, nbytes)) return i;

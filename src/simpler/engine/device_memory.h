@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "simpler/backing/device_owner_table.h"
@@ -74,6 +75,8 @@ public:
     void set_chip_path_ids(std::vector<uint32_t> ids) { chip_path_ids_ = std::move(ids); }
 
     [[nodiscard]] uint32_t num_chips() const noexcept { return static_cast<uint32_t>(heaps_.size()); }
+    // Chip `chip`'s heap: its first address and its size in bytes (std::invalid_argument for a bad index).
+    [[nodiscard]] std::pair<uint64_t, uint64_t> heap_range(uint32_t chip) const;
     [[nodiscard]] chip::ArenaStats stats(uint32_t chip) const;
     [[nodiscard]] size_t live_blocks() const;
 

@@ -13,6 +13,7 @@
 #include "simpler/backing/owned_backing_table.h"
 #include "simpler/backing/owner_path_table.h"
 #include "simpler/engine/below_status.h"
+#include "simpler/engine/device_probe.h"
 #include "simpler/engine/live_workers.h"
 #include "simpler/engine/seconds_text.h"
 
@@ -222,6 +223,17 @@ void Worker::init() {
     if (closed_) throw std::logic_error("Worker.init: the Worker is closed; create a new one");
     if (initialized_) throw std::logic_error("Worker.init: already initialized");
     const ChildCounts children = core_.children();
+    // Chips on a device other than the simulated one: is there one? Asked in a throwaway child (device_probe.h).
+    if (const chip::DeviceChoice& device = config_.chip_lane.chip.device;
+        children[static_cast<size_t>(ChildKind::CHIP)] > 0 && !config_.chip_handler &&
+        device.kind != chip::DeviceKind::SIMULATED) {
+        try {
+            probe_devices(device);
+        } catch (const std::runtime_error& e) {
+            throw std::runtime_error(std::string("Worker.init: chips on ") + chip::device_kind_name(device.kind) +
+                                     " devices: " + e.what());
+        }
+    }
     for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) {
         lane_base_[k] = lanes_.size();
         for (uint32_t i = 0; i < children[k]; ++i) {

@@ -1,0 +1,76 @@
+#include "simpler/chip/device_catalog.h"
+
+#include <stdexcept>
+#include <string>
+
+#if SIMPLER_HAVE_OPENCL
+#include "simpler/chip/opencl/opencl_device.h"
+#include "simpler/chip/opencl/opencl_platforms.h"
+#endif
+
+namespace simpler::chip {
+namespace {
+
+[[noreturn]] void unknown_kind(DeviceKind kind) {
+    throw std::invalid_argument("device kind " + std::to_string(static_cast<int>(kind)) +
+                                " is not one of simulated, opencl");
+}
+
+#if !SIMPLER_HAVE_OPENCL
+[[noreturn]] void opencl_not_built() {
+    throw std::runtime_error(
+        "OpenCL: this build of simpler drives no OpenCL devices (the OpenCL headers, CL/cl.h, were not found when "
+        "it was built; Debian/Ubuntu: opencl-headers); rebuild with them installed");
+}
+#endif
+
+}  // namespace
+
+bool opencl_built() noexcept { return SIMPLER_HAVE_OPENCL != 0; }
+
+std::vector<DeviceFacts> find_devices(const DeviceChoice& choice) {
+    switch (choice.kind) {
+        case DeviceKind::SIMULATED: {
+            DeviceFacts f;
+            f.platform = "simpler";
+            f.name = "simulated chip";
+            f.unified_host_memory = true;
+            return {f};
+        }
+        case DeviceKind::OPENCL: {
+#if SIMPLER_HAVE_OPENCL
+            std::vector<DeviceFacts> out;
+            for (const opencl::OpenClDeviceInfo& d : opencl::find_opencl_devices(choice.platform)) {
+                DeviceFacts f;
+                f.kind = DeviceKind::OPENCL;
+                f.platform = d.platform_name;
+                f.name = d.name;
+                f.memory_bytes = d.global_memory;
+                f.compute_units = d.compute_units;
+                f.unified_host_memory = false;  // its kernels reach host memory only through staging
+                out.push_back(std::move(f));
+            }
+            return out;
+#else
+            opencl_not_built();
+#endif
+        }
+    }
+    unknown_kind(choice.kind);
+}
+
+std::unique_ptr<Device> open_device(const DeviceChoice& choice, const KernelRegistry& registry,
+                                    const SimulatedDeviceOptions& simulated) {
+    switch (choice.kind) {
+        case DeviceKind::SIMULATED: return std::make_unique<SimulatedDevice>(registry, simulated);
+        case DeviceKind::OPENCL:
+#if SIMPLER_HAVE_OPENCL
+            return std::make_unique<opencl::OpenClDevice>(registry, choice, simulated.memory_bytes);
+#else
+            opencl_not_built();
+#endif
+    }
+    unknown_kind(choice.kind);
+}
+
+}  // namespace simpler::chip

@@ -1,0 +1,160 @@
+#include "simpler/chip/opencl/opencl_api.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+namespace simpler::chip::opencl {
+namespace {
+
+constexpr const char* DEFAULT_LIBRARY = "libOpenCL.so.1";
+
+struct Loaded {
+    OpenClApi api{};
+    std::string error;  // non-empty: loading failed, and why
+};
+
+template <typename Fn>
+bool bind(void* handle, const char* name, Fn& out, std::string& missing) {
+    out = reinterpret_cast<Fn>(dlsym(handle, name));
+    if (out == nullptr && missing.empty()) missing = name;
+    return out != nullptr;
+}
+
+Loaded load() {
+    Loaded l;
+    const char* override_name = std::getenv("SIMPLER_OPENCL_LIBRARY");
+    const std::string name = override_name != nullptr && *override_name != '\0' ? override_name : DEFAULT_LIBRARY;
+    void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+        const char* why = dlerror();
+        l.error = "OpenCL: cannot load the ICD loader " + name + " (" + (why != nullptr ? why : "no reason given") +
+                  "); it was looked for " +
+                  (name.find('/') != std::string::npos
+                       ? std::string("at that path")
+                       : std::string("by the dynamic linker (LD_LIBRARY_PATH, /etc/ld.so.cache, /lib, /usr/lib)")) +
+                  (override_name != nullptr && *override_name != '\0' ? ", as SIMPLER_OPENCL_LIBRARY asked" : "") +
+                  ". Install an OpenCL ICD loader (Debian/Ubuntu: ocl-icd-libopencl1) and a driver for the device "
+                  "(pocl-opencl-icd for CPUs, or the GPU vendor's), or set SIMPLER_OPENCL_LIBRARY to the loader";
+        return l;
+    }
+    OpenClApi& a = l.api;
+    a.library = name;
+    std::string missing;
+    bind(handle, "clGetPlatformIDs", a.GetPlatformIDs, missing);
+    bind(handle, "clGetPlatformInfo", a.GetPlatformInfo, missing);
+    bind(handle, "clGetDeviceIDs", a.GetDeviceIDs, missing);
+    bind(handle, "clGetDeviceInfo", a.GetDeviceInfo, missing);
+    bind(handle, "clCreateContext", a.CreateContext, missing);
+    bind(handle, "clReleaseContext", a.ReleaseContext, missing);
+    bind(handle, "clCreateCommandQueue", a.CreateCommandQueue, missing);
+    bind(handle, "clReleaseCommandQueue", a.ReleaseCommandQueue, missing);
+    bind(handle, "clCreateBuffer", a.CreateBuffer, missing);
+    bind(handle, "clReleaseMemObject", a.ReleaseMemObject, missing);
+    bind(handle, "clEnqueueWriteBuffer", a.EnqueueWriteBuffer, missing);
+    bind(handle, "clEnqueueReadBuffer", a.EnqueueReadBuffer, missing);
+    bind(handle, "clEnqueueCopyBuffer", a.EnqueueCopyBuffer, missing);
+    bind(handle, "clWaitForEvents", a.WaitForEvents, missing);
+    bind(handle, "clGetEventInfo", a.GetEventInfo, missing);
+    bind(handle, "clReleaseEvent", a.ReleaseEvent, missing);
+    bind(handle, "clFlush", a.Flush, missing);
+    bind(handle, "clFinish", a.Finish, missing);
+    bind(handle, "clCreateProgramWithSource", a.CreateProgramWithSource, missing);
+    bind(handle, "clCreateProgramWithBinary", a.CreateProgramWithBinary, missing);
+    bind(handle, "clBuildProgram", a.BuildProgram, missing);
+    bind(handle, "clGetProgramInfo", a.GetProgramInfo, missing);
+    bind(handle, "clGetProgramBuildInfo", a.GetProgramBuildInfo, missing);
+    bind(handle, "clReleaseProgram", a.ReleaseProgram, missing);
+    bind(handle, "clCreateKernel", a.CreateKernel, missing);
+    bind(handle, "clReleaseKernel", a.ReleaseKernel, missing);
+    bind(handle, "clSetKernelArg", a.SetKernelArg, missing);
+    bind(handle, "clEnqueueNDRangeKernel", a.EnqueueNDRangeKernel, missing);
+    if (!missing.empty()) {
+        l.error = "OpenCL: the ICD loader " + name + " has no " + missing + " (it is not an OpenCL 1.2 loader)";
+        dlclose(handle);
+    }
+    // Otherwise the loader stays loaded for the process's lifetime.
+    return l;
+}
+
+}  // namespace
+
+const OpenClApi& opencl_api() {
+    static const Loaded loaded = load();
+    if (!loaded.error.empty()) throw std::runtime_error(loaded.error);
+    return loaded.api;
+}
+
+std::string cl_error_name(cl_int code) {
+    switch (code) {
+#define SIMPLER_CL_ERROR(name) \
+    case name: return #name;
+        SIMPLER_CL_ERROR(CL_SUCCESS)
+        SIMPLER_CL_ERROR(CL_DEVICE_NOT_FOUND)
+        SIMPLER_CL_ERROR(CL_DEVICE_NOT_AVAILABLE)
+        SIMPLER_CL_ERROR(CL_COMPILER_NOT_AVAILABLE)
+        SIMPLER_CL_ERROR(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+        SIMPLER_CL_ERROR(CL_OUT_OF_RESOURCES)
+        SIMPLER_CL_ERROR(CL_OUT_OF_HOST_MEMORY)
+        SIMPLER_CL_ERROR(CL_PROFILING_INFO_NOT_AVAILABLE)
+        SIMPLER_CL_ERROR(CL_MEM_COPY_OVERLAP)
+        SIMPLER_CL_ERROR(CL_IMAGE_FORMAT_MISMATCH)
+        SIMPLER_CL_ERROR(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+        SIMPLER_CL_ERROR(CL_BUILD_PROGRAM_FAILURE)
+        SIMPLER_CL_ERROR(CL_MAP_FAILURE)
+        SIMPLER_CL_ERROR(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+        SIMPLER_CL_ERROR(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+        SIMPLER_CL_ERROR(CL_COMPILE_PROGRAM_FAILURE)
+        SIMPLER_CL_ERROR(CL_LINKER_NOT_AVAILABLE)
+        SIMPLER_CL_ERROR(CL_LINK_PROGRAM_FAILURE)
+        SIMPLER_CL_ERROR(CL_DEVICE_PARTITION_FAILED)
+        SIMPLER_CL_ERROR(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+        SIMPLER_CL_ERROR(CL_INVALID_VALUE)
+        SIMPLER_CL_ERROR(CL_INVALID_DEVICE_TYPE)
+        SIMPLER_CL_ERROR(CL_INVALID_PLATFORM)
+        SIMPLER_CL_ERROR(CL_INVALID_DEVICE)
+        SIMPLER_CL_ERROR(CL_INVALID_CONTEXT)
+        SIMPLER_CL_ERROR(CL_INVALID_QUEUE_PROPERTIES)
+        SIMPLER_CL_ERROR(CL_INVALID_COMMAND_QUEUE)
+        SIMPLER_CL_ERROR(CL_INVALID_HOST_PTR)
+        SIMPLER_CL_ERROR(CL_INVALID_MEM_OBJECT)
+        SIMPLER_CL_ERROR(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+        SIMPLER_CL_ERROR(CL_INVALID_IMAGE_SIZE)
+        SIMPLER_CL_ERROR(CL_INVALID_SAMPLER)
+        SIMPLER_CL_ERROR(CL_INVALID_BINARY)
+        SIMPLER_CL_ERROR(CL_INVALID_BUILD_OPTIONS)
+        SIMPLER_CL_ERROR(CL_INVALID_PROGRAM)
+        SIMPLER_CL_ERROR(CL_INVALID_PROGRAM_EXECUTABLE)
+        SIMPLER_CL_ERROR(CL_INVALID_KERNEL_NAME)
+        SIMPLER_CL_ERROR(CL_INVALID_KERNEL_DEFINITION)
+        SIMPLER_CL_ERROR(CL_INVALID_KERNEL)
+        SIMPLER_CL_ERROR(CL_INVALID_ARG_INDEX)
+        SIMPLER_CL_ERROR(CL_INVALID_ARG_VALUE)
+        SIMPLER_CL_ERROR(CL_INVALID_ARG_SIZE)
+        SIMPLER_CL_ERROR(CL_INVALID_KERNEL_ARGS)
+        SIMPLER_CL_ERROR(CL_INVALID_WORK_DIMENSION)
+        SIMPLER_CL_ERROR(CL_INVALID_WORK_GROUP_SIZE)
+        SIMPLER_CL_ERROR(CL_INVALID_WORK_ITEM_SIZE)
+        SIMPLER_CL_ERROR(CL_INVALID_GLOBAL_OFFSET)
+        SIMPLER_CL_ERROR(CL_INVALID_EVENT_WAIT_LIST)
+        SIMPLER_CL_ERROR(CL_INVALID_EVENT)
+        SIMPLER_CL_ERROR(CL_INVALID_OPERATION)
+        SIMPLER_CL_ERROR(CL_INVALID_GL_OBJECT)
+        SIMPLER_CL_ERROR(CL_INVALID_BUFFER_SIZE)
+        SIMPLER_CL_ERROR(CL_INVALID_MIP_LEVEL)
+        SIMPLER_CL_ERROR(CL_INVALID_GLOBAL_WORK_SIZE)
+        SIMPLER_CL_ERROR(CL_INVALID_PROPERTY)
+        SIMPLER_CL_ERROR(CL_INVALID_IMAGE_DESCRIPTOR)
+        SIMPLER_CL_ERROR(CL_INVALID_COMPILER_OPTIONS)
+        SIMPLER_CL_ERROR(CL_INVALID_LINKER_OPTIONS)
+        SIMPLER_CL_ERROR(CL_INVALID_DEVICE_PARTITION_COUNT)
+#undef SIMPLER_CL_ERROR
+        case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+        default: return "OpenCL error " + std::to_string(code);
+    }
+}
+
+}  // namespace simpler::chip::opencl

@@ -1,0 +1,184 @@
+#include "simpler/chip/opencl/opencl_device.h"
+
+#include <sys/mman.h>
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace simpler::chip::opencl {
+namespace {
+
+std::string hex(uint64_t v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+OpenClDeviceInfo choose(const DeviceChoice& choice) {
+    const std::vector<OpenClDeviceInfo> found = find_opencl_devices(choice.platform);
+    return found[choice.index % found.size()];
+}
+
+}  // namespace
+
+OpenClDevice::OpenClDevice(const KernelRegistry& kernels, const DeviceChoice& choice, uint64_t memory_bytes)
+    : cl_(opencl_api()), kernels_(kernels), info_(choose(choice)), addresses_(memory_bytes) {
+    // The arena's pages are never touched: its addresses name bytes of the cl_mem below.
+    mprotect(reinterpret_cast<void*>(addresses_.base()), addresses_.capacity(), PROT_NONE);
+    facts_.kind = DeviceKind::OPENCL;
+    facts_.platform = info_.platform_name;
+    facts_.name = info_.name;
+    facts_.memory_bytes = info_.global_memory;
+    facts_.compute_units = info_.compute_units;
+    facts_.unified_host_memory = false;  // kernels see only cl_mem buffers
+    if (addresses_.capacity() > info_.max_allocation)
+        throw std::runtime_error("OpenCL: device '" + info_.name + "' lets one buffer hold at most " +
+                                 std::to_string(info_.max_allocation) + " bytes; the chip's device memory asks " +
+                                 std::to_string(addresses_.capacity()) + " (lower the chip's arena_bytes)");
+    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(info_.platform),
+                                           0};
+    cl_int rc = CL_SUCCESS;
+    context_ = cl_.CreateContext(props, 1, &info_.device, nullptr, nullptr, &rc);
+    if (rc != CL_SUCCESS) fail("clCreateContext", rc);
+    queue_ = cl_.CreateCommandQueue(context_, info_.device, 0, &rc);
+    if (rc != CL_SUCCESS) {
+        cl_.ReleaseContext(context_);
+        fail("clCreateCommandQueue", rc);
+    }
+    try {
+        regions_.push_back({addresses_.base(), addresses_.capacity(), make_buffer(addresses_.capacity(), "memory")});
+    } catch (...) {
+        cl_.ReleaseCommandQueue(queue_);
+        cl_.ReleaseContext(context_);
+        throw;
+    }
+}
+
+OpenClDevice::~OpenClDevice() {
+    cl_.Finish(queue_);
+    for (auto& [id, ev] : events_) cl_.ReleaseEvent(ev);
+    for (const Region& r : regions_) cl_.ReleaseMemObject(r.buffer);
+    cl_.ReleaseCommandQueue(queue_);
+    cl_.ReleaseContext(context_);
+}
+
+void OpenClDevice::fail(const std::string& what, cl_int code) const {
+    throw std::runtime_error("OpenCL device '" + info_.name + "': " + what + " failed: " + cl_error_name(code));
+}
+
+cl_mem OpenClDevice::make_buffer(uint64_t nbytes, const char* what) {
+    cl_int rc = CL_SUCCESS;
+    cl_mem m = cl_.CreateBuffer(context_, CL_MEM_READ_WRITE, nbytes, nullptr, &rc);
+    if (rc != CL_SUCCESS)
+        fail(std::string("clCreateBuffer of its ") + what + " (" + std::to_string(nbytes) + " bytes)", rc);
+    return m;
+}
+
+uint64_t OpenClDevice::alloc(uint64_t nbytes, uint64_t alignment) {
+    return reinterpret_cast<uint64_t>(addresses_.alloc(nbytes, alignment));
+}
+
+uint64_t OpenClDevice::try_alloc(uint64_t nbytes, uint64_t alignment) noexcept {
+    return addresses_.try_alloc(nbytes, alignment);
+}
+
+bool OpenClDevice::try_free(uint64_t addr) noexcept { return addresses_.try_free(addr); }
+
+bool OpenClDevice::contains(uint64_t addr, uint64_t nbytes) const noexcept {
+    for (const Region& r : regions_)
+        if (addr >= r.base && nbytes <= r.nbytes && addr - r.base <= r.nbytes - nbytes) return true;
+    return false;
+}
+
+void OpenClDevice::adopt_range(uint64_t base, uint64_t nbytes) {
+    if (nbytes == 0 || base + nbytes < base)
+        throw std::invalid_argument("adopt_range: an empty or wrapping range at " + hex(base));
+    for (const Region& r : regions_)
+        if (base < r.base + r.nbytes && r.base < base + nbytes)
+            throw std::invalid_argument("adopt_range: " + hex(base) + " + " + std::to_string(nbytes) +
+                                        " bytes overlaps device memory of '" + info_.name + "' at " + hex(r.base));
+    if (nbytes > info_.max_allocation)
+        throw std::runtime_error("OpenCL: device '" + info_.name + "' lets one buffer hold at most " +
+                                 std::to_string(info_.max_allocation) + " bytes; the device heap asks " +
+                                 std::to_string(nbytes));
+    regions_.push_back({base, nbytes, make_buffer(nbytes, "adopted heap")});
+}
+
+std::pair<cl_mem, uint64_t> OpenClDevice::resolve(const char* what, uint64_t addr, uint64_t nbytes) const {
+    for (const Region& r : regions_)
+        if (addr >= r.base && nbytes <= r.nbytes && addr - r.base <= r.nbytes - nbytes)
+            return {r.buffer, addr - r.base};
+    throw std::invalid_argument(std::string(what) + ": device range " + hex(addr) + " + " + std::to_string(nbytes) +
+                                " bytes is not inside the memory of '" + info_.name + "'");
+}
+
+DeviceEvent OpenClDevice::remember(cl_event event) {
+    std::lock_guard<std::mutex> lock(events_mu_);
+    const DeviceEvent id = next_event_++;
+    events_.emplace(id, event);
+    return id;
+}
+
+DeviceEvent OpenClDevice::copy_to_device(uint64_t dst, const void* src, uint64_t nbytes) {
+    if (nbytes == 0) return 0;
+    const auto [buffer, offset] = resolve("copy_to_device", dst, nbytes);
+    cl_event ev = nullptr;
+    const cl_int rc = cl_.EnqueueWriteBuffer(queue_, buffer, CL_FALSE, offset, nbytes, src, 0, nullptr, &ev);
+    if (rc != CL_SUCCESS) fail("clEnqueueWriteBuffer of " + std::to_string(nbytes) + " bytes", rc);
+    return remember(ev);
+}
+
+DeviceEvent OpenClDevice::copy_to_host(void* dst, uint64_t src, uint64_t nbytes) {
+    if (nbytes == 0) return 0;
+    const auto [buffer, offset] = resolve("copy_to_host", src, nbytes);
+    cl_event ev = nullptr;
+    const cl_int rc = cl_.EnqueueReadBuffer(queue_, buffer, CL_FALSE, offset, nbytes, dst, 0, nullptr, &ev);
+    if (rc != CL_SUCCESS) fail("clEnqueueReadBuffer of " + std::to_string(nbytes) + " bytes", rc);
+    return remember(ev);
+}
+
+void OpenClDevice::wait(DeviceEvent event) {
+    if (event == 0) return;
+    cl_event ev = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(events_mu_);
+        const auto it = events_.find(event);
+        if (it == events_.end()) return;  // already waited for, or released by synchronize()
+        ev = it->second;
+        events_.erase(it);
+    }
+    const cl_int rc = cl_.WaitForEvents(1, &ev);
+    cl_int status = CL_COMPLETE;
+    cl_.GetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+    cl_.ReleaseEvent(ev);
+    if (rc != CL_SUCCESS) fail("waiting for a copy", rc);
+    if (status < 0) fail("a copy", status);
+}
+
+void OpenClDevice::synchronize() {
+    const cl_int rc = cl_.Finish(queue_);
+    std::map<DeviceEvent, cl_event> done;
+    {
+        std::lock_guard<std::mutex> lock(events_mu_);
+        done.swap(events_);
+    }
+    cl_int failed = CL_SUCCESS;
+    for (auto& [id, ev] : done) {
+        cl_int status = CL_COMPLETE;
+        cl_.GetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+        if (status < 0 && failed == CL_SUCCESS) failed = status;
+        cl_.ReleaseEvent(ev);
+    }
+    if (rc != CL_SUCCESS) fail("clFinish", rc);
+    if (failed != CL_SUCCESS) fail("a queued copy", failed);
+}
+
+int32_t OpenClDevice::launch(uint32_t kernel_id, const KernelArgs& args) noexcept {
+    const char* name = kernels_.kernel_name(kernel_id);
+    return kernel_fail(&args, "kernel '%s' has no OpenCL form on device '%s'", name != nullptr ? name : "?",
+                       info_.name.c_str());
+}
+
+}  // namespace simpler::chip::opencl

@@ -1,0 +1,87 @@
+// OpenClDevice: a chip's device driven through OpenCL 1.2 (opencl_api.h: the
+// ICD loader found at run time) — one device of one platform, its context and
+// an in-order command queue, made in the chip process (after the fork).
+//
+// Device memory is one cl_mem of the chip's memory size (no larger than the
+// device lets one buffer be). Its device addresses come from a DeviceArena
+// whose mapping is made inaccessible: the allocator hands out addresses that
+// are unique in the process and that nothing in it may dereference; the device
+// resolves each to (the cl_mem, offset). A range adopted with adopt_range (the
+// Worker's DEVICE_MALLOC heap of this chip, allocated by the parent) gets a
+// cl_mem of its own, resolved the same way. host_address() is always nullptr:
+// bytes move only by copies (clEnqueueWriteBuffer / clEnqueueReadBuffer,
+// non-blocking, each an event of the queue).
+//
+// Owns the context, the queue, the buffers and the events it hands out (those
+// never waited for are released by synchronize() and the destructor). Thread-
+// safe: the OpenCL calls are, and the event table has its own mutex. Host
+// layer: the constructor and the copies throw std::runtime_error naming the
+// device and the OpenCL error by name, std::invalid_argument for a range that
+// is not device memory of this device.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "simpler/chip/device.h"
+#include "simpler/chip/device_arena.h"
+#include "simpler/chip/kernel_registry.h"
+#include "simpler/chip/opencl/opencl_api.h"
+#include "simpler/chip/opencl/opencl_platforms.h"
+
+namespace simpler::chip::opencl {
+
+class OpenClDevice final : public Device {
+public:
+    // Opens device choice.index modulo the devices find_opencl_devices(choice.platform) finds.
+    OpenClDevice(const KernelRegistry& kernels, const DeviceChoice& choice, uint64_t memory_bytes);
+    ~OpenClDevice() override;
+
+    [[nodiscard]] const DeviceFacts& facts() const noexcept override { return facts_; }
+
+    uint64_t alloc(uint64_t nbytes, uint64_t alignment = DEVICE_ARENA_MIN_ALIGN) override;
+    uint64_t try_alloc(uint64_t nbytes, uint64_t alignment = DEVICE_ARENA_MIN_ALIGN) noexcept override;
+    bool try_free(uint64_t addr) noexcept override;
+    [[nodiscard]] bool contains(uint64_t addr, uint64_t nbytes = 1) const noexcept override;
+    [[nodiscard]] ArenaStats memory_stats() const override { return addresses_.stats(); }
+    [[nodiscard]] void* host_address(uint64_t /*addr*/) const noexcept override { return nullptr; }
+    void adopt_range(uint64_t base, uint64_t nbytes) override;
+
+    DeviceEvent copy_to_device(uint64_t dst, const void* src, uint64_t nbytes) override;
+    DeviceEvent copy_to_host(void* dst, uint64_t src, uint64_t nbytes) override;
+    void wait(DeviceEvent event) override;
+    void synchronize() override;
+
+    int32_t launch(uint32_t kernel_id, const KernelArgs& args) noexcept override;
+
+    // The buffer holding [addr, addr + nbytes) and addr's offset in it; throws
+    // std::invalid_argument when no region of this device holds the range whole.
+    [[nodiscard]] std::pair<cl_mem, uint64_t> resolve(const char* what, uint64_t addr, uint64_t nbytes) const;
+
+private:
+    struct Region {
+        uint64_t base;
+        uint64_t nbytes;
+        cl_mem buffer;
+    };
+    cl_mem make_buffer(uint64_t nbytes, const char* what);
+    DeviceEvent remember(cl_event event);
+    [[noreturn]] void fail(const std::string& what, cl_int code) const;
+
+    const OpenClApi& cl_;
+    const KernelRegistry& kernels_;
+    OpenClDeviceInfo info_;
+    DeviceFacts facts_;
+    cl_context context_ = nullptr;
+    cl_command_queue queue_ = nullptr;
+    DeviceArena addresses_;
+    std::vector<Region> regions_;  // [0]: the device memory behind addresses_; then the adopted ranges
+    std::mutex events_mu_;
+    std::map<DeviceEvent, cl_event> events_;
+    DeviceEvent next_event_ = 1;
+};
+
+}  // namespace simpler::chip::opencl
