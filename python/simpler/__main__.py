@@ -15,12 +15,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--cmakedir", action="store_true",
                         help="print the folder of simpler's CMake package (find_package(simpler CONFIG)) and exit")
     sub = parser.add_subparsers(dest="command")
-    demo = sub.add_parser("demo", help="a tiled matmul on 2 simulated chips and a reduction on 2 sub-workers, "
+    demo = sub.add_parser("demo", help="a tiled matmul on 2 chips and a reduction on 2 sub-workers, "
                                        "checked against NumPy")
     demo.add_argument("--trace", metavar="FILE", help="write a Chrome-trace timeline of the run (Perfetto)")
     demo.add_argument("--levels", type=int, choices=(3, 4), default=3,
                       help="3: one host Worker with 2 chips (default); 4: a level-4 Worker over 2 level-3 Workers "
                            "of 2 chips each")
+    demo.add_argument("--device", choices=("simulated", "opencl"), default="simulated",
+                      help="what the chips drive: the simulated device (default) or an OpenCL device each")
     sub.add_parser("wire", help="build example tensors and task arguments, round-trip a blob, show refusals")
     launch = sub.add_parser("launch", help="run a program with remote Workers under mpirun (rank 0 is the L4, the "
                                            "other ranks serve its remote L3 Workers)")
@@ -57,11 +59,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.command == "demo" and args.levels == 4:
         from simpler.demo_tree import run as run_tree
 
-        return run_tree(trace=args.trace)
+        return run_tree(trace=args.trace, device=args.device)
     if args.command == "demo":
         from simpler.demo import run
 
-        return run(trace=args.trace)
+        return run(trace=args.trace, device=args.device)
     if args.command == "wire":
         from simpler import wire_demo
 

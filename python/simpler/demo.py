@@ -1,5 +1,6 @@
-"""`python -m simpler demo`: a tiled matmul on 2 simulated chips, then a
-reduction on 2 Python sub-workers, checked against NumPy.
+"""`python -m simpler demo`: a tiled matmul on 2 chips (simulated, or with
+`--device opencl` an OpenCL device each), then a reduction on 2 Python
+sub-workers, checked against NumPy.
 
 C = A @ B is split into column tiles C[:, j0:j1] = A @ B[:, j0:j1]; tile t runs
 on chip t % 2. The tiles' bounding byte ranges interleave (every row of one sits
@@ -50,9 +51,9 @@ def _ranges_meet(a: Tensor, b: Tensor) -> bool:
     return a0 < b1 and b0 < a1
 
 
-def run(out: Callable[[str], None] = print, trace: Optional[str] = None) -> int:
+def run(out: Callable[[str], None] = print, trace: Optional[str] = None, device: str = "simulated") -> int:
     rng = np.random.default_rng(7)
-    with Worker(level=3, num_chips=2, num_sub_workers=2, record_edges=True, trace=True) as w:
+    with Worker(level=3, num_chips=2, num_sub_workers=2, record_edges=True, trace=True, device=device) as w:
         matmul = w.register(ChipCallable("std.matmul"))
         reduce = w.register(row_block_sum)
         w.init()

@@ -1,12 +1,13 @@
 """`python -m simpler demo --levels 4`: the tiled matmul of `demo`, one level up.
 
-A level-4 Worker drives 2 level-3 Workers of 2 simulated chips each. C = A @ B
-is split into 4 column tiles; the L4 orchestration sends tiles 0-1 to L3[0]
-and tiles 2-3 to L3[1], forwarding views of the L4 buffers (nothing is copied
-or mapped on the way). Each L3 orchestration splits its tile into two column
-halves, one per chip. The answer is checked against NumPy; the demo prints the
-edges each level inferred (none: every tile and half writes its own columns)
-and, with `--trace FILE`, writes one timeline with every level in it.
+A level-4 Worker drives 2 level-3 Workers of 2 chips each (simulated, or with
+`--device opencl` an OpenCL device each). C = A @ B is split into 4 column
+tiles; the L4 orchestration sends tiles 0-1 to L3[0] and tiles 2-3 to L3[1],
+forwarding views of the L4 buffers (nothing is copied or mapped on the way).
+Each L3 orchestration splits its tile into two column halves, one per chip. The
+answer is checked against NumPy; the demo prints the edges each level inferred
+(none: every tile and half writes its own columns) and, with `--trace FILE`,
+writes one timeline with every level in it.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ def columns(t: Tensor, j0: int, width: int) -> Tensor:
     return Tensor(t.buffer, (rows, width), F32, (row_stride, 1), t.byte_offset + j0 * 4)
 
 
-def run(out: Callable[[str], None] = print, trace: Optional[str] = None) -> int:
+def run(out: Callable[[str], None] = print, trace: Optional[str] = None, device: str = "simulated") -> int:
     rng = np.random.default_rng(11)
     with Worker(level=4, record_edges=True, trace=trace is not None) as w4:
         for _ in range(2):
-            w4.add_worker(Worker(level=3, num_chips=2))
+            w4.add_worker(Worker(level=3, num_chips=2, device=device))
         matmul = w4.register(ChipCallable("std.matmul"))
 
         def tile_on_two_chips(o: Orchestrator, args: TaskArgs, cfg: object) -> None:

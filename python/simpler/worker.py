@@ -38,7 +38,8 @@ RunFuture at once, and several runs may be in flight (simpler.run_future).
 Chips are forked processes, one each (docs/chip.md), driving the simulated device
 (the default) or, with `device="opencl"`, an OpenCL device each (chip i takes
 device i modulo those found on the platforms whose name contains
-`device_platform`; init() refuses clearly when there is none): `chip_core_threads`
+`device_platform`; init() refuses clearly when there is none; SIMPLER_DEVICE sets
+the default of `device`, so a program runs with the device switched): `chip_core_threads`
 kernel threads, `chip_arena_bytes` of device memory for staged copies,
 `device_memory_bytes` per chip for `alloc_child_tensor`, `window_heap_bytes` per
 chip for the windows of `allocate_domain` (shared between the chip processes),
@@ -240,6 +241,11 @@ class Worker:
         if level > 3 and num_chips:
             raise ValueError(f"Worker(level={level}, num_chips={num_chips}): the next level of a level-{level} Worker "
                              f"is level-{level - 1} Workers (add_worker), not chips; chips belong to level-3 Workers")
+        if device is None and os.environ.get("SIMPLER_DEVICE"):
+            device = os.environ["SIMPLER_DEVICE"]
+            if device not in _DEVICE_KINDS:
+                raise ValueError(f"SIMPLER_DEVICE={device!r} (the default of Worker.device) is not one of "
+                                 f"{', '.join(map(repr, _DEVICE_KINDS))}")
         self._config = worker_config(
             num_chips=num_chips, num_sub_workers=num_sub_workers, task_timeout=task_timeout,
             blob_capacity=blob_capacity, chip_core_threads=chip_core_threads, chip_arena_bytes=chip_arena_bytes,

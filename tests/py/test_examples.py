@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from opencl_helpers import require_opencl
 from worker_helpers import time_bound  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,3 +54,16 @@ def test_the_readme_example_is_examples_quickstart():
         "README.md's example and examples/quickstart.py differ"
     for line in head.splitlines():
         assert line in example.splitlines(), f"README.md's line {line!r} is not in examples/quickstart.py"
+
+
+# Communication domains are refused on OpenCL chips (their windows are host
+# shared memory an OpenCL kernel cannot address): that example stays simulated.
+ON_OPENCL = sorted(set(SMALL_ARGS) - {"domain_all_gather"})
+
+
+@pytest.mark.parametrize("name", ON_OPENCL)
+def test_example_runs_on_opencl_chips(name, capsys, monkeypatch):
+    require_opencl()
+    monkeypatch.setenv("SIMPLER_DEVICE", "opencl")
+    monkeypatch.setattr(sys, "argv", [f"{name}.py"])
+    assert load(name).main(SMALL_ARGS[name]) == 0, capsys.readouterr().out

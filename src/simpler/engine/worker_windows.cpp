@@ -48,6 +48,14 @@ std::optional<std::string> Worker::global_window_problem(const BufferDescriptor&
 WindowDomain Worker::allocate_domain(const std::string& name, const std::vector<uint32_t>& workers,
                                      uint64_t window_size, const std::vector<WindowBufferSpec>& buffers) {
     if (closed_) throw std::logic_error("allocate_domain: the Worker is closed");
+    // A domain's windows are host shared memory its chips' kernels address in place.
+    if (const chip::DeviceKind kind = config_.chip_lane.chip.device.kind;
+        kind != chip::DeviceKind::SIMULATED && !config_.chip_handler)
+        throw std::invalid_argument("allocate_domain '" + name + "': this Worker's chips drive " +
+                                    chip::device_kind_name(kind) +
+                                    " devices, whose kernels reach only their own device memory, and a domain's "
+                                    "windows are host shared memory; communication domains need simulated chips "
+                                    "(device=\"simulated\")");
     await_released_name(*windows_, name, "allocate_domain");
     std::vector<std::string> lost;
     {

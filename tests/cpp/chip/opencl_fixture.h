@@ -12,6 +12,19 @@
 
 #include "simpler/chip/device_catalog.h"
 
+// Whether the OpenCL tests run here: an OpenCL device is found, or
+// SIMPLER_REQUIRE_OPENCL=1 asks for them (they then fail without one). For
+// parameter lists, which a test cannot skip.
+inline bool opencl_tests_run() noexcept {
+    const char* required = std::getenv("SIMPLER_REQUIRE_OPENCL");
+    if (required != nullptr && std::strcmp(required, "1") == 0) return true;
+    try {
+        return !::simpler::chip::find_devices({::simpler::chip::DeviceKind::OPENCL, "", 0}).empty();
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
 // GTEST_SKIP()s (or fails) the calling test when no OpenCL device is found.
 #define SIMPLER_REQUIRE_OPENCL_DEVICE()                                                   \
     do {                                                                                  \

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "chip_fixtures.h"
+#include "opencl_fixture.h"
 #include "simpler/chip/chip.h"
 #include "simpler/chip/kernel_api.h"
 
@@ -33,30 +34,37 @@ float at(const std::vector<float>& buf, const ChipTensor& t, uint32_t i, uint32_
     return buf[t.start_offset + uint64_t{i} * t.strides[0] + uint64_t{j} * t.strides[1]];
 }
 
-ChipConfig config(StagingMode mode, bool host_addressable = true) {
+ChipConfig config(StagingMode mode, bool host_addressable = true, DeviceKind device = DeviceKind::SIMULATED) {
     ChipConfig c;
     c.arena_bytes = 64 << 20;
     c.staging = mode;
     c.host_addressable = host_addressable;
     c.runtime.core_threads = 2;
+    c.device.kind = device;
     return c;
 }
 
-// How the chip moves bytes: staged in place, zero-copy, or staged through a
-// device whose memory the chip process does not reach (copies only).
+// How the chip moves bytes: staged in place, zero-copy, staged through a
+// device whose memory the chip process does not reach (copies only), or on
+// an OpenCL device (the standard set in OpenCL C).
 struct Setup {
     StagingMode mode;
     bool host_addressable;
+    DeviceKind device;
     const char* name;
 };
-const auto SETUPS =
-    ::testing::Values(Setup{StagingMode::STAGE, true, "Staged"}, Setup{StagingMode::ZERO_COPY, true, "ZeroCopy"},
-                      Setup{StagingMode::STAGE, false, "StagedDiscrete"});
+std::vector<Setup> setups() {
+    std::vector<Setup> out{{StagingMode::STAGE, true, DeviceKind::SIMULATED, "Staged"},
+                           {StagingMode::ZERO_COPY, true, DeviceKind::SIMULATED, "ZeroCopy"},
+                           {StagingMode::STAGE, false, DeviceKind::SIMULATED, "StagedDiscrete"}};
+    if (opencl_tests_run()) out.push_back({StagingMode::STAGE, false, DeviceKind::OPENCL, "OpenCl"});
+    return out;
+}
 std::string setup_name(const ::testing::TestParamInfo<Setup>& p) { return p.param.name; }
 
 class StdKernels : public ::testing::TestWithParam<Setup> {
 protected:
-    Chip chip{config(GetParam().mode, GetParam().host_addressable)};
+    Chip chip{config(GetParam().mode, GetParam().host_addressable, GetParam().device)};
 
     // Runs `orch`; returns how many kernel tasks it submitted (0 when the run failed).
     uint64_t run(const char* orch, std::initializer_list<ChipTensor> tensors, std::initializer_list<TensorArgType> tags,
@@ -302,7 +310,7 @@ TEST_P(StdMatmulLayouts, SingleRowAndSingleColumnOperands) {
                   view(B.data(), B.size() * 4, 1, {K, N}, {3, 5}), C, view(C.data(), C.size() * 4, 2, {1, N}, {1, 1}));
 }
 
-INSTANTIATE_TEST_SUITE_P(Staging, StdMatmulLayouts, SETUPS, setup_name);
+INSTANTIATE_TEST_SUITE_P(Staging, StdMatmulLayouts, ::testing::ValuesIn(setups()), setup_name);
 
 // Several core threads in std.matmul at once, each on its own row tile: with
 // integer-valued inputs every product is exact, so any tile computed wrongly
@@ -359,4 +367,4 @@ TEST_P(StdKernels, AnUnknownOrchestrationIsAnError) {
     EXPECT_NE(r.error.find("no chip orchestration named 'std.nope'"), std::string::npos) << r.error;
 }
 
-INSTANTIATE_TEST_SUITE_P(Staging, StdKernels, SETUPS, setup_name);
+INSTANTIATE_TEST_SUITE_P(Staging, StdKernels, ::testing::ValuesIn(setups()), setup_name);

@@ -1,13 +1,16 @@
 // std.sum_n through its orchestration on a Chip: each of its four dtypes
 // against a reference computed here, the output as one of the terms (and its
 // place in the order of the sum), strided views,
-// INT32 wrapping, the one rounding of the half types, and its refusals.
+// INT32 wrapping, the one rounding of the half types, and its refusals —
+// staged, zero-copy, and on an OpenCL device where one is found.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "chip_fixtures.h"
+#include "opencl_fixture.h"
 #include "simpler/chip/chip.h"
 #include "simpler/chip/kernel_api.h"
 
@@ -20,12 +23,26 @@ constexpr TensorArgType IN = TensorArgType::INPUT;
 constexpr TensorArgType OUT = TensorArgType::OUTPUT_EXISTING;
 constexpr TensorArgType INOUT = TensorArgType::INOUT;
 
-class SumKernel : public ::testing::TestWithParam<StagingMode> {
+struct Setup {
+    StagingMode mode;
+    DeviceKind device;
+    const char* name;
+};
+
+std::vector<Setup> setups() {
+    std::vector<Setup> out{{StagingMode::STAGE, DeviceKind::SIMULATED, "Staged"},
+                           {StagingMode::ZERO_COPY, DeviceKind::SIMULATED, "ZeroCopy"}};
+    if (opencl_tests_run()) out.push_back({StagingMode::STAGE, DeviceKind::OPENCL, "OpenCl"});
+    return out;
+}
+
+class SumKernel : public ::testing::TestWithParam<Setup> {
 protected:
     Chip chip{[] {
         ChipConfig c;
         c.arena_bytes = 64 << 20;
-        c.staging = GetParam();
+        c.staging = GetParam().mode;
+        c.device.kind = GetParam().device;
         c.runtime.core_threads = 2;
         return c;
     }()};
@@ -160,5 +177,5 @@ TEST_P(SumKernel, RefusesMismatchedDtypesUnsupportedDtypesAndBadCounts) {
     for (float v : out) EXPECT_EQ(v, 0.0f);
 }
 
-INSTANTIATE_TEST_SUITE_P(Staging, SumKernel, ::testing::Values(StagingMode::STAGE, StagingMode::ZERO_COPY),
-                         [](const auto& p) { return p.param == StagingMode::STAGE ? "Staged" : "ZeroCopy"; });
+INSTANTIATE_TEST_SUITE_P(Staging, SumKernel, ::testing::ValuesIn(setups()),
+                         [](const auto& p) { return std::string(p.param.name); });

@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "simpler/chip/opencl/opencl_std_kernels.h"
+
 namespace simpler::chip::opencl {
 namespace {
 
@@ -153,8 +155,8 @@ void OpenClDevice::wait(DeviceEvent event) {
     cl_int status = CL_COMPLETE;
     cl_.GetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
     cl_.ReleaseEvent(ev);
-    if (rc != CL_SUCCESS) fail("waiting for a copy", rc);
-    if (status < 0) fail("a copy", status);
+    if (rc != CL_SUCCESS) fail("waiting for a queued command", rc);
+    if (status < 0) fail("a queued command", status);
 }
 
 void OpenClDevice::synchronize() {
@@ -172,11 +174,28 @@ void OpenClDevice::synchronize() {
         cl_.ReleaseEvent(ev);
     }
     if (rc != CL_SUCCESS) fail("clFinish", rc);
-    if (failed != CL_SUCCESS) fail("a queued copy", failed);
+    if (failed != CL_SUCCESS) fail("a queued command", failed);
+}
+
+OpenClProgram& OpenClDevice::std_program() {
+    std::lock_guard<std::mutex> lock(program_mu_);
+    if (!std_program_)
+        std_program_ =
+            std::make_unique<OpenClProgram>(context_, info_.device, std_kernels_source(), "the standard kernels");
+    return *std_program_;
+}
+
+DeviceEvent OpenClDevice::enqueue_kernel(cl_kernel kernel, cl_uint dims, const size_t* global, const size_t* local,
+                                         const std::string& what) {
+    cl_event ev = nullptr;
+    const cl_int rc = cl_.EnqueueNDRangeKernel(queue_, kernel, dims, nullptr, global, local, 0, nullptr, &ev);
+    if (rc != CL_SUCCESS) fail("clEnqueueNDRangeKernel of " + what, rc);
+    return remember(ev);
 }
 
 int32_t OpenClDevice::launch(uint32_t kernel_id, const KernelArgs& args) noexcept {
     const char* name = kernels_.kernel_name(kernel_id);
+    if (name != nullptr && is_std_kernel(name)) return launch_std_kernel(*this, name, args);
     return kernel_fail(&args, "kernel '%s' has no OpenCL form on device '%s'", name != nullptr ? name : "?",
                        info_.name.c_str());
 }

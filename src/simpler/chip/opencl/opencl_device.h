@@ -12,6 +12,11 @@
 // bytes move only by copies (clEnqueueWriteBuffer / clEnqueueReadBuffer,
 // non-blocking, each an event of the queue).
 //
+// launch() runs the standard kernels in OpenCL C (opencl_std_kernels.h; the
+// program is built at the first launch, its binary cached: opencl_program.h),
+// each enqueued on the same queue and waited for. A kernel with no OpenCL
+// form (a C++ kernel of a user library) fails naming the kernel and the device.
+//
 // Owns the context, the queue, the buffers and the events it hands out (those
 // never waited for are released by synchronize() and the destructor). Thread-
 // safe: the OpenCL calls are, and the event table has its own mutex. Host
@@ -22,6 +27,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -31,6 +37,7 @@
 #include "simpler/chip/kernel_registry.h"
 #include "simpler/chip/opencl/opencl_api.h"
 #include "simpler/chip/opencl/opencl_platforms.h"
+#include "simpler/chip/opencl/opencl_program.h"
 
 namespace simpler::chip::opencl {
 
@@ -57,6 +64,13 @@ public:
 
     int32_t launch(uint32_t kernel_id, const KernelArgs& args) noexcept override;
 
+    // The standard kernels' program (opencl_std_kernels.h), built at its first use.
+    OpenClProgram& std_program();
+    // Enqueues `kernel` (its arguments set) over `global` work items in
+    // `dims` dimensions; `what` names it in an error. Returns its event.
+    DeviceEvent enqueue_kernel(cl_kernel kernel, cl_uint dims, const size_t* global, const size_t* local,
+                               const std::string& what);
+
     // The buffer holding [addr, addr + nbytes) and addr's offset in it; throws
     // std::invalid_argument when no region of this device holds the range whole.
     [[nodiscard]] std::pair<cl_mem, uint64_t> resolve(const char* what, uint64_t addr, uint64_t nbytes) const;
@@ -79,6 +93,8 @@ private:
     cl_command_queue queue_ = nullptr;
     DeviceArena addresses_;
     std::vector<Region> regions_;  // [0]: the device memory behind addresses_; then the adopted ranges
+    std::mutex program_mu_;
+    std::unique_ptr<OpenClProgram> std_program_;
     std::mutex events_mu_;
     std::map<DeviceEvent, cl_event> events_;
     DeviceEvent next_event_ = 1;

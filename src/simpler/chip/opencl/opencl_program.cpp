@@ -1,0 +1,157 @@
+#include "simpler/chip/opencl/opencl_program.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <vector>
+
+#include "simpler/chip/content_hash.h"
+#include "simpler/chip/library_builder.h"
+#include "simpler/chip/opencl/opencl_view.h"
+
+namespace simpler::chip::opencl {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* BUILD_OPTIONS = "-cl-std=CL1.2";
+constexpr size_t LOG_LIMIT = 4000;
+std::atomic<uint64_t> g_cache_writes{0};
+
+std::string device_text(const OpenClApi& cl, cl_device_id d, cl_device_info what) {
+    size_t n = 0;
+    if (cl.GetDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
+    std::string s(n, '\0');
+    if (cl.GetDeviceInfo(d, what, n, s.data(), nullptr) != CL_SUCCESS) return {};
+    s.resize(s.find('\0') == std::string::npos ? s.size() : s.find('\0'));
+    return s;
+}
+
+std::string platform_name(const OpenClApi& cl, cl_device_id d) {
+    cl_platform_id p = nullptr;
+    if (cl.GetDeviceInfo(d, CL_DEVICE_PLATFORM, sizeof(cl_platform_id), static_cast<void*>(&p), nullptr) != CL_SUCCESS)
+        return {};
+    size_t n = 0;
+    if (cl.GetPlatformInfo(p, CL_PLATFORM_NAME, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
+    std::string s(n, '\0');
+    if (cl.GetPlatformInfo(p, CL_PLATFORM_NAME, n, s.data(), nullptr) != CL_SUCCESS) return {};
+    s.resize(s.find('\0') == std::string::npos ? s.size() : s.find('\0'));
+    return s;
+}
+
+void add_field(Sha256& h, const std::string& s) {
+    h.update(std::to_string(s.size()));
+    h.update(":");
+    h.update(s);
+}
+
+std::string build_log(const OpenClApi& cl, cl_program p, cl_device_id d) {
+    size_t n = 0;
+    if (cl.GetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
+    std::string s(n, '\0');
+    if (cl.GetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, n, s.data(), nullptr) != CL_SUCCESS) return {};
+    s.resize(s.find('\0') == std::string::npos ? s.size() : s.find('\0'));
+    if (s.size() > LOG_LIMIT) s = s.substr(0, LOG_LIMIT) + "\n...";
+    return s;
+}
+
+std::string read_binary(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return {};
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Writes the program's binary to `path` (through a temporary file renamed into place); failures only cost the cache.
+void write_binary(const OpenClApi& cl, cl_program p, const fs::path& path) {
+    size_t size = 0;
+    if (cl.GetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) != CL_SUCCESS || size == 0) return;
+    std::string bytes(size, '\0');
+    unsigned char* where = reinterpret_cast<unsigned char*>(bytes.data());
+    if (cl.GetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof where, static_cast<void*>(&where), nullptr) != CL_SUCCESS)
+        return;
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    if (ec) return;
+    const fs::path tmp =
+        path.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(g_cache_writes.fetch_add(1));
+    {
+        std::ofstream out(tmp, std::ios::binary);
+        if (!out) return;
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        if (!out) {
+            fs::remove(tmp, ec);
+            return;
+        }
+    }
+    fs::rename(tmp, path, ec);
+    if (ec) fs::remove(tmp, ec);
+}
+
+}  // namespace
+
+OpenClProgram::OpenClProgram(cl_context context, cl_device_id device, const std::string& source,
+                             const std::string& origin)
+    : cl_(opencl_api()), origin_(origin), device_name_(device_text(cl_, device, CL_DEVICE_NAME)) {
+    const std::string text = std::string(OPENCL_PRELUDE) + "\n#line 1\n" + source;
+    Sha256 h;
+    add_field(h, "simpler opencl program v1");
+    add_field(h, text);
+    add_field(h, BUILD_OPTIONS);
+    add_field(h, platform_name(cl_, device));
+    add_field(h, device_name_);
+    add_field(h, device_text(cl_, device, CL_DEVICE_VERSION));
+    add_field(h, device_text(cl_, device, CL_DRIVER_VERSION));
+    const fs::path cached = fs::path(default_chip_cache_dir()) / "opencl" / (h.hex() + ".bin");
+
+    cl_int rc = CL_SUCCESS;
+    if (const std::string binary = read_binary(cached); !binary.empty()) {
+        const auto* bytes = reinterpret_cast<const unsigned char*>(binary.data());
+        const size_t size = binary.size();
+        cl_int status = CL_SUCCESS;
+        cl_program p = cl_.CreateProgramWithBinary(context, 1, &device, &size, &bytes, &status, &rc);
+        if (rc == CL_SUCCESS && status == CL_SUCCESS &&
+            cl_.BuildProgram(p, 1, &device, BUILD_OPTIONS, nullptr, nullptr) == CL_SUCCESS) {
+            program_ = p;
+            from_cache_ = true;
+            return;
+        }
+        if (p != nullptr) cl_.ReleaseProgram(p);  // refused: build from source below
+    }
+    const char* src = text.c_str();
+    const size_t len = text.size();
+    program_ = cl_.CreateProgramWithSource(context, 1, &src, &len, &rc);
+    if (rc != CL_SUCCESS)
+        throw std::runtime_error("OpenCL: " + origin_ + ": clCreateProgramWithSource failed on device '" +
+                                 device_name_ + "': " + cl_error_name(rc));
+    rc = cl_.BuildProgram(program_, 1, &device, BUILD_OPTIONS, nullptr, nullptr);
+    if (rc != CL_SUCCESS) {
+        const std::string log = build_log(cl_, program_, device);
+        cl_.ReleaseProgram(program_);
+        throw std::runtime_error("OpenCL: " + origin_ + " does not build on device '" + device_name_ + "' (" +
+                                 cl_error_name(rc) + ")" + (log.empty() ? "" : ":\n" + log));
+    }
+    write_binary(cl_, program_, cached);
+}
+
+OpenClProgram::~OpenClProgram() {
+    for (auto& [name, k] : kernels_) cl_.ReleaseKernel(k);
+    if (program_ != nullptr) cl_.ReleaseProgram(program_);
+}
+
+cl_kernel OpenClProgram::kernel(const std::string& name) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (const auto it = kernels_.find(name); it != kernels_.end()) return it->second;
+    cl_int rc = CL_SUCCESS;
+    cl_kernel k = cl_.CreateKernel(program_, name.c_str(), &rc);
+    if (rc != CL_SUCCESS)
+        throw std::runtime_error("OpenCL: " + origin_ + " has no kernel '" + name + "' on device '" + device_name_ +
+                                 "' (" + cl_error_name(rc) + ")");
+    kernels_.emplace(name, k);
+    return k;
+}
+
+}  // namespace simpler::chip::opencl

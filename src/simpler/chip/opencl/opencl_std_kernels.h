@@ -1,0 +1,31 @@
+// The standard kernels on an OpenCL device: the OpenCL C of every std.*
+// kernel the standard orchestrations submit (vector_add, mul, add_scalar,
+// copy, matmul as a tiled local-memory kernel, sum_n), and their launch —
+// the same argument checks and messages as the C++ kernels (std_kernels.h),
+// then the variant for the tensors' dtype, one work item per output element
+// (matmul: 16x16 work groups over C).
+//
+// Each launch is enqueued on the device's queue and waited for; a failure
+// comes back as a status with the message in KernelArgs::error, naming the
+// kernel and the OpenCL error by name.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "simpler/chip/kernel_api.h"
+
+namespace simpler::chip::opencl {
+
+class OpenClDevice;
+
+// The OpenCL C of the standard set (built after OPENCL_PRELUDE).
+const char* std_kernels_source() noexcept;
+
+// True when `name` is a standard kernel this file launches.
+bool is_std_kernel(const std::string& name) noexcept;
+
+// Runs standard kernel `name` on `args` on `device`.
+int32_t launch_std_kernel(OpenClDevice& device, const std::string& name, const KernelArgs& args) noexcept;
+
+}  // namespace simpler::chip::opencl
