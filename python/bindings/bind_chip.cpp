@@ -23,6 +23,7 @@
 #include "simpler/chip/device_catalog.h"
 #include "simpler/chip/kernel_registry.h"
 #include "simpler/chip/library_builder.h"
+#include "simpler/chip/opencl_source.h"
 #include "simpler/engine/device_probe.h"
 #include "value_eq.h"
 
@@ -88,6 +89,12 @@ void bind_chip(nb::module_& m) {
         "kind"_a, "platform"_a = "", nb::call_guard<nb::gil_scoped_release>(),
         "The devices of `kind` whose platform's name contains `platform`, in the order chips take them, asked in a "
         "throwaway child process. RuntimeError naming what is missing (no OpenCL loader, platform or device).");
+    m.def(
+        "opencl_kernel_names", [](const std::string& source) { return simpler::chip::opencl_kernel_names(source); },
+        "source"_a,
+        "The names of the __kernel functions an OpenCL C source defines, in order (read without a compiler).");
+    m.def("chip_cache_dir", &simpler::chip::default_chip_cache_dir,
+          "Where built chip code is cached: $SIMPLER_CACHE_DIR, else $XDG_CACHE_HOME/simpler, else ~/.cache/simpler.");
     m.def("opencl_built", &simpler::chip::opencl_built,
           "True when this build drives OpenCL devices (the OpenCL headers were found when it was built).");
     nb::class_<RuntimeConfig>(m, "RuntimeConfig",

@@ -551,6 +551,12 @@ def find_devices(kind: DeviceKind, platform: str = '') -> list[DeviceFacts]:
     The devices of `kind` whose platform's name contains `platform`, in the order chips take them, asked in a throwaway child process. RuntimeError naming what is missing (no OpenCL loader, platform or device).
     """
 
+def opencl_kernel_names(source: str) -> list[str]:
+    """The names of the __kernel functions an OpenCL C source defines, in order (read without a compiler)."""
+
+def chip_cache_dir() -> str:
+    """Where built chip code is cached: $SIMPLER_CACHE_DIR, else $XDG_CACHE_HOME/simpler, else ~/.cache/simpler."""
+
 def opencl_built() -> bool:
     """True when this build drives OpenCL devices (the OpenCL headers were found when it was built)."""
 

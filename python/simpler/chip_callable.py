@@ -4,9 +4,13 @@ Worker's chips run — what `Worker.register` takes for `submit_next_level`.
     ChipCallable("std.vector_add")                          # the standard set, built in
     ChipCallable.from_source("my_kernels.cpp", "my.orch")   # built by the project, cached by content hash
     ChipCallable.from_library("/path/libmine.so", "my.orch") # a prebuilt library
+    ChipCallable.from_opencl("saxpy.cl", "saxpy")           # one OpenCL C kernel (OpenCL chips)
 
 Chip orchestrations and kernels are C++ written against
 `simpler/chip/orchestration_api.h` and `simpler/chip/kernel_api.h` (docs/chip.md).
+An OpenCL C kernel is a callable of its own: a task runs it once on the task's
+arguments, one work item per element of the last tensor (docs/chip.md,
+"Writing an OpenCL kernel").
 The standard set: std.vector_add, std.mul, std.add_scalar, std.copy,
 std.matmul, std.sum_n and std.noop. A name is checked when the callable is registered
 (in the parent, before any chip exists); every chip child loads the library
@@ -15,11 +19,12 @@ after it is forked.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
-from simpler._core import build_chip_library, chip_orchestration_names
+from simpler._core import build_chip_library, chip_cache_dir, chip_orchestration_names, opencl_kernel_names
 from simpler.arg_checks import check_type
 
 
@@ -50,6 +55,41 @@ class ChipCallable:
     @classmethod
     def from_library(cls, path: str, orchestration: str) -> "ChipCallable":
         return cls(orchestration, os.fspath(path))
+
+    @classmethod
+    def from_opencl(cls, source: Union[str, "os.PathLike[str]"], kernel: str) -> "ChipCallable":
+        """OpenCL C kernel `kernel` of `source` — the path of a `.cl` file, or
+        the source text itself (kept in the chip cache under its content hash)
+        — as a callable named "opencl:<kernel>": a task runs the kernel once on
+        its arguments (each tensor as its buffer and a simpler_view, then each
+        scalar as a ulong), one work item per element of its last tensor. It
+        runs on OpenCL chips (Worker(device="opencl")), built in each chip when
+        registered. ValueError when the source defines no such kernel."""
+        check_type("ChipCallable.from_opencl.kernel", kernel, str)
+        if isinstance(source, os.PathLike) or (isinstance(source, str) and source.endswith(".cl")
+                                               and "\n" not in source):
+            path = os.fspath(source)
+            if not os.path.isfile(path):
+                raise ValueError(f"ChipCallable.from_opencl: no OpenCL source at {path!r}")
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            where = repr(path)
+        else:
+            check_type("ChipCallable.from_opencl.source", source, str)
+            text, where = source, "the source"
+            folder = os.path.join(chip_cache_dir(), "opencl-src")
+            path = os.path.join(folder, hashlib.sha256(text.encode()).hexdigest() + ".cl")
+            if not os.path.isfile(path):
+                os.makedirs(folder, exist_ok=True)
+                tmp = f"{path}.tmp.{os.getpid()}"
+                with open(tmp, "w", encoding="utf-8") as f:
+                    f.write(text)
+                os.replace(tmp, path)
+        names = opencl_kernel_names(text)
+        if kernel not in names:
+            raise ValueError(f"ChipCallable.from_opencl: {where} defines no __kernel {kernel!r} "
+                             f"(it defines: {', '.join(names) if names else 'none'})")
+        return cls(f"opencl:{kernel}", path)
 
 
 def check_orchestrations(callables: Sequence[ChipCallable]) -> list:

@@ -8,10 +8,12 @@ are refused saying why."""
 
 import os
 import re
+import signal
 import struct
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,7 @@ from simpler import ChipCallable, DataType, TaskArgs, TensorArgType, Worker, _co
 from worker_helpers import closing, descendants, kernel_callable, time_bound  # noqa: F401
 
 README = Path(__file__).resolve().parents[2] / "README.md"
+CHIP_SOURCES = Path(__file__).resolve().parent / "chip_sources"
 
 
 def test_find_devices_lists_the_machines_opencl_devices_with_their_facts():
@@ -227,3 +230,206 @@ def test_simpler_device_sets_the_default_device(monkeypatch):
     monkeypatch.setenv("SIMPLER_DEVICE", "tpu")
     with pytest.raises(ValueError, match=r"^SIMPLER_DEVICE='tpu' \(the default of Worker.device\) is not one of "):
         Worker(level=3, num_chips=1)
+
+
+SAXPY = r"""
+__kernel void saxpy(__global const float* x, const simpler_view vx, __global float* y, const simpler_view vy,
+                    const ulong a) {
+    const ulong i = get_global_id(0);
+    if (i < simpler_count(vy)) y[simpler_at(vy, i)] += as_float((uint)a) * x[simpler_at(vx, i)];
+}
+"""
+
+
+def _f32_scalar(v: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", v))[0]
+
+
+def test_an_opencl_c_kernel_of_the_users_runs_on_strided_views(closing):
+    require_opencl()
+    w = Worker(level=3, num_chips=2, device="opencl")
+    closing(w)
+    saxpy = w.register(ChipCallable.from_opencl(SAXPY, "saxpy"))
+    x = w.alloc_shared_tensor((6, 5), DataType.FLOAT32)
+    y = w.alloc_shared_tensor((12, 9), DataType.FLOAT32)
+    w.init()
+    x.array()[...] = np.arange(30, dtype=np.float32).reshape(6, 5)
+    y.array()[...] = 1.0
+    block = (slice(1, 12, 2), slice(2, 7))  # every other row, 5 columns of y
+
+    def orch(o, _args, _cfg):
+        ta = TaskArgs()
+        ta.add_tensor(x.tensor(), IN)
+        ta.add_tensor(y.tensor((6, 5), strides=(18, 1), byte_offset=4 * (9 + 2)), TensorArgType.INOUT)
+        ta.add_scalar(_f32_scalar(3.0))
+        o.submit_next_level(saxpy, ta, worker=1)
+
+    w.run(orch)
+    expected = np.ones((12, 9), dtype=np.float32)
+    expected[block] += 3.0 * x.array()
+    assert np.array_equal(y.array(), expected)
+
+
+def test_from_opencl_reads_a_file_and_refuses_a_kernel_it_does_not_define(tmp_path):
+    path = tmp_path / "saxpy.cl"
+    path.write_text(SAXPY)
+    c = ChipCallable.from_opencl(path, "saxpy")
+    assert c.orchestration == "opencl:saxpy" and c.library == str(path)
+    assert ChipCallable.from_opencl(str(path), "saxpy") == c
+    with pytest.raises(ValueError, match=r"defines no __kernel 'axpy' \(it defines: saxpy\)"):
+        ChipCallable.from_opencl(path, "axpy")
+    with pytest.raises(ValueError, match=r"no OpenCL source at"):
+        ChipCallable.from_opencl(tmp_path / "missing.cl", "saxpy")
+    text = ChipCallable.from_opencl(SAXPY, "saxpy")
+    assert text.library.endswith(".cl") and open(text.library).read() == SAXPY
+
+
+def test_a_kernel_that_does_not_build_is_refused_at_register_with_the_build_log(closing):
+    require_opencl()
+    w = Worker(level=3, num_chips=1, device="opencl")
+    closing(w)
+    vadd = w.register(ChipCallable("std.vector_add"))
+    a, out = (w.alloc_shared_tensor((8,), DataType.FLOAT32) for _ in range(2))
+    w.init()
+    broken = ChipCallable.from_opencl("__kernel void broken(__global float* x) { x[0] = no_such_name; }", "broken")
+    with pytest.raises(RuntimeError) as e:
+        w.register(broken)
+    text = str(e.value)
+    assert "'opencl:broken' could not be installed on 1 child" in text, text
+    assert "does not build on device" in text and "CL_BUILD_PROGRAM_FAILURE" in text and "no_such_name" in text, text
+    a.array()[:] = 2.0
+
+    def orch(o, _args, _cfg):  # the Worker and its other callables are as they were
+        ta = TaskArgs()
+        for t, tag in ((a, IN), (a, IN), (out, OUT)):
+            ta.add_tensor(t.tensor(), tag)
+        o.submit_next_level(vadd, ta, worker=0)
+
+    w.run(orch)
+    assert np.array_equal(out.array(), np.full(8, 4.0, dtype=np.float32))
+
+
+def test_a_kernel_registered_before_init_that_does_not_build_fails_its_tasks_with_the_log(closing):
+    require_opencl()
+    w = Worker(level=3, num_chips=1, device="opencl")
+    closing(w)
+    broken = w.register(ChipCallable.from_opencl("__kernel void broken2(__global float* x) { x[0] = nope2; }",
+                                                 "broken2"))
+    a = w.alloc_shared_tensor((8,), DataType.FLOAT32)
+    w.init()
+
+    def orch(o, _args, _cfg):
+        ta = TaskArgs()
+        ta.add_tensor(a.tensor(), TensorArgType.INOUT)
+        o.submit_next_level(broken, ta, worker=0)
+
+    with pytest.raises(RuntimeError, match=r"(?s)was not installed on this chip: 'opencl:broken2': OpenCL: .*nope2"):
+        w.run(orch)
+
+
+def test_an_opencl_c_kernel_on_a_simulated_chip_fails_saying_where_it_runs(closing):
+    w = Worker(level=3, num_chips=1)
+    closing(w)
+    saxpy = w.register(ChipCallable.from_opencl(SAXPY, "saxpy"))
+    x, y = (w.alloc_shared_tensor((8,), DataType.FLOAT32) for _ in range(2))
+    w.init()
+
+    def orch(o, _args, _cfg):
+        ta = TaskArgs()
+        ta.add_tensor(x.tensor(), IN)
+        ta.add_tensor(y.tensor(), TensorArgType.INOUT)
+        ta.add_scalar(_f32_scalar(1.0))
+        o.submit_next_level(saxpy, ta, worker=0)
+
+    with pytest.raises(RuntimeError, match=r"kernel 'saxpy' \(task \d+\) failed: it is OpenCL C, which runs on OpenCL "
+                                           r"chips only"):
+        w.run(orch)
+
+
+def test_a_cpp_orchestration_launches_an_opencl_kernel_by_name(closing):
+    require_opencl()
+    w = Worker(level=3, num_chips=1, device="opencl")
+    closing(w)
+    w.register(ChipCallable.from_opencl(SAXPY, "saxpy"))  # loads the source on the chip
+    halves = w.register(ChipCallable.from_source(str(CHIP_SOURCES / "opencl_orchestration.cpp"), "ocl.saxpy_halves"))
+    x, y = (w.alloc_shared_tensor((10, 4), DataType.FLOAT32) for _ in range(2))
+    w.init()
+    x.array()[...] = np.arange(40, dtype=np.float32).reshape(10, 4)
+    y.array()[...] = -1.0
+
+    def orch(o, _args, _cfg):
+        ta = TaskArgs()
+        ta.add_tensor(x.tensor(), IN)
+        ta.add_tensor(y.tensor(), TensorArgType.INOUT)
+        ta.add_scalar(_f32_scalar(0.5))
+        o.submit_next_level(halves, ta, worker=0)
+
+    w.run(orch)
+    assert np.array_equal(y.array(), -1.0 + 0.5 * x.array())
+
+
+HANG = r"""
+__kernel void hang(__global volatile int* flag, const simpler_view v) {
+    while (flag[simpler_at(v, 0)] == 0) { }
+}
+"""
+
+
+def test_an_opencl_kernel_past_its_deadline_is_killed_and_reported_and_the_other_chip_serves(closing):
+    require_opencl()
+    w = Worker(level=3, num_chips=2, device="opencl", task_timeout=1)
+    closing(w)
+    hang = w.register(ChipCallable.from_opencl(HANG, "hang"))
+    vadd = w.register(ChipCallable("std.vector_add"))
+    flag = w.alloc_shared_tensor((1,), DataType.INT32)
+    a, out = (w.alloc_shared_tensor((8,), DataType.FLOAT32) for _ in range(2))
+    w.init()
+
+    def stuck(o, _args, _cfg):
+        ta = TaskArgs()
+        ta.add_tensor(flag.tensor(), IN)
+        o.submit_next_level(hang, ta, worker=0)
+
+    with pytest.raises(RuntimeError) as e:
+        w.run(stuck)
+    msg = str(e.value)
+    assert "(callable 'opencl:hang', member 0) on chip 0" in msg and "TIMED_OUT" in msg, msg
+    assert w.child_status()[0].startswith("chip 0: lost"), w.child_status()
+    a.array()[:] = 1.5
+
+    def add(o, _args, _cfg):
+        ta = TaskArgs()
+        for t, tag in ((a, IN), (a, IN), (out, OUT)):
+            ta.add_tensor(t.tensor(), tag)
+        o.submit_next_level(vadd, ta, worker=1)
+
+    w.run(add)
+    assert np.array_equal(out.array(), np.full(8, 3.0, dtype=np.float32))
+
+
+def test_a_killed_opencl_chip_is_reported_lost_and_the_other_chip_serves(closing):
+    require_opencl()
+    w = Worker(level=3, num_chips=2, device="opencl")
+    closing(w)
+    vadd = w.register(ChipCallable("std.vector_add"))
+    a, out = (w.alloc_shared_tensor((8,), DataType.FLOAT32) for _ in range(2))
+    w.init()
+    os.kill(w.child_pids()[0], signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while not w.child_status()[0].startswith("chip 0: lost") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert w.child_status()[0].startswith("chip 0: lost") and "signal 9" in w.child_status()[0], w.child_status()
+    a.array()[:] = 2.0
+
+    def add(chip):
+        def orch(o, _args, _cfg):
+            ta = TaskArgs()
+            for t, tag in ((a, IN), (a, IN), (out, OUT)):
+                ta.add_tensor(t.tensor(), tag)
+            o.submit_next_level(vadd, ta, worker=chip)
+        return orch
+
+    with pytest.raises(ValueError, match=r"worker=0 is lost \(chip 0"):
+        w.run(add(0))
+    w.run(add(1))
+    assert np.array_equal(out.array(), np.full(8, 4.0, dtype=np.float32))

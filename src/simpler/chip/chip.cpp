@@ -40,13 +40,27 @@ RunResult Chip::run(OrchestrationFn orchestration, const ChipStorageTaskArgs& ar
 
 RunResult Chip::run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args, std::span<const TensorArgType> tags,
                     StagingMode staging, uint32_t block_dim, const TensorDescriber& describe) noexcept {
+    return staged_run(
+        args, tags, staging, describe, [&] { return registry_.orchestration_name(orchestration); },
+        [&](const ChipStorageTaskArgs& device_args) { return runtime_.run(orchestration, device_args, block_dim); });
+}
+
+RunResult Chip::run_kernel(uint32_t kernel_id, const ChipStorageTaskArgs& args, std::span<const TensorArgType> tags,
+                           StagingMode staging, const TensorDescriber& describe) noexcept {
+    return staged_run(
+        args, tags, staging, describe, [&] { return std::string(registry_.kernel_name(kernel_id)); },
+        [&](const ChipStorageTaskArgs& device_args) { return runtime_.run_kernel(kernel_id, device_args, tags); });
+}
+
+template <class Name, class Run>
+RunResult Chip::staged_run(const ChipStorageTaskArgs& args, std::span<const TensorArgType> tags, StagingMode staging,
+                           const TensorDescriber& describe, Name&& name, Run&& run) noexcept {
     try {
         StagedArgs staged = stage_in(args, tags, *device_, staging);
-        RunResult result = runtime_.run(orchestration, staged.device_args(), block_dim);
+        RunResult result = run(staged.device_args());
         if (staging == StagingMode::CHECKED) {
             if (std::string v = staged.violation(describe); !v.empty()) {
-                v = "checked run of '" + registry_.orchestration_name(orchestration) + "': " + v +
-                    "; nothing was copied back";
+                v = "checked run of '" + name() + "': " + v + "; nothing was copied back";
                 result.error = result.ok ? std::move(v) : result.error + "; and " + v;
                 result.ok = false;
             }

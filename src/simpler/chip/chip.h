@@ -64,7 +64,18 @@ public:
     RunResult run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args, std::span<const TensorArgType> tags,
                   StagingMode staging, uint32_t block_dim, const TensorDescriber& describe = {}) noexcept;
 
+    // One task of kernel `kernel_id` on every argument (tags[i] for tensor i),
+    // staged as run() stages: a callable that is one kernel (opencl_source.h).
+    RunResult run_kernel(uint32_t kernel_id, const ChipStorageTaskArgs& args, std::span<const TensorArgType> tags,
+                         StagingMode staging, const TensorDescriber& describe = {}) noexcept;
+
 private:
+    // Stages `args`, runs `run(device_args)`, checks (CHECKED) and copies back;
+    // `name()` names the run in a checked run's error.
+    template <class Name, class Run>
+    RunResult staged_run(const ChipStorageTaskArgs& args, std::span<const TensorArgType> tags, StagingMode staging,
+                         const TensorDescriber& describe, Name&& name, Run&& run) noexcept;
+
     ChipConfig config_;
     KernelRegistry registry_;
     std::unique_ptr<Device> device_;

@@ -110,7 +110,8 @@ RunResult Runtime::run(OrchestrationFn orchestration, const ChipStorageTaskArgs&
     return run_adopted(orchestration, block_dim);
 }
 
-RunResult Runtime::run_adopted(OrchestrationFn orchestration, uint32_t block_dim) noexcept {
+template <class Orchestrate>
+RunResult Runtime::run_with(Orchestrate&& orchestrate) noexcept {
     std::lock_guard<std::mutex> run_lock(run_mu_);
     {
         std::lock_guard<std::mutex> lock(mu_);
@@ -120,19 +121,12 @@ RunResult Runtime::run_adopted(OrchestrationFn orchestration, uint32_t block_dim
         first_task_id_ = next_task_id_;  // task ids keep increasing across runs
     }
     int32_t rc = CHIP_ERR_INVALID_ARGUMENT;
-    if (orchestration == nullptr) {
-        fail("no chip orchestration given");
-    } else {
-        const uint32_t cores = block_dim > 0 ? std::min(block_dim, config_.core_threads) : config_.core_threads;
-        const OrchestrationContext ctx{
-            &OPS, this, entry_->tensors, entry_->scalars, entry_->tensor_count, entry_->scalar_count, cores, 0};
-        try {
-            rc = orchestration(&ctx);
-        } catch (const std::exception& e) {
-            fail((std::string("chip orchestration threw: ") + e.what()).c_str());
-        } catch (...) {
-            fail("chip orchestration threw a non-standard exception");
-        }
+    try {
+        rc = orchestrate();
+    } catch (const std::exception& e) {
+        fail((std::string("chip orchestration threw: ") + e.what()).c_str());
+    } catch (...) {
+        fail("chip orchestration threw a non-standard exception");
     }
     RunResult result;
     std::unique_lock<std::mutex> lock(mu_);
@@ -164,6 +158,46 @@ RunResult Runtime::run_adopted(OrchestrationFn orchestration, uint32_t block_dim
     result.tasks_submitted = next_task_id_ - first_task_id_;
     result.tasks_run = tasks_run_;
     return result;
+}
+
+RunResult Runtime::run_adopted(OrchestrationFn orchestration, uint32_t block_dim) noexcept {
+    return run_with([&]() -> int32_t {
+        if (orchestration == nullptr) {
+            fail("no chip orchestration given");
+            return CHIP_ERR_INVALID_ARGUMENT;
+        }
+        const uint32_t cores = block_dim > 0 ? std::min(block_dim, config_.core_threads) : config_.core_threads;
+        const OrchestrationContext ctx{
+            &OPS, this, entry_->tensors, entry_->scalars, entry_->tensor_count, entry_->scalar_count, cores, 0};
+        return orchestration(&ctx);
+    });
+}
+
+RunResult Runtime::run_kernel(uint32_t kernel_id, const ChipStorageTaskArgs& args,
+                              std::span<const TensorArgType> tags) noexcept {
+    if (ValidationError e = set_orch_args(args); !e.ok()) {
+        RunResult r;
+        r.ok = false;
+        r.error = "chip entry arguments: " + e.message();
+        return r;
+    }
+    return run_with([&]() -> int32_t {
+        const auto n = static_cast<uint32_t>(entry_->tensor_count);
+        if (tags.size() != n) {
+            fail(("one kernel's run: " + std::to_string(tags.size()) + " tags for " + std::to_string(n) + " tensors")
+                     .c_str());
+            return CHIP_ERR_INVALID_ARGUMENT;
+        }
+        int32_t raw[CORE_MAX_TENSOR_ARGS];
+        if (n > CORE_MAX_TENSOR_ARGS) {
+            fail(("one kernel takes at most " + std::to_string(CORE_MAX_TENSOR_ARGS) + " tensors (got " +
+                  std::to_string(n) + ")")
+                     .c_str());
+            return CHIP_ERR_INVALID_ARGUMENT;
+        }
+        for (uint32_t i = 0; i < n; ++i) raw[i] = static_cast<int32_t>(tags[i]);
+        return submit(kernel_id, entry_->tensors, raw, n, entry_->scalars, static_cast<uint32_t>(entry_->scalar_count));
+    });
 }
 
 void Runtime::fail(const char* message) noexcept {

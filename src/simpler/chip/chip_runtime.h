@@ -35,6 +35,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -45,6 +46,7 @@
 #include "simpler/chip/kernel_registry.h"
 #include "simpler/chip/runtime_config.h"
 #include "simpler/chip/task_payload.h"
+#include "simpler/task_interface/tensor_arg_type.h"
 
 namespace simpler::chip {
 
@@ -76,6 +78,11 @@ public:
     RunResult run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args, uint32_t block_dim = 0) noexcept;
     // As run(), on the entry arguments already set.
     RunResult run_adopted(OrchestrationFn orchestration, uint32_t block_dim = 0) noexcept;
+    // set_orch_args(args), then one task of kernel `kernel_id` on every entry
+    // tensor (tags[i] for tensor i) and scalar, and waits for it: a callable
+    // that is one kernel (an OpenCL C kernel, opencl_source.h).
+    RunResult run_kernel(uint32_t kernel_id, const ChipStorageTaskArgs& args,
+                         std::span<const TensorArgType> tags) noexcept;
 
     [[nodiscard]] uint32_t core_count() const noexcept { return config_.core_threads; }
     [[nodiscard]] const KernelRegistry& registry() const noexcept { return registry_; }
@@ -100,6 +107,10 @@ private:
         int32_t version = 0;                 // writes recorded on this backing in this run
     };
 
+    // The body of a run: `orchestrate` submits the run's tasks (its status
+    // fails the run when not CHIP_OK), then waits for every task.
+    template <class Orchestrate>
+    RunResult run_with(Orchestrate&& orchestrate) noexcept;
     void core_loop() noexcept;
     // Whether a ready task may start now (fewer than core_threads kernels run).
     [[nodiscard]] bool can_start_locked() const noexcept;

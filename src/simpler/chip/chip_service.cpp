@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "simpler/chip/opencl_source.h"
+
 namespace simpler::chip {
 namespace {
 
@@ -33,27 +35,49 @@ ChipService::ChipService(const ChipServiceConfig& config) : chip_(chip_config(co
         libraries_.push_back(path);
     }
     for (const std::string& name : config.orchestrations) {
-        OrchestrationFn fn = chip_.registry().orchestration(name);
-        if (fn == nullptr) throw std::invalid_argument("no chip orchestration named '" + name + "' is registered");
-        orchestrations_.push_back(fn);
+        callables_.push_back(resolve(name, "is registered"));
         not_installed_.emplace_back();
+        prepare_or_mark(callables_.size() - 1, name);
     }
 }
 
+void ChipService::prepare_or_mark(size_t id, const std::string& name) {
+    Callable& c = callables_[id];
+    if (c.kernel == NO_KERNEL) return;
+    try {
+        chip_.device().prepare(c.kernel);
+    } catch (const std::exception& e) {
+        c = {nullptr, NO_KERNEL};
+        not_installed_[id] = "'" + name + "': " + e.what();
+    }
+}
+
+ChipService::Callable ChipService::resolve(const std::string& name, const std::string& where) {
+    const KernelRegistry& r = chip_.registry();
+    if (name.starts_with(OPENCL_CALLABLE_PREFIX)) {
+        const std::string kernel = name.substr(OPENCL_CALLABLE_PREFIX.size());
+        uint32_t id = 0;
+        if (!r.find_kernel(kernel.c_str(), &id) || r.opencl_source(id) == nullptr)
+            throw std::invalid_argument("no OpenCL kernel named '" + kernel + "' " + where);
+        return {nullptr, id};
+    }
+    const OrchestrationFn fn = r.orchestration(name);
+    if (fn == nullptr) throw std::invalid_argument("no chip orchestration named '" + name + "' " + where);
+    return {fn, NO_KERNEL};
+}
+
 void ChipService::install(uint64_t id, const std::string& name, const std::string& library) {
-    if (id != orchestrations_.size())
+    if (id != callables_.size())
         throw std::invalid_argument("chip callable " + std::to_string(id) + " is not the next id (" +
-                                    std::to_string(orchestrations_.size()) + ")");
+                                    std::to_string(callables_.size()) + ")");
     try {
         if (!library.empty() && std::find(libraries_.begin(), libraries_.end(), library) == libraries_.end()) {
             chip_.registry().load_library(library);
             libraries_.push_back(library);
         }
-        OrchestrationFn fn = chip_.registry().orchestration(name);
-        if (fn == nullptr)
-            throw std::invalid_argument("no chip orchestration named '" + name + "' in " +
-                                        (library.empty() ? std::string("the standard set") : "library " + library));
-        orchestrations_.push_back(fn);
+        Callable c = resolve(name, "in " + (library.empty() ? std::string("the standard set") : "library " + library));
+        if (c.kernel != NO_KERNEL) chip_.device().prepare(c.kernel);  // throws: not installed, with the build log
+        callables_.push_back(c);
         not_installed_.emplace_back();
     } catch (const std::exception& e) {
         install_failed(id, e.what());
@@ -62,8 +86,8 @@ void ChipService::install(uint64_t id, const std::string& name, const std::strin
 }
 
 void ChipService::install_failed(uint64_t id, const std::string& why) {
-    if (id != orchestrations_.size()) return;  // not the next id: nothing to mark
-    orchestrations_.push_back(nullptr);
+    if (id != callables_.size()) return;  // not the next id: nothing to mark
+    callables_.push_back({nullptr, NO_KERNEL});
     not_installed_.push_back(why.empty() ? std::string("not installed") : why);
 }
 
@@ -74,13 +98,15 @@ StagingMode ChipService::staging_for(const CallConfig& call) const noexcept {
 
 ChipServiceResult ChipService::run(uint64_t id, const ChipStorageTaskArgs& args, std::span<const TensorArgType> tags,
                                    const CallConfig& call, const TensorDescriber& describe) noexcept {
-    if (id >= orchestrations_.size())
+    if (id >= callables_.size())
         return {false, "no chip callable " + std::to_string(id) + " (this chip has " +
-                           std::to_string(orchestrations_.size()) + ")"};
-    if (orchestrations_[id] == nullptr)
+                           std::to_string(callables_.size()) + ")"};
+    const Callable& c = callables_[id];
+    if (c.fn == nullptr && c.kernel == NO_KERNEL)
         return {false,
                 "chip callable " + std::to_string(id) + " was not installed on this chip: " + not_installed_[id]};
-    RunResult r = chip_.run(orchestrations_[id], args, tags, staging_for(call), call.block_dim, describe);
+    RunResult r = c.fn != nullptr ? chip_.run(c.fn, args, tags, staging_for(call), call.block_dim, describe)
+                                  : chip_.run_kernel(c.kernel, args, tags, staging_for(call), describe);
     return {r.ok, std::move(r.error)};
 }
 

@@ -2,6 +2,12 @@
 // config, with the given shared libraries loaded and the given chip
 // orchestration names resolved to dense ids once, then run by id.
 //
+// A callable is a chip orchestration by name, or "opencl:<kernel>": one
+// OpenCL C kernel of a loaded `*.cl` source (opencl_source.h) run on the
+// task's arguments with their tags; it is built on the chip's device when
+// installed: one that does not build is not installed (install() throws the
+// build log; one named in the config fails its runs with it).
+//
 // A callable registered after the chip started is installed between runs
 // (install(): its library loaded unless it already is, its name resolved to
 // the next id); an install that failed leaves its id naming that failure.
@@ -78,12 +84,25 @@ public:
     // Marks callable `id` (the next id) as not installed, for `why`: a run of it fails saying so.
     void install_failed(uint64_t id, const std::string& why);
 
-    [[nodiscard]] size_t orchestration_count() const noexcept { return orchestrations_.size(); }
+    [[nodiscard]] size_t orchestration_count() const noexcept { return callables_.size(); }
     [[nodiscard]] Chip& chip() noexcept { return chip_; }
 
 private:
+    static constexpr uint32_t NO_KERNEL = UINT32_MAX;
+    // A callable: a chip orchestration, or one kernel run on the task's
+    // arguments ("opencl:<kernel>", opencl_source.h); neither: an install that failed.
+    struct Callable {
+        OrchestrationFn fn;
+        uint32_t kernel;
+    };
+    // The callable `name` names; std::invalid_argument "no ... named '<name>' <where>".
+    Callable resolve(const std::string& name, const std::string& where);
+    // Readies one-kernel callable `id` on the device (an OpenCL build); a
+    // failure marks it not installed, with the whole reason.
+    void prepare_or_mark(size_t id, const std::string& name);
+
     Chip chip_;
-    std::vector<OrchestrationFn> orchestrations_;   // by id; nullptr: an install that failed
+    std::vector<Callable> callables_;               // by id
     std::vector<std::string> not_installed_;        // by id: why (empty for an installed id)
     std::vector<std::string> libraries_;            // loaded, in order
     StagingMode staging_;

@@ -91,6 +91,11 @@ public:
     // Returns once everything issued so far completed.
     virtual void synchronize() = 0;
 
+    // Readies kernel `kernel_id` for launch now rather than at its first
+    // launch (an OpenCL device builds its program); throws
+    // std::runtime_error with the whole reason (a build log does not fit a
+    // launch's error).
+    virtual void prepare(uint32_t kernel_id) = 0;
     // Runs kernel `kernel_id` on `args` and returns its status: CHIP_OK, or a
     // failure with its message written to args.error.
     virtual int32_t launch(uint32_t kernel_id, const KernelArgs& args) noexcept = 0;

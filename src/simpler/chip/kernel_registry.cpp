@@ -1,8 +1,11 @@
 #include "simpler/chip/kernel_registry.h"
 
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <unordered_set>
 
+#include "simpler/chip/opencl_source.h"
 #include "simpler/chip/shared_library.h"
 #include "simpler/chip/std_kernels.h"
 #include "simpler/chip/std_orchestrations.h"
@@ -65,7 +68,50 @@ void KernelRegistry::add_library(const LibraryTable& table, const std::string& o
     }
 }
 
+namespace {
+
+// What an OpenCL C kernel is on a device that runs C++ kernels.
+int32_t opencl_only(const KernelArgs* a) {
+    return kernel_fail(a,
+                       "it is OpenCL C, which runs on OpenCL chips only (Worker(device=\"opencl\")); this chip "
+                       "drives the simulated device");
+}
+
+}  // namespace
+
+void KernelRegistry::add_opencl_source(const std::string& source, const std::string& origin) {
+    const std::vector<std::string> names = ::simpler::chip::opencl_kernel_names(source);
+    if (names.empty()) throw std::invalid_argument("OpenCL source " + origin + ": no __kernel function in it");
+    std::unordered_set<std::string> seen;
+    for (const std::string& n : names)
+        if (kernel_ids_.count(n) != 0 || !seen.insert(n).second)
+            throw std::invalid_argument("OpenCL source " + origin + ": kernel '" + n + "' already registered");
+    opencl_sources_.push_back(std::make_unique<OpenClSource>(OpenClSource{origin, source}));
+    for (const std::string& n : names) {
+        const uint32_t id = add_kernel(n, opencl_only);
+        kernels_[id].opencl_source = static_cast<int32_t>(opencl_sources_.size() - 1);
+    }
+}
+
+const KernelRegistry::OpenClSource* KernelRegistry::opencl_source(uint32_t id) const noexcept {
+    if (id >= kernels_.size() || kernels_[id].opencl_source < 0) return nullptr;
+    return opencl_sources_[static_cast<size_t>(kernels_[id].opencl_source)].get();
+}
+
+std::vector<std::string> KernelRegistry::opencl_kernel_names() const {
+    std::vector<std::string> out;
+    for (const Kernel& k : kernels_)
+        if (k.opencl_source >= 0) out.push_back(k.name);
+    return out;
+}
+
 void KernelRegistry::load_library(const std::string& path) {
+    if (is_opencl_source_path(path)) {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) throw std::runtime_error("OpenCL source " + path + ": cannot be read");
+        add_opencl_source(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), path);
+        return;
+    }
     auto lib = std::make_unique<SharedLibrary>(path);
     add_library(lib->table(), path);
     libraries_.push_back(std::move(lib));
@@ -109,6 +155,8 @@ std::vector<std::string> KernelRegistry::kernel_names() const {
 std::vector<std::string> KernelRegistry::orchestration_names() const {
     std::vector<std::string> out;
     for (const auto& [name, fn] : orchestrations_) out.push_back(name);
+    for (const Kernel& k : kernels_)
+        if (k.opencl_source >= 0) out.push_back(std::string(OPENCL_CALLABLE_PREFIX) + k.name);
     return out;
 }
 

@@ -55,6 +55,7 @@ public:
     void wait(DeviceEvent /*event*/) override {}
     void synchronize() override {}
 
+    void prepare(uint32_t /*kernel_id*/) override {}  // C++ kernels are ready once registered
     int32_t launch(uint32_t kernel_id, const KernelArgs& args) noexcept override;
 
     // The arena itself (tests read its block counts).

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "simpler/chip/opencl/opencl_launch.h"
 #include "simpler/chip/opencl/opencl_std_kernels.h"
 
 namespace simpler::chip::opencl {
@@ -185,6 +186,13 @@ OpenClProgram& OpenClDevice::std_program() {
     return *std_program_;
 }
 
+OpenClProgram& OpenClDevice::source_program(const KernelRegistry::OpenClSource& source) {
+    std::lock_guard<std::mutex> lock(program_mu_);
+    std::unique_ptr<OpenClProgram>& p = source_programs_[&source];
+    if (!p) p = std::make_unique<OpenClProgram>(context_, info_.device, source.text, source.origin);
+    return *p;
+}
+
 DeviceEvent OpenClDevice::enqueue_kernel(cl_kernel kernel, cl_uint dims, const size_t* global, const size_t* local,
                                          const std::string& what) {
     cl_event ev = nullptr;
@@ -193,9 +201,25 @@ DeviceEvent OpenClDevice::enqueue_kernel(cl_kernel kernel, cl_uint dims, const s
     return remember(ev);
 }
 
+void OpenClDevice::prepare(uint32_t kernel_id) {
+    const char* name = kernels_.kernel_name(kernel_id);
+    if (name != nullptr && is_std_kernel(name)) {
+        std_program();
+    } else if (const KernelRegistry::OpenClSource* source = kernels_.opencl_source(kernel_id); source != nullptr) {
+        source_program(*source).kernel(name);
+    }
+}
+
 int32_t OpenClDevice::launch(uint32_t kernel_id, const KernelArgs& args) noexcept {
     const char* name = kernels_.kernel_name(kernel_id);
     if (name != nullptr && is_std_kernel(name)) return launch_std_kernel(*this, name, args);
+    if (const KernelRegistry::OpenClSource* source = kernels_.opencl_source(kernel_id); source != nullptr) {
+        try {
+            return launch_source_kernel(*this, source_program(*source), name, args);
+        } catch (const std::exception& e) {  // the program did not build
+            return kernel_fail(&args, "%s", e.what());
+        }
+    }
     return kernel_fail(&args, "kernel '%s' has no OpenCL form on device '%s'", name != nullptr ? name : "?",
                        info_.name.c_str());
 }

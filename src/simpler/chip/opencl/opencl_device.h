@@ -12,10 +12,12 @@
 // bytes move only by copies (clEnqueueWriteBuffer / clEnqueueReadBuffer,
 // non-blocking, each an event of the queue).
 //
-// launch() runs the standard kernels in OpenCL C (opencl_std_kernels.h; the
-// program is built at the first launch, its binary cached: opencl_program.h),
-// each enqueued on the same queue and waited for. A kernel with no OpenCL
-// form (a C++ kernel of a user library) fails naming the kernel and the device.
+// launch() runs the standard kernels in OpenCL C (opencl_std_kernels.h) and
+// the kernels of OpenCL C sources the registry keeps (opencl_source.h,
+// opencl_launch.h), each program built at its first launch (its binary
+// cached: opencl_program.h), each launch enqueued on the same queue and
+// waited for. A kernel with no OpenCL form (a C++ kernel of a user library)
+// fails naming the kernel and the device.
 //
 // Owns the context, the queue, the buffers and the events it hands out (those
 // never waited for are released by synchronize() and the destructor). Thread-
@@ -62,10 +64,14 @@ public:
     void wait(DeviceEvent event) override;
     void synchronize() override;
 
+    // Builds the program of an OpenCL C kernel (the standard set's or a source's); nothing for another kernel.
+    void prepare(uint32_t kernel_id) override;
     int32_t launch(uint32_t kernel_id, const KernelArgs& args) noexcept override;
 
     // The standard kernels' program (opencl_std_kernels.h), built at its first use.
     OpenClProgram& std_program();
+    // The program of an OpenCL C source the registry keeps (opencl_source.h), built at its first use.
+    OpenClProgram& source_program(const KernelRegistry::OpenClSource& source);
     // Enqueues `kernel` (its arguments set) over `global` work items in
     // `dims` dimensions; `what` names it in an error. Returns its event.
     DeviceEvent enqueue_kernel(cl_kernel kernel, cl_uint dims, const size_t* global, const size_t* local,
@@ -95,6 +101,7 @@ private:
     std::vector<Region> regions_;  // [0]: the device memory behind addresses_; then the adopted ranges
     std::mutex program_mu_;
     std::unique_ptr<OpenClProgram> std_program_;
+    std::map<const KernelRegistry::OpenClSource*, std::unique_ptr<OpenClProgram>> source_programs_;
     std::mutex events_mu_;
     std::map<DeviceEvent, cl_event> events_;
     DeviceEvent next_event_ = 1;

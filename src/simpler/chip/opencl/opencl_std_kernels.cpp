@@ -7,6 +7,7 @@
 #include <string>
 
 #include "simpler/chip/opencl/opencl_device.h"
+#include "simpler/chip/opencl/opencl_launch.h"
 #include "simpler/chip/opencl/opencl_program.h"
 #include "simpler/chip/opencl/opencl_view.h"
 
@@ -126,54 +127,6 @@ int32_t check_count(const KernelArgs& a, const char* name, uint32_t tensors, uin
     return CHIP_OK;
 }
 
-// One launch: the kernel's arguments set and the launch enqueued under the
-// program's lock, then waited for outside it.
-class Launch {
-public:
-    Launch(OpenClDevice& device, OpenClProgram& program, const std::string& kernel)
-        : device_(device), name_(kernel), lock_(program.kernel_lock()), kernel_(program.kernel(kernel)) {}
-
-    Launch& tensor(const Tensor& t) {
-        const uint64_t elem = data_type_element_size(t.dtype);
-        const auto [buffer, offset] = device_.resolve(name_.c_str(), t.addr, t.size);
-        if (elem == 0 || offset % elem != 0)
-            throw std::runtime_error("a tensor's backing is not aligned to its elements in device memory");
-        const OpenClView v = view_of(t, offset / elem);
-        arg(sizeof(cl_mem), static_cast<const void*>(&buffer));
-        return arg(sizeof v, &v);
-    }
-    Launch& buffer(uint64_t addr, uint64_t nbytes, uint64_t elem) {
-        const auto [buffer, offset] = device_.resolve(name_.c_str(), addr, nbytes);
-        const cl_ulong base = offset / elem;
-        arg(sizeof(cl_mem), static_cast<const void*>(&buffer));
-        return arg(sizeof base, &base);
-    }
-    Launch& scalar(uint64_t s) {
-        const cl_ulong v = s;
-        return arg(sizeof v, &v);
-    }
-    // Enqueues over `global` work items (rounded up to `local` when given) and waits.
-    void run(cl_uint dims, const size_t* global, const size_t* local = nullptr) {
-        const DeviceEvent ev = device_.enqueue_kernel(kernel_, dims, global, local, name_);
-        lock_.unlock();
-        device_.wait(ev);
-    }
-
-private:
-    Launch& arg(size_t size, const void* value) {
-        if (const cl_int rc = opencl_api().SetKernelArg(kernel_, index_, size, value); rc != CL_SUCCESS)
-            throw std::runtime_error("clSetKernelArg " + std::to_string(index_) + " failed: " + cl_error_name(rc));
-        ++index_;
-        return *this;
-    }
-
-    OpenClDevice& device_;
-    std::string name_;
-    std::unique_lock<std::mutex> lock_;
-    cl_kernel kernel_;
-    cl_uint index_ = 0;
-};
-
 int32_t binary(OpenClDevice& device, const char* name, const char* stem, const KernelArgs& a) {
     if (int32_t rc = check_count(a, name, 3, 0); rc != CHIP_OK) return rc;
     const Tensor& x = a.tensors[0];
@@ -184,7 +137,7 @@ int32_t binary(OpenClDevice& device, const char* name, const char* stem, const K
     if (x.dtype != F32 && x.dtype != I32)
         return kernel_fail(&a, "%s: dtype %s is not supported (FLOAT32, INT32)", name, data_type_name(x.dtype));
     const size_t n = element_count(z);
-    Launch(device, device.std_program(), std::string(stem) + "_" + suffix_of(x.dtype))
+    KernelLaunch(device, device.std_program(), std::string(stem) + "_" + suffix_of(x.dtype))
         .tensor(x)
         .tensor(y)
         .tensor(z)
@@ -199,7 +152,11 @@ int32_t add_scalar(OpenClDevice& device, const KernelArgs& a) {
     if (!same_shape(x, z)) return kernel_fail(&a, "std.add_scalar: the two tensors' shapes differ");
     if (x.dtype != F32 || z.dtype != F32) return kernel_fail(&a, "std.add_scalar: FLOAT32 only");
     const size_t n = element_count(z);
-    Launch(device, device.std_program(), "std_add_scalar_f32").tensor(x).tensor(z).scalar(a.scalars[0]).run(1, &n);
+    KernelLaunch(device, device.std_program(), "std_add_scalar_f32")
+        .tensor(x)
+        .tensor(z)
+        .scalar(a.scalars[0])
+        .run(1, &n);
     return CHIP_OK;
 }
 
@@ -213,7 +170,7 @@ int32_t copy(OpenClDevice& device, const KernelArgs& a) {
     if (elem != 1 && elem != 2 && elem != 4 && elem != 8)
         return kernel_fail(&a, "std.copy: unsupported element size %u", elem);
     const size_t n = element_count(dst);
-    Launch(device, device.std_program(), "std_copy_" + std::to_string(elem)).tensor(src).tensor(dst).run(1, &n);
+    KernelLaunch(device, device.std_program(), "std_copy_" + std::to_string(elem)).tensor(src).tensor(dst).run(1, &n);
     return CHIP_OK;
 }
 
@@ -231,7 +188,7 @@ int32_t matmul(OpenClDevice& device, const KernelArgs& a) {
     const size_t global[2] = {(N + MATMUL_TILE - 1) / MATMUL_TILE * MATMUL_TILE,
                               (M + MATMUL_TILE - 1) / MATMUL_TILE * MATMUL_TILE};
     const size_t local[2] = {MATMUL_TILE, MATMUL_TILE};
-    Launch(device, device.std_program(), "std_matmul_f32").tensor(A).tensor(B).tensor(C).run(2, global, local);
+    KernelLaunch(device, device.std_program(), "std_matmul_f32").tensor(A).tensor(B).tensor(C).run(2, global, local);
     return CHIP_OK;
 }
 
@@ -286,11 +243,11 @@ int32_t sum_n(OpenClDevice& device, const KernelArgs& a) {
     OpenClProgram& program = device.std_program();
     const std::string s(suffix);
     for (uint32_t q = 0; q < nterms; ++q)
-        Launch(device, program, (q == 0 ? "std_sum_load_" : "std_sum_add_") + s)
+        KernelLaunch(device, program, (q == 0 ? "std_sum_load_" : "std_sum_add_") + s)
             .buffer(acc.addr(), n * 4, 4)
             .tensor(*terms[q])
             .run(1, &n);
-    Launch(device, program, "std_sum_store_" + s).buffer(acc.addr(), n * 4, 4).tensor(out).run(1, &n);
+    KernelLaunch(device, program, "std_sum_store_" + s).buffer(acc.addr(), n * 4, 4).tensor(out).run(1, &n);
     return CHIP_OK;
 }
 

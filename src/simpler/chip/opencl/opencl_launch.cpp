@@ -1,0 +1,70 @@
+#include "simpler/chip/opencl/opencl_launch.h"
+
+#include <exception>
+#include <stdexcept>
+
+#include "simpler/chip/opencl/opencl_device.h"
+#include "simpler/chip/opencl/opencl_program.h"
+#include "simpler/chip/opencl/opencl_view.h"
+
+namespace simpler::chip::opencl {
+
+KernelLaunch::KernelLaunch(OpenClDevice& device, OpenClProgram& program, const std::string& kernel)
+    : device_(device), name_(kernel), lock_(program.kernel_lock()), kernel_(program.kernel(kernel)) {}
+
+KernelLaunch& KernelLaunch::tensor(const Tensor& t) {
+    const uint64_t elem = data_type_element_size(t.dtype);
+    const auto [buffer, offset] = device_.resolve(name_.c_str(), t.addr, t.size);
+    if (elem == 0 || offset % elem != 0)
+        throw std::runtime_error("argument " + std::to_string(index_) +
+                                 ": the tensor's backing is not aligned to its elements in device memory");
+    const OpenClView v = view_of(t, offset / elem);
+    arg(sizeof(cl_mem), static_cast<const void*>(&buffer));
+    return arg(sizeof v, &v);
+}
+
+KernelLaunch& KernelLaunch::buffer(uint64_t addr, uint64_t nbytes, uint64_t element_size) {
+    const auto [buffer, offset] = device_.resolve(name_.c_str(), addr, nbytes);
+    const cl_ulong base = offset / element_size;
+    arg(sizeof(cl_mem), static_cast<const void*>(&buffer));
+    return arg(sizeof base, &base);
+}
+
+KernelLaunch& KernelLaunch::scalar(uint64_t s) {
+    const cl_ulong v = s;
+    return arg(sizeof v, &v);
+}
+
+void KernelLaunch::run(cl_uint dims, const size_t* global, const size_t* local) {
+    const DeviceEvent ev = device_.enqueue_kernel(kernel_, dims, global, local, "kernel '" + name_ + "'");
+    lock_.unlock();
+    device_.wait(ev);
+}
+
+KernelLaunch& KernelLaunch::arg(size_t size, const void* value) {
+    if (const cl_int rc = opencl_api().SetKernelArg(kernel_, index_, size, value); rc != CL_SUCCESS)
+        throw std::runtime_error("kernel '" + name_ + "': clSetKernelArg " + std::to_string(index_) +
+                                 " failed: " + cl_error_name(rc));
+    ++index_;
+    return *this;
+}
+
+int32_t launch_source_kernel(OpenClDevice& device, OpenClProgram& program, const std::string& name,
+                             const KernelArgs& args) noexcept {
+    try {
+        KernelLaunch launch(device, program, name);
+        for (uint32_t i = 0; i < args.tensor_count; ++i) launch.tensor(args.tensors[i]);
+        for (uint32_t i = 0; i < args.scalar_count; ++i) launch.scalar(args.scalars[i]);
+        size_t global = 1;
+        if (args.tensor_count > 0) {
+            const Tensor& last = args.tensors[args.tensor_count - 1];
+            for (uint32_t d = 0; d < last.ndims && d < MAX_TENSOR_DIMS; ++d) global *= last.shapes[d];
+        }
+        launch.run(1, &global);
+        return CHIP_OK;
+    } catch (const std::exception& e) {
+        return kernel_fail(&args, "on OpenCL device '%s': %s", device.facts().name.c_str(), e.what());
+    }
+}
+
+}  // namespace simpler::chip::opencl
