@@ -13,24 +13,6 @@ std::string lower(std::string s) {
     return s;
 }
 
-std::string platform_text(const OpenClApi& cl, cl_platform_id p, cl_platform_info what) {
-    size_t n = 0;
-    if (cl.GetPlatformInfo(p, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
-    std::string s(n, '\0');
-    if (cl.GetPlatformInfo(p, what, n, s.data(), nullptr) != CL_SUCCESS) return {};
-    s.resize(s.find('\0') == std::string::npos ? s.size() : s.find('\0'));
-    return s;
-}
-
-std::string device_text(const OpenClApi& cl, cl_device_id d, cl_device_info what) {
-    size_t n = 0;
-    if (cl.GetDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
-    std::string s(n, '\0');
-    if (cl.GetDeviceInfo(d, what, n, s.data(), nullptr) != CL_SUCCESS) return {};
-    s.resize(s.find('\0') == std::string::npos ? s.size() : s.find('\0'));
-    return s;
-}
-
 template <typename T>
 T device_value(const OpenClApi& cl, cl_device_id d, cl_device_info what) {
     T v{};
@@ -45,6 +27,26 @@ std::string where_drivers_are_listed() {
 }
 
 }  // namespace
+
+std::string platform_text(cl_platform_id p, cl_platform_info what) {
+    const OpenClApi& cl = opencl_api();
+    size_t n = 0;
+    if (cl.GetPlatformInfo(p, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
+    std::string s(n, '\0');
+    if (cl.GetPlatformInfo(p, what, n, s.data(), nullptr) != CL_SUCCESS) return {};
+    s.resize(s.find('\0') == std::string::npos ? s.size() : s.find('\0'));
+    return s;
+}
+
+std::string device_text(cl_device_id d, cl_device_info what) {
+    const OpenClApi& cl = opencl_api();
+    size_t n = 0;
+    if (cl.GetDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
+    std::string s(n, '\0');
+    if (cl.GetDeviceInfo(d, what, n, s.data(), nullptr) != CL_SUCCESS) return {};
+    s.resize(s.find('\0') == std::string::npos ? s.size() : s.find('\0'));
+    return s;
+}
 
 std::vector<OpenClDeviceInfo> find_opencl_devices(const std::string& platform_filter) {
     const OpenClApi& cl = opencl_api();
@@ -63,7 +65,7 @@ std::vector<OpenClDeviceInfo> find_opencl_devices(const std::string& platform_fi
     std::string seen;
     bool matched = false;
     for (cl_platform_id p : platforms) {
-        const std::string pname = platform_text(cl, p, CL_PLATFORM_NAME);
+        const std::string pname = platform_text(p, CL_PLATFORM_NAME);
         seen += (seen.empty() ? "'" : ", '") + pname + "'";
         if (!want.empty() && lower(pname).find(want) == std::string::npos) continue;
         matched = true;
@@ -76,8 +78,8 @@ std::vector<OpenClDeviceInfo> find_opencl_devices(const std::string& platform_fi
             info.platform = p;
             info.device = d;
             info.platform_name = pname;
-            info.name = device_text(cl, d, CL_DEVICE_NAME);
-            info.version = device_text(cl, d, CL_DEVICE_VERSION);
+            info.name = device_text(d, CL_DEVICE_NAME);
+            info.version = device_text(d, CL_DEVICE_VERSION);
             info.global_memory = device_value<cl_ulong>(cl, d, CL_DEVICE_GLOBAL_MEM_SIZE);
             info.max_allocation = device_value<cl_ulong>(cl, d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
             info.compute_units = device_value<cl_uint>(cl, d, CL_DEVICE_MAX_COMPUTE_UNITS);

@@ -29,6 +29,11 @@ struct OpenClDeviceInfo {
     bool unified_host_memory = false;
 };
 
+// A text fact of a platform or a device (CL_PLATFORM_NAME, CL_DEVICE_VERSION,
+// ...); empty when the driver gives none. The loader must be loaded.
+std::string platform_text(cl_platform_id platform, cl_platform_info what);
+std::string device_text(cl_device_id device, cl_device_info what);
+
 // Every device of every platform whose name contains `platform_filter`
 // (case-insensitive; empty: every platform), in the loader's platform order
 // and each platform's device order.

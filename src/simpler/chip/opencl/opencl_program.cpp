@@ -11,6 +11,7 @@
 
 #include "simpler/chip/content_hash.h"
 #include "simpler/chip/library_builder.h"
+#include "simpler/chip/opencl/opencl_platforms.h"
 #include "simpler/chip/opencl/opencl_view.h"
 
 namespace simpler::chip::opencl {
@@ -22,25 +23,11 @@ constexpr const char* BUILD_OPTIONS = "-cl-std=CL1.2";
 constexpr size_t LOG_LIMIT = 4000;
 std::atomic<uint64_t> g_cache_writes{0};
 
-std::string device_text(const OpenClApi& cl, cl_device_id d, cl_device_info what) {
-    size_t n = 0;
-    if (cl.GetDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
-    std::string s(n, '\0');
-    if (cl.GetDeviceInfo(d, what, n, s.data(), nullptr) != CL_SUCCESS) return {};
-    s.resize(s.find('\0') == std::string::npos ? s.size() : s.find('\0'));
-    return s;
-}
-
 std::string platform_name(const OpenClApi& cl, cl_device_id d) {
     cl_platform_id p = nullptr;
     if (cl.GetDeviceInfo(d, CL_DEVICE_PLATFORM, sizeof(cl_platform_id), static_cast<void*>(&p), nullptr) != CL_SUCCESS)
         return {};
-    size_t n = 0;
-    if (cl.GetPlatformInfo(p, CL_PLATFORM_NAME, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
-    std::string s(n, '\0');
-    if (cl.GetPlatformInfo(p, CL_PLATFORM_NAME, n, s.data(), nullptr) != CL_SUCCESS) return {};
-    s.resize(s.find('\0') == std::string::npos ? s.size() : s.find('\0'));
-    return s;
+    return platform_text(p, CL_PLATFORM_NAME);
 }
 
 void add_field(Sha256& h, const std::string& s) {
@@ -95,7 +82,7 @@ void write_binary(const OpenClApi& cl, cl_program p, const fs::path& path) {
 
 OpenClProgram::OpenClProgram(cl_context context, cl_device_id device, const std::string& source,
                              const std::string& origin)
-    : cl_(opencl_api()), origin_(origin), device_name_(device_text(cl_, device, CL_DEVICE_NAME)) {
+    : cl_(opencl_api()), origin_(origin), device_name_(device_text(device, CL_DEVICE_NAME)) {
     const std::string text = std::string(OPENCL_PRELUDE) + "\n#line 1\n" + source;
     Sha256 h;
     add_field(h, "simpler opencl program v1");
@@ -103,8 +90,8 @@ OpenClProgram::OpenClProgram(cl_context context, cl_device_id device, const std:
     add_field(h, BUILD_OPTIONS);
     add_field(h, platform_name(cl_, device));
     add_field(h, device_name_);
-    add_field(h, device_text(cl_, device, CL_DEVICE_VERSION));
-    add_field(h, device_text(cl_, device, CL_DRIVER_VERSION));
+    add_field(h, device_text(device, CL_DEVICE_VERSION));
+    add_field(h, device_text(device, CL_DRIVER_VERSION));
     const fs::path cached = fs::path(default_chip_cache_dir()) / "opencl" / (h.hex() + ".bin");
 
     cl_int rc = CL_SUCCESS;
