@@ -118,6 +118,16 @@ def test_simulated_chips_need_no_opencl_at_all(closing):
 IN, OUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING
 
 
+def _doubles(vadd, a, out, chip: int):
+    """An orchestration: out = a + a, one std.vector_add task on `chip`."""
+    def orch(o, _args, _cfg):
+        ta = TaskArgs()
+        for t, tag in ((a, IN), (a, IN), (out, OUT)):
+            ta.add_tensor(t.tensor(), tag)
+        o.submit_next_level(vadd, ta, worker=chip)
+    return orch
+
+
 def test_the_readme_example_runs_on_opencl_chips():
     require_opencl()
     text = README.read_text()
@@ -298,14 +308,7 @@ def test_a_kernel_that_does_not_build_is_refused_at_register_with_the_build_log(
     assert "'opencl:broken' could not be installed on 1 child" in text, text
     assert "does not build on device" in text and "CL_BUILD_PROGRAM_FAILURE" in text and "no_such_name" in text, text
     a.array()[:] = 2.0
-
-    def orch(o, _args, _cfg):  # the Worker and its other callables are as they were
-        ta = TaskArgs()
-        for t, tag in ((a, IN), (a, IN), (out, OUT)):
-            ta.add_tensor(t.tensor(), tag)
-        o.submit_next_level(vadd, ta, worker=0)
-
-    w.run(orch)
+    w.run(_doubles(vadd, a, out, chip=0))  # the Worker and its other callables are as they were
     assert np.array_equal(out.array(), np.full(8, 4.0, dtype=np.float32))
 
 
@@ -396,14 +399,7 @@ def test_an_opencl_kernel_past_its_deadline_is_killed_and_reported_and_the_other
     assert "(callable 'opencl:hang', member 0) on chip 0" in msg and "TIMED_OUT" in msg, msg
     assert w.child_status()[0].startswith("chip 0: lost"), w.child_status()
     a.array()[:] = 1.5
-
-    def add(o, _args, _cfg):
-        ta = TaskArgs()
-        for t, tag in ((a, IN), (a, IN), (out, OUT)):
-            ta.add_tensor(t.tensor(), tag)
-        o.submit_next_level(vadd, ta, worker=1)
-
-    w.run(add)
+    w.run(_doubles(vadd, a, out, chip=1))
     assert np.array_equal(out.array(), np.full(8, 3.0, dtype=np.float32))
 
 
@@ -420,16 +416,7 @@ def test_a_killed_opencl_chip_is_reported_lost_and_the_other_chip_serves(closing
         time.sleep(0.01)
     assert w.child_status()[0].startswith("chip 0: lost") and "signal 9" in w.child_status()[0], w.child_status()
     a.array()[:] = 2.0
-
-    def add(chip):
-        def orch(o, _args, _cfg):
-            ta = TaskArgs()
-            for t, tag in ((a, IN), (a, IN), (out, OUT)):
-                ta.add_tensor(t.tensor(), tag)
-            o.submit_next_level(vadd, ta, worker=chip)
-        return orch
-
     with pytest.raises(ValueError, match=r"worker=0 is lost \(chip 0"):
-        w.run(add(0))
-    w.run(add(1))
+        w.run(_doubles(vadd, a, out, chip=0))
+    w.run(_doubles(vadd, a, out, chip=1))
     assert np.array_equal(out.array(), np.full(8, 4.0, dtype=np.float32))
