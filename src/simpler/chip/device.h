@@ -50,6 +50,21 @@ struct DeviceFacts {
     bool unified_host_memory = false;  // kernels may read and write host memory in place (zero-copy runs)
 };
 
+// A range of device addresses [base, base + nbytes).
+struct DeviceRange {
+    uint64_t base = 0;
+    uint64_t nbytes = 0;
+
+    // True when [addr, addr + n) lies inside this range.
+    [[nodiscard]] bool holds(uint64_t addr, uint64_t n) const noexcept {
+        return addr >= base && n <= nbytes && addr - base <= nbytes - n;
+    }
+    // True when [addr, addr + n) shares a byte with this range.
+    [[nodiscard]] bool overlaps(uint64_t addr, uint64_t n) const noexcept {
+        return addr < base + nbytes && base < addr + n;
+    }
+};
+
 // A copy in flight; 0 is one already complete.
 using DeviceEvent = uint64_t;
 

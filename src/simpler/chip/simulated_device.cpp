@@ -32,8 +32,8 @@ bool SimulatedDevice::try_free(uint64_t addr) noexcept { return arena_.try_free(
 
 bool SimulatedDevice::contains(uint64_t addr, uint64_t nbytes) const noexcept {
     if (arena_.contains(addr, nbytes)) return true;
-    for (const Range& r : adopted_)
-        if (addr >= r.base && nbytes <= r.nbytes && addr - r.base <= r.nbytes - nbytes) return true;
+    for (const DeviceRange& r : adopted_)
+        if (r.holds(addr, nbytes)) return true;
     return false;
 }
 
@@ -42,9 +42,9 @@ void* SimulatedDevice::host_address(uint64_t addr) const noexcept {
 }
 
 void SimulatedDevice::adopt_range(uint64_t base, uint64_t nbytes) {
-    const bool overlaps_arena = base < arena_.base() + arena_.capacity() && arena_.base() < base + nbytes;
-    bool overlaps = nbytes == 0 || base + nbytes < base || overlaps_arena;
-    for (const Range& r : adopted_) overlaps = overlaps || (base < r.base + r.nbytes && r.base < base + nbytes);
+    bool overlaps =
+        nbytes == 0 || base + nbytes < base || DeviceRange{arena_.base(), arena_.capacity()}.overlaps(base, nbytes);
+    for (const DeviceRange& r : adopted_) overlaps = overlaps || r.overlaps(base, nbytes);
     if (overlaps) {
         char msg[160];
         std::snprintf(msg, sizeof msg, "adopt_range: 0x%llx + %llu bytes is empty or overlaps memory of %s",

@@ -64,15 +64,11 @@ public:
 private:
     void check_range(const char* what, uint64_t addr, uint64_t nbytes) const;
 
-    struct Range {
-        uint64_t base;
-        uint64_t nbytes;
-    };
     const KernelRegistry& kernels_;
     DeviceArena arena_;
     DeviceFacts facts_;
     bool host_addressable_;
-    std::vector<Range> adopted_;
+    std::vector<DeviceRange> adopted_;
 };
 
 }  // namespace simpler::chip

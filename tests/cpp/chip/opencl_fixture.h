@@ -12,31 +12,32 @@
 
 #include "simpler/chip/device_catalog.h"
 
-// Whether the OpenCL tests run here: an OpenCL device is found, or
-// SIMPLER_REQUIRE_OPENCL=1 asks for them (they then fail without one). For
-// parameter lists, which a test cannot skip.
-inline bool opencl_tests_run() noexcept {
-    const char* required = std::getenv("SIMPLER_REQUIRE_OPENCL");
-    if (required != nullptr && std::strcmp(required, "1") == 0) return true;
+// Why no OpenCL device is found (what find_devices refused with); empty when one is.
+inline std::string opencl_missing() {
     try {
-        return !::simpler::chip::find_devices({::simpler::chip::DeviceKind::OPENCL, "", 0}).empty();
-    } catch (const std::exception&) {
-        return false;
+        ::simpler::chip::find_devices({::simpler::chip::DeviceKind::OPENCL, "", 0});
+        return {};
+    } catch (const std::exception& e) {
+        return e.what();
     }
 }
 
+// True when SIMPLER_REQUIRE_OPENCL=1: a missing device fails the OpenCL tests.
+inline bool opencl_required() noexcept {
+    const char* required = std::getenv("SIMPLER_REQUIRE_OPENCL");
+    return required != nullptr && std::strcmp(required, "1") == 0;
+}
+
+// Whether the OpenCL tests run here: an OpenCL device is found, or they are
+// required (they then fail without one). For parameter lists, which a test
+// cannot skip.
+inline bool opencl_tests_run() { return opencl_required() || opencl_missing().empty(); }
+
 // GTEST_SKIP()s (or fails) the calling test when no OpenCL device is found.
-#define SIMPLER_REQUIRE_OPENCL_DEVICE()                                                   \
-    do {                                                                                  \
-        std::string why_;                                                                 \
-        try {                                                                             \
-            ::simpler::chip::find_devices({::simpler::chip::DeviceKind::OPENCL, "", 0});  \
-        } catch (const std::exception& e_) {                                              \
-            why_ = e_.what();                                                             \
-        }                                                                                 \
-        if (!why_.empty()) {                                                              \
-            const char* required_ = std::getenv("SIMPLER_REQUIRE_OPENCL");                \
-            if (required_ != nullptr && std::strcmp(required_, "1") == 0) FAIL() << why_; \
-            GTEST_SKIP() << why_;                                                         \
-        }                                                                                 \
+#define SIMPLER_REQUIRE_OPENCL_DEVICE()                                 \
+    do {                                                                \
+        if (const std::string why_ = opencl_missing(); !why_.empty()) { \
+            if (opencl_required()) FAIL() << why_;                      \
+            GTEST_SKIP() << why_;                                       \
+        }                                                               \
     } while (0)

@@ -36,10 +36,6 @@ OpenClDevice::OpenClDevice(const KernelRegistry& kernels, const DeviceChoice& ch
     facts_.memory_bytes = info_.global_memory;
     facts_.compute_units = info_.compute_units;
     facts_.unified_host_memory = false;  // kernels see only cl_mem buffers
-    if (addresses_.capacity() > info_.max_allocation)
-        throw std::runtime_error("OpenCL: device '" + info_.name + "' lets one buffer hold at most " +
-                                 std::to_string(info_.max_allocation) + " bytes; the chip's device memory asks " +
-                                 std::to_string(addresses_.capacity()) + " (lower the chip's arena_bytes)");
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(info_.platform),
                                            0};
     cl_int rc = CL_SUCCESS;
@@ -51,7 +47,8 @@ OpenClDevice::OpenClDevice(const KernelRegistry& kernels, const DeviceChoice& ch
         fail("clCreateCommandQueue", rc);
     }
     try {
-        regions_.push_back({addresses_.base(), addresses_.capacity(), make_buffer(addresses_.capacity(), "memory")});
+        regions_.push_back({{addresses_.base(), addresses_.capacity()},
+                            make_buffer(addresses_.capacity(), "device memory (lower the chip's arena_bytes)")});
     } catch (...) {
         cl_.ReleaseCommandQueue(queue_);
         cl_.ReleaseContext(context_);
@@ -71,11 +68,14 @@ void OpenClDevice::fail(const std::string& what, cl_int code) const {
     throw std::runtime_error("OpenCL device '" + info_.name + "': " + what + " failed: " + cl_error_name(code));
 }
 
-cl_mem OpenClDevice::make_buffer(uint64_t nbytes, const char* what) {
+cl_mem OpenClDevice::make_buffer(uint64_t nbytes, const std::string& what) {
+    if (nbytes > info_.max_allocation)
+        throw std::runtime_error("OpenCL: device '" + info_.name + "' lets one buffer hold at most " +
+                                 std::to_string(info_.max_allocation) + " bytes; its " + what + " asks " +
+                                 std::to_string(nbytes));
     cl_int rc = CL_SUCCESS;
     cl_mem m = cl_.CreateBuffer(context_, CL_MEM_READ_WRITE, nbytes, nullptr, &rc);
-    if (rc != CL_SUCCESS)
-        fail(std::string("clCreateBuffer of its ") + what + " (" + std::to_string(nbytes) + " bytes)", rc);
+    if (rc != CL_SUCCESS) fail("clCreateBuffer of its " + what + " (" + std::to_string(nbytes) + " bytes)", rc);
     return m;
 }
 
@@ -89,30 +89,29 @@ uint64_t OpenClDevice::try_alloc(uint64_t nbytes, uint64_t alignment) noexcept {
 
 bool OpenClDevice::try_free(uint64_t addr) noexcept { return addresses_.try_free(addr); }
 
-bool OpenClDevice::contains(uint64_t addr, uint64_t nbytes) const noexcept {
+const OpenClDevice::Region* OpenClDevice::region_of(uint64_t addr, uint64_t nbytes) const noexcept {
     for (const Region& r : regions_)
-        if (addr >= r.base && nbytes <= r.nbytes && addr - r.base <= r.nbytes - nbytes) return true;
-    return false;
+        if (r.range.holds(addr, nbytes)) return &r;
+    return nullptr;
+}
+
+bool OpenClDevice::contains(uint64_t addr, uint64_t nbytes) const noexcept {
+    return region_of(addr, nbytes) != nullptr;
 }
 
 void OpenClDevice::adopt_range(uint64_t base, uint64_t nbytes) {
     if (nbytes == 0 || base + nbytes < base)
         throw std::invalid_argument("adopt_range: an empty or wrapping range at " + hex(base));
     for (const Region& r : regions_)
-        if (base < r.base + r.nbytes && r.base < base + nbytes)
+        if (r.range.overlaps(base, nbytes))
             throw std::invalid_argument("adopt_range: " + hex(base) + " + " + std::to_string(nbytes) +
-                                        " bytes overlaps device memory of '" + info_.name + "' at " + hex(r.base));
-    if (nbytes > info_.max_allocation)
-        throw std::runtime_error("OpenCL: device '" + info_.name + "' lets one buffer hold at most " +
-                                 std::to_string(info_.max_allocation) + " bytes; the device heap asks " +
-                                 std::to_string(nbytes));
-    regions_.push_back({base, nbytes, make_buffer(nbytes, "adopted heap")});
+                                        " bytes overlaps device memory of '" + info_.name + "' at " +
+                                        hex(r.range.base));
+    regions_.push_back({{base, nbytes}, make_buffer(nbytes, "adopted heap (the Worker's device_memory_bytes)")});
 }
 
 std::pair<cl_mem, uint64_t> OpenClDevice::resolve(const char* what, uint64_t addr, uint64_t nbytes) const {
-    for (const Region& r : regions_)
-        if (addr >= r.base && nbytes <= r.nbytes && addr - r.base <= r.nbytes - nbytes)
-            return {r.buffer, addr - r.base};
+    if (const Region* r = region_of(addr, nbytes); r != nullptr) return {r->buffer, addr - r->range.base};
     throw std::invalid_argument(std::string(what) + ": device range " + hex(addr) + " + " + std::to_string(nbytes) +
                                 " bytes is not inside the memory of '" + info_.name + "'");
 }

@@ -83,11 +83,13 @@ public:
 
 private:
     struct Region {
-        uint64_t base;
-        uint64_t nbytes;
+        DeviceRange range;
         cl_mem buffer;
     };
-    cl_mem make_buffer(uint64_t nbytes, const char* what);
+    // The region holding [addr, addr + nbytes) whole; nullptr when none does.
+    [[nodiscard]] const Region* region_of(uint64_t addr, uint64_t nbytes) const noexcept;
+    // A buffer of nbytes, `what` naming it in an error (no larger than one buffer may be on this device).
+    cl_mem make_buffer(uint64_t nbytes, const std::string& what);
     DeviceEvent remember(cl_event event);
     [[noreturn]] void fail(const std::string& what, cl_int code) const;
 

@@ -255,12 +255,12 @@ int32_t sum_n(OpenClDevice& device, const KernelArgs& a) {
 
 const char* std_kernels_source() noexcept { return SOURCE; }
 
-bool is_std_kernel(const std::string& name) noexcept {
+bool is_std_kernel(std::string_view name) noexcept {
     return name == "std.vector_add" || name == "std.mul" || name == "std.add_scalar" || name == "std.copy" ||
            name == "std.matmul" || name == "std.sum_n";
 }
 
-int32_t launch_std_kernel(OpenClDevice& device, const std::string& name, const KernelArgs& a) noexcept {
+int32_t launch_std_kernel(OpenClDevice& device, std::string_view name, const KernelArgs& a) noexcept {
     try {
         if (name == "std.vector_add") return binary(device, "std.vector_add", "std_vector_add", a);
         if (name == "std.mul") return binary(device, "std.mul", "std_mul", a);
@@ -268,7 +268,7 @@ int32_t launch_std_kernel(OpenClDevice& device, const std::string& name, const K
         if (name == "std.copy") return copy(device, a);
         if (name == "std.matmul") return matmul(device, a);
         if (name == "std.sum_n") return sum_n(device, a);
-        return kernel_fail(&a, "%s is not a standard kernel", name.c_str());
+        return kernel_fail(&a, "%.*s is not a standard kernel", static_cast<int>(name.size()), name.data());
     } catch (const std::exception& e) {
         return kernel_fail(&a, "on OpenCL device '%s': %s", device.facts().name.c_str(), e.what());
     }

@@ -11,7 +11,7 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
+#include <string_view>
 
 #include "simpler/chip/kernel_api.h"
 
@@ -23,9 +23,9 @@ class OpenClDevice;
 const char* std_kernels_source() noexcept;
 
 // True when `name` is a standard kernel this file launches.
-bool is_std_kernel(const std::string& name) noexcept;
+bool is_std_kernel(std::string_view name) noexcept;
 
 // Runs standard kernel `name` on `args` on `device`.
-int32_t launch_std_kernel(OpenClDevice& device, const std::string& name, const KernelArgs& args) noexcept;
+int32_t launch_std_kernel(OpenClDevice& device, std::string_view name, const KernelArgs& args) noexcept;
 
 }  // namespace simpler::chip::opencl
