@@ -203,7 +203,7 @@ def test_a_cpp_kernel_on_an_opencl_chip_fails_naming_the_kernel_and_the_device(c
     require_opencl()
     w = Worker(level=3, num_chips=1, device="opencl")
     closing(w)
-    stamp = w.register(kernel_callable("test.stamp"))
+    overrun = w.register(kernel_callable("test.overrun"))  # its kernel has a C++ form only
     buf = w.alloc_shared_tensor((16,), DataType.FLOAT32)
     w.init()
     device = _core.find_devices(_core.DeviceKind.OPENCL)[0].name
@@ -211,9 +211,11 @@ def test_a_cpp_kernel_on_an_opencl_chip_fails_naming_the_kernel_and_the_device(c
     def orch(o, _args, _cfg):
         ta = TaskArgs()
         ta.add_tensor(buf.tensor(), OUT)
-        o.submit_next_level(stamp, ta, worker=0)
+        ta.add_scalar(0)
+        o.submit_next_level(overrun, ta, worker=0)
 
-    with pytest.raises(RuntimeError, match=rf"kernel 'test.stamp' has no OpenCL form on device '{re.escape(device)}'"):
+    with pytest.raises(RuntimeError,
+                       match=rf"kernel 'test.overrun' has no OpenCL form on device '{re.escape(device)}'"):
         w.run(orch)
 
 

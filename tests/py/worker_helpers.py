@@ -33,8 +33,19 @@ def kernels_library() -> str:
 
 
 def kernel_callable(name: str) -> ChipCallable:
-    """test.stamp, test.fail or test.rendezvous from the test library."""
+    """test.stamp, test.fail, test.rendezvous, test.gate or test.overrun from the test library."""
     return ChipCallable.from_library(kernels_library(), name)
+
+
+def chip_device() -> str:
+    """The device the tests' chips drive: SIMPLER_DEVICE (the default of Worker.device), else simulated."""
+    return os.environ.get("SIMPLER_DEVICE") or "simulated"
+
+
+def fail_cause() -> str:
+    """What test.fail's kernel (test_fail) reports on this device: its own message on
+    a simulated chip; on an OpenCL chip its launch fails, by the OpenCL error's name."""
+    return "CL_INVALID_KERNEL_ARGS" if chip_device() == "opencl" else "test.fail: deliberate failure 42"
 
 
 def alive(pid: int) -> bool:

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <stdexcept>
 
@@ -34,8 +35,11 @@ int32_t op_alloc_tensor(void* rt, const uint32_t* shapes, uint32_t ndims, uint8_
     return static_cast<Runtime*>(rt)->alloc_tensor(shapes, ndims, dtype, out);
 }
 void op_fail(void* rt, const char* message) { static_cast<Runtime*>(rt)->fail(message); }
+int32_t op_read_entry(void* rt, int32_t index, void* dst, uint64_t nbytes) {
+    return static_cast<Runtime*>(rt)->read_entry(index, dst, nbytes);
+}
 
-constexpr OrchestrationOps OPS{CHIP_ABI_VERSION, 0, op_kernel_id, op_submit, op_alloc_tensor, op_fail};
+constexpr OrchestrationOps OPS{CHIP_ABI_VERSION, 0, op_kernel_id, op_submit, op_alloc_tensor, op_fail, op_read_entry};
 
 // A spinning thread reads the clock once per this many pauses, and gives its
 // core away (sched_yield) between rounds once it has spun YIELD_AFTER: on an
@@ -444,6 +448,50 @@ void Runtime::core_loop() noexcept {
         work_cv_.wait(lock);
         --sleeping_;
     }
+}
+
+int32_t Runtime::read_entry(int32_t index, void* dst, uint64_t nbytes) noexcept {
+    char msg[200];
+    const auto refuse = [&](int32_t status) {
+        fail(msg);
+        return status;
+    };
+    if (index < 0 || index >= entry_->tensor_count || (dst == nullptr && nbytes > 0)) {
+        std::snprintf(msg, sizeof msg, "read_entry: no entry tensor %d (there are %d) or no destination", index,
+                      entry_->tensor_count);
+        return refuse(CHIP_ERR_INVALID_ARGUMENT);
+    }
+    const Tensor& t = entry_->tensors[index];
+    const uint64_t view_bytes = t.extent_elem_cache * uint64_t{t.element_size()};
+    if (t.is_contiguous == 0 || nbytes > view_bytes) {
+        std::snprintf(msg, sizeof msg, "read_entry: entry tensor %d is %s of %llu bytes; %llu bytes asked", index,
+                      t.is_contiguous != 0 ? "a contiguous view" : "not a contiguous view",
+                      static_cast<unsigned long long>(view_bytes), static_cast<unsigned long long>(nbytes));
+        return refuse(CHIP_ERR_INVALID_ARGUMENT);
+    }
+    bool submitted = false;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        submitted = next_task_id_ != first_task_id_;
+    }
+    if (submitted) {
+        std::snprintf(msg, sizeof msg, "read_entry: entry tensor %d read after the run's first submit", index);
+        return refuse(CHIP_ERR_INVALID_ARGUMENT);
+    }
+    if (nbytes == 0) return CHIP_OK;
+    const uint64_t addr = t.addr + t.start_offset * t.element_size();
+    try {
+        if (!device_.contains(addr, nbytes))  // a zero-copy run: the host memory this process maps
+            std::memcpy(dst, reinterpret_cast<const void*>(addr), nbytes);
+        else if (const void* host = device_.host_address(addr); host != nullptr)
+            std::memcpy(dst, host, nbytes);
+        else
+            device_.wait(device_.copy_to_host(dst, addr, nbytes));
+    } catch (const std::exception& e) {
+        std::snprintf(msg, sizeof msg, "read_entry: entry tensor %d: %.150s", index, e.what());
+        return refuse(CHIP_ERR_INVALID_ARGUMENT);
+    }
+    return CHIP_OK;
 }
 
 int32_t Runtime::alloc_tensor(const uint32_t* shapes, uint32_t ndims, uint8_t dtype, Tensor* out) noexcept {

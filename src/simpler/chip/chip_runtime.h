@@ -92,6 +92,7 @@ public:
                    const uint64_t* scalars, uint32_t scalar_count) noexcept;
     int32_t alloc_tensor(const uint32_t* shapes, uint32_t ndims, uint8_t dtype, Tensor* out) noexcept;
     void fail(const char* message) noexcept;
+    int32_t read_entry(int32_t index, void* dst, uint64_t nbytes) noexcept;
 
 private:
     struct OverlapEntry {

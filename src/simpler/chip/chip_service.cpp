@@ -31,8 +31,11 @@ void ChipServiceConfig::validate() const {
 
 ChipService::ChipService(const ChipServiceConfig& config) : chip_(chip_config(config)), staging_(config.staging) {
     for (const std::string& path : config.libraries) {
-        chip_.registry().load_library(path);
+        const std::vector<uint32_t> opencl_forms = chip_.registry().load_library(path);
         libraries_.push_back(path);
+        // Built now so that no task pays for the build; one that does not build
+        // fails each task that launches it, with the build log.
+        for (uint32_t k : opencl_forms) try_prepare(k);
     }
     for (const std::string& name : config.orchestrations) {
         callables_.push_back(resolve(name, "is registered"));
@@ -49,6 +52,13 @@ void ChipService::prepare_or_mark(size_t id, const std::string& name) {
     } catch (const std::exception& e) {
         c = {nullptr, NO_KERNEL};
         not_installed_[id] = "'" + name + "': " + e.what();
+    }
+}
+
+void ChipService::try_prepare(uint32_t kernel) noexcept {
+    try {
+        chip_.device().prepare(kernel);
+    } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): the launch reports it
     }
 }
 
@@ -72,8 +82,9 @@ void ChipService::install(uint64_t id, const std::string& name, const std::strin
                                     std::to_string(callables_.size()) + ")");
     try {
         if (!library.empty() && std::find(libraries_.begin(), libraries_.end(), library) == libraries_.end()) {
-            chip_.registry().load_library(library);
+            const std::vector<uint32_t> opencl_forms = chip_.registry().load_library(library);
             libraries_.push_back(library);
+            for (uint32_t k : opencl_forms) chip_.device().prepare(k);  // throws: not installed, with the build log
         }
         Callable c = resolve(name, "in " + (library.empty() ? std::string("the standard set") : "library " + library));
         if (c.kernel != NO_KERNEL) chip_.device().prepare(c.kernel);  // throws: not installed, with the build log

@@ -6,7 +6,10 @@
 // OpenCL C kernel of a loaded `*.cl` source (opencl_source.h) run on the
 // task's arguments with their tags; it is built on the chip's device when
 // installed: one that does not build is not installed (install() throws the
-// build log; one named in the config fails its runs with it).
+// build log; one named in the config fails its runs with it). The OpenCL
+// forms a library brings (library_abi.h) are built when it loads: at install
+// one that does not build refuses the install; loaded from the config, it
+// fails each task that launches it, with the build log.
 //
 // A callable registered after the chip started is installed between runs
 // (install(): its library loaded unless it already is, its name resolved to
@@ -100,6 +103,8 @@ private:
     // Readies one-kernel callable `id` on the device (an OpenCL build); a
     // failure marks it not installed, with the whole reason.
     void prepare_or_mark(size_t id, const std::string& name);
+    // Readies kernel `kernel` on the device; a failure is left for its launches to report.
+    void try_prepare(uint32_t kernel) noexcept;
 
     Chip chip_;
     std::vector<Callable> callables_;               // by id

@@ -2,10 +2,13 @@
 // get dense ids (what a task payload stores); orchestrations are looked up by
 // name when a run starts. Libraries (LibraryTable) register all of their
 // entries or none, and a loaded shared library stays open as long as the
-// registry lives. An OpenCL C source (a `*.cl` path, opencl_source.h) loads
-// as a library too: each of its `__kernel` functions becomes a kernel whose
-// source the registry keeps (opencl_source()), for an OpenCL device to build;
-// called as a C++ kernel it fails saying it runs on OpenCL chips only.
+// registry lives. A kernel has a C++ form (a function), an OpenCL form (a
+// `__kernel` of an OpenCL C source whose text the registry keeps, for an
+// OpenCL device to build: opencl_source()) or both, registered in either
+// order under one name; a second form of the same kind is a duplicate. An
+// OpenCL C source comes as a `*.cl` path (opencl_source.h) or as a library's
+// OPENCL_SOURCE entry. A kernel with no C++ form, called on the simulated
+// device, fails saying it runs on OpenCL chips only.
 //
 // Mutation (add_*, load_library) is not synchronized with runs: register
 // before the first run or between runs. Lookups are const and thread-safe. Host
@@ -17,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "simpler/chip/library_abi.h"
@@ -32,31 +36,36 @@ public:
     KernelRegistry(const KernelRegistry&) = delete;
     KernelRegistry& operator=(const KernelRegistry&) = delete;
 
-    // Returns the new kernel's id.
+    // Registers the C++ form of kernel `name`; returns its id.
     uint32_t add_kernel(const std::string& name, KernelFn fn);
     void add_orchestration(const std::string& name, OrchestrationFn fn);
     // Checks every entry (version, names, kinds, functions, no duplicate with
     // itself or the registry) before registering any. `origin` names the
-    // library in error messages.
-    void add_library(const LibraryTable& table, const std::string& origin);
+    // library in error messages. Returns the ids of the kernels whose OpenCL
+    // form it brought.
+    std::vector<uint32_t> add_library(const LibraryTable& table, const std::string& origin);
     // dlopen()s `path`, reads its SIMPLER_CHIP_LIBRARY_SYMBOL table and
     // registers it; the library stays loaded for the registry's lifetime. A
-    // `*.cl` path is read as OpenCL C instead (add_opencl_source).
-    void load_library(const std::string& path);
-    // Registers each `__kernel` of `source` (all or none), keeping the text;
-    // `origin` names it in errors. std::invalid_argument when it defines no
-    // kernel or a name already registered.
-    void add_opencl_source(const std::string& source, const std::string& origin);
+    // `*.cl` path is read as OpenCL C instead (add_opencl_source). Returns the
+    // ids of the kernels whose OpenCL form it brought.
+    std::vector<uint32_t> load_library(const std::string& path);
+    // Registers each `__kernel` of `source` as the OpenCL form of the kernel
+    // of its name (all or none), keeping the text; `origin` names it in errors.
+    // std::invalid_argument when it defines no kernel or a kernel whose OpenCL
+    // form is already registered. Returns those kernels' ids.
+    std::vector<uint32_t> add_opencl_source(const std::string& source, const std::string& origin);
 
     [[nodiscard]] bool find_kernel(const char* name, uint32_t* id) const noexcept;
-    [[nodiscard]] KernelFn kernel(uint32_t id) const noexcept;  // nullptr for an unknown id
-    // The OpenCL C source kernel `id` was registered from; nullptr for a C++ kernel or an unknown id.
+    // The C++ form of kernel `id` (one that fails, naming OpenCL, when it has
+    // an OpenCL form only); nullptr for an unknown id.
+    [[nodiscard]] KernelFn kernel(uint32_t id) const noexcept;
+    // The OpenCL C source of kernel `id`'s OpenCL form; nullptr when it has none or for an unknown id.
     struct OpenClSource {
         std::string origin;
         std::string text;
     };
     [[nodiscard]] const OpenClSource* opencl_source(uint32_t id) const noexcept;
-    // The names of the OpenCL C kernels, in registration order.
+    // The names of the kernels with an OpenCL form, in registration order.
     [[nodiscard]] std::vector<std::string> opencl_kernel_names() const;
     [[nodiscard]] const char* kernel_name(uint32_t id) const noexcept;
     [[nodiscard]] uint32_t kernel_count() const noexcept { return static_cast<uint32_t>(kernels_.size()); }
@@ -64,15 +73,24 @@ public:
     // The name `fn` is registered under (empty when none; one of them when several).
     [[nodiscard]] std::string orchestration_name(OrchestrationFn fn) const;
     [[nodiscard]] std::vector<std::string> kernel_names() const;
-    // The orchestrations' names, then "opencl:<kernel>" for each OpenCL C kernel (a callable of its own).
+    // The orchestrations' names, then "opencl:<kernel>" for each kernel with an OpenCL form (a callable of its
+    // own).
     [[nodiscard]] std::vector<std::string> orchestration_names() const;
 
 private:
     struct Kernel {
         std::string name;
-        KernelFn fn;
-        int32_t opencl_source = -1;  // index into opencl_sources_; -1: a C++ kernel
+        KernelFn fn;                 // the C++ form; nullptr: none
+        int32_t opencl_source = -1;  // the OpenCL form: index into opencl_sources_; -1: none
     };
+    // The id of kernel `name`, a new one with no form when it has none yet.
+    uint32_t kernel_slot(const std::string& name);
+    [[nodiscard]] bool has_cpp_form(const std::string& name) const;
+    [[nodiscard]] bool has_opencl_form(const std::string& name) const;
+    // The kernel names `source` defines; std::invalid_argument (prefixed by
+    // `what`) when none, or one already has an OpenCL form or is in `seen`.
+    std::vector<std::string> check_opencl_source(const std::string& source, const std::string& what,
+                                                 std::unordered_set<std::string>& seen) const;
     std::vector<std::unique_ptr<OpenClSource>> opencl_sources_;
     std::vector<Kernel> kernels_;
     std::unordered_map<std::string, uint32_t> kernel_ids_;

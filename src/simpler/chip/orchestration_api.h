@@ -1,7 +1,9 @@
 // What a chip orchestration sees: its entry arguments (working tensors and
 // scalars), and the operations it may call — look a kernel up by name, submit a
 // kernel task with tagged working tensors and scalars, allocate a device
-// temporary, report an error. Sub-views come from tile.h.
+// temporary, report an error, read the bytes of a small entry argument (a
+// control input: a size, a flag, a path) before submitting anything. Sub-views
+// come from tile.h.
 //
 // C-ABI-shaped (a table of function pointers handed in by the runtime) so an
 // orchestration library built outside the project links against nothing of
@@ -35,6 +37,10 @@ struct OrchestrationOps {
     int32_t (*alloc_tensor)(void* runtime, const uint32_t* shapes, uint32_t ndims, uint8_t dtype, Tensor* out);
     // Records the run's error message (the first error wins).
     void (*fail)(void* runtime, const char* message);
+    // Copies the first `nbytes` bytes of contiguous entry argument `index`'s
+    // view into host memory at `dst`, wherever the device keeps it; only before
+    // the run's first submit, so no task of the run has written them.
+    int32_t (*read_entry)(void* runtime, int32_t index, void* dst, uint64_t nbytes);
 };
 
 struct OrchestrationContext {
@@ -50,9 +56,10 @@ struct OrchestrationContext {
 
 using OrchestrationFn = int32_t (*)(const OrchestrationContext* ctx);
 
-static_assert(std::is_standard_layout_v<OrchestrationOps> && sizeof(OrchestrationOps) == 40);
+static_assert(std::is_standard_layout_v<OrchestrationOps> && sizeof(OrchestrationOps) == 48);
 static_assert(offsetof(OrchestrationOps, kernel_id) == 8 && offsetof(OrchestrationOps, submit) == 16);
 static_assert(offsetof(OrchestrationOps, alloc_tensor) == 24 && offsetof(OrchestrationOps, fail) == 32);
+static_assert(offsetof(OrchestrationOps, read_entry) == 40);
 static_assert(std::is_standard_layout_v<OrchestrationContext> && sizeof(OrchestrationContext) == 48);
 static_assert(offsetof(OrchestrationContext, tensors) == 16 && offsetof(OrchestrationContext, scalars) == 24);
 static_assert(offsetof(OrchestrationContext, tensor_count) == 32 && offsetof(OrchestrationContext, core_count) == 40);
@@ -94,6 +101,9 @@ public:
     int32_t alloc_tensor(std::initializer_list<uint32_t> shapes, DataType dtype, Tensor* out) const noexcept {
         return ctx_->ops->alloc_tensor(ctx_->runtime, shapes.begin(), static_cast<uint32_t>(shapes.size()),
                                        static_cast<uint8_t>(dtype), out);
+    }
+    int32_t read_entry(int32_t index, void* dst, uint64_t nbytes) const noexcept {
+        return ctx_->ops->read_entry(ctx_->runtime, index, dst, nbytes);
     }
     // Records a printf-style error for the run; returns CHIP_ERR_INVALID_ARGUMENT.
     __attribute__((format(printf, 2, 3))) int32_t fail(const char* fmt, ...) const noexcept {

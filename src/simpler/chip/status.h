@@ -19,7 +19,7 @@ enum ChipStatus : int32_t {
 
 // Version of the kernel / orchestration ABI (payload layout, ops table, library
 // table). A library built against another version is refused at load.
-inline constexpr uint32_t CHIP_ABI_VERSION = 1;
+inline constexpr uint32_t CHIP_ABI_VERSION = 2;
 
 const char* chip_status_name(int32_t status) noexcept;
 

@@ -1,7 +1,8 @@
 // OpenCL C sources as chip callables, without an OpenCL device: the kernel
 // names read from the text (comments, literals, directives and attributes
 // skipped), a `*.cl` path loaded as a library (its kernels and "opencl:<k>"
-// callables), the refusals, and a simulated chip that is asked to run one.
+// callables), the refusals, a simulated chip that is asked to run one, and a
+// kernel with both a C++ and an OpenCL form (registered apart or by one library).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -95,4 +96,54 @@ TEST(OpenClSource, ASimulatedChipRefusesToRunOneSayingWhere) {
     ChipServiceConfig unknown = c;
     unknown.orchestrations = {"opencl:nope"};
     EXPECT_THROW(ChipService{unknown}, std::invalid_argument);
+}
+
+namespace {
+int32_t twice_cpp(const KernelArgs*) { return CHIP_OK; }
+int32_t other_cpp(const KernelArgs*) { return CHIP_OK; }
+}  // namespace
+
+TEST(OpenClSource, AKernelHasACppFormAndAnOpenClFormInEitherOrderButOneOfEach) {
+    KernelRegistry r;
+    const uint32_t id = r.add_kernel("twice", twice_cpp);
+    EXPECT_EQ(r.opencl_source(id), nullptr);
+    const std::vector<uint32_t> forms = r.add_opencl_source("__kernel void twice(__global float* x) {}", "twice.cl");
+    EXPECT_EQ(forms, (std::vector<uint32_t>{id}));
+    EXPECT_EQ(r.kernel(id), &twice_cpp);  // the C++ form is kept
+    ASSERT_NE(r.opencl_source(id), nullptr);
+    EXPECT_EQ(r.opencl_source(id)->origin, "twice.cl");
+    EXPECT_EQ(r.kernel_count(), 1u);
+    // A second form of either kind is a duplicate, and a refused source registers nothing.
+    EXPECT_THROW(r.add_kernel("twice", other_cpp), std::invalid_argument);
+    EXPECT_THROW(r.add_opencl_source("__kernel void fresh(void) {} __kernel void twice(void) {}", "again"),
+                 std::invalid_argument);
+    uint32_t missing = 0;
+    EXPECT_FALSE(r.find_kernel("fresh", &missing));
+    // The other order: an OpenCL form first, a C++ form joins it.
+    r.add_opencl_source("__kernel void later(__global float* x) {}", "later.cl");
+    uint32_t later = 0;
+    ASSERT_TRUE(r.find_kernel("later", &later));
+    EXPECT_NE(r.kernel(later), nullptr);  // the OpenCL-only stand-in, which fails saying so
+    EXPECT_EQ(r.add_kernel("later", other_cpp), later);
+    EXPECT_EQ(r.kernel(later), &other_cpp);
+}
+
+TEST(OpenClSource, ALibraryCarriesTheOpenClFormsOfItsKernels) {
+    static const char* const SOURCE = "__kernel void lib_k(__global float* x) {} __kernel void lib_cl_only(void) {}";
+    const LibraryEntry entries[] = {kernel_entry("lib_k", twice_cpp), opencl_source_entry("lib kernels", SOURCE)};
+    KernelRegistry r;
+    const std::vector<uint32_t> forms = r.add_library(LibraryTable{CHIP_ABI_VERSION, 2, entries}, "lib.so");
+    ASSERT_EQ(forms.size(), 2u);
+    EXPECT_EQ(r.kernel(forms[0]), &twice_cpp);
+    EXPECT_EQ(r.kernel_name(forms[1]), std::string("lib_cl_only"));
+    EXPECT_EQ(r.opencl_source(forms[0])->origin, "lib.so (lib kernels)");
+    // Refused whole: an entry with no text, a source with no kernel, an OpenCL form registered already.
+    const LibraryEntry no_text[] = {kernel_entry("fresh_k", twice_cpp), opencl_source_entry("empty", nullptr)};
+    EXPECT_THROW(r.add_library(LibraryTable{CHIP_ABI_VERSION, 2, no_text}, "no_text.so"), std::invalid_argument);
+    const LibraryEntry no_kernel[] = {opencl_source_entry("plain", "void f(void) {}")};
+    EXPECT_THROW(r.add_library(LibraryTable{CHIP_ABI_VERSION, 1, no_kernel}, "plain.so"), std::invalid_argument);
+    const LibraryEntry again[] = {opencl_source_entry("again", "__kernel void lib_k(void) {}")};
+    EXPECT_THROW(r.add_library(LibraryTable{CHIP_ABI_VERSION, 1, again}, "again.so"), std::invalid_argument);
+    uint32_t id = 0;
+    EXPECT_FALSE(r.find_kernel("fresh_k", &id));
 }

@@ -283,3 +283,41 @@ TEST_F(ChipRuntime, ATaskSeesItsProducerAndTheBackingsWriteCount) {
     EXPECT_EQ(g_seen_producer[1], r.first_task_id);  // the writer, the run's first task
     EXPECT_EQ(g_seen_version[1], 1);
 }
+
+namespace {
+uint8_t g_read[16];
+// Reads 16 bytes of its entry tensor, then submits a task, then tries to read again.
+int32_t reads_then_submits(const OrchestrationContext* ctx) {
+    Orchestration o(ctx);
+    if (int32_t rc = o.read_entry(0, g_read, sizeof g_read); rc != CHIP_OK) return rc;
+    uint32_t k = 0;
+    o.kernel_id("test.count", &k);
+    if (int32_t rc = o.submit(k, {{o.arg(0), TensorArgType::INPUT}}); rc != CHIP_OK) return rc;
+    uint8_t late[4];
+    return o.read_entry(0, late, sizeof late);
+}
+int32_t reads_past_the_view(const OrchestrationContext* ctx) {
+    static uint8_t dst[1024];
+    return Orchestration(ctx).read_entry(0, dst, sizeof dst);
+}
+int32_t reads_a_missing_argument(const OrchestrationContext* ctx) {
+    uint8_t dst[4];
+    return Orchestration(ctx).read_entry(1, dst, sizeof dst);
+}
+}  // namespace
+
+TEST_F(ChipRuntime, AnOrchestrationReadsAnEntryArgumentOnlyBeforeItsFirstSubmit) {
+    Runtime rt(registry, device);
+    for (size_t i = 0; i < 16; ++i) reinterpret_cast<uint8_t*>(g_data)[i] = static_cast<uint8_t>(i * 7);
+    const RunResult r = rt.run(reads_then_submits, one_vector_arg());
+    EXPECT_FALSE(r.ok);
+    EXPECT_EQ(std::memcmp(g_read, g_data, sizeof g_read), 0);
+    EXPECT_NE(r.error.find("read_entry: entry tensor 0 read after the run's first submit"), std::string::npos)
+        << r.error;
+    const RunResult past = rt.run(reads_past_the_view, one_vector_arg());
+    EXPECT_FALSE(past.ok);
+    EXPECT_NE(past.error.find("is a contiguous view of 256 bytes; 1024 bytes asked"), std::string::npos) << past.error;
+    const RunResult missing = rt.run(reads_a_missing_argument, one_vector_arg());
+    EXPECT_FALSE(missing.ok);
+    EXPECT_NE(missing.error.find("read_entry: no entry tensor 1 (there are 1)"), std::string::npos) << missing.error;
+}
