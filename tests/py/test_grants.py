@@ -24,7 +24,7 @@ from simpler import (
     view_array,
 )
 from simpler.buffer import create_buffer
-from worker_helpers import ZERO_COPY_ONLY_SIMULATED, Gate, args, close_and_check, kernel_callable
+from worker_helpers import Gate, args, close_and_check, kernel_callable
 
 N = 16
 
@@ -215,7 +215,6 @@ def test_a_forged_grant_or_size_is_refused_at_submit(backend):
 SCRIBBLE = Path(__file__).parent / "chip_sources" / "write_input.cpp"
 
 
-@ZERO_COPY_ONLY_SIMULATED
 @pytest.mark.parametrize("access", [AccessMode.READ, AccessMode.READWRITE], ids=lambda a: a.name)
 def test_a_zero_copy_kernel_writing_a_read_only_argument_fails_the_run_and_never_lands(access):
     w = Worker(level=3, num_chips=1, zero_copy=True, task_timeout=30)
@@ -234,7 +233,6 @@ def test_a_zero_copy_kernel_writing_a_read_only_argument_fails_the_run_and_never
         close_and_check(w)
 
 
-@ZERO_COPY_ONLY_SIMULATED
 def test_a_chained_zero_copy_kernel_writing_a_read_only_argument_fails_through_its_own_slot(tmp_path):
     """The scribble task waits on chip 0's lane behind a gate task (it reads what the gate writes), so
     it runs from the lane's second slot: the fault handler answers through the slot being served."""

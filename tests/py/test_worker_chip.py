@@ -23,7 +23,6 @@ from simpler import (
     view_array,
 )
 from worker_helpers import (  # noqa: F401
-    ZERO_COPY_ONLY_SIMULATED,
     args,
     close_and_check,
     closing,
@@ -35,9 +34,7 @@ from worker_helpers import (  # noqa: F401
 
 IN, OUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING
 F32, I32, I64 = DataType.FLOAT32, DataType.INT32, DataType.INT64
-TASK_ZERO_COPY = pytest.param("task_zero_copy", marks=ZERO_COPY_ONLY_SIMULATED)
-WORKER_ZERO_COPY = pytest.param("worker_zero_copy", marks=ZERO_COPY_ONLY_SIMULATED)
-MODES = ["staged", TASK_ZERO_COPY, WORKER_ZERO_COPY]
+MODES = ["staged", "task_zero_copy", "worker_zero_copy"]
 
 
 def make_worker(mode="staged", **kw):
@@ -86,7 +83,7 @@ MATMUL_LAYOUTS = {
 
 
 @pytest.mark.parametrize("layout", MATMUL_LAYOUTS)
-@pytest.mark.parametrize("mode", ["staged", WORKER_ZERO_COPY])
+@pytest.mark.parametrize("mode", ["staged", "worker_zero_copy"])
 def test_std_matmul_of_every_layout_agrees_with_numpy(layout, mode, closing):
     w = make_worker(mode, num_chips=1)
     closing(w)
@@ -243,7 +240,7 @@ def test_a_device_allocation_outside_any_scope_lives_until_release(closing):
     assert w._core.device_stats(0)["live_allocations"] == 0
 
 
-@pytest.mark.parametrize("mode", ["staged", TASK_ZERO_COPY])
+@pytest.mark.parametrize("mode", ["staged", "task_zero_copy"])
 def test_a_group_spans_two_chips_and_its_successor_sees_both_members(mode, closing):
     w = make_worker(mode, num_chips=2)
     closing(w)
@@ -379,7 +376,7 @@ def stamps(buf, slot):
     return view_array(buf.tensor((2,), I64, byte_offset=slot * 16))
 
 
-@pytest.mark.parametrize("mode", ["staged", TASK_ZERO_COPY])
+@pytest.mark.parametrize("mode", ["staged", "task_zero_copy"])
 def test_disjoint_slices_written_on_two_chips_run_concurrently(mode, closing):
     w = make_worker(mode, num_chips=2)
     closing(w)
@@ -420,7 +417,7 @@ def test_dependent_tasks_on_two_chips_do_not_overlap(closing):
     assert s0 < e0 <= s1 < e1, f"a dependent task started before its producer ended: [{s0},{e0}] [{s1},{e1}]"
 
 
-@pytest.mark.parametrize("mode", ["staged", TASK_ZERO_COPY])
+@pytest.mark.parametrize("mode", ["staged", "task_zero_copy"])
 def test_two_tasks_that_rendezvous_over_interleaved_column_slices_do_not_deadlock(mode, tmp_path, closing):
     """x[:, 0:4] and x[:, 8:12]: bounding boxes interleave, the views do not. A
     spurious edge would hold one task back while the other waits for it; each

@@ -447,11 +447,9 @@ def test_an_output_on_a_copy_on_write_buffer_is_refused_when_named(closing):
         ta = args((vec(dst), IN), (vec(cow), IN))
         with pytest.raises(ValueError, match="OUTPUT_EXISTING"):
             ta.set_tag(1, OUT)  # a tag stays mutable after add_tensor, and is checked again
-        # READ is what it grants: as an INPUT the chip reads it at the inherited address (zero-copy where the
-        # device shares host memory as the simulated one does; an OpenCL chip stages it from there)
-        zero_copy = chip_device() == "simulated"
+        # READ is what it grants: as an INPUT, zero-copy, the chip reads it at the inherited address
         w.run(lambda o, _a, _c: o.submit_next_level(copy, args((vec(cow), IN), (vec(dst), OUT)),
-                                                    CallConfig(zero_copy=zero_copy), worker=0))
+                                                    CallConfig(zero_copy=True), worker=0))
         np.testing.assert_array_equal(values(dst), np.arange(N, dtype=np.float32))
     finally:
         cow.close()

@@ -42,17 +42,6 @@ def chip_device() -> str:
     return os.environ.get("SIMPLER_DEVICE") or "simulated"
 
 
-def simulated_chips_only(why: str):
-    """Marks a test (or one parameter of it) that runs on simulated chips only:
-    under SIMPLER_DEVICE=opencl (the OpenCL pass of ./dev test) it skips, saying why."""
-    return pytest.mark.skipif(chip_device() != "simulated", reason=f"simulated chips only: {why}")
-
-
-# Zero-copy runs need a device that shares host memory, and the OpenCL device
-# refuses them with that reason (stage_in); a staged run is what runs there.
-ZERO_COPY_ONLY_SIMULATED = simulated_chips_only("an OpenCL chip refuses zero-copy runs (they are staged there)")
-
-
 def fail_cause() -> str:
     """What test.fail's kernel (test_fail) reports on this device: its own message on
     a simulated chip; on an OpenCL chip its launch fails, by the OpenCL error's name."""

@@ -57,6 +57,8 @@ Loaded load() {
     bind(handle, "clEnqueueWriteBuffer", a.EnqueueWriteBuffer, missing);
     bind(handle, "clEnqueueReadBuffer", a.EnqueueReadBuffer, missing);
     bind(handle, "clEnqueueCopyBuffer", a.EnqueueCopyBuffer, missing);
+    bind(handle, "clEnqueueMapBuffer", a.EnqueueMapBuffer, missing);
+    bind(handle, "clEnqueueUnmapMemObject", a.EnqueueUnmapMemObject, missing);
     bind(handle, "clWaitForEvents", a.WaitForEvents, missing);
     bind(handle, "clGetEventInfo", a.GetEventInfo, missing);
     bind(handle, "clReleaseEvent", a.ReleaseEvent, missing);

@@ -32,6 +32,8 @@ struct OpenClApi {
     decltype(&::clEnqueueWriteBuffer) EnqueueWriteBuffer;
     decltype(&::clEnqueueReadBuffer) EnqueueReadBuffer;
     decltype(&::clEnqueueCopyBuffer) EnqueueCopyBuffer;
+    decltype(&::clEnqueueMapBuffer) EnqueueMapBuffer;
+    decltype(&::clEnqueueUnmapMemObject) EnqueueUnmapMemObject;
     decltype(&::clWaitForEvents) WaitForEvents;
     decltype(&::clGetEventInfo) GetEventInfo;
     decltype(&::clReleaseEvent) ReleaseEvent;

@@ -35,7 +35,7 @@ OpenClDevice::OpenClDevice(const KernelRegistry& kernels, const DeviceChoice& ch
     facts_.name = info_.name;
     facts_.memory_bytes = info_.global_memory;
     facts_.compute_units = info_.compute_units;
-    facts_.unified_host_memory = false;  // kernels see only cl_mem buffers
+    facts_.unified_host_memory = info_.unified_host_memory;  // zero-copy runs: wrap_host
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(info_.platform),
                                            0};
     cl_int rc = CL_SUCCESS;
@@ -114,6 +114,37 @@ std::pair<cl_mem, uint64_t> OpenClDevice::resolve(const char* what, uint64_t add
     if (const Region* r = region_of(addr, nbytes); r != nullptr) return {r->buffer, addr - r->range.base};
     throw std::invalid_argument(std::string(what) + ": device range " + hex(addr) + " + " + std::to_string(nbytes) +
                                 " bytes is not inside the memory of '" + info_.name + "'");
+}
+
+cl_mem OpenClDevice::wrap_host(const char* what, uint64_t addr, uint64_t nbytes) {
+    if (!facts_.unified_host_memory)
+        throw std::invalid_argument(std::string(what) + ": host range " + hex(addr) + " + " + std::to_string(nbytes) +
+                                    " bytes: '" + info_.name + "' does not share host memory (stage the run)");
+    if (nbytes == 0 || nbytes > info_.max_allocation)
+        throw std::invalid_argument(std::string(what) + ": host range " + hex(addr) + " + " + std::to_string(nbytes) +
+                                    " bytes: '" + info_.name + "' lets one buffer hold 1 to " +
+                                    std::to_string(info_.max_allocation) + " bytes");
+    cl_int rc = CL_SUCCESS;
+    cl_mem m =
+        cl_.CreateBuffer(context_, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, nbytes, reinterpret_cast<void*>(addr), &rc);
+    if (rc != CL_SUCCESS)
+        fail("clCreateBuffer over host memory " + hex(addr) + " (" + std::to_string(nbytes) + " bytes)", rc);
+    return m;
+}
+
+void OpenClDevice::unwrap_host(cl_mem buffer, uint64_t nbytes) {
+    cl_int rc = CL_SUCCESS;
+    void* p = cl_.EnqueueMapBuffer(queue_, buffer, CL_TRUE, CL_MAP_READ, 0, nbytes, 0, nullptr, nullptr, &rc);
+    if (rc == CL_SUCCESS) {
+        cl_event ev = nullptr;
+        rc = cl_.EnqueueUnmapMemObject(queue_, buffer, p, 0, nullptr, &ev);
+        if (rc == CL_SUCCESS) {
+            rc = cl_.WaitForEvents(1, &ev);
+            cl_.ReleaseEvent(ev);
+        }
+    }
+    cl_.ReleaseMemObject(buffer);
+    if (rc != CL_SUCCESS) fail("mapping a host backing after a kernel", rc);
 }
 
 DeviceEvent OpenClDevice::remember(cl_event event) {

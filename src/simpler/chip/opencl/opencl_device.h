@@ -12,6 +12,14 @@
 // bytes move only by copies (clEnqueueWriteBuffer / clEnqueueReadBuffer,
 // non-blocking, each an event of the queue).
 //
+// On a device that shares host memory (CL_DEVICE_HOST_UNIFIED_MEMORY: PoCL's
+// CPU device, integrated GPUs) a zero-copy run's kernels work on the host
+// backings in place: each launch wraps each host backing it names in a
+// CL_MEM_USE_HOST_PTR buffer (wrap_host), and after the kernel maps and unmaps
+// it (which makes what the kernel wrote visible to the host on any driver) and
+// releases it, so no wrapping outlives a launch and a forgotten backing leaves
+// nothing on the device.
+//
 // launch() runs the standard kernels in OpenCL C (opencl_std_kernels.h) and
 // the kernels of OpenCL C sources the registry keeps (opencl_source.h,
 // opencl_launch.h), each program built at its first launch (its binary
@@ -80,6 +88,14 @@ public:
     // The buffer holding [addr, addr + nbytes) and addr's offset in it; throws
     // std::invalid_argument when no region of this device holds the range whole.
     [[nodiscard]] std::pair<cl_mem, uint64_t> resolve(const char* what, uint64_t addr, uint64_t nbytes) const;
+    // A CL_MEM_USE_HOST_PTR buffer over host memory [addr, addr + nbytes) that
+    // this process maps, for one launch (a zero-copy run's host backing). Throws
+    // std::invalid_argument on a device that does not share host memory.
+    cl_mem wrap_host(const char* what, uint64_t addr, uint64_t nbytes);
+    // After the launch: maps and unmaps `buffer` (nbytes long), so the host sees
+    // what the kernel wrote, then releases it. Throws std::runtime_error on an
+    // OpenCL error (the buffer released all the same).
+    void unwrap_host(cl_mem buffer, uint64_t nbytes);
 
 private:
     struct Region {

@@ -12,8 +12,20 @@ namespace simpler::chip::opencl {
 KernelLaunch::KernelLaunch(OpenClDevice& device, OpenClProgram& program, const std::string& kernel)
     : device_(device), name_(kernel), lock_(program.kernel_lock()), kernel_(program.kernel(kernel)) {}
 
+KernelLaunch::~KernelLaunch() {
+    for (const auto& [buffer, nbytes] : host_buffers_) opencl_api().ReleaseMemObject(buffer);
+}
+
 KernelLaunch& KernelLaunch::tensor(const Tensor& t) {
     const uint64_t elem = data_type_element_size(t.dtype);
+    if (!device_.contains(t.addr, t.size) && device_.facts().unified_host_memory) {
+        // A zero-copy run's host backing: the kernel works on it in place.
+        host_buffers_.emplace_back(device_.wrap_host(name_.c_str(), t.addr, t.size), t.size);
+        cl_mem buffer = host_buffers_.back().first;
+        const OpenClView v = view_of(t, 0);
+        arg(sizeof(cl_mem), static_cast<const void*>(&buffer));
+        return arg(sizeof v, &v);
+    }
     const auto [buffer, offset] = device_.resolve(name_.c_str(), t.addr, t.size);
     if (elem == 0 || offset % elem != 0)
         throw std::runtime_error("argument " + std::to_string(index_) +
@@ -39,6 +51,17 @@ void KernelLaunch::run(cl_uint dims, const size_t* global, const size_t* local) 
     const DeviceEvent ev = device_.enqueue_kernel(kernel_, dims, global, local, "kernel '" + name_ + "'");
     lock_.unlock();
     device_.wait(ev);
+    std::vector<std::pair<cl_mem, uint64_t>> wrapped;
+    wrapped.swap(host_buffers_);
+    std::string error;
+    for (const auto& [buffer, nbytes] : wrapped) {
+        try {
+            device_.unwrap_host(buffer, nbytes);
+        } catch (const std::exception& e) {  // each is released all the same; the first error is reported
+            if (error.empty()) error = e.what();
+        }
+    }
+    if (!error.empty()) throw std::runtime_error(error);
 }
 
 KernelLaunch& KernelLaunch::arg(size_t size, const void* value) {

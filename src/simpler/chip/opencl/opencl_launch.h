@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "simpler/chip/kernel_api.h"
 #include "simpler/chip/opencl/opencl_api.h"
@@ -31,12 +33,19 @@ class KernelLaunch {
 public:
     // Takes the program's kernel lock and the kernel `kernel` (made once).
     KernelLaunch(OpenClDevice& device, OpenClProgram& program, const std::string& kernel);
+    // Releases the host backings' wrappings (OpenClDevice::wrap_host) if run() did not.
+    ~KernelLaunch();
+    KernelLaunch(const KernelLaunch&) = delete;
+    KernelLaunch& operator=(const KernelLaunch&) = delete;
 
+    // The tensor's buffer and view: device memory of the chip, or (a zero-copy
+    // run on a device that shares host memory) its host backing, wrapped for this launch.
     KernelLaunch& tensor(const Tensor& t);
     KernelLaunch& buffer(uint64_t addr, uint64_t nbytes, uint64_t element_size);
     KernelLaunch& scalar(uint64_t s);
     // Enqueues over `global` work items in `dims` dimensions (in groups of
-    // `local` when given), releases the lock and waits for the kernel.
+    // `local` when given), releases the lock, waits for the kernel and hands
+    // its host backings back to the host (OpenClDevice::unwrap_host).
     void run(cl_uint dims, const size_t* global, const size_t* local = nullptr);
 
 private:
@@ -47,6 +56,7 @@ private:
     std::unique_lock<std::mutex> lock_;
     cl_kernel kernel_;
     cl_uint index_ = 0;
+    std::vector<std::pair<cl_mem, uint64_t>> host_buffers_;  // wrapped host backings and their sizes
 };
 
 // Runs kernel `name` of `program` on `args` (see above).
