@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <stdexcept>
+#include <tuple>
 
 #include "simpler/chip/opencl/opencl_device.h"
 #include "simpler/chip/opencl/opencl_program.h"
@@ -18,15 +19,15 @@ KernelLaunch::~KernelLaunch() {
 
 KernelLaunch& KernelLaunch::tensor(const Tensor& t) {
     const uint64_t elem = data_type_element_size(t.dtype);
+    cl_mem buffer = nullptr;
+    uint64_t offset = 0;  // of the backing in `buffer`, bytes
     if (!device_.contains(t.addr, t.size) && device_.facts().unified_host_memory) {
         // A zero-copy run's host backing: the kernel works on it in place.
-        host_buffers_.emplace_back(device_.wrap_host(name_.c_str(), t.addr, t.size), t.size);
-        cl_mem buffer = host_buffers_.back().first;
-        const OpenClView v = view_of(t, 0);
-        arg(sizeof(cl_mem), static_cast<const void*>(&buffer));
-        return arg(sizeof v, &v);
+        buffer = device_.wrap_host(name_.c_str(), t.addr, t.size);
+        host_buffers_.emplace_back(buffer, t.size);
+    } else {
+        std::tie(buffer, offset) = device_.resolve(name_.c_str(), t.addr, t.size);
     }
-    const auto [buffer, offset] = device_.resolve(name_.c_str(), t.addr, t.size);
     if (elem == 0 || offset % elem != 0)
         throw std::runtime_error("argument " + std::to_string(index_) +
                                  ": the tensor's backing is not aligned to its elements in device memory");
