@@ -122,14 +122,13 @@ void ChipLane::forget(std::span<const CanonicalIdentity> identities) noexcept {
 }
 
 std::string ChipLane::install(uint64_t callable, std::span<const std::byte> payload) noexcept {
-    const std::string where = "chip " + std::to_string(index_) + ": ";
     try {
         const ChipInstall what = decode_chip_install(payload);
         chip_.install(callable, what.orchestration, what.library);
         return {};
     } catch (const std::exception& e) {
         chip_.install_failed(callable, e.what());
-        return where + e.what();
+        return e.what();  // the parent names the child it came from
     }
 }
 

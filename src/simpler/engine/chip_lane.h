@@ -64,7 +64,7 @@ public:
     // (ImportRegistry::forget), so a late descriptor of them is refused here.
     void forget(std::span<const CanonicalIdentity> identities) noexcept;
     // Installs callable `callable` from a ChipInstall payload; returns why it
-    // could not, naming this chip (empty: installed).
+    // could not (empty: installed), which the parent prefixes with this child's name.
     std::string install(uint64_t callable, std::span<const std::byte> payload) noexcept;
 
     [[nodiscard]] chip::ChipService& chip() noexcept { return chip_; }

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -311,7 +312,8 @@ TEST_F(ChipRuntime, AnOrchestrationReadsAnEntryArgumentOnlyBeforeItsFirstSubmit)
     for (size_t i = 0; i < 16; ++i) reinterpret_cast<uint8_t*>(g_data)[i] = static_cast<uint8_t>(i * 7);
     const RunResult r = rt.run(reads_then_submits, one_vector_arg());
     EXPECT_FALSE(r.ok);
-    EXPECT_EQ(std::memcmp(g_read, g_data, sizeof g_read), 0);
+    const auto* written = reinterpret_cast<const uint8_t*>(g_data);
+    EXPECT_TRUE(std::equal(g_read, g_read + sizeof g_read, written));
     EXPECT_NE(r.error.find("read_entry: entry tensor 0 read after the run's first submit"), std::string::npos)
         << r.error;
     const RunResult past = rt.run(reads_past_the_view, one_vector_arg());
