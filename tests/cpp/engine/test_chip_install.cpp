@@ -86,11 +86,12 @@ TEST(ChipInstall, AStandardOrchestrationInstalledByNameRunsAsTheNextId) {
     EXPECT_EQ(r.error, ipc::TaskError::NONE) << r.message;
 }
 
-TEST(ChipInstall, ARefusalNamesTheChipTakesTheIdAndTheLaneGoesOn) {
+// The refusal is the reason alone: the parent prefixes the child's name once
+// (tests/py/test_register_late.py checks "chip 0: chip library ..." end to end).
+TEST(ChipInstall, ARefusalSaysWhyTakesTheIdAndTheLaneGoesOn) {
     Lane l;
     const std::string unknown = l.install(1, "std.nope");
-    EXPECT_EQ(unknown.rfind("chip 3: ", 0), 0u) << unknown;
-    EXPECT_NE(unknown.find("no chip orchestration named 'std.nope' in the standard set"), std::string::npos);
+    EXPECT_EQ(unknown.rfind("no chip orchestration named 'std.nope' in the standard set", 0), 0u) << unknown;
     const ipc::TaskOutcome r = l.run_noop(1);
     EXPECT_EQ(r.error, ipc::TaskError::TASK_FAILED);
     EXPECT_NE(r.message.find("chip callable 1 was not installed on this chip"), std::string::npos) << r.message;
