@@ -128,6 +128,18 @@ def _doubles(vadd, a, out, chip: int):
     return orch
 
 
+def _vadd_worker(closing, num_chips: int):
+    """A started Worker of `num_chips` OpenCL chips with std.vector_add registered and two
+    8-element FLOAT32 shared tensors (a, out) for _doubles: (w, vadd, a, out)."""
+    require_opencl()
+    w = Worker(level=3, num_chips=num_chips, device="opencl")
+    closing(w)
+    vadd = w.register(ChipCallable("std.vector_add"))
+    a, out = (w.alloc_shared_tensor((8,), DataType.FLOAT32) for _ in range(2))
+    w.init()
+    return w, vadd, a, out
+
+
 def test_the_readme_example_runs_on_opencl_chips():
     require_opencl()
     text = README.read_text()
@@ -297,12 +309,7 @@ def test_from_opencl_reads_a_file_and_refuses_a_kernel_it_does_not_define(tmp_pa
 
 
 def test_a_kernel_that_does_not_build_is_refused_at_register_with_the_build_log(closing):
-    require_opencl()
-    w = Worker(level=3, num_chips=1, device="opencl")
-    closing(w)
-    vadd = w.register(ChipCallable("std.vector_add"))
-    a, out = (w.alloc_shared_tensor((8,), DataType.FLOAT32) for _ in range(2))
-    w.init()
+    w, vadd, a, out = _vadd_worker(closing, 1)
     broken = ChipCallable.from_opencl("__kernel void broken(__global float* x) { x[0] = no_such_name; }", "broken")
     with pytest.raises(RuntimeError) as e:
         w.register(broken)
@@ -406,12 +413,7 @@ def test_an_opencl_kernel_past_its_deadline_is_killed_and_reported_and_the_other
 
 
 def test_a_killed_opencl_chip_is_reported_lost_and_the_other_chip_serves(closing):
-    require_opencl()
-    w = Worker(level=3, num_chips=2, device="opencl")
-    closing(w)
-    vadd = w.register(ChipCallable("std.vector_add"))
-    a, out = (w.alloc_shared_tensor((8,), DataType.FLOAT32) for _ in range(2))
-    w.init()
+    w, vadd, a, out = _vadd_worker(closing, 2)
     os.kill(w.child_pids()[0], signal.SIGKILL)
     deadline = time.monotonic() + 10
     while not w.child_status()[0].startswith("chip 0: lost") and time.monotonic() < deadline:
