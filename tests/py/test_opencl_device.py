@@ -269,6 +269,17 @@ def _f32_scalar(v: float) -> int:
     return struct.unpack("<I", struct.pack("<f", v))[0]
 
 
+def _axpy(handle, x, y, a: float, chip: int):
+    """An orchestration: one task of `handle` on `chip` with x (INPUT view), y (INOUT view) and the f32 scalar a."""
+    def orch(o, _args, _cfg):
+        ta = TaskArgs()
+        ta.add_tensor(x, IN)
+        ta.add_tensor(y, TensorArgType.INOUT)
+        ta.add_scalar(_f32_scalar(a))
+        o.submit_next_level(handle, ta, worker=chip)
+    return orch
+
+
 def test_an_opencl_c_kernel_of_the_users_runs_on_strided_views(closing):
     require_opencl()
     w = Worker(level=3, num_chips=2, device="opencl")
@@ -280,15 +291,7 @@ def test_an_opencl_c_kernel_of_the_users_runs_on_strided_views(closing):
     x.array()[...] = np.arange(30, dtype=np.float32).reshape(6, 5)
     y.array()[...] = 1.0
     block = (slice(1, 12, 2), slice(2, 7))  # every other row, 5 columns of y
-
-    def orch(o, _args, _cfg):
-        ta = TaskArgs()
-        ta.add_tensor(x.tensor(), IN)
-        ta.add_tensor(y.tensor((6, 5), strides=(18, 1), byte_offset=4 * (9 + 2)), TensorArgType.INOUT)
-        ta.add_scalar(_f32_scalar(3.0))
-        o.submit_next_level(saxpy, ta, worker=1)
-
-    w.run(orch)
+    w.run(_axpy(saxpy, x.tensor(), y.tensor((6, 5), strides=(18, 1), byte_offset=4 * (9 + 2)), 3.0, chip=1))
     expected = np.ones((12, 9), dtype=np.float32)
     expected[block] += 3.0 * x.array()
     assert np.array_equal(y.array(), expected)
@@ -346,16 +349,9 @@ def test_an_opencl_c_kernel_on_a_simulated_chip_fails_saying_where_it_runs(closi
     x, y = (w.alloc_shared_tensor((8,), DataType.FLOAT32) for _ in range(2))
     w.init()
 
-    def orch(o, _args, _cfg):
-        ta = TaskArgs()
-        ta.add_tensor(x.tensor(), IN)
-        ta.add_tensor(y.tensor(), TensorArgType.INOUT)
-        ta.add_scalar(_f32_scalar(1.0))
-        o.submit_next_level(saxpy, ta, worker=0)
-
     with pytest.raises(RuntimeError, match=r"kernel 'saxpy' \(task \d+\) failed: it is OpenCL C, which runs on OpenCL "
                                            r"chips only"):
-        w.run(orch)
+        w.run(_axpy(saxpy, x.tensor(), y.tensor(), 1.0, chip=0))
 
 
 def test_a_cpp_orchestration_launches_an_opencl_kernel_by_name(closing):
@@ -369,14 +365,7 @@ def test_a_cpp_orchestration_launches_an_opencl_kernel_by_name(closing):
     x.array()[...] = np.arange(40, dtype=np.float32).reshape(10, 4)
     y.array()[...] = -1.0
 
-    def orch(o, _args, _cfg):
-        ta = TaskArgs()
-        ta.add_tensor(x.tensor(), IN)
-        ta.add_tensor(y.tensor(), TensorArgType.INOUT)
-        ta.add_scalar(_f32_scalar(0.5))
-        o.submit_next_level(halves, ta, worker=0)
-
-    w.run(orch)
+    w.run(_axpy(halves, x.tensor(), y.tensor(), 0.5, chip=0))
     assert np.array_equal(y.array(), -1.0 + 0.5 * x.array())
 
 
