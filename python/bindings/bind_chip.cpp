@@ -65,11 +65,12 @@ void bind_chip(nb::module_& m) {
                    c.platform + "', index=" + std::to_string(c.index) + ")";
         });
     nb::class_<DeviceFacts>(m, "DeviceFacts",
-                            "One device: its kind, platform, name, memory in bytes, compute units, and whether "
-                            "kernels may use host memory in place (zero-copy runs).")
+                            "One device: its kind, platform, name, the driver's version text, memory in bytes, "
+                            "compute units, and whether kernels may use host memory in place (zero-copy runs).")
         .def_ro("kind", &DeviceFacts::kind)
         .def_ro("platform", &DeviceFacts::platform)
         .def_ro("name", &DeviceFacts::name)
+        .def_ro("version", &DeviceFacts::version)
         .def_ro("memory_bytes", &DeviceFacts::memory_bytes)
         .def_ro("compute_units", &DeviceFacts::compute_units)
         .def_ro("unified_host_memory", &DeviceFacts::unified_host_memory)

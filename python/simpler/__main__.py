@@ -1,5 +1,6 @@
 """Command line: `python -m simpler demo [--levels 3|4] [--trace FILE]`, `python -m simpler wire`,
-`python -m simpler launch -n K [--isolate] script.py [args]`, and the installed package's paths:
+`python -m simpler launch -n K [--isolate] script.py [args]`, `python -m simpler devices [--platform NAME]`,
+and the installed package's paths:
 `python -m simpler --includes` (the compiler flag for its headers) and `--cmakedir` (the folder of
 its CMake package)."""
 
@@ -23,6 +24,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                            "of 2 chips each")
     demo.add_argument("--device", choices=("simulated", "opencl"), default="simulated",
                       help="what the chips drive: the simulated device (default) or an OpenCL device each")
+    devices = sub.add_parser("devices", help="list the devices chips may drive (OpenCL platforms and devices, as "
+                                             "clinfo would) or say what to install; exit status 1 when no OpenCL "
+                                             "device")
+    devices.add_argument("--platform", default="", metavar="NAME",
+                         help="only platforms whose name contains NAME (any case), as Worker(device_platform=...)")
     sub.add_parser("wire", help="build example tensors and task arguments, round-trip a blob, show refusals")
     launch = sub.add_parser("launch", help="run a program with remote Workers under mpirun (rank 0 is the L4, the "
                                            "other ranks serve its remote L3 Workers)")
@@ -49,7 +55,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 1
         return 0
     if args.command is None:
-        parser.error("name a command (demo, wire, launch) or ask for --includes / --cmakedir")
+        parser.error("name a command (demo, devices, wire, launch) or ask for --includes / --cmakedir")
     if args.command == "launch":
         from simpler import launch as launcher
 
@@ -64,6 +70,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from simpler.demo import run
 
         return run(trace=args.trace, device=args.device)
+    if args.command == "devices":
+        from simpler import device_list
+
+        return device_list.run(args.platform, sys.stdout)
     if args.command == "wire":
         from simpler import wire_demo
 

@@ -530,7 +530,7 @@ class DeviceChoice:
 
 class DeviceFacts:
     """
-    One device: its kind, platform, name, memory in bytes, compute units, and whether kernels may use host memory in place (zero-copy runs).
+    One device: its kind, platform, name, the driver's version text, memory in bytes, compute units, and whether kernels may use host memory in place (zero-copy runs).
     """
     @property
     def kind(self) -> DeviceKind: ...
@@ -538,6 +538,8 @@ class DeviceFacts:
     def platform(self) -> str: ...
     @property
     def name(self) -> str: ...
+    @property
+    def version(self) -> str: ...
     @property
     def memory_bytes(self) -> int: ...
     @property

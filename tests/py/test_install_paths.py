@@ -53,7 +53,7 @@ def test_the_command_line_refuses_a_flag_with_a_command_and_nothing_at_all():
     mixed = _cli("--includes", "wire")
     assert mixed.returncode == 2 and "--includes and --cmakedir take no command (got 'wire')" in mixed.stderr
     nothing = _cli()
-    assert nothing.returncode == 2 and "name a command (demo, wire, launch)" in nothing.stderr
+    assert nothing.returncode == 2 and "name a command (demo, devices, wire, launch)" in nothing.stderr
 
 
 def test_from_source_compiles_against_the_installed_headers(tmp_path, monkeypatch):

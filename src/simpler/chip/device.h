@@ -45,6 +45,7 @@ struct DeviceFacts {
     DeviceKind kind = DeviceKind::SIMULATED;
     std::string platform;           // who provides the device ("simpler" for the simulated one)
     std::string name;               // the device's own name
+    std::string version;            // what the driver says of itself ("OpenCL 3.0 PoCL 3.1 ..."; "" when simulated)
     uint64_t memory_bytes = 0;      // the chip's device heap
     uint32_t compute_units = 0;     // kernels that may run at once
     bool unified_host_memory = false;  // kernels may read and write host memory in place (zero-copy runs)

@@ -45,9 +45,10 @@ std::vector<DeviceFacts> find_devices(const DeviceChoice& choice) {
                 f.kind = DeviceKind::OPENCL;
                 f.platform = d.platform_name;
                 f.name = d.name;
+                f.version = d.version;
                 f.memory_bytes = d.global_memory;
                 f.compute_units = d.compute_units;
-                f.unified_host_memory = false;  // its kernels reach host memory only through staging
+                f.unified_host_memory = d.unified_host_memory;  // as the opened device says (zero-copy runs)
                 out.push_back(std::move(f));
             }
             return out;

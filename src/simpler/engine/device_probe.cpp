@@ -27,8 +27,8 @@ std::string encode(const std::vector<chip::DeviceFacts>& found) {
     std::string out;
     for (const chip::DeviceFacts& f : found)
         out += "device\t" + std::to_string(static_cast<int>(f.kind)) + "\t" + field(f.platform) + "\t" + field(f.name) +
-               "\t" + std::to_string(f.memory_bytes) + "\t" + std::to_string(f.compute_units) + "\t" +
-               (f.unified_host_memory ? "1" : "0") + "\n";
+               "\t" + field(f.version) + "\t" + std::to_string(f.memory_bytes) + "\t" +
+               std::to_string(f.compute_units) + "\t" + (f.unified_host_memory ? "1" : "0") + "\n";
     return out;
 }
 
@@ -61,15 +61,16 @@ std::vector<chip::DeviceFacts> decode(const std::string& text) {
         at = nl == std::string::npos ? text.size() : nl + 1;
         const std::vector<std::string> p = split(line);
         if (p.size() == 2 && p[0] == "error") throw std::runtime_error(p[1]);
-        if (p.size() != 7 || p[0] != "device")
+        if (p.size() != 8 || p[0] != "device")
             throw std::runtime_error("device probe: a malformed answer ('" + line + "')");
         chip::DeviceFacts f;
         f.kind = static_cast<chip::DeviceKind>(number(p[1]));
         f.platform = p[2];
         f.name = p[3];
-        f.memory_bytes = number(p[4]);
-        f.compute_units = static_cast<uint32_t>(number(p[5]));
-        f.unified_host_memory = p[6] == "1";
+        f.version = p[4];
+        f.memory_bytes = number(p[5]);
+        f.compute_units = static_cast<uint32_t>(number(p[6]));
+        f.unified_host_memory = p[7] == "1";
         found.push_back(std::move(f));
     }
     return found;

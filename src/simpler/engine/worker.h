@@ -43,7 +43,8 @@
 // then (a chip orchestration or a sub-worker callable) to every child of its
 // kind as an install message (child_handlers.h), which each child gets when
 // its lane is free and handles before any later task; wait_install() drives
-// the lanes until every such child has answered and returns the refusals.
+// the lanes until every such child has answered and returns the refusals,
+// in child order.
 // Their definitions are worker_install.cpp.
 //
 // Relay lanes: a next-level child on another host (a remote L3) has a lane

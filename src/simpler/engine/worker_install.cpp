@@ -1,6 +1,7 @@
 // Worker's late callables (worker.h, "Late callables"): the install message
 // queued on each lane of the callable's kind, sent when the lane is free and
 // before any later task, and the answers collected per install ticket.
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -63,6 +64,8 @@ std::optional<std::vector<InstallRefusal>> Worker::wait_install(uint64_t ticket,
             if (it->second.pending == 0) {
                 std::vector<InstallRefusal> refused = std::move(it->second.refused);
                 installs_.erase(it);
+                // The answers came in the order the children finished; a message lists them by child.
+                std::ranges::sort(refused, {}, [](const InstallRefusal& r) { return r.child.index; });
                 return refused;
             }
             if (stopping_) {

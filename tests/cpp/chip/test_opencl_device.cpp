@@ -50,7 +50,14 @@ TEST(OpenClDevice, FindsTheMachinesDevicesWithTheirFacts) {
         EXPECT_FALSE(f.name.empty());
         EXPECT_GT(f.memory_bytes, 0u);
         EXPECT_GT(f.compute_units, 0u);
+        EXPECT_EQ(f.version.rfind("OpenCL ", 0), 0u) << f.version;  // CL_DEVICE_VERSION's required prefix
     }
+    // What the catalog says of a device is what the opened device says of itself.
+    KernelRegistry kernels;
+    const opencl::OpenClDevice opened(kernels, any_opencl_device(), 1 << 20);
+    EXPECT_EQ(opened.facts().name, found[0].name);
+    EXPECT_EQ(opened.facts().version, found[0].version);
+    EXPECT_EQ(opened.facts().unified_host_memory, found[0].unified_host_memory);
     const std::string none = message_of([] { find_devices({DeviceKind::OPENCL, "no such platform", 0}); });
     EXPECT_NE(none.find("no platform's name contains 'no such platform' (found '" + found[0].platform),
               std::string::npos)

@@ -33,6 +33,7 @@ OpenClDevice::OpenClDevice(const KernelRegistry& kernels, const DeviceChoice& ch
     facts_.kind = DeviceKind::OPENCL;
     facts_.platform = info_.platform_name;
     facts_.name = info_.name;
+    facts_.version = info_.version;
     facts_.memory_bytes = info_.global_memory;
     facts_.compute_units = info_.compute_units;
     facts_.unified_host_memory = info_.unified_host_memory;  // zero-copy runs: wrap_host
