@@ -34,45 +34,71 @@ int pidfd_send_signal(int pidfd, int sig) noexcept {
 // descriptor and is about to sleep, and never touches the struct afterwards.
 struct OwnerWatchStart {
     int owner_pidfd = -1;
+    pid_t owner = 0;
     sem_t started{};
 };
 
 // The child's watch on its owner: sleeps in poll() on the owner's pidfd and
-// SIGKILLs its own process when the owner process has exited.
+// SIGKILLs its own process when the owner process has exited. Where the kernel
+// cannot poll a pidfd (some sandboxes, gVisor among them, answer POLLNVAL or
+// an error), it asks every 50 ms whether the child was reparented instead: the
+// owner is the child's parent process until it exits.
 void* watch_owner(void* arg) noexcept {
     auto* start = static_cast<OwnerWatchStart*>(arg);
     const int owner_pidfd = start->owner_pidfd;
+    const pid_t owner = start->owner;
     sem_post(&start->started);
     for (;;) {
         pollfd p{owner_pidfd, POLLIN, 0};
         const int rc = poll(&p, 1, -1);
-        if (rc > 0 || (rc < 0 && errno != EINTR)) break;
+        if (rc < 0 && errno == EINTR) continue;
+        if (rc > 0 && (p.revents & POLLIN) != 0) break;  // the owner has exited
+        const timespec nap{0, 50'000'000};
+        while (getppid() == owner) nanosleep(&nap, nullptr);
+        break;
     }
     kill(getpid(), SIGKILL);
     return nullptr;
 }
 
 // Starts watch_owner on a small detached thread and returns once that thread
-// runs (is about to sleep in poll()); false when it cannot. Waiting for it
-// matters: the body may fork (a nested Worker forks its own children), and a
-// fork while another thread is still starting up could copy a lock that
-// thread holds (the allocator's, the thread library's) into the new child.
-bool start_owner_watch(int owner_pidfd) noexcept {
+// runs (is about to sleep); otherwise the name of the step that failed, with
+// errno set. Waiting for it matters: the body may fork (a nested Worker forks
+// its own children), and a fork while another thread is still starting up
+// could copy a lock that thread holds (the allocator's, the thread library's)
+// into the new child.
+const char* start_owner_watch(int owner_pidfd, pid_t owner) noexcept {
     static OwnerWatchStart start;
     start.owner_pidfd = owner_pidfd;
-    if (sem_init(&start.started, 0, 0) != 0) return false;
-    pthread_attr_t attr;
-    if (pthread_attr_init(&attr) != 0) return false;
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, OWNER_WATCH_STACK_BYTES);
-    pthread_t thread;
-    const int rc = pthread_create(&thread, &attr, watch_owner, &start);
-    pthread_attr_destroy(&attr);
-    if (rc != 0) return false;
-    while (sem_wait(&start.started) != 0) {
-        if (errno != EINTR) return false;
+    start.owner = owner;
+    if (sem_init(&start.started, 0, 0) != 0) return "sem_init";
+    // A small stack first; where the system wants more than it (a larger
+    // minimum signal stack, as in some sandboxes: EINVAL), the default one.
+    int rc = EINVAL;
+    for (const bool small : {true, false}) {
+        pthread_attr_t attr;
+        if (int r = pthread_attr_init(&attr); r != 0) return errno = r, "pthread_attr_init";
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        if (small) pthread_attr_setstacksize(&attr, OWNER_WATCH_STACK_BYTES);
+        pthread_t thread;
+        rc = pthread_create(&thread, &attr, watch_owner, &start);
+        pthread_attr_destroy(&attr);
+        if (rc != EINVAL) break;
     }
-    return true;
+    if (rc != 0) return errno = rc, "pthread_create of the owner watch";
+    while (sem_wait(&start.started) != 0) {
+        if (errno != EINTR) return "sem_wait";
+    }
+    return nullptr;
+}
+
+// Says on stderr why this child ends before its body runs, then exits with
+// CHILD_ORPHANED_STATUS (describe_wait_status names that status).
+[[noreturn]] void give_up(const char* step) noexcept {
+    std::fprintf(stderr, "simpler child %d: %s failed (%s); it cannot watch its owner and exits\n",
+                 static_cast<int>(getpid()), step, std::strerror(errno));
+    std::fflush(stderr);
+    _exit(CHILD_ORPHANED_STATUS);
 }
 
 [[noreturn]] void run_child(int owner_pidfd, pid_t owner, bool forked_by_main_thread,
@@ -81,12 +107,13 @@ bool start_owner_watch(int owner_pidfd) noexcept {
     // cannot kill it; the kernel's parent-death SIGKILL can. It fires when the
     // forking *thread* exits, so it is asked for only when that thread was the
     // owner's main one (whose exit is the process's); a child forked by another
-    // thread relies on the watch alone.
-    if (forked_by_main_thread) {
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) _exit(CHILD_ORPHANED_STATUS);
-        if (getppid() != owner) kill(getpid(), SIGKILL);  // the owner died before the prctl
-    }
-    if (!start_owner_watch(owner_pidfd)) _exit(CHILD_ORPHANED_STATUS);
+    // thread relies on the watch alone, as does a child where the kernel
+    // refuses the prctl (a sandbox).
+    // Where the watch cannot start but the death signal is armed, the signal
+    // alone covers the owner's exit (the forking thread is the main one).
+    const bool death_signal = forked_by_main_thread && prctl(PR_SET_PDEATHSIG, SIGKILL) == 0;
+    if (death_signal && getppid() != owner) kill(getpid(), SIGKILL);  // the owner died before the prctl
+    if (const char* failed = start_owner_watch(owner_pidfd, owner); failed != nullptr && !death_signal) give_up(failed);
     int status = CHILD_EXCEPTION_STATUS;
     try {
         status = body();
@@ -103,7 +130,13 @@ bool start_owner_watch(int owner_pidfd) noexcept {
 
 std::string describe_wait_status(int wait_status) {
     if (wait_status == UNKNOWN_WAIT_STATUS) return "ended (status unknown)";
-    if (WIFEXITED(wait_status)) return "exited with status " + std::to_string(WEXITSTATUS(wait_status));
+    if (WIFEXITED(wait_status)) {
+        const int status = WEXITSTATUS(wait_status);
+        std::string s = "exited with status " + std::to_string(status);
+        if (status == CHILD_EXCEPTION_STATUS) s += " (an uncaught exception: see its stderr)";
+        if (status == CHILD_ORPHANED_STATUS) s += " (it could not watch its owner process: see its stderr)";
+        return s;
+    }
     if (WIFSIGNALED(wait_status)) {
         const int sig = WTERMSIG(wait_status);
         const char* name = strsignal(sig);

@@ -10,9 +10,13 @@
 // child also asks for PR_SET_PDEATHSIG(SIGKILL), which the kernel delivers
 // even to a stopped process (it follows the forking thread, and the main
 // thread's exit is the process's; a child forked by another thread has the
-// watch only). Then the child runs
-// the body and _exit()s with its return value, so no parent destructor, atexit
-// handler or test framework code ever runs in the child.
+// watch only). In a sandbox that cannot poll a pidfd (gVisor), the thread
+// instead asks every 50 ms whether the child was reparented; where the thread
+// cannot start at all but the death signal is armed, the signal alone watches,
+// and otherwise the child says why on stderr and exits with
+// CHILD_ORPHANED_STATUS. Then the child runs the body and _exit()s with its
+// return value, so no parent destructor, atexit handler or test framework code
+// ever runs in the child.
 //
 // The parent holds a pidfd (pidfd_open) so a death is observable by poll()
 // while nothing else runs (child_watcher.h), and signals go through the pidfd,
