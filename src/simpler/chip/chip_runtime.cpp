@@ -170,7 +170,8 @@ RunResult Runtime::run_adopted(OrchestrationFn orchestration, uint32_t block_dim
             fail("no chip orchestration given");
             return CHIP_ERR_INVALID_ARGUMENT;
         }
-        const uint32_t cores = block_dim > 0 ? std::min(block_dim, config_.core_threads) : config_.core_threads;
+        uint32_t cores = block_dim > 0 ? std::min(block_dim, config_.core_threads) : config_.core_threads;
+        if (const uint32_t k = device_.facts().concurrent_kernels; k > 0) cores = std::min(cores, k);
         const OrchestrationContext ctx{
             &OPS, this, entry_->tensors, entry_->scalars, entry_->tensor_count, entry_->scalar_count, cores, 0};
         return orchestration(&ctx);

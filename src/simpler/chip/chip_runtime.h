@@ -74,7 +74,9 @@ public:
 
     // set_orch_args(args), then the orchestration, then waits for every task.
     // block_dim > 0 caps the core count the orchestration is told to tile for
-    // (OrchestrationContext::core_count); 0 tells it every core thread.
+    // (OrchestrationContext::core_count); 0 tells it every core thread. A
+    // device that runs fewer kernels at once (DeviceFacts::concurrent_kernels)
+    // caps it too.
     RunResult run(OrchestrationFn orchestration, const ChipStorageTaskArgs& args, uint32_t block_dim = 0) noexcept;
     // As run(), on the entry arguments already set.
     RunResult run_adopted(OrchestrationFn orchestration, uint32_t block_dim = 0) noexcept;

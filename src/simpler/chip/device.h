@@ -47,7 +47,11 @@ struct DeviceFacts {
     std::string name;               // the device's own name
     std::string version;            // what the driver says of itself ("OpenCL 3.0 PoCL 3.1 ..."; "" when simulated)
     uint64_t memory_bytes = 0;      // the chip's device heap
-    uint32_t compute_units = 0;     // kernels that may run at once
+    uint32_t compute_units = 0;     // CL_DEVICE_MAX_COMPUTE_UNITS; a simulated chip: its core threads
+    // Kernels the device runs at once, each over all of its compute units (0:
+    // one per chip core thread). An orchestration is told to tile for no more
+    // cores than this (OrchestrationContext::core_count).
+    uint32_t concurrent_kernels = 0;
     bool unified_host_memory = false;  // kernels may read and write host memory in place (zero-copy runs)
 };
 

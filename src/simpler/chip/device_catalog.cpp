@@ -48,6 +48,7 @@ std::vector<DeviceFacts> find_devices(const DeviceChoice& choice) {
                 f.version = d.version;
                 f.memory_bytes = d.global_memory;
                 f.compute_units = d.compute_units;
+                f.concurrent_kernels = 1;  // as the opened device says: one in-order queue
                 f.unified_host_memory = d.unified_host_memory;  // as the opened device says (zero-copy runs)
                 out.push_back(std::move(f));
             }

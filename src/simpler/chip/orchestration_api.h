@@ -50,7 +50,7 @@ struct OrchestrationContext {
     const uint64_t* scalars;
     int32_t tensor_count;
     int32_t scalar_count;
-    uint32_t core_count;      // core threads of this chip: a hint for how finely to tile
+    uint32_t core_count;      // cores to tile for: the chip's core threads (at most block_dim; 1 on OpenCL)
     uint32_t _pad;
 };
 

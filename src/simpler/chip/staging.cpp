@@ -3,15 +3,21 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace simpler::chip {
 namespace {
 
 constexpr uint8_t HOST_SPACE = 0;
 constexpr uint8_t DEVICE_SPACE = 1;
+// A written backing of at most this many contiguous runs is read back run by
+// run, straight into the host; one of more through a bounce buffer.
+constexpr size_t MAX_DIRECT_RUNS = 64;
 constexpr uint64_t RANGE_ALIGN = 8;  // the largest element size: every view's origin stays on its lattice
 
 uint64_t view_begin_bytes(const ChipTensor& t) noexcept { return t.start_offset * data_type_element_size(t.dtype); }
@@ -114,16 +120,49 @@ StagedArgs::~StagedArgs() {
 
 void StagedArgs::copy_back() {
     if (blocks_.empty() || copied_back_) return;
-    std::vector<unsigned char> bounce;
+    std::unique_ptr<unsigned char[]> bounce;
+    uint64_t bounce_len = 0;
     for (const Staged& st : staged_) {
         if (!st.bounce_back) continue;
-        bounce.resize(st.len);
-        device_->wait(device_->copy_to_host(bounce.data(), st.device, st.len));
+        // A backing whose written views are a few contiguous runs (adjacent
+        // rows merged: a dense view is one) comes back by reads straight into
+        // the host bytes of those runs; one of many runs by one read of its
+        // range into a bounce buffer and a copy of each view from there. Bytes
+        // between the views are never written: another task may own them.
+        std::vector<std::pair<uint64_t, uint64_t>> runs;  // (offset in the range, bytes)
+        bool many = false;
+        for (int32_t i = 0; i < host_->tensor_count && !many; ++i) {
+            const ChipTensor& h = host_->tensors[i];
+            if (h.address_space != HOST_SPACE || h.buffer.addr != st.host_addr || !tag_writes(tags_[i])) continue;
+            for_each_run(device_args_->tensors[i], [&](uint64_t at, uint64_t nbytes) {
+                if (!runs.empty() && runs.back().first + runs.back().second == at) {
+                    runs.back().second += nbytes;
+                } else if (runs.size() < MAX_DIRECT_RUNS) {
+                    runs.emplace_back(at, nbytes);
+                } else {
+                    many = true;
+                }
+            });
+        }
+        if (!many) {
+            std::vector<DeviceEvent> reads;
+            reads.reserve(runs.size());
+            for (const auto& [at, nbytes] : runs)
+                reads.push_back(device_->copy_to_host(
+                    reinterpret_cast<unsigned char*>(st.host_addr) + st.host_begin + at, st.device + at, nbytes));
+            for (DeviceEvent e : reads) device_->wait(e);
+            continue;
+        }
+        if (bounce_len < st.len) {
+            bounce = std::make_unique_for_overwrite<unsigned char[]>(st.len);
+            bounce_len = st.len;
+        }
+        device_->wait(device_->copy_to_host(bounce.get(), st.device, st.len));
         for (int32_t i = 0; i < host_->tensor_count; ++i) {
             const ChipTensor& h = host_->tensors[i];
             if (h.address_space != HOST_SPACE || h.buffer.addr != st.host_addr || !tag_writes(tags_[i])) continue;
             ChipTensor from = device_args_->tensors[i];
-            from.buffer.addr = reinterpret_cast<uint64_t>(bounce.data());
+            from.buffer.addr = reinterpret_cast<uint64_t>(bounce.get());
             copy_view(from, h);
         }
     }
@@ -296,7 +335,7 @@ StagedArgs stage_in(const ChipStorageTaskArgs& host_args, std::span<const Tensor
         d.buffer.size = r.end - r.begin;
         d.start_offset = (view_begin_bytes(h) - r.begin) / data_type_element_size(h.dtype);
         d.address_space = DEVICE_SPACE;
-        if (r.reach == nullptr) continue;  // copied whole above; written views come back by bounce
+        if (r.reach == nullptr) continue;  // copied whole above; written views come back in copy_back()
         staged.device_host_[i] = reinterpret_cast<uint64_t>(r.reach);
         ChipTensor in_reach = d;
         in_reach.buffer.addr = reinterpret_cast<uint64_t>(r.reach);

@@ -17,9 +17,10 @@
 // alone come back unchanged) or untracked (NO_DEP) are copied in, and written
 // views' elements copied out, in place. Where it does not, a backing with such
 // a view is copied in whole range by one Device::copy_to_device, and a backing
-// with a written view is read back whole into a host bounce buffer by one
-// Device::copy_to_host, from which only the written views' elements reach the
-// host bytes.
+// whose written views are at most 64 contiguous runs (adjacent rows merged) is
+// read back run by run straight into the host bytes; one of more runs is read
+// back whole into a host bounce buffer by one Device::copy_to_host, from which
+// only the written views' elements reach the host bytes.
 //
 // CHECKED stages as STAGE does, but each backing's block is a GuardedBlock
 // (guarded_block.h): CHECKED_GUARD_BYTES of pattern on each side of the staged

@@ -5,8 +5,10 @@
 namespace simpler::chip {
 namespace {
 
+// Two row tiles per core, so a core that finishes early takes another; one
+// core (an OpenCL chip, whose kernels each span the whole device) gets one.
 uint32_t tile_count(const Orchestration& o, uint32_t rows) {
-    const uint32_t want = std::max<uint32_t>(1, o.core_count() * 2);
+    const uint32_t want = o.core_count() <= 1 ? 1 : o.core_count() * 2;
     return std::min(want, rows);
 }
 

@@ -1,7 +1,8 @@
 // The standard chip orchestrations that ship built into the project, and their
 // library table. Each splits its work into row tiles (dim 0 of the output) —
-// twice as many as the chip has core threads, at most one per row — and
-// submits one kernel task per tile, so disjoint tiles run concurrently:
+// twice as many as the cores it is told to tile for, at most one per row, and
+// one for one core (an OpenCL chip) — and submits one kernel task per tile, so
+// disjoint tiles run concurrently:
 //   std.vector_add / std.mul  (a, b, c)   INPUT, INPUT, OUTPUT_EXISTING
 //   std.add_scalar            (a, c; s)   INPUT, OUTPUT_EXISTING; s: f32 bits
 //   std.copy                  (src, dst)  INPUT, OUTPUT_EXISTING

@@ -36,6 +36,7 @@ OpenClDevice::OpenClDevice(const KernelRegistry& kernels, const DeviceChoice& ch
     facts_.version = info_.version;
     facts_.memory_bytes = info_.global_memory;
     facts_.compute_units = info_.compute_units;
+    facts_.concurrent_kernels = 1;  // launches run one at a time on the chip's one in-order queue
     facts_.unified_host_memory = info_.unified_host_memory;  // zero-copy runs: wrap_host
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(info_.platform),
                                            0};
