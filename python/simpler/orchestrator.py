@@ -23,7 +23,16 @@ import math
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from simpler._core import CallConfig, CanonicalIdentity, DataType, TaskHandle, TaskHandles, TaskKind, element_size
+from simpler._core import (
+    CallConfig,
+    CanonicalIdentity,
+    DataType,
+    DeviceKind,
+    TaskHandle,
+    TaskHandles,
+    TaskKind,
+    element_size,
+)
 from simpler.arg_checks import check_bool, check_int, check_shape, check_type, got
 from simpler.callable_handle import CallableHandle
 from simpler.device_buffer import DeviceBuffer
@@ -281,8 +290,8 @@ class Orchestrator:
         Tasks sent to a member's L3 child carry the window buffers, and the
         orchestration there names them on its member chips. ValueError for a
         Worker that is not level 4, a remote or unknown child, a chip the child
-        does not have, duplicate members and what allocate_domain refuses. A
-        refusal allocates nothing."""
+        does not have, a child whose chips drive OpenCL devices, duplicate
+        members and what allocate_domain refuses. A refusal allocates nothing."""
         self._check_open("allocate_global_domain")
         core = self._worker._running()
         worker = self._worker
@@ -313,6 +322,12 @@ class Orchestrator:
             if chip >= children[l3].num_chips:
                 raise ValueError(f"{where}: chip={chip} is not a chip of {child_name(worker.level, l3)} (it has "
                                  f"{children[l3].num_chips} chips)")
+            device = children[l3].config.chip_lane.chip.device.kind
+            if device != DeviceKind.SIMULATED:
+                raise ValueError(f"{where}: {child_name(worker.level, l3)}'s chips drive {device.name.lower()} "
+                                 "devices, whose kernels reach only their own device memory, and a domain's windows "
+                                 "are host shared memory; communication domains need simulated chips "
+                                 "(device=\"simulated\")")
             if (l3, chip) in checked:
                 first = checked.index((l3, chip))
                 raise ValueError(f"{where}: member ({l3}, {chip}) is listed twice (members[{first}] and members[{i}])")

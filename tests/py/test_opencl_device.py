@@ -246,6 +246,59 @@ def test_communication_domains_are_refused_on_opencl_chips_saying_why(closing):
         w.run(orch)
 
 
+def test_global_domains_over_opencl_level_3_children_are_refused_saying_which_child(closing):
+    require_opencl()
+    w4 = Worker(level=4)
+    w4.add_worker(Worker(level=3, num_chips=1))
+    w4.add_worker(Worker(level=3, num_chips=1, device="opencl"))
+    closing(w4)
+    w4.init()
+
+    def orch(o, _args, _cfg):
+        with o.allocate_global_domain("dp", members=[(0, 0), (1, 0)], window_size=4096, buffers={"x": 1024}):
+            pass
+
+    with pytest.raises(ValueError, match=r"^allocate_global_domain 'dp': members\[1\]: L3\[1\]'s chips drive opencl "
+                                         r"devices, whose kernels reach only their own device memory"):
+        w4.run(orch)
+    w4.run(lambda o, _a, _c: None)  # the Worker goes on
+
+
+def test_an_l4_tree_runs_an_opencl_kernel_on_the_chips_of_each_level_3_child(closing):
+    require_opencl()
+    n = 1000
+    w4 = Worker(level=4)
+    for _ in range(2):
+        w4.add_worker(Worker(level=3, num_chips=1, device="opencl"))
+    closing(w4)
+    # An OpenCL C kernel runs on OpenCL chips only: its result shows the L3s' chips drive OpenCL devices.
+    saxpy = w4.register(ChipCallable.from_opencl(SAXPY, "saxpy"))
+
+    def l3(o, args, _cfg):
+        ta = TaskArgs()
+        ta.add_tensor(args[0], IN)
+        ta.add_tensor(args[1], TensorArgType.INOUT)
+        ta.add_scalar(_f32_scalar(2.0))
+        o.submit_next_level(saxpy, ta, worker=0)
+
+    on_l3 = w4.register(l3)
+    w4.init()
+    x = w4.alloc_shared_tensor((2 * n,), DataType.FLOAT32)
+    y = w4.alloc_shared_tensor((2 * n,), DataType.FLOAT32)
+    x.array()[...] = np.arange(2 * n, dtype=np.float32)
+    y.array()[...] = 1.0
+
+    def orch(o, _args, _cfg):
+        for i in range(2):  # half i on L3[i]
+            ta = TaskArgs()
+            ta.add_tensor(x.tensor((n,), DataType.FLOAT32, None, i * n * 4), IN)
+            ta.add_tensor(y.tensor((n,), DataType.FLOAT32, None, i * n * 4), TensorArgType.INOUT)
+            o.submit_next_level(on_l3, ta, worker=i)
+
+    w4.run(orch)
+    assert np.array_equal(y.array(), 1.0 + 2.0 * np.arange(2 * n, dtype=np.float32))
+
+
 def test_simpler_device_sets_the_default_device(monkeypatch):
     monkeypatch.setenv("SIMPLER_DEVICE", "opencl")
     assert Worker(level=3, num_chips=1).config.chip_lane.chip.device.kind == _core.DeviceKind.OPENCL

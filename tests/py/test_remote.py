@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 
+from opencl_helpers import require_opencl
 from remote_helpers import isolating, run_app, shm_objects
 from simpler import Worker, _core, launch as launcher
 
@@ -183,5 +184,13 @@ def test_the_launcher_builds_an_isolated_loopback_job_with_recovery(monkeypatch)
 @needs_mpi
 def test_device_memory_on_a_remote_chip_is_allocated_and_copied_by_the_l3_orchestration_there(no_leaks):
     r = run_app("remote_device.py", 2)
+    no_leaks.append(r)
+    assert r.result["ok"] == "ok" and r.rc == 0, r.stdout + r.stderr
+
+
+@needs_mpi
+def test_opencl_chips_of_a_local_and_a_remote_l3_run_an_opencl_kernel(no_leaks):
+    require_opencl()
+    r = run_app("remote_opencl.py", 2)
     no_leaks.append(r)
     assert r.result["ok"] == "ok" and r.rc == 0, r.stdout + r.stderr
