@@ -26,14 +26,15 @@
 // contains it. The chip library is opencl_bench_kernels beside this program
 // (SIMPLER_BENCH_KERNELS names another).
 #include <benchmark/benchmark.h>
-#include <unistd.h>
 
-#include <bit>
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "simpler/backing/fork_owner.h"

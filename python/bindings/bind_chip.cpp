@@ -66,13 +66,15 @@ void bind_chip(nb::module_& m) {
         });
     nb::class_<DeviceFacts>(m, "DeviceFacts",
                             "One device: its kind, platform, name, the driver's version text, memory in bytes, "
-                            "compute units, and whether kernels may use host memory in place (zero-copy runs).")
+                            "compute units, the kernels it runs at once (0: one per chip core thread), and "
+                            "whether kernels may use host memory in place (zero-copy runs).")
         .def_ro("kind", &DeviceFacts::kind)
         .def_ro("platform", &DeviceFacts::platform)
         .def_ro("name", &DeviceFacts::name)
         .def_ro("version", &DeviceFacts::version)
         .def_ro("memory_bytes", &DeviceFacts::memory_bytes)
         .def_ro("compute_units", &DeviceFacts::compute_units)
+        .def_ro("concurrent_kernels", &DeviceFacts::concurrent_kernels)
         .def_ro("unified_host_memory", &DeviceFacts::unified_host_memory)
         .def("__repr__", [](const DeviceFacts& f) {
             return "DeviceFacts(" + std::string(simpler::chip::device_kind_name(f.kind)) + ", platform='" + f.platform +

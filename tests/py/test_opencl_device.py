@@ -35,6 +35,7 @@ def test_find_devices_lists_the_machines_opencl_devices_with_their_facts():
         assert d.kind == _core.DeviceKind.OPENCL
         assert d.platform and d.name
         assert d.memory_bytes > 0 and d.compute_units > 0
+        assert d.concurrent_kernels == 1  # one in-order queue: orchestrations tile for one core
     assert descendants(os.getpid()) == [], "the probe child outlived the call"
 
 

@@ -28,7 +28,8 @@ std::string encode(const std::vector<chip::DeviceFacts>& found) {
     for (const chip::DeviceFacts& f : found)
         out += "device\t" + std::to_string(static_cast<int>(f.kind)) + "\t" + field(f.platform) + "\t" + field(f.name) +
                "\t" + field(f.version) + "\t" + std::to_string(f.memory_bytes) + "\t" +
-               std::to_string(f.compute_units) + "\t" + (f.unified_host_memory ? "1" : "0") + "\n";
+               std::to_string(f.compute_units) + "\t" + std::to_string(f.concurrent_kernels) + "\t" +
+               (f.unified_host_memory ? "1" : "0") + "\n";
     return out;
 }
 
@@ -61,7 +62,7 @@ std::vector<chip::DeviceFacts> decode(const std::string& text) {
         at = nl == std::string::npos ? text.size() : nl + 1;
         const std::vector<std::string> p = split(line);
         if (p.size() == 2 && p[0] == "error") throw std::runtime_error(p[1]);
-        if (p.size() != 8 || p[0] != "device")
+        if (p.size() != 9 || p[0] != "device")
             throw std::runtime_error("device probe: a malformed answer ('" + line + "')");
         chip::DeviceFacts f;
         f.kind = static_cast<chip::DeviceKind>(number(p[1]));
@@ -70,7 +71,8 @@ std::vector<chip::DeviceFacts> decode(const std::string& text) {
         f.version = p[4];
         f.memory_bytes = number(p[5]);
         f.compute_units = static_cast<uint32_t>(number(p[6]));
-        f.unified_host_memory = p[7] == "1";
+        f.concurrent_kernels = static_cast<uint32_t>(number(p[7]));
+        f.unified_host_memory = p[8] == "1";
         found.push_back(std::move(f));
     }
     return found;

@@ -58,6 +58,8 @@ TEST(OpenClDevice, FindsTheMachinesDevicesWithTheirFacts) {
     EXPECT_EQ(opened.facts().name, found[0].name);
     EXPECT_EQ(opened.facts().version, found[0].version);
     EXPECT_EQ(opened.facts().unified_host_memory, found[0].unified_host_memory);
+    EXPECT_EQ(opened.facts().concurrent_kernels, 1u);  // one in-order queue
+    EXPECT_EQ(found[0].concurrent_kernels, 1u);
     const std::string none = message_of([] { find_devices({DeviceKind::OPENCL, "no such platform", 0}); });
     EXPECT_NE(none.find("no platform's name contains 'no such platform' (found '" + found[0].platform),
               std::string::npos)
