@@ -11,11 +11,9 @@
 // Python threads (a pending GIL-drop request among it) and can wait forever
 // for a thread that does not exist in the child.
 //
-// Options: WorkerConfig (and the ChipLaneConfig it holds) is bound with
-// read/write fields; spin and task_timeout read and write seconds. Defaults and
-// validation are the C++ struct's (WorkerConfig::validate; ValueError).
+// Options: WorkerConfig, bound in bind_worker_config.cpp.
 // EngineWorker(config, chip_dispatch, sub_dispatch) copies the config and adds
-// the Python handlers.
+// the Python handlers (python_handlers.h).
 //
 // Tracing: EngineWorker(WorkerConfig with trace=True) records a TraceEvent timeline
 // (src/simpler/engine/trace.h); trace_events() copies it out as read-only
@@ -28,8 +26,6 @@
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
-#include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -39,6 +35,7 @@
 #include <vector>
 
 #include "checked_args.h"
+#include "python_handlers.h"
 #include "remote_children.h"
 #include "simpler/engine/chip_install.h"
 #include "simpler/engine/worker.h"
@@ -62,137 +59,17 @@ using simpler::TracePhase;
 using simpler::Worker;
 using simpler::WorkerConfig;
 using simpler::bindings::IntArg;
+using simpler::bindings::next_level_worker_handler;
 using simpler::bindings::obj_of;
 using simpler::bindings::ObjArg;
+using simpler::bindings::python_forget;
+using simpler::bindings::python_handler;
+using simpler::bindings::python_install;
+
+// bind_worker_config.cpp: WorkerConfig and ChipLaneConfig.
+void bind_worker_config(nb::module_& m);
 
 namespace {
-
-// A Python exception's traceback, type and message, through utf8_of
-// (nanobind's what() cannot encode a lone surrogate).
-std::string python_error_text(const nb::python_error& e) {
-    try {
-        nb::object lines =
-            nb::module_::import_("traceback").attr("format_exception")(e.type(), e.value(), e.traceback());
-        return simpler::bindings::utf8_of(nb::str("").attr("join")(lines));
-    } catch (const nb::python_error&) {
-        return simpler::bindings::short_type_name(e.type()) + ": " + simpler::bindings::utf8_of(e.value());
-    }
-}
-
-// Child side: hands the task to the Python dispatcher, which returns None on
-// success or the failure's text (type, message and traceback). The text
-// crosses as UTF-8 with what UTF-8 cannot hold (a lone surrogate)
-// backslash-escaped; an exception escaping the dispatcher itself is reported
-// the same way.
-simpler::ipc::TaskHandler python_handler(const nb::object& dispatch) {
-    return [dispatch](const simpler::ipc::TaskView& task) -> simpler::ipc::TaskOutcome {
-        try {
-            nb::bytes blob(reinterpret_cast<const char*>(task.blob.data()), task.blob.size());
-            nb::bytes config(reinterpret_cast<const char*>(task.config.bytes), sizeof task.config.bytes);
-            nb::object r = dispatch(task.callable_id, blob, config);
-            if (r.is_none()) return {};
-            return {simpler::ipc::TaskError::TASK_FAILED, simpler::bindings::utf8_of(r)};
-        } catch (const nb::python_error& e) {
-            return {simpler::ipc::TaskError::TASK_FAILED, python_error_text(e)};
-        }
-    };
-}
-
-// Child side: a forget handed to Python function `forget(ids: list)`. There
-// is nothing to report a failure to (a forget is not a task): the cache keeps
-// the entry and the error goes to sys.unraisablehook, labelled `where`.
-simpler::ForgetHandler python_forget(nb::object forget, const char* where) {
-    return [forget = std::move(forget), where](std::span<const simpler::CanonicalIdentity> ids) {
-        try {
-            nb::list out;
-            for (const simpler::CanonicalIdentity& id : ids) out.append(id);
-            forget(out);
-        } catch (nb::python_error& e) {
-            e.discard_as_unraisable(where);
-        }
-    };
-}
-
-// A Python sub-worker's (or test chip's) import cache is simpler.buffer's default_registry().
-simpler::ForgetHandler python_forget() {
-    return python_forget(nb::module_::import_("simpler.buffer").attr("forget_imports"),
-                         "simpler: forget in a Python child");
-}
-
-// Child side: an install message handed to Python function
-// `install(callable_id: int, payload: bytes)`, which returns None once the
-// callable is installed, or why it could not (text); an exception escaping it
-// is that why.
-simpler::InstallHandler python_install(nb::object install) {
-    return [install = std::move(install)](uint64_t callable, std::span<const std::byte> payload) -> std::string {
-        try {
-            nb::bytes bytes(reinterpret_cast<const char*>(payload.data()), payload.size());
-            nb::object r = install(callable, bytes);
-            if (r.is_none()) return {};
-            std::string why = simpler::bindings::utf8_of(r);
-            return why.empty() ? std::string("the install handler refused it") : why;
-        } catch (const nb::python_error& e) {
-            return python_error_text(e);
-        }
-    };
-}
-
-// Child side of a next-level Worker lane: worker_start(index) starts the child's
-// own Worker (forking its children) and returns (dispatch, close, forget). Each
-// task goes to dispatch like a sub-worker's; a forget goes to forget(ids),
-// which drops them here and passes them on to the child's own lanes; close()
-// runs when the handlers are destroyed, which serve's caller does once the
-// parent asks the child to stop.
-simpler::ChildHandlers next_level_worker_handler(const nb::object& worker_start, uint32_t index) {
-    nb::tuple started = nb::cast<nb::tuple>(worker_start(index));
-    struct Closer {
-        nb::object close;
-        explicit Closer(nb::object c) : close(std::move(c)) {}
-        Closer(const Closer&) = delete;
-        Closer& operator=(const Closer&) = delete;
-        ~Closer() {
-            try {
-                close();
-            } catch (const nb::python_error& e) {
-                std::fprintf(stderr, "simpler: closing a next-level Worker failed: %s\n", python_error_text(e).c_str());
-            }
-        }
-    };
-    auto closer = std::make_shared<Closer>(nb::borrow(started[1]));
-    simpler::ipc::TaskHandler run = python_handler(started[0]);
-    return {[run = std::move(run), closer](const simpler::ipc::TaskView& task) { return run(task); },
-            python_forget(nb::borrow(started[2]), "simpler: forget in a next-level Worker")};
-}
-
-// Seconds as a whole count of `Duration`, rounded away from zero (a positive
-// time never becomes 0: none). ValueError for a value no int64 count holds.
-template <class Duration>
-Duration duration_of(const char* field, double seconds) {
-    const double ticks =
-        seconds * static_cast<double>(Duration::period::den) / static_cast<double>(Duration::period::num);
-    if (!std::isfinite(ticks) || std::fabs(ticks) > 9e18)
-        throw std::invalid_argument(std::string("WorkerConfig.") + field +
-                                    ": not a representable number of seconds (got " + std::to_string(seconds) + ")");
-    return Duration(static_cast<int64_t>(ticks > 0 ? std::ceil(ticks) : std::floor(ticks)));
-}
-
-template <class Duration>
-double seconds_of(Duration d) {
-    return std::chrono::duration<double>(d).count();
-}
-
-// None: the adaptive default policy; 0: never spin (every hand-off sleeps on a
-// futex); s > 0: spin a fixed s seconds before sleeping (validate() bounds it).
-simpler::ipc::SpinPolicy spin_policy_of(std::optional<double> spin_s) {
-    if (!spin_s) return simpler::ipc::SpinPolicy{};
-    if (*spin_s == 0) return simpler::ipc::never_spin_policy();
-    return simpler::ipc::fixed_spin_policy(duration_of<std::chrono::nanoseconds>("spin", *spin_s));
-}
-
-std::optional<double> spin_seconds(const simpler::ipc::SpinPolicy& p) {
-    if (p.adaptive) return std::nullopt;
-    return seconds_of(p.max_spin);
-}
 
 // A wait's end: None waits for ever; ValueError for a negative or unrepresentable timeout.
 simpler::ipc::Deadline deadline_after(std::optional<double> timeout_s) {
@@ -345,82 +222,7 @@ void bind_engine(nb::module_& m) {
             "Submit order (ids count up across runs).")
         .def("__hash__", [](const TaskHandle& t) { return std::hash<uint64_t>{}(t.id); })
         .def("__repr__", [](const TaskHandle& t) { return "TaskHandle(" + t.name() + ")"; });
-    nb::class_<simpler::ChipLaneConfig>(m, "ChipLaneConfig",
-                                        "The Worker's simulated chips: the chip each child builds.")
-        .def(nb::init<>())
-        .def_rw("chip", &simpler::ChipLaneConfig::chip)
-        .def(
-            "__eq__", [](const simpler::ChipLaneConfig& a, const simpler::ChipLaneConfig& b) { return a == b; },
-            nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE));
-    nb::class_<WorkerConfig>(m, "WorkerConfig",
-                             "A Worker's options, each default the C++ initializer's. spin and task_timeout are "
-                             "seconds; validate() raises ValueError naming the field and the rule.")
-        .def(nb::init<>())
-        .def_rw("num_chips", &WorkerConfig::num_chips)
-        .def_rw("num_sub_workers", &WorkerConfig::num_sub_workers)
-        .def_rw("num_workers", &WorkerConfig::num_workers, "Next-level Worker children (a level-4 Worker's L3s).")
-        .def_rw("worker_callable_names", &WorkerConfig::worker_callable_names)
-        .def_rw("blob_capacity", &WorkerConfig::blob_capacity, "Bytes of each mailbox's argument blob.")
-        .def_prop_rw(
-            "spin", [](const WorkerConfig& c) { return spin_seconds(c.spin); },
-            [](WorkerConfig& c, std::optional<double> s) { c.spin = spin_policy_of(s); }, nb::arg("spin").none(),
-            "Every waiter's spin budget in seconds: None adapts (up to 25 us), 0 never spins, 0 < s <= 1 spins "
-            "s seconds.")
-        .def_prop_rw(
-            "task_timeout",
-            [](const WorkerConfig& c) -> std::optional<double> {
-                if (c.task_timeout.count() == 0) return std::nullopt;
-                return seconds_of(c.task_timeout);
-            },
-            [](WorkerConfig& c, std::optional<double> s) {
-                if (s && *s == 0)
-                    throw std::invalid_argument("WorkerConfig.task_timeout: must be > 0 seconds (None: no limit)");
-                // Deadlines are whole milliseconds: a shorter one would be silently a millisecond.
-                if (s && *s > 0 && *s < 1e-3)
-                    throw std::invalid_argument(
-                        "WorkerConfig.task_timeout: must be at least 0.001 seconds, the finest deadline a task is "
-                        "held to (got " +
-                        std::to_string(*s) + ")");
-                c.task_timeout =
-                    s ? duration_of<std::chrono::milliseconds>("task_timeout", *s) : std::chrono::milliseconds{0};
-            },
-            nb::arg("task_timeout").none(),
-            "Seconds a task may run (at least 0.001, rounded up to whole milliseconds); None: no limit. 0, less "
-            "than 0.001, NaN and infinity are refused.")
-        .def_prop_rw(
-            "close_grace", [](const WorkerConfig& c) { return seconds_of(c.close_grace); },
-            [](WorkerConfig& c, double s) { c.close_grace = duration_of<std::chrono::milliseconds>("close_grace", s); },
-            "Seconds close() waits for a child before it kills it.")
-        .def_rw("chip_lane", &WorkerConfig::chip_lane)
-        .def_rw("device_memory_bytes", &WorkerConfig::device_memory_bytes, "Per chip, for alloc_child_tensor.")
-        .def_rw("window_heap_bytes", &WorkerConfig::window_heap_bytes,
-                "Per chip, the shared heap allocate_domain carves windows from.")
-        .def_rw("record_edges", &WorkerConfig::record_edges)
-        .def_rw("sub_callable_names", &WorkerConfig::sub_callable_names)
-        .def_rw("trace", &WorkerConfig::trace)
-        .def_rw("trace_capacity", &WorkerConfig::trace_capacity)
-        .def_rw("path", &WorkerConfig::path,
-                "The Worker's place in its tree ('L4/L3[0]'); its chips' device memory carries '<path>/chip i' as "
-                "its owner path.")
-        .def_rw("global_window_chips", &WorkerConfig::global_window_chips,
-                "Level 4: the chips of each local next-level child; one window heap of window_heap_bytes per "
-                "(child, chip) is mapped before the forks, for allocate_global_domain.")
-        .def_rw("global_window_child_names", &WorkerConfig::global_window_child_names,
-                "Level 4: the name of each child in global_window_chips ('L3[0]'), for messages.")
-        .def(
-            "inherit_global_windows",
-            [](WorkerConfig& c, const Worker& parent, uint32_t first_slot) {
-                c.global_windows = parent.global_windows();
-                c.global_window_slot = first_slot;
-            },
-            "parent"_a, "first_slot"_a,
-            "A level-3 child, in its process right after the fork: its chips reach the parent's global windows, "
-            "chip i as member slot first_slot + i.")
-        .def("validate", &WorkerConfig::validate, "ValueError naming the field and the rule it breaks.")
-        .def(
-            "__eq__", [](const WorkerConfig& a, const WorkerConfig& b) { return a.same_options(b); },
-            "Every option equal (the C++ handlers and hooks are not options).", nb::is_operator(),
-            nb::sig(simpler::bindings::EQ_SIGNATURE));
+    bind_worker_config(m);  // here, so the stub keeps its order
 
     nb::enum_<TracePhase>(m, "TracePhase").value("SUBMIT", TracePhase::SUBMIT).value("RUN", TracePhase::RUN);
     nb::class_<TraceEvent>(m, "TraceEvent",
