@@ -37,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "benchmarks/worker_round_trip.h"
 #include "simpler/backing/fork_owner.h"
 #include "simpler/engine/worker.h"
 
@@ -153,10 +154,7 @@ void BM_WorkerEmptyTask(benchmark::State& state) {
     args.add_tensor(vector_of(block.descriptor, SMALL), TensorArgType::INPUT);
     const MemberSubmit m{&args, 0};
     warm_up(*w, EMPTY, m);
-    for (auto _ : state) {
-        w->submit(TaskKind::NEXT_LEVEL, EMPTY, {&m, 1}, TaskConfig{});
-        w->wait();
-    }
+    bench::worker_round_trips(state, *w, TaskKind::NEXT_LEVEL, m, EMPTY);
     w->close();
 }
 
@@ -171,10 +169,7 @@ void BM_WorkerStagedRoundTrip64MiB(benchmark::State& state) {
     args.add_tensor(vector_of(host->descriptor(), n), TensorArgType::INOUT);
     const MemberSubmit m{&args, 0};
     warm_up(*w, TOUCH, m);
-    for (auto _ : state) {
-        w->submit(TaskKind::NEXT_LEVEL, TOUCH, {&m, 1}, TaskConfig{});
-        w->wait();
-    }
+    bench::worker_round_trips(state, *w, TaskKind::NEXT_LEVEL, m, TOUCH);
     w->close();
     const auto want = static_cast<float>(state.iterations() + 1);
     for (uint32_t i = 0; i < n; i += 4093)
@@ -217,10 +212,7 @@ void BM_WorkerMatmul(benchmark::State& state) {
     args.add_tensor(c, TensorArgType::OUTPUT_EXISTING);
     const MemberSubmit m{&args, 0};
     warm_up(*w, MATMUL, m);
-    for (auto _ : state) {
-        w->submit(TaskKind::NEXT_LEVEL, MATMUL, {&m, 1}, TaskConfig{});
-        w->wait();
-    }
+    bench::worker_round_trips(state, *w, TaskKind::NEXT_LEVEL, m, MATMUL);
     if (!on_host) run_one(*w, COPY, 0, {{c, TensorArgType::INPUT}, {host_c, TensorArgType::OUTPUT_EXISTING}});
     w->close();
     if (!matmul_matches(A, B, C, MATMUL_N)) return state.SkipWithError("C differs from A @ B");
