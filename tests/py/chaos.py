@@ -16,59 +16,27 @@ otherwise it counts the objects that appeared during the run. Prints one line
 per failed check and a JSON summary last; exits 1 when a check failed."""
 
 import argparse
-import ctypes
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "chaos"))
+from isolation import (  # noqa: E402 - tests/chaos is put on the path first
+    become_subreaper,
+    in_private_dev_shm,
+    reap_leftovers,
+    rerun_in_private_dev_shm,
+    shm_names,
+)
+
 PARENT = os.path.join(HERE, "chaos_parent.py")
 RUN_BOUND_S = 60.0  # a run that takes longer is a hang
 CLEANUP_BOUND_S = 30.0
-PR_SET_CHILD_SUBREAPER = 36
-NAMESPACE_MARK = "SIMPLER_CHAOS_NAMESPACE"
-
-
-def shm_names() -> set:
-    return set(os.listdir("/dev/shm"))
-
-
-def live_children() -> list:
-    """This process's children that still run (reaping those that exited)."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            break
-        if pid == 0:
-            break
-    me = str(os.getpid())
-    out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == me and fields[0] not in ("Z", "X"):
-            out.append(int(d))
-    return out
-
-
-def wait_until(cond, bound_s: float):
-    deadline = time.monotonic() + bound_s
-    while True:
-        v = cond()
-        if not v or time.monotonic() >= deadline:
-            return v
-        time.sleep(0.02)
 
 
 def one_run(i: int, rng: random.Random, fault: str, shape: str, before: set) -> dict:
@@ -112,27 +80,13 @@ def one_run(i: int, rng: random.Random, fault: str, shape: str, before: set) -> 
                 rec["problem"] = f"the raised error does not name the child and its death: {text}"
         elif fault == "task_raise":
             rec["problem"] = "a run with a raising task completed"
-    left = wait_until(live_children, CLEANUP_BOUND_S)
+    left, leaked = reap_leftovers(before, CLEANUP_BOUND_S)
     if left:
         rec["problem"] = f"processes outlived the run: {left}"
-        for p in left:
-            os.kill(p, signal.SIGKILL)
-    leaked = wait_until(lambda: sorted(shm_names() - before), CLEANUP_BOUND_S)
     if leaked:
         rec["problem"] = f"/dev/shm objects outlived the run: {leaked}"
-        for n in leaked:
-            try:
-                os.unlink(f"/dev/shm/{n}")
-            except FileNotFoundError:
-                pass
     rec["leaked_processes"], rec["leaked_shm"] = len(left), len(leaked)
     return rec
-
-
-def in_private_dev_shm() -> bool:
-    """Re-runs this script in a new mount namespace with a private /dev/shm
-    when root and unshare(1) allow it; True when this process is that run."""
-    return os.environ.get(NAMESPACE_MARK) == "1"
 
 
 def main() -> int:
@@ -141,15 +95,10 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=int(os.environ.get("SIMPLER_CHAOS_SEED", "1")))
     ap.add_argument("--no-namespace", action="store_true", help="use the machine's /dev/shm as it is")
     opts = ap.parse_args()
-    unshare = shutil.which("unshare")
-    if not in_private_dev_shm() and not opts.no_namespace and os.geteuid() == 0 and unshare:
-        script = "mount -t tmpfs -o size=256m tmpfs /dev/shm || exit 125; exec \"$@\""
-        cmd = [unshare, "-m", "sh", "-c", script, "sh", sys.executable, *sys.argv]
-        r = subprocess.run(cmd, env={**os.environ, NAMESPACE_MARK: "1"})
-        if r.returncode != 125:  # 125: the namespace could not be set up
-            return r.returncode
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+    rc = rerun_in_private_dev_shm(opts.no_namespace)
+    if rc is not None:
+        return rc
+    if not become_subreaper():
         print("chaos: cannot become a child subreaper", file=sys.stderr)
         return 1
     rng = random.Random(opts.seed)

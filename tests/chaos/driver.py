@@ -1,0 +1,129 @@
+"""The seeded chaos test of the whole process tree (`./dev chaos`): N random
+programs (program.py), program i made from seed S + i, each run by runner.py in
+a Worker process of its own and checked against its NumPy model (model.py).
+
+    python tests/chaos/driver.py [--programs N] [--seed S] [--no-namespace]
+
+A program passes when its runner reports every check equal to the model, no
+error and no thread left running after close(), and exits within RUN_BOUND_S;
+and then no process it started is alive and /dev/shm holds none of its objects
+(isolation.py: the driver is a child subreaper, and as root has a private
+/dev/shm). Prints one line per program, then a summary (programs, tasks, trees,
+failures, wall time), then the summary as one JSON object; every failed program
+prints the command that replays it. Exits 1 when a program failed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Dict, List
+
+from isolation import become_subreaper, in_private_dev_shm, reap_leftovers, rerun_in_private_dev_shm, shm_names
+from program import Program, generate
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNNER = os.path.join(HERE, "runner.py")
+RUN_BOUND_S = 90.0  # a program that takes longer is a hang (its task_timeout is 20 s)
+CLEANUP_BOUND_S = 30.0
+
+
+def describe(p: Program) -> str:
+    runs = [s for s in p.steps if s.what == "run"]
+    extra = [f"{sum(1 for s in p.steps if s.what == w)} {w}" for w in ("sync", "release", "create")]
+    return (f"{p.tree.text()}, {len(p.buffers)} buffers, {len(runs)} runs ({sum(s.future for s in runs)} futures), "
+            f"{p.task_count()} tasks, " + ", ".join(extra))
+
+
+def run_program(seed: int) -> Dict:
+    """Runs program `seed` in its own Worker process; the record of what it did
+    and, under "problem", what went wrong."""
+    program = generate(seed)
+    rec: Dict = {"seed": seed, "tasks": program.task_count(), "level": program.tree.level,
+                 "text": describe(program)}
+    before = shm_names()
+    t0 = time.monotonic()
+    proc = subprocess.Popen([sys.executable, RUNNER, str(seed)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=HERE)
+    try:
+        out, err = proc.communicate(timeout=RUN_BOUND_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        rec["problem"] = f"hang: the program did not end within {RUN_BOUND_S:.0f} s"
+    rec["seconds"] = round(time.monotonic() - t0, 3)
+    lines = []
+    for line in out.splitlines():
+        try:
+            lines.append(json.loads(line))
+        except ValueError:
+            continue
+    done = [x for x in lines if "done" in x]
+    bad = [x for x in lines if "wrong" in x or "error" in x]
+    if "problem" in rec:
+        pass
+    elif bad:
+        rec["problem"] = bad[0].get("wrong") or bad[0]["error"]
+    elif proc.returncode != 0 or not done:
+        tail = " ".join(err.split())[-1500:]
+        rec["problem"] = f"the Worker process failed (exit status {proc.returncode}): {tail}"
+    elif done[0]["threads_left"] > 0:
+        rec["problem"] = f"{done[0]['threads_left']} threads still ran after close()"
+    rec["checks"] = sum(1 for x in lines if "check" in x)
+    left, leaked = reap_leftovers(before, CLEANUP_BOUND_S)
+    if left:
+        rec.setdefault("problem", f"processes outlived the program: {left}")
+    if leaked:
+        rec.setdefault("problem", f"/dev/shm objects outlived the program: {leaked}")
+    rec["leaked_processes"], rec["leaked_shm"] = len(left), len(leaked)
+    return rec
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(prog="./dev chaos", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--programs", type=int, default=200, help="how many programs (default 200)")
+    ap.add_argument("--seed", type=int, default=1, help="the first program's seed (default 1)")
+    ap.add_argument("--no-namespace", action="store_true", help="use the machine's /dev/shm as it is")
+    opts = ap.parse_args()
+    rc = rerun_in_private_dev_shm(opts.no_namespace)
+    if rc is not None:
+        return rc
+    if not become_subreaper():
+        print("chaos: cannot become a child subreaper", file=sys.stderr)
+        return 1
+    t0 = time.monotonic()
+    records: List[Dict] = []
+    for seed in range(opts.seed, opts.seed + opts.programs):
+        rec = run_program(seed)
+        records.append(rec)
+        verdict = f"FAILED: {rec['problem']}" if "problem" in rec else f"ok, {rec['checks']} checks"
+        print(f"program {seed}: {rec['text']}: {verdict} ({rec['seconds']:.2f} s)", flush=True)
+        if "problem" in rec:
+            print(f"  replay: ./dev chaos --seed {seed} --programs 1", flush=True)
+    failed = [r["seed"] for r in records if "problem" in r]
+    summary = {
+        "programs": len(records),
+        "seeds": [opts.seed, opts.seed + opts.programs - 1],
+        "tasks": sum(r["tasks"] for r in records),
+        "level4_trees": sum(1 for r in records if r["level"] == 4),
+        "faults": {},
+        "failed": len(failed),
+        "failed_seeds": failed,
+        "leaked_processes": sum(r["leaked_processes"] for r in records),
+        "leaked_shm_objects": sum(r["leaked_shm"] for r in records),
+        "private_dev_shm": in_private_dev_shm(),
+        "wall_seconds": round(time.monotonic() - t0, 1),
+    }
+    print(f"chaos: {summary['programs']} programs (seeds {opts.seed}..{opts.seed + opts.programs - 1}), "
+          f"{summary['tasks']} tasks, {summary['level4_trees']} level-4 trees, no faults injected; "
+          f"{len(failed)} failed, {summary['leaked_processes']} leftover processes, "
+          f"{summary['leaked_shm_objects']} leftover /dev/shm objects; {summary['wall_seconds']} s", flush=True)
+    print(json.dumps(summary), flush=True)
+    return 1 if failed or summary["leaked_processes"] or summary["leaked_shm_objects"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

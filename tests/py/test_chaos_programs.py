@@ -1,0 +1,87 @@
+"""The seeded chaos programs (tests/chaos, docs/reliability.md): the generator
+keeps the rules that give every task one meaning, the model's views are the
+runtime's geometry, and the quick slice (20 fixed seeds) runs correct, leaving
+no process, thread or /dev/shm object behind."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+CHAOS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "chaos")
+sys.path.insert(0, CHAOS)
+from model import Model, view_of  # noqa: E402 - tests/chaos is put on the path first
+from program import MAX_TASKS, generate  # noqa: E402
+
+SEEDS = range(1, 301)
+
+
+def test_a_seed_makes_one_program():
+    assert generate(7) == generate(7)
+    assert generate(7) != generate(8)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_generated_programs_keep_the_rules(seed):
+    p = generate(seed)
+    assert 5 <= p.task_count() <= MAX_TASKS + 4  # the last op may be a group, or a staged copy
+    level, l3s = p.tree.level, p.tree.l3s
+    assert (level == 3 and len(l3s) == 1) or (level == 4 and 1 <= len(l3s) <= 2)
+    assert all(1 <= c <= 2 and 0 <= s <= 2 for c, s in l3s)
+    live = {b for b in range(len(p.buffers)) if not any(s.what == "create" and s.buf == b for s in p.steps)}
+    assert 1 <= len(live) <= 4
+    for step in p.steps:
+        if step.what == "release":
+            live.remove(step.buf)
+        elif step.what == "create":
+            live.add(step.buf)
+        for op in step.ops:
+            members = op.members or [op]
+            for m in members:
+                *ins, out = m.views
+                assert all(v.buf in live for v in m.views), "a view of a buffer not live"
+                assert not any(out.touches(v) for v in ins), "an output overlaps its own task's inputs"
+                assert out.buf != p.const, "a write to the constant buffer"
+                assert all(t != "NO_DEP" or v.buf == p.const for v, t in zip(ins, m.tags, strict=False))
+                chips, subs = l3s[m.child]
+                assert (m.kind in ("fold", "sum") and subs) or m.chip < chips
+                for v in m.views:
+                    rows, cols = p.buffers[v.buf]
+                    assert max(v.elements()) < rows * cols and v.cols == cols
+            for i, a in enumerate(members):  # a group's members touch disjoint elements
+                for b in members[i + 1:]:
+                    assert not any(x.touches(y) for x in a.views for y in b.views)
+
+
+@pytest.mark.parametrize("seed", range(1, 41))
+def test_the_models_views_are_the_runtimes_geometry(seed):
+    # The runtime reads a view from its offset and strides (View.offset(), View.strides()); the model slices.
+    p = generate(seed)
+    model = Model(p)
+    for step in p.steps:
+        for op in step.ops:
+            for v in (v for m in op.members or [op] for v in m.views):
+                arr = model.arrays.get(v.buf)
+                if arr is None:
+                    arr = model.create(v.buf)
+                flat = arr.ravel()
+                s0, s1 = v.strides()
+                want = np.array([[flat[v.offset() + i * s0 + j * s1] for j in range(v.w)] for i in range(v.h)])
+                assert np.array_equal(view_of(arr, v), want)
+                marks = np.zeros_like(arr)  # the elements the generator's overlap checks see are the ones written
+                view_of(marks, v)[...] = 1
+                assert set(np.flatnonzero(marks.ravel()).tolist()) == v.elements()
+
+
+def test_twenty_fixed_seeds_run_correct_and_leave_nothing():
+    r = subprocess.run([sys.executable, os.path.join(CHAOS, "driver.py"), "--programs", "20", "--seed", "1"],
+                       capture_output=True, text=True, timeout=20 * 120)
+    lines = r.stdout.strip().splitlines()
+    assert lines, r.stderr
+    summary = json.loads(lines[-1])
+    assert r.returncode == 0 and summary["failed"] == 0, "\n".join(lines[:-1]) + r.stderr[-4000:]
+    assert summary["programs"] == 20 and summary["tasks"] > 20 * 5
+    assert summary["leaked_processes"] == 0 and summary["leaked_shm_objects"] == 0
