@@ -1,22 +1,28 @@
 """The seeded chaos test of the whole process tree (`./dev chaos`): N random
-programs (program.py), program i made from seed S + i, each run by runner.py in
-a Worker process of its own and checked against its NumPy model (model.py).
+programs (program.py), program i made from seed S + i, each with one random
+fault (--no-faults: none), each run by runner.py in a Worker process of its
+own and checked against its NumPy model (model.py).
 
-    python tests/chaos/driver.py [--programs N] [--seed S] [--no-namespace]
+    python tests/chaos/driver.py [--programs N] [--seed S] [--faults | --no-faults] [--no-namespace]
 
-A program passes when its runner reports every check equal to the model, no
-error and no thread left running after close(), and exits within RUN_BOUND_S;
-and then no process it started is alive and /dev/shm holds none of its objects
-(isolation.py: the driver is a child subreaper, and as root has a private
-/dev/shm). Prints one line per program, then a summary (programs, tasks, trees,
-failures, wall time), then the summary as one JSON object; every failed program
-prints the command that replays it. Exits 1 when a program failed."""
+A program passes when its runner reports no problem (every byte the model
+knows is right, every op that failed or did not run was touched by the fault
+or needed one that was, every run that raised named the fault's cause, the
+fault op failed), no thread left running after close(), and it exits within
+RUN_BOUND_S (top_kill: the driver SIGKILLs it at a random moment; what it
+reported before must be right); and then no process it started is alive and
+/dev/shm holds none of its objects (isolation.py: the driver is a child
+subreaper, and as root has a private /dev/shm). Prints one line per program,
+then a summary (programs, tasks, trees, faults by kind and how many landed,
+failures, wall time), then the summary as one JSON object; every failed
+program prints the command that replays it. Exits 1 when a program failed."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -27,7 +33,7 @@ from program import Program, generate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.join(HERE, "runner.py")
-RUN_BOUND_S = 90.0  # a program that takes longer is a hang (its task_timeout is 20 s)
+RUN_BOUND_S = 90.0  # a program that takes longer is a hang (its task_timeout is 20 s, or 1 s for `hang`)
 CLEANUP_BOUND_S = 30.0
 
 
@@ -38,17 +44,25 @@ def describe(p: Program) -> str:
             f"{p.task_count()} tasks, " + ", ".join(extra))
 
 
-def run_program(seed: int) -> Dict:
+def run_program(seed: int, faults: bool) -> Dict:
     """Runs program `seed` in its own Worker process; the record of what it did
     and, under "problem", what went wrong."""
-    program = generate(seed)
-    rec: Dict = {"seed": seed, "tasks": program.task_count(), "level": program.tree.level,
-                 "text": describe(program)}
+    program = generate(seed, faults=faults)
+    fault = program.fault.kind if program.fault else "none"
+    rec: Dict = {"seed": seed, "tasks": program.task_count(), "level": program.tree.level, "fault": fault,
+                 "text": describe(program) + (f", fault {fault}" if faults else "")}
     before = shm_names()
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, RUNNER, str(seed)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=HERE)
+    proc = subprocess.Popen([sys.executable, RUNNER, str(seed), *(["--faults"] if faults else [])],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE)
+    killed = False
     try:
+        if fault == "top_kill":  # the Worker process SIGKILLed at a random moment: importing, forking, running, closing
+            try:
+                proc.wait(program.fault.delay)
+            except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGKILL)
+                killed = True
         out, err = proc.communicate(timeout=RUN_BOUND_S)
     except subprocess.TimeoutExpired:
         proc.kill()
@@ -62,11 +76,15 @@ def run_program(seed: int) -> Dict:
         except ValueError:
             continue
     done = [x for x in lines if "done" in x]
-    bad = [x for x in lines if "wrong" in x or "error" in x]
+    problems = [x["problem"] for x in lines if "problem" in x]
+    rec["landed"] = killed or bool(done and done[0]["failed_ops"]) or any(x.get("outcome") == "interrupted"
+                                                                         for x in lines)
     if "problem" in rec:
         pass
-    elif bad:
-        rec["problem"] = bad[0].get("wrong") or bad[0]["error"]
+    elif problems:
+        rec["problem"] = problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
+    elif killed:
+        pass  # what it printed before the kill had no problem
     elif proc.returncode != 0 or not done:
         tail = " ".join(err.split())[-1500:]
         rec["problem"] = f"the Worker process failed (exit status {proc.returncode}): {tail}"
@@ -82,10 +100,24 @@ def run_program(seed: int) -> Dict:
     return rec
 
 
+def faults_by_kind(records: List[Dict]) -> Dict[str, list]:
+    """{kind: [programs, programs where it landed]} (landed: an op failed or did not run, a run() was
+    interrupted, or the Worker process was killed before it ended)."""
+    out: Dict[str, list] = {}
+    for r in records:
+        if r["fault"] != "none":
+            k = out.setdefault(r["fault"], [0, 0])
+            k[0] += 1
+            k[1] += int(r["landed"])
+    return dict(sorted(out.items()))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(prog="./dev chaos", description=__doc__.split("\n\n")[0])
     ap.add_argument("--programs", type=int, default=200, help="how many programs (default 200)")
     ap.add_argument("--seed", type=int, default=1, help="the first program's seed (default 1)")
+    ap.add_argument("--faults", action=argparse.BooleanOptionalAction, default=True,
+                    help="inject one random fault per program (default: yes)")
     ap.add_argument("--no-namespace", action="store_true", help="use the machine's /dev/shm as it is")
     opts = ap.parse_args()
     rc = rerun_in_private_dev_shm(opts.no_namespace)
@@ -97,19 +129,22 @@ def main() -> int:
     t0 = time.monotonic()
     records: List[Dict] = []
     for seed in range(opts.seed, opts.seed + opts.programs):
-        rec = run_program(seed)
+        rec = run_program(seed, opts.faults)
         records.append(rec)
         verdict = f"FAILED: {rec['problem']}" if "problem" in rec else f"ok, {rec['checks']} checks"
+        if opts.faults and "problem" not in rec:
+            verdict += ", the fault landed" if rec["landed"] else ", the fault touched nothing"
         print(f"program {seed}: {rec['text']}: {verdict} ({rec['seconds']:.2f} s)", flush=True)
         if "problem" in rec:
-            print(f"  replay: ./dev chaos --seed {seed} --programs 1", flush=True)
+            print(f"  replay: ./dev chaos --seed {seed} --programs 1{'' if opts.faults else ' --no-faults'}",
+                  flush=True)
     failed = [r["seed"] for r in records if "problem" in r]
     summary = {
         "programs": len(records),
         "seeds": [opts.seed, opts.seed + opts.programs - 1],
         "tasks": sum(r["tasks"] for r in records),
         "level4_trees": sum(1 for r in records if r["level"] == 4),
-        "faults": {},
+        "faults": faults_by_kind(records),
         "failed": len(failed),
         "failed_seeds": failed,
         "leaked_processes": sum(r["leaked_processes"] for r in records),
@@ -118,7 +153,8 @@ def main() -> int:
         "wall_seconds": round(time.monotonic() - t0, 1),
     }
     print(f"chaos: {summary['programs']} programs (seeds {opts.seed}..{opts.seed + opts.programs - 1}), "
-          f"{summary['tasks']} tasks, {summary['level4_trees']} level-4 trees, no faults injected; "
+          f"{summary['tasks']} tasks, {summary['level4_trees']} level-4 trees, "
+          f"faults {' '.join(f'{k}={v[0]}({v[1]} landed)' for k, v in summary['faults'].items()) or 'none'}; "
           f"{len(failed)} failed, {summary['leaked_processes']} leftover processes, "
           f"{summary['leaked_shm_objects']} leftover /dev/shm objects; {summary['wall_seconds']} s", flush=True)
     print(json.dumps(summary), flush=True)

@@ -88,6 +88,7 @@ class Op:
     chip: int = 0
     child: int = 0
     members: List["Op"] = field(default_factory=list)
+    fault: str = ""  # the Fault kind this op injects (task_raise, chip_fail, hang, named_again, domain_again)
 
     def task_count(self) -> int:
         """Tasks it submits where it runs (staged: the copy in and the add_scalar out)."""
@@ -134,6 +135,30 @@ class Tree:
         return l3 if self.level == 3 else f"L4 over [{l3}]"
 
 
+FAULTS = ("chip_kill", "sub_kill", "l3_kill", "below_kill", "task_raise", "chip_fail", "hang", "named_again",
+          "domain_again", "sigint", "top_kill")
+
+
+@dataclass
+class Fault:
+    """The one fault a program injects. Kills (SIGKILL, `delay` seconds after
+    the first run starts): `chip_kill` of chip `target`, `sub_kill` of
+    sub-worker `target` (level-3 trees), `l3_kill` of level-3 child `child`,
+    `below_kill` of a random process below it (level-4 trees). Marked ops:
+    `task_raise` (a sub task that raises), `chip_fail` (a chip task its kernel
+    refuses), `hang` (a sub task asleep past task_timeout), `named_again` (a
+    task naming a released buffer), `domain_again` (a task naming a released
+    domain's window). `sigint`: SIGINT to the Worker process `delay` seconds
+    into the blocking run of step `step`. `top_kill`: the driver SIGKILLs the
+    Worker process `delay` seconds after starting it."""
+
+    kind: str
+    child: int = 0
+    target: int = 0
+    delay: float = 0.0
+    step: int = -1
+
+
 @dataclass
 class Program:
     seed: int
@@ -141,6 +166,8 @@ class Program:
     buffers: List[Tuple[int, int]]  # (rows, cols) of every buffer the program creates, in creation order
     const: Optional[int]  # a buffer no task writes (its inputs may be NO_DEP), or None
     steps: List[Step]
+    fault: Optional[Fault] = None
+    task_timeout: float = 20.0
 
     def task_count(self) -> int:
         return sum(op.task_count() for s in self.steps for op in s.ops)
@@ -172,7 +199,9 @@ class _Gen:
         return None
 
 
-def generate(seed: int) -> Program:
+def generate(seed: int, faults: bool = False) -> Program:
+    """Program `seed`; with `faults`, the same program with one fault drawn
+    from its own random stream (inject_fault)."""
     g = _Gen(seed)
     r = g.rng
     tree = g.tree()
@@ -212,7 +241,79 @@ def generate(seed: int) -> Program:
                 buffers.append((r.randint(4, 16), r.randint(4, 16)))
                 live.append(len(buffers) - 1)
                 steps.append(Step("create", buf=len(buffers) - 1, shape=buffers[-1]))
-    return Program(seed, tree, buffers, const, steps)
+    program = Program(seed, tree, buffers, const, steps)
+    if faults:
+        inject_fault(program, random.Random(f"fault {seed}"))
+    return program
+
+
+def inject_fault(p: Program, r: random.Random) -> None:
+    """Draws the program's fault among those its tree and steps allow and marks
+    what it needs (an op, a blocking run, the task_timeout)."""
+    tree, runs = p.tree, [i for i, s in enumerate(p.steps) if s.what == "run"]
+    simple = [op for i in runs for op in p.steps[i].ops if not op.members]
+    chip_ops = [op for op in simple if op.kind in ("add", "add_scalar", "copy")]
+    kinds = ["task_raise", "chip_fail", "named_again", "domain_again", "sigint", "top_kill"]
+    kinds += ["l3_kill", "below_kill"] if tree.level == 4 else ["chip_kill"] * 2
+    if tree.level == 3 and tree.l3s[0][1]:
+        kinds += ["sub_kill", "hang"]
+    while True:
+        kind = r.choice(kinds)
+        fault = Fault(kind, child=r.randrange(len(tree.l3s)), delay=r.uniform(0.0, 0.01))
+        if kind == "chip_kill":
+            fault.target = r.randrange(tree.l3s[0][0])
+        elif kind == "sub_kill":
+            fault.target = r.randrange(tree.l3s[0][1])
+        elif kind in ("task_raise", "hang"):
+            subs = [op for op in simple if op.kind == "fold"]
+            if not subs:
+                continue
+            r.choice(subs).fault = kind
+            if kind == "hang":
+                p.task_timeout = 1.0
+        elif kind == "chip_fail":
+            if not chip_ops:
+                continue
+            r.choice(chip_ops).fault = kind
+        elif kind == "domain_again":
+            staged = [op for op in simple if op.kind == "staged"]
+            if not staged:
+                continue
+            r.choice(staged).fault = kind
+        elif kind == "named_again":
+            if not _name_a_released_buffer(p, r):
+                continue
+        elif kind == "sigint":
+            fault.step = r.choice(runs)
+            p.steps[fault.step].future = False
+            fault.delay = r.uniform(0.0, 0.003)
+        elif kind == "top_kill":
+            fault.delay = r.uniform(0.0, 0.6)
+        p.fault = fault
+        return
+
+
+def _name_a_released_buffer(p: Program, r: random.Random) -> bool:
+    """Puts into a run after a release an op reading the released buffer; False
+    when no run follows a release."""
+    for i, step in enumerate(p.steps):
+        if step.what != "release":
+            continue
+        later = [s for s in p.steps[i + 1:] if s.what == "run"]
+        rows, cols = p.buffers[step.buf]
+        for s in later:
+            op = next((op for op in s.ops if not op.members and op.kind != "staged" and op.child == 0), None)
+            if op is None:
+                continue
+            v = op.views[0]
+            h, w = min(v.h, rows), min(v.w, cols)
+            stale = View(step.buf, cols, 0, 0, h, w, 1, 1, False)
+            out = op.views[-1]
+            out = View(out.buf, out.cols, out.r0, out.c0, h, w, out.rstep, out.cstep, out.transposed)
+            s.ops.insert(r.randrange(len(s.ops) + 1), Op("copy", [stale, out], ["IN", "OUTPUT_EXISTING"],
+                                                          chip=op.chip, child=op.child, fault="named_again"))
+            return True
+    return False
 
 
 def _op(g: _Gen, tree: Tree, buffers: List[Tuple[int, int]], live: List[int], const: Optional[int]) -> Optional[Op]:

@@ -1,249 +1,321 @@
 """One chaos program's Worker process (started by driver.py, one per program):
-builds the program's tree of Workers, does its steps, checks the bytes against
-the model at every sync and at the end, closes, and reports on stdout, one JSON
-object per line:
+builds the program's tree of Workers (traced), does its steps, injects its
+fault, checks the bytes against the model (model.evaluate, with each op's
+outcome from the trace) at every sync and at the end, closes, and reports on
+stdout, one JSON object per line:
 
-    {"children": [pid, ...]}                       after init()
-    {"check": STEP, "buffers": N}                  a sync's check passed
-    {"wrong": "..."}                               a byte differs from the model (a silent wrong answer)
-    {"error": "..."}                               a run raised (no fault was injected)
-    {"done": TASKS, "seconds": S, "threads_left": N}
+    {"children": [pid, ...]}                  after init()
+    {"check": STEP, "buffers": N}             a check passed
+    {"problem": "..."}                        wrong bytes, a dropped dependency, an unexplained failure,
+                                              an error that does not name the fault's cause, ...
+    {"run": STEP, "outcome": "ok" | "raised" | "interrupted", "error": "..."}
+    {"done": TASKS, "seconds": S, "threads_left": N, "fault": KIND, "failed_ops": N}
 
-    python tests/chaos/runner.py SEED
-
-On a level-3 tree the program's ops are submitted as they are; on a level-4
-tree each op is a task of the level-4 Worker that runs, in the level-3 child
-the op names, an orchestration submitting the op there (`l3_ops`)."""
+    python tests/chaos/runner.py SEED [--faults]"""
 
 from __future__ import annotations
 
 import json
 import os
+import random
+import re
+import signal
 import sys
+import threading
 import time
-import traceback
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import numpy as np
 
-from model import Model, fold
-from program import Op, Program, generate
-from simpler import ChipCallable, DataType, TaskArgs, TaskKind, TensorArgType, Worker, view_array
+from model import evaluate, start_values
+from program import CHIP_OPS, SUB_OPS, Fault, Op, Program, generate
+from simpler import DataType, Worker, view_array
+from submit_ops import INJECTED, TAGS, Level3, encode, make_l3_ops, task_args
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "py"))
+from worker_helpers import descendants
 
 F32 = DataType.FLOAT32
-TAGS = {"IN": TensorArgType.INPUT, "NO_DEP": TensorArgType.NO_DEP, "OUTPUT": TensorArgType.OUTPUT,
-        "OUTPUT_EXISTING": TensorArgType.OUTPUT_EXISTING, "INOUT": TensorArgType.INOUT}
-KINDS = ["add", "add_scalar", "copy", "staged", "fold", "sum"]  # an op's code in a forwarded task's scalars
-TASK_TIMEOUT_S = 20.0
+
+# What an error a fault caused must say (its cause), by fault kind.
+CAUSES = {
+    "chip_kill": r"signal 9|CHILD_DIED", "sub_kill": r"signal 9|CHILD_DIED", "l3_kill": r"signal 9|CHILD_DIED",
+    "below_kill": r"signal 9|CHILD_DIED", "task_raise": re.escape(INJECTED), "chip_fail": r"std\.add_scalar takes",
+    "hang": r"TIMED_OUT|timed out|timeout", "named_again": r"released", "domain_again": r"released",
+}
 
 
-def sub_fold(a) -> None:
-    a.array(1)[...] = fold(a.array(0), a.scalars[0])
+def touched_by(fault: Optional[Fault], interrupted: Optional[int]):
+    """Whether the fault may make an op (a log entry) fail or not run."""
+    def touched(entry: tuple) -> bool:
+        op = entry[1]
+        if fault is None:
+            return False
+        members = op.members or [op]
+        if fault.kind == "sigint":  # the interrupted run's tasks not yet begun never run
+            return entry[2] == interrupted
+        if fault.kind == "chip_kill":
+            return any(m.kind in CHIP_OPS and m.chip == fault.target for m in members)
+        if fault.kind == "sub_kill":
+            return any(m.kind in SUB_OPS for m in members)
+        if fault.kind in ("l3_kill", "below_kill"):
+            return any(m.child == fault.child for m in members)
+        if fault.kind == "hang":  # the sub-worker that timed out is lost
+            return any(m.kind in SUB_OPS for m in members)
+        return any(m.fault == fault.kind for m in members)
+
+    return touched
 
 
-def sub_sum(a) -> None:
-    a.array(2)[...] = a.array(0) + a.array(1)
+class ProgramRun:
+    """The Worker process's state: the Worker, the buffers, the log the model replays."""
 
-
-def f32_bits(x: float) -> int:
-    return int(np.float32(x).view(np.uint32))
-
-
-def task_args(tensors, tags, scalars=()) -> TaskArgs:
-    ta = TaskArgs()
-    for t, tag in zip(tensors, tags, strict=True):
-        ta.add_tensor(t, tag)
-    for s in scalars:
-        ta.add_scalar(s)
-    return ta
-
-
-class Level3:
-    """How a level-3 Worker submits simple ops: its callables (registered on
-    the top Worker, which a level-4 one hands to its children)."""
-
-    def __init__(self, w: Worker):
-        self.chip = {k: w.register(ChipCallable(f"std.{n}")) for k, n in
-                     (("add", "vector_add"), ("add_scalar", "add_scalar"), ("copy", "copy"))}
-        kind = TaskKind.SUB if w.level == 4 else None
-        self.sub = {"fold": w.register(sub_fold, kind=kind), "sum": w.register(sub_sum, kind=kind)}
-        self.domains = 0
-
-    def submit(self, o, kind: str, tensors, tags, param: int, chip: int) -> None:
-        if kind == "staged":  # through a domain window on the chip: copy in, then add_scalar out of it
-            h, w = tensors[0].shapes
-            self.domains += 1
-            name = f"stage{os.getpid()}.{self.domains}"
-            with o.allocate_domain(name, workers=[chip], window_size=h * w * 4, buffers={"t": h * w * 4}) as dom:
-                win = dom.buffer("t", chip).tensor((h, w), F32)
-                o.submit_next_level(self.chip["copy"], task_args([tensors[0], win], [tags[0], TensorArgType.OUTPUT]),
-                                    worker=chip)
-                o.submit_next_level(self.chip["add_scalar"], task_args([win, tensors[1]], [TensorArgType.INPUT,
-                                    tags[1]], (f32_bits(param / 2),)), worker=chip)
-        elif kind in self.chip:
-            scalars = (f32_bits(param / 2),) if kind == "add_scalar" else ()
-            o.submit_next_level(self.chip[kind], task_args(tensors, tags, scalars), worker=chip)
+    def __init__(self, program: Program):
+        self.p = program
+        tree = program.tree
+        kw = dict(task_timeout=program.task_timeout, trace=True, trace_capacity=1 << 16)
+        if tree.level == 3:
+            self.w = Worker(level=3, num_chips=tree.l3s[0][0], num_sub_workers=tree.l3s[0][1], **kw)
         else:
-            o.submit_sub(self.sub[kind], task_args(tensors, tags, (param,)))
+            self.w = Worker(level=4, **kw)
+            for chips, subs in tree.l3s:
+                self.w.add_worker(Worker(level=3, num_chips=chips, num_sub_workers=subs))
+        self.l3 = Level3(self.w)
+        self.l3_ops = self.w.register(make_l3_ops(self.l3)) if tree.level == 4 else None
+        self.bufs: Dict[int, object] = {}
+        self.released: Dict[int, object] = {}  # kept: a named_again op names one
+        self.pending_releases: List[int] = []
+        self.log: List[tuple] = []
+        self.runs: Dict[int, dict] = {}  # step -> {"outcome", "error"}
+        self.problems: List[str] = []
+        self.sigint = {"armed": False, "building": False, "pending": False}
+        self.interrupted: Optional[int] = None  # the step whose run() a SIGINT ended
 
-    def submit_group(self, o, kind: str, members: List[tuple]) -> None:
-        """members: (kind, tensors, tags, param, chip) each, one kind (a group runs one callable)."""
-        if kind == "sub_group":
-            o.submit_sub_group(self.sub[members[0][0]], [task_args(m[1], m[2], (m[3],)) for m in members])
-            return
-        k = members[0][0]
-        scalars = [(f32_bits(m[3] / 2),) if k == "add_scalar" else () for m in members]
-        o.submit_next_level_group(self.chip[k], [task_args(m[1], m[2], s)
-                                                 for m, s in zip(members, scalars, strict=True)],
-                                  workers=[m[4] for m in members])
+    # -- buffers ----------------------------------------------------------------
+    def create(self, b: int) -> None:
+        rows, cols = self.p.buffers[b]
+        self.bufs[b] = self.w.create_buffer(rows * cols * 4)
+        view_array(self.bufs[b].tensor((rows, cols), F32))[...] = start_values(self.p, b)
+        self.log.append(("create", b))
 
+    def release(self, b: int) -> None:
+        self.released[b] = self.bufs.pop(b)
+        self.w.release_buffer(self.released[b])
+        self.log.append(("release", b))
 
-def encode(ops: List[Op]) -> tuple:
-    """Forwarded ops as scalars: [count, then per op: code, chip, param, tensor count]."""
-    out = [len(ops)]
-    for op in ops:
-        out += [KINDS.index(op.kind), op.chip, op.param, len(op.views)]
-    return tuple(out)
+    def tensor(self, v):
+        buf = self.bufs.get(v.buf) or self.released[v.buf]
+        return buf.tensor((v.h, v.w), F32, strides=v.strides(), byte_offset=v.offset() * 4)
 
-
-def make_l3_ops(l3: Level3):
-    def l3_ops(o, a, _c) -> None:
-        """In a level-3 child: the ops its parent's task forwarded (a group
-        when the task carries more than one)."""
-        n, at, t = a.scalar(0), 1, 0
-        members = []
-        for _ in range(n):
-            kind, chip, param, nt = KINDS[a.scalar(at)], a.scalar(at + 1), a.scalar(at + 2), a.scalar(at + 3)
-            members.append((kind, [a[t + i] for i in range(nt)], [a.tag(t + i) for i in range(nt)], param, chip))
-            at, t = at + 4, t + nt
-        if n == 1:
-            l3.submit(o, *members[0])
-        else:
-            l3.submit_group(o, "sub_group" if members[0][0] in ("fold", "sum") else "chip_group", members)
-
-    return l3_ops
-
-
-def build(program: Program) -> Worker:
-    tree = program.tree
-    if tree.level == 3:
-        chips, subs = tree.l3s[0]
-        return Worker(level=3, num_chips=chips, num_sub_workers=subs, task_timeout=TASK_TIMEOUT_S)
-    w = Worker(level=4, task_timeout=TASK_TIMEOUT_S)
-    for chips, subs in tree.l3s:
-        w.add_worker(Worker(level=3, num_chips=chips, num_sub_workers=subs))
-    return w
-
-
-def first_difference(got: np.ndarray, want: np.ndarray) -> str:
-    bad = np.argwhere(~((got == want) | (np.isnan(got) & np.isnan(want))))
-    if not len(bad):
-        return ""
-    r, c = (int(x) for x in bad[0])
-    return f"element ({r}, {c}): {got[r, c]} != {want[r, c]} ({len(bad)} elements differ)"
-
-
-def main() -> int:
-    seed = int(sys.argv[1])
-    program = generate(seed)
-    threads_before = len(os.listdir("/proc/self/task"))
-    t0 = time.monotonic()
-    w = build(program)
-    l3 = Level3(w)
-    l3_ops = w.register(make_l3_ops(l3)) if program.tree.level == 4 else None
-    w.init()
-    print(json.dumps({"children": w.child_pids()}), flush=True)
-    model = Model(program)
-    bufs: Dict[int, object] = {}
-    pending_releases: List[int] = []
-
-    def create(b: int) -> None:
-        rows, cols = program.buffers[b]
-        bufs[b] = w.create_buffer(rows * cols * 4)
-        view_array(bufs[b].tensor((rows, cols), F32))[...] = model.create(b)
-
-    def tensor(v):
-        return bufs[v.buf].tensor((v.h, v.w), F32, strides=v.strides(), byte_offset=v.offset() * 4)
-
-    def check(step: int) -> bool:
-        for b, want in model.arrays.items():
-            got = view_array(bufs[b].tensor(want.shape, F32))
-            diff = first_difference(got, want)
-            if diff:
-                print(json.dumps({"wrong": f"step {step}: buffer {b} {diff}"}), flush=True)
-                return False
-        print(json.dumps({"check": step, "buffers": len(model.arrays)}), flush=True)
-        return True
-
-    def orchestration(ops: List[Op]):
+    # -- runs -------------------------------------------------------------------
+    def orchestration(self, step: int, ops: List[Op]):
         # The views are made now: a future's orchestration runs later, maybe after a release of their buffer.
-        made = [[(m, [tensor(v) for v in m.views], [TAGS[t] for t in m.tags]) for m in op.members or [op]]
+        made = [[(m, [self.tensor(v) for v in m.views], [TAGS[t] for t in m.tags]) for m in op.members or [op]]
                 for op in ops]
-
-        releases = [bufs.pop(b) for b in pending_releases]
-        pending_releases.clear()
+        releases = list(self.pending_releases)
+        self.pending_releases.clear()
 
         def orch(o, _a, _c) -> None:
-            # Runs are built in the order they were asked for: every task of the runs before this one has been
-            # submitted, and may still be queued or running, when the buffers released here are released.
-            for b in releases:
-                w.release_buffer(b)
-            for op, members in zip(ops, made, strict=True):
-                if l3_ops is None and op.members:
-                    l3.submit_group(o, op.kind, [(m.kind, ts, tags, m.param, m.chip) for m, ts, tags in members])
-                elif l3_ops is None:
-                    l3.submit(o, op.kind, members[0][1], members[0][2], op.param, op.chip)
-                elif op.kind == "chip_group" and len(program.tree.l3s) == 2:  # one member on each level-3 child
-                    o.submit_next_level_group(l3_ops, [task_args(ts, tags, encode([m])) for m, ts, tags in members],
-                                              workers=[0, 1])
-                else:
-                    o.submit_next_level(l3_ops, task_args([t for _, ts, _ in members for t in ts],
-                                                          [t for _, _, tags in members for t in tags],
-                                                          encode([m for m, _, _ in members])), worker=op.child)
+            self.sigint["building"] = True
+            try:
+                # Runs are built in the order they were asked for: every task of the runs before this one has
+                # been submitted, and may still be queued or running, when the buffers released here are released.
+                for b in releases:
+                    self.release(b)
+                for op, members in zip(ops, made, strict=True):
+                    self.log.append(("op", op, step, self.submit(o, op, members)))
+            finally:
+                self.sigint["building"] = False
+            if self.sigint["pending"]:  # a Ctrl-C that came while the graph was built
+                self.sigint["pending"] = False
+                raise KeyboardInterrupt
 
         return orch
 
-    futures = []
-    ok = True
-    try:
-        for b in range(len(program.buffers)):
-            if not any(s.what == "create" and s.buf == b for s in program.steps):
-                create(b)
-        for i, step in enumerate(program.steps):
-            if step.what == "run":
-                for op in step.ops:
-                    model.apply(op)
-                if step.future:
-                    futures.append(w.submit(orchestration(step.ops)))
-                else:
-                    w.run(orchestration(step.ops))
-            elif step.what == "sync":
-                for f in futures:
-                    f.result()
-                futures.clear()
-                ok = ok and check(i)
-            elif step.what == "release" and step.checked:  # after a sync
-                w.release_buffer(bufs.pop(step.buf))
-                model.release(step.buf)
-            elif step.what == "release":  # by the next run's orchestration, when the runs before it are built
-                pending_releases.append(step.buf)
-                model.release(step.buf)
+    def submit(self, o, op: Op, members) -> list:
+        if self.l3_ops is None and op.members:
+            return self.l3.submit_group(o, op.kind, [(m.kind, ts, tags, m.param, m.chip) for m, ts, tags in members])
+        if self.l3_ops is None:
+            return self.l3.submit(o, op.kind, members[0][1], members[0][2], op.param, op.chip, op.fault)
+        if op.kind == "chip_group" and len(self.p.tree.l3s) == 2:  # one member on each level-3 child
+            return [o.submit_next_level_group(self.l3_ops, [task_args(ts, tags, encode([m])) for m, ts, tags in
+                                                            members], workers=[0, 1])]
+        return [o.submit_next_level(self.l3_ops, task_args([t for _, ts, _ in members for t in ts],
+                                                           [t for _, _, tags in members for t in tags],
+                                                           encode([m for m, _, _ in members])), worker=op.child)]
+
+    def on_sigint(self, _sig, _frame) -> None:
+        if not self.sigint["armed"]:
+            return  # it came after its run ended
+        if self.sigint["building"]:
+            self.sigint["pending"] = True
+            return
+        raise KeyboardInterrupt
+
+    # -- checks -----------------------------------------------------------------
+    def may_run_after(self, missed: tuple, entry: tuple) -> bool:
+        """Within a run, never. Across runs, the documented contract: a failed
+        task stops later tasks that need its bytes until its run's failure is
+        reported (run() raised, or its future completed), which for a future
+        happens on its own, at a moment the program does not choose."""
+        return missed[2] != entry[2]
+
+    def statuses(self):
+        runs: Dict[object, list] = {}
+        members: Dict[object, int] = {}  # a SUBMIT event counts the task's members
+        for e in self.w.trace_events():
+            if e.phase.name == "RUN":
+                runs.setdefault(e.task, []).append(e)
             else:
-                create(step.buf)
-        for f in futures:
-            f.result()
-        for b in pending_releases:
-            w.release_buffer(bufs.pop(b))
-        ok = check(len(program.steps)) and ok
-    except Exception as e:  # noqa: BLE001 - reported, not raised: no fault was injected
-        print(json.dumps({"error": " ".join(f"{type(e).__name__}: {e}".split()),
-                          "traceback": traceback.format_exc()[-3000:]}), flush=True)
-        ok = False
+                members[e.task] = e.members
+
+        def status(entry) -> List[str]:
+            outs = []
+            for h in entry[3]:
+                evs = runs.get(h, [])
+                if any(not e.ok for e in evs):
+                    outs.append("failed")
+                else:
+                    outs.append("ok" if evs and len(evs) == members.get(h) else "none")
+            return outs
+
+        return status
+
+    def check(self, step: int) -> None:
+        status = self.statuses()
+        out = evaluate(self.p, self.log, status, touched_by(self.p.fault, self.interrupted), self.may_run_after)
+        self.problems += [f"step {step}: {x}" for x in out.problems]
+        for b, want in out.arrays.items():
+            got = view_array(self.bufs[b].tensor(want.shape, F32))
+            known = ~out.unknown[b]
+            bad = np.argwhere(known & ~((got == want) | (np.isnan(got) & np.isnan(want))))
+            if len(bad):
+                r, c = (int(x) for x in bad[0])
+                self.problems.append(f"step {step}: wrong bytes: buffer {b} element ({r}, {c}): {got[r, c]} != "
+                                     f"{want[r, c]} ({len(bad)} elements differ)")
+        print(json.dumps({"check": step, "buffers": len(out.arrays)}), flush=True)
+
+    def check_runs(self) -> int:
+        """Every run's outcome against its ops' outcomes and the fault; the number of ops that failed or did not run."""
+        status, fault = self.statuses(), self.p.fault
+        missed = 0
+        for step, rec in sorted(self.runs.items()):
+            ops = self.p.steps[step].ops
+            logged = [e for e in self.log if e[0] == "op" and e[2] == step]
+            not_ok = [e[1].text() for e in logged if any(t != "ok" for t in status(e))]
+            missed += len(not_ok) + len(ops) - len(logged)
+            if rec["outcome"] == "ok" and (not_ok or len(logged) != len(ops)):
+                self.problems.append(f"run of step {step} completed although {not_ok or 'an op'} did not run right")
+            if rec["outcome"] == "raised":
+                cause = CAUSES.get(fault.kind) if fault else None
+                if cause is None or not re.search(cause, rec["error"]):
+                    self.problems.append(f"run of step {step} raised without naming the fault's cause "
+                                         f"({fault.kind if fault else 'no fault'}): {rec['error']}")
+                elif fault.kind in ("task_raise", "chip_fail", "hang") and not re.search(r"task \d+", rec["error"]):
+                    self.problems.append(f"run of step {step} raised without naming the task: {rec['error']}")
+            for e in logged:
+                if e[1].fault in ("task_raise", "chip_fail", "hang") and status(e) != ["failed"]:
+                    self.problems.append(f"the {e[1].fault} op {e[1].text()} did not fail ({status(e)})")
+            for op in ops:
+                if op.fault in ("named_again", "domain_again") and rec["outcome"] != "raised":
+                    self.problems.append(f"the {op.fault} op {op.text()}: its run did not raise")
+        return missed
+
+
+def main() -> int:
+    seed, faults = int(sys.argv[1]), "--faults" in sys.argv[2:]
+    program = generate(seed, faults=faults)
+    fault = program.fault
+    threads_before = len(os.listdir("/proc/self/task"))
+    t0 = time.monotonic()
+    pr = ProgramRun(program)
+    w = pr.w
+    signal.signal(signal.SIGINT, pr.on_sigint)
+    w.init()
+    print(json.dumps({"children": w.child_pids()}), flush=True)
+    futures: Dict[int, object] = {}
+    kill_timer: Optional[threading.Timer] = None
+
+    def start_kill() -> threading.Timer:
+        pick = random.Random(f"victim {seed}")
+        if fault.kind == "chip_kill":
+            victim = w.child_pids()[fault.target]
+        elif fault.kind == "sub_kill":
+            victim = w.child_pids()[program.tree.l3s[0][0] + fault.target]
+        elif fault.kind == "l3_kill":
+            victim = w.child_pids()[fault.child]
+        else:  # below_kill: a chip or sub-worker of the level-3 child (or the child itself when it has none)
+            pid = w.child_pids()[fault.child]
+            victim = pick.choice(descendants(pid) or [pid])
+        t = threading.Timer(fault.delay, os.kill, (victim, signal.SIGKILL))
+        t.start()
+        return t
+
+    def settle() -> None:
+        for s, f in futures.items():
+            try:
+                f.result()
+                pr.runs[s] = {"outcome": "ok", "error": ""}
+            except Exception as e:  # noqa: BLE001 - a run's failure is checked, not raised
+                pr.runs[s] = {"outcome": "raised", "error": " ".join(f"{type(e).__name__}: {e}".split())}
+        futures.clear()
+        if pr.interrupted is not None:  # tasks of the interrupted run a child had begun: the next run waits for them
+            w.run(lambda o, a, c: None)
+
+    for b in range(len(program.buffers)):
+        if not any(s.what == "create" and s.buf == b for s in program.steps):
+            pr.create(b)
+    for i, step in enumerate(program.steps):
+        if step.what == "run":
+            if kill_timer is None and fault and fault.kind.endswith("_kill") and fault.kind != "top_kill":
+                kill_timer = start_kill()
+            orch = pr.orchestration(i, step.ops)
+            if step.future:
+                futures[i] = w.submit(orch)
+                continue
+            timer = None
+            try:  # armed inside: the KeyboardInterrupt may come at once
+                if fault and fault.kind == "sigint" and fault.step == i:
+                    pr.sigint["armed"] = True
+                    timer = threading.Timer(fault.delay, os.kill, (os.getpid(), signal.SIGINT))
+                    timer.start()
+                w.run(orch)
+                pr.runs[i] = {"outcome": "ok", "error": ""}
+            except KeyboardInterrupt:
+                pr.runs[i] = {"outcome": "interrupted", "error": ""}
+                pr.interrupted = i
+            except Exception as e:  # noqa: BLE001 - a run's failure is checked, not raised
+                pr.runs[i] = {"outcome": "raised", "error": " ".join(f"{type(e).__name__}: {e}".split())}
+            finally:
+                pr.sigint["armed"] = False
+                if timer:
+                    timer.cancel()
+        elif step.what == "sync":
+            settle()
+            pr.check(i)
+        elif step.what == "release" and step.checked:  # after a sync
+            pr.release(step.buf)
+        elif step.what == "release":  # by the next run's orchestration, when the runs before it are built
+            pr.pending_releases.append(step.buf)
+        else:
+            pr.create(step.buf)
+    settle()
+    for b in list(pr.pending_releases):
+        pr.release(b)
+    pr.pending_releases.clear()
+    if kill_timer:
+        kill_timer.join()
+    pr.check(len(program.steps))
+    missed = pr.check_runs()
+    for s, rec in sorted(pr.runs.items()):
+        print(json.dumps({"run": s, **rec}), flush=True)
+    for x in pr.problems:
+        print(json.dumps({"problem": x}), flush=True)
     w.close()
     left = len(os.listdir("/proc/self/task")) - threads_before
-    print(json.dumps({"done": program.task_count(), "seconds": round(time.monotonic() - t0, 3),
-                      "threads_left": left}), flush=True)
-    return 0 if ok and left <= 0 else 1
+    print(json.dumps({"done": program.task_count(), "seconds": round(time.monotonic() - t0, 3), "threads_left": left,
+                      "fault": fault.kind if fault else "none", "failed_ops": missed}), flush=True)
+    return 0 if not pr.problems and left <= 0 else 1
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The seeded chaos programs (tests/chaos, docs/reliability.md): the generator
 keeps the rules that give every task one meaning, the model's views are the
-runtime's geometry, and the quick slice (20 fixed seeds) runs correct, leaving
-no process, thread or /dev/shm object behind."""
+runtime's geometry, the model finds a dependency the runtime would have
+dropped, and the quick slice (20 fixed seeds, each with its fault) ends right
+or clearly failed, leaving no process, thread or /dev/shm object behind."""
 
 import json
 import os
@@ -13,15 +14,66 @@ import pytest
 
 CHAOS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "chaos")
 sys.path.insert(0, CHAOS)
-from model import Model, view_of  # noqa: E402 - tests/chaos is put on the path first
-from program import MAX_TASKS, generate  # noqa: E402
+from model import accesses, conflicts, evaluate, start_values, view_of  # noqa: E402 - tests/chaos is put on the path first
+from program import FAULTS, MAX_TASKS, generate  # noqa: E402
 
 SEEDS = range(1, 301)
+SURE_FAULTS = ("task_raise", "chip_fail", "hang", "named_again", "domain_again")
 
 
 def test_a_seed_makes_one_program():
     assert generate(7) == generate(7)
     assert generate(7) != generate(8)
+    assert generate(7, faults=True) == generate(7, faults=True)
+
+
+def test_every_fault_kind_is_drawn_and_each_program_has_one():
+    programs = [generate(s, faults=True) for s in range(1, 301)]
+    assert all(p.fault is not None for p in programs)
+    assert {p.fault.kind for p in programs} == set(FAULTS)
+    for p in programs:  # a marked op is in a run; a sigint's step is a blocking run
+        marked = [op for s in p.steps for op in s.ops if op.fault]
+        assert (len(marked) == 1) == (p.fault.kind in ("task_raise", "chip_fail", "hang", "named_again",
+                                                       "domain_again"))
+        assert all(op.fault == p.fault.kind for op in marked)
+        if p.fault.kind == "sigint":
+            assert p.steps[p.fault.step].what == "run" and not p.steps[p.fault.step].future
+
+
+def _log(p):
+    """A log as the runner writes it, every op submitted."""
+    log, seen = [], set()
+    for i, step in enumerate(p.steps):
+        for op in step.ops:
+            for v in (v for m in op.members or [op] for v in m.views):
+                if v.buf not in seen:
+                    seen.add(v.buf)
+                    log.append(("create", v.buf))
+            log.append(("op", op, i, []))
+    return log
+
+
+def test_the_model_finds_a_dependant_that_ran_after_its_producer_failed():
+    # Seed 9 has dependent ops in one run: say the first op that another depends on failed, and everything else
+    # ran. That is a dependency the runtime dropped, and the model says which.
+    p = generate(9)
+    log = _log(p)
+    ops = [e for e in log if e[0] == "op"]
+    victim = next(e for e in ops if e[1].kind != "staged" and any(
+        f[2] == e[2] and f is not e and ops.index(f) > ops.index(e) and conflicts(accesses(e[1]), accesses(f[1]))
+        for f in ops))
+
+    def tasks(e, what):
+        return [what] * (2 if e[1].kind == "staged" else 1)
+
+    out = evaluate(p, log, lambda e: tasks(e, "failed" if e is victim else "ok"), lambda e: e is victim,
+                   lambda m, e: m[2] != e[2])
+    assert out.problems and all("ran although" in x and victim[1].text() in x for x in out.problems)
+    assert not evaluate(p, log, lambda e: tasks(e, "ok"), lambda e: False, lambda m, e: False).problems
+    # Said to have failed while the fault did not touch it: a failure the model cannot explain.
+    out = evaluate(p, log, lambda e: tasks(e, "failed" if e is victim else "none"), lambda e: False,
+                   lambda m, e: False)
+    assert out.problems[0].startswith(victim[1].text()) and "the fault did not touch it" in out.problems[0]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -60,13 +112,10 @@ def test_generated_programs_keep_the_rules(seed):
 def test_the_models_views_are_the_runtimes_geometry(seed):
     # The runtime reads a view from its offset and strides (View.offset(), View.strides()); the model slices.
     p = generate(seed)
-    model = Model(p)
     for step in p.steps:
         for op in step.ops:
             for v in (v for m in op.members or [op] for v in m.views):
-                arr = model.arrays.get(v.buf)
-                if arr is None:
-                    arr = model.create(v.buf)
+                arr = start_values(p, v.buf)
                 flat = arr.ravel()
                 s0, s1 = v.strides()
                 want = np.array([[flat[v.offset() + i * s0 + j * s1] for j in range(v.w)] for i in range(v.h)])
@@ -76,8 +125,9 @@ def test_the_models_views_are_the_runtimes_geometry(seed):
                 assert set(np.flatnonzero(marks.ravel()).tolist()) == v.elements()
 
 
-def test_twenty_fixed_seeds_run_correct_and_leave_nothing():
-    r = subprocess.run([sys.executable, os.path.join(CHAOS, "driver.py"), "--programs", "20", "--seed", "1"],
+@pytest.mark.parametrize("faults", ["--faults", "--no-faults"])
+def test_twenty_fixed_seeds_end_right_or_clearly_failed_and_leave_nothing(faults):
+    r = subprocess.run([sys.executable, os.path.join(CHAOS, "driver.py"), "--programs", "20", "--seed", "1", faults],
                        capture_output=True, text=True, timeout=20 * 120)
     lines = r.stdout.strip().splitlines()
     assert lines, r.stderr
@@ -85,3 +135,7 @@ def test_twenty_fixed_seeds_run_correct_and_leave_nothing():
     assert r.returncode == 0 and summary["failed"] == 0, "\n".join(lines[:-1]) + r.stderr[-4000:]
     assert summary["programs"] == 20 and summary["tasks"] > 20 * 5
     assert summary["leaked_processes"] == 0 and summary["leaked_shm_objects"] == 0
+    landed = sum(n for _, n in summary["faults"].values())
+    # A kill or a SIGINT may come after the program's last task; the other faults always land.
+    sure = sum(1 for s in range(1, 21) if generate(s, faults=True).fault.kind in SURE_FAULTS)
+    assert (landed >= sure > 5) if faults == "--faults" else not summary["faults"]
