@@ -233,15 +233,22 @@ class TreeTrace:
         return out
 
     def timelines(self) -> List[ProcessTimeline]:
-        """One ProcessTimeline per nested Worker that recorded something, by path."""
+        """One ProcessTimeline per nested Worker that recorded something, by
+        path. A Worker killed while it appended (SIGKILL, a lost child) may
+        leave an empty file or a torn last line: what it wrote whole is kept,
+        the rest skipped."""
         out = []
         for name in sorted(n for n in os.listdir(self.directory) if n.endswith(".jsonl")):
             events: List[Any] = []
             header: dict = {}
             with open(os.path.join(self.directory, name), encoding="utf-8") as f:
                 for line in f:
+                    if not line.endswith("\n"):
+                        break  # torn: its writer died mid-write (every record ends with a newline)
                     header = json.loads(line)
                     events += [recorded_event(d) for d in header["events"]]
+            if not header:
+                continue  # created, nothing written whole
             names = {(TaskKind(k), i): n for k, i, n in header["names"]}
             counts = {ChildKind(k): n for k, n in header["counts"]}
             out.append(ProcessTimeline(events, names, f"simpler Worker {header['path']}", header["pid"], counts))

@@ -16,7 +16,7 @@ import pytest
 
 from simpler import DataType, TensorArgType, Worker, view_array
 from simpler._core import ChildKind, ChildRef, TaskHandle, TaskKind, TracePhase
-from simpler.trace import chrome_trace, intervals
+from simpler.trace import TreeTrace, chrome_trace, intervals
 from worker_helpers import args, close_and_check, kernel_callable, meet_partner, rendezvous_dir
 
 N = 8
@@ -210,3 +210,21 @@ def test_a_worker_without_trace_refuses_write_trace_with_a_clear_message(tmp_pat
         with pytest.raises(RuntimeError, match="trace=True"):
             w.trace_events()
     assert not (tmp_path / "run.json").exists()
+
+
+def test_a_nested_worker_killed_while_it_recorded_leaves_what_it_wrote_whole(tmp_path):
+    # Found by the chaos programs: a traced L4 whose L3 child was SIGKILLed raised KeyError from close()
+    # (the child had created its record file and died before writing a line). An empty file and a torn
+    # last line are skipped; the records written whole are kept.
+    record = TreeTrace()
+    try:
+        record.append("L4/L3[0]", 11, {(TaskKind.SUB, 0): "f"}, {ChildKind.SUB_WORKER: 1}, [])
+        record.append("L4/L3[1]", 12, {}, {}, [])
+        with open(record._file("L4/L3[1]"), "a", encoding="utf-8") as f:
+            f.write('{"path": "L4/L3[1]", "pid": 12, "na')  # killed mid-write
+        open(record._file("L4/L3[2]"), "a").close()  # killed between open and write
+        timelines = record.timelines()
+        assert [t.process_name for t in timelines] == ["simpler Worker L4/L3[0]", "simpler Worker L4/L3[1]"]
+        assert [t.pid for t in timelines] == [11, 12]
+    finally:
+        record.remove()
