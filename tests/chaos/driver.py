@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -30,8 +31,11 @@ from typing import Dict, List
 
 from isolation import become_subreaper, in_private_dev_shm, reap_leftovers, rerun_in_private_dev_shm, shm_names
 from program import Program, generate
+from simpler import _core
+from simpler.launch import LOST_RANK_STATUS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+REMOTE = _core.remote_available() and shutil.which("mpirun") is not None
 RUNNER = os.path.join(HERE, "runner.py")
 RUN_BOUND_S = 90.0  # a program that takes longer is a hang (its task_timeout is 20 s, or 1 s for `hang`)
 CLEANUP_BOUND_S = 30.0
@@ -51,10 +55,17 @@ def run_program(seed: int, faults: bool) -> Dict:
     fault = program.fault.kind if program.fault else "none"
     rec: Dict = {"seed": seed, "tasks": program.task_count(), "level": program.tree.level, "fault": fault,
                  "text": describe(program) + (f", fault {fault}" if faults else "")}
+    rec["remote"] = program.tree.remote
+    cmd = [sys.executable, RUNNER, str(seed), *(["--faults"] if faults else [])]
+    if program.tree.remote and not REMOTE:
+        cmd.append("--local")  # built without MPI, or no mpirun: its remote children run as local ones
+        rec["text"] += " (remote children run locally: no MPI here)"
+    elif program.tree.remote:
+        launch = [sys.executable, "-m", "simpler", "launch", "-n", str(program.tree.remote + 1)]
+        cmd = launch + (["--isolate"] if os.geteuid() == 0 else []) + cmd[1:]  # --isolate: a private /dev/shm per rank
     before = shm_names()
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, RUNNER, str(seed), *(["--faults"] if faults else [])],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE)
     killed = False
     try:
         if fault == "top_kill":  # the Worker process SIGKILLed at a random moment: importing, forking, running, closing
@@ -85,6 +96,8 @@ def run_program(seed: int, faults: bool) -> Dict:
         rec["problem"] = problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
     elif killed:
         pass  # what it printed before the kill had no problem
+    elif proc.returncode == LOST_RANK_STATUS and fault in ("rank_kill", "rank_stop") and done:
+        rec["landed"] = True  # the launcher says a rank was lost, as it must
     elif proc.returncode != 0 or not done:
         tail = " ".join(err.split())[-1500:]
         rec["problem"] = f"the Worker process failed (exit status {proc.returncode}): {tail}"
@@ -144,6 +157,8 @@ def main() -> int:
         "seeds": [opts.seed, opts.seed + opts.programs - 1],
         "tasks": sum(r["tasks"] for r in records),
         "level4_trees": sum(1 for r in records if r["level"] == 4),
+        "remote_trees": sum(1 for r in records if r["remote"]),
+        "remote_run_locally": 0 if REMOTE else sum(1 for r in records if r["remote"]),
         "faults": faults_by_kind(records),
         "failed": len(failed),
         "failed_seeds": failed,
@@ -153,7 +168,8 @@ def main() -> int:
         "wall_seconds": round(time.monotonic() - t0, 1),
     }
     print(f"chaos: {summary['programs']} programs (seeds {opts.seed}..{opts.seed + opts.programs - 1}), "
-          f"{summary['tasks']} tasks, {summary['level4_trees']} level-4 trees, "
+          f"{summary['tasks']} tasks, {summary['level4_trees']} level-4 trees "
+          f"({summary['remote_trees']} with remote level-3 children under mpirun), "
           f"faults {' '.join(f'{k}={v[0]}({v[1]} landed)' for k, v in summary['faults'].items()) or 'none'}; "
           f"{len(failed)} failed, {summary['leaked_processes']} leftover processes, "
           f"{summary['leaked_shm_objects']} leftover /dev/shm objects; {summary['wall_seconds']} s", flush=True)

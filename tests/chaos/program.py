@@ -125,18 +125,30 @@ class Step:
 
 @dataclass
 class Tree:
-    """level 3: l3s has one (chips, subs); level 4: one per level-3 child."""
+    """level 3: l3s has one (chips, subs); level 4: one per level-3 child, the
+    last `remote` of them in other MPI ranks (rank j + 1 serves the j-th)."""
 
     level: int
     l3s: List[Tuple[int, int]]
+    remote: int = 0
+
+    def local(self) -> List[int]:
+        return list(range(len(self.l3s) - self.remote))
+
+    def rank(self, child: int) -> int:
+        """The MPI rank that serves level-3 child `child` (0: a local one, in rank 0's process tree)."""
+        first_remote = len(self.l3s) - self.remote
+        return 0 if child < first_remote else child - first_remote + 1
 
     def text(self) -> str:
-        l3 = ", ".join(f"L3({c} chips, {s} subs)" for c, s in self.l3s)
+        l3 = ", ".join(f"L3{f'@rank{self.rank(i)}' if self.rank(i) else ''}({c} chips, {s} subs)"
+                       for i, (c, s) in enumerate(self.l3s))
         return l3 if self.level == 3 else f"L4 over [{l3}]"
 
 
+REMOTE_SHARE = 0.3  # of the level-4 trees (about a third of the programs): their last 1-2 children are remote
 FAULTS = ("chip_kill", "sub_kill", "l3_kill", "below_kill", "task_raise", "chip_fail", "hang", "named_again",
-          "domain_again", "sigint", "top_kill")
+          "domain_again", "sigint", "top_kill", "rank_kill", "rank_stop")
 
 
 @dataclass
@@ -150,7 +162,10 @@ class Fault:
     task naming a released buffer), `domain_again` (a task naming a released
     domain's window). `sigint`: SIGINT to the Worker process `delay` seconds
     into the blocking run of step `step`. `top_kill`: the driver SIGKILLs the
-    Worker process `delay` seconds after starting it."""
+    Worker process `delay` seconds after starting it. On a tree with remote
+    children, `rank_kill` / `rank_stop`: the rank serving level-3 child
+    `child` SIGKILLs / SIGSTOPs itself `delay` seconds after its first task
+    began."""
 
     kind: str
     child: int = 0
@@ -242,6 +257,9 @@ def generate(seed: int, faults: bool = False) -> Program:
                 live.append(len(buffers) - 1)
                 steps.append(Step("create", buf=len(buffers) - 1, shape=buffers[-1]))
     program = Program(seed, tree, buffers, const, steps)
+    remote = random.Random(f"remote {seed}")  # its own stream: the program is the same with or without ranks
+    if tree.level == 4 and remote.random() < REMOTE_SHARE:
+        tree.remote = remote.randint(1, len(tree.l3s))
     if faults:
         inject_fault(program, random.Random(f"fault {seed}"))
     return program
@@ -253,14 +271,19 @@ def inject_fault(p: Program, r: random.Random) -> None:
     tree, runs = p.tree, [i for i, s in enumerate(p.steps) if s.what == "run"]
     simple = [op for i in runs for op in p.steps[i].ops if not op.members]
     chip_ops = [op for op in simple if op.kind in ("add", "add_scalar", "copy")]
-    kinds = ["task_raise", "chip_fail", "named_again", "domain_again", "sigint", "top_kill"]
-    kinds += ["l3_kill", "below_kill"] if tree.level == 4 else ["chip_kill"] * 2
+    kinds = ["task_raise", "chip_fail", "named_again", "domain_again", "sigint"]
+    kinds += ["rank_kill", "rank_stop"] if tree.remote else ["top_kill"]  # under mpirun, rank 0 is not killed
+    kinds += ["l3_kill", "below_kill"] if tree.level == 4 and tree.local() else []
+    kinds += ["chip_kill"] * 2 if tree.level == 3 else []
     if tree.level == 3 and tree.l3s[0][1]:
         kinds += ["sub_kill", "hang"]
     while True:
         kind = r.choice(kinds)
-        fault = Fault(kind, child=r.randrange(len(tree.l3s)), delay=r.uniform(0.0, 0.01))
-        if kind == "chip_kill":
+        fault = Fault(kind, child=r.choice(tree.local() or [0]), delay=r.uniform(0.0, 0.01))
+        if kind in ("rank_kill", "rank_stop"):  # a remote child's rank, at a random moment after its first task
+            fault.child = r.randrange(len(tree.l3s) - tree.remote, len(tree.l3s))
+            fault.delay = r.uniform(0.0, 0.02)
+        elif kind == "chip_kill":
             fault.target = r.randrange(tree.l3s[0][0])
         elif kind == "sub_kill":
             fault.target = r.randrange(tree.l3s[0][1])

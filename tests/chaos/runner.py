@@ -11,7 +11,11 @@ stdout, one JSON object per line:
     {"run": STEP, "outcome": "ok" | "raised" | "interrupted", "error": "..."}
     {"done": TASKS, "seconds": S, "threads_left": N, "fault": KIND, "failed_ops": N}
 
-    python tests/chaos/runner.py SEED [--faults]"""
+    python tests/chaos/runner.py SEED [--faults] [--local]
+    python -m simpler launch -n RANKS [--isolate] tests/chaos/runner.py SEED [--faults]   (remote children)
+
+Every rank runs this script; rank 0 is the program's top Worker, and rank
+j + 1 serves its j-th remote level-3 child from init() on."""
 
 from __future__ import annotations
 
@@ -30,18 +34,21 @@ import numpy as np
 from model import evaluate, start_values
 from program import CHIP_OPS, SUB_OPS, Fault, Op, Program, generate
 from simpler import DataType, Worker, view_array
-from submit_ops import INJECTED, TAGS, Level3, encode, make_l3_ops, task_args
+from submit_ops import INJECTED, TAGS, Level3, arm_rank_fault, encode, l3_ops, task_args
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "py"))
 from worker_helpers import descendants
 
 F32 = DataType.FLOAT32
+MPI_THREADS = 2  # Open MPI's threads in rank 0 (its progress thread and PMIx's), alive until MPI_Finalize at exit
+THREAD_EXIT_S = 2.0
 
 # What an error a fault caused must say (its cause), by fault kind.
 CAUSES = {
     "chip_kill": r"signal 9|CHILD_DIED", "sub_kill": r"signal 9|CHILD_DIED", "l3_kill": r"signal 9|CHILD_DIED",
     "below_kill": r"signal 9|CHILD_DIED", "task_raise": re.escape(INJECTED), "chip_fail": r"std\.add_scalar takes",
     "hang": r"TIMED_OUT|timed out|timeout", "named_again": r"released", "domain_again": r"released",
+    "rank_kill": r"rank \d+ \(L4/L3\[\d+\]\) was lost", "rank_stop": r"rank \d+ \(L4/L3\[\d+\]\) was lost",
 }
 
 
@@ -58,7 +65,7 @@ def touched_by(fault: Optional[Fault], interrupted: Optional[int]):
             return any(m.kind in CHIP_OPS and m.chip == fault.target for m in members)
         if fault.kind == "sub_kill":
             return any(m.kind in SUB_OPS for m in members)
-        if fault.kind in ("l3_kill", "below_kill"):
+        if fault.kind in ("l3_kill", "below_kill", "rank_kill", "rank_stop"):
             return any(m.child == fault.child for m in members)
         if fault.kind == "hang":  # the sub-worker that timed out is lost
             return any(m.kind in SUB_OPS for m in members)
@@ -78,10 +85,13 @@ class ProgramRun:
             self.w = Worker(level=3, num_chips=tree.l3s[0][0], num_sub_workers=tree.l3s[0][1], **kw)
         else:
             self.w = Worker(level=4, **kw)
-            for chips, subs in tree.l3s:
-                self.w.add_worker(Worker(level=3, num_chips=chips, num_sub_workers=subs))
+            for child, (chips, subs) in enumerate(tree.l3s):
+                if tree.rank(child):
+                    self.w.add_remote_workers(1, num_chips=chips, num_sub_workers=subs)
+                else:
+                    self.w.add_worker(Worker(level=3, num_chips=chips, num_sub_workers=subs))
         self.l3 = Level3(self.w)
-        self.l3_ops = self.w.register(make_l3_ops(self.l3)) if tree.level == 4 else None
+        self.l3_ops = self.w.register(l3_ops) if tree.level == 4 else None
         self.bufs: Dict[int, object] = {}
         self.released: Dict[int, object] = {}  # kept: a named_again op names one
         self.pending_releases: List[int] = []
@@ -225,13 +235,18 @@ class ProgramRun:
 def main() -> int:
     seed, faults = int(sys.argv[1]), "--faults" in sys.argv[2:]
     program = generate(seed, faults=faults)
+    if "--local" in sys.argv[2:]:  # no MPI here: the remote children are local ones
+        program.tree.remote = 0
     fault = program.fault
     threads_before = len(os.listdir("/proc/self/task"))
     t0 = time.monotonic()
     pr = ProgramRun(program)
     w = pr.w
     signal.signal(signal.SIGINT, pr.on_sigint)
-    w.init()
+    rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
+    if fault and fault.kind in ("rank_kill", "rank_stop") and rank == program.tree.rank(fault.child):
+        arm_rank_fault(fault.kind, fault.delay)
+    w.init()  # on a remote rank: serves its level-3 child until rank 0 closes, then exits
     print(json.dumps({"children": w.child_pids()}), flush=True)
     futures: Dict[int, object] = {}
     kill_timer: Optional[threading.Timer] = None
@@ -267,7 +282,7 @@ def main() -> int:
             pr.create(b)
     for i, step in enumerate(program.steps):
         if step.what == "run":
-            if kill_timer is None and fault and fault.kind.endswith("_kill") and fault.kind != "top_kill":
+            if kill_timer is None and fault and fault.kind in ("chip_kill", "sub_kill", "l3_kill", "below_kill"):
                 kill_timer = start_kill()
             orch = pr.orchestration(i, step.ops)
             if step.future:
@@ -290,6 +305,7 @@ def main() -> int:
                 pr.sigint["armed"] = False
                 if timer:
                     timer.cancel()
+                    timer.join()  # a thread that just sent its signal may not have exited yet
         elif step.what == "sync":
             settle()
             pr.check(i)
@@ -312,7 +328,13 @@ def main() -> int:
     for x in pr.problems:
         print(json.dumps({"problem": x}), flush=True)
     w.close()
-    left = len(os.listdir("/proc/self/task")) - threads_before
+    # Open MPI's own threads live until MPI_Finalize at the process's exit. A thread a Python join() returned
+    # for may still be on its way out of the kernel for a moment; one still there after THREAD_EXIT_S was left.
+    allowed = threads_before + (MPI_THREADS if program.tree.remote else 0)
+    deadline = time.monotonic() + THREAD_EXIT_S
+    while len(os.listdir("/proc/self/task")) > allowed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    left = len(os.listdir("/proc/self/task")) - allowed
     print(json.dumps({"done": program.task_count(), "seconds": round(time.monotonic() - t0, 3), "threads_left": left,
                       "fault": fault.kind if fault else "none", "failed_ops": missed}), flush=True)
     return 0 if not pr.problems and left <= 0 else 1

@@ -1,6 +1,6 @@
 """How a chaos program's ops become submits. On a level-3 tree the top Worker
 submits them as they are (`Level3`); on a level-4 tree each op is a task of
-the top Worker whose callable is an orchestration (`make_l3_ops`) that
+the top Worker whose callable is an orchestration (`l3_ops`) that
 submits the op in the level-3 child the op names, the op's description
 travelling in the task's scalars (`encode`). A fault op submits its fault:
 a sub callable that raises or sleeps past task_timeout, a chip task its
@@ -9,6 +9,8 @@ kernel refuses, a window named after its domain's release."""
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
 from typing import List
 
@@ -68,6 +70,7 @@ class Level3:
         self.sub = {name: w.register(fn, kind=kind) for name, fn in
                     (("fold", sub_fold), ("sum", sub_sum), ("task_raise", sub_boom), ("hang", sub_nap))}
         self.domains = 0
+        _level3[:] = [self]
 
     def submit(self, o, kind: str, tensors, tags, param: int, chip: int, fault: str = "") -> List[TaskHandle]:
         """Submits one simple op; the handles of the tasks it submitted."""
@@ -111,21 +114,33 @@ def encode(ops: List[Op]) -> tuple:
     return tuple(out)
 
 
-def make_l3_ops(l3: Level3):
-    def l3_ops(o, a, _c) -> None:
-        """In a level-3 child: the ops its parent's task forwarded (a group
-        when the task carries more than one)."""
-        n, at, t = a.scalar(0), 1, 0
-        members = []
-        for _ in range(n):
-            kind, chip, param, nt = KINDS[a.scalar(at)], a.scalar(at + 1), a.scalar(at + 2), a.scalar(at + 3)
-            fault = FAULT_CODES[a.scalar(at + 4)]
-            members.append((kind, [a[t + i] for i in range(nt)], [a.tag(t + i) for i in range(nt)], param, chip, fault))
-            at, t = at + 5, t + nt
-        if n == 1:
-            l3.submit(o, *members[0])
-        else:
-            l3.submit_group(o, "sub_group" if members[0][0] in ("fold", "sum") else "chip_group",
-                            [m[:5] for m in members])
+def arm_rank_fault(kind: str, delay: float) -> None:
+    """In the rank a rank_kill or rank_stop fault names: the signal it sends
+    itself, `delay` seconds after its first task began (l3_ops)."""
+    _rank_fault.append((signal.SIGKILL if kind == "rank_kill" else signal.SIGSTOP, delay))
 
-    return l3_ops
+
+_rank_fault: List[tuple] = []
+_level3: List[Level3] = []  # this process's Level3 (the handles every rank registered in the same order)
+
+
+def l3_ops(o, a, _c) -> None:
+    """In a level-3 child: the ops its parent's task forwarded (a group when
+    the task carries more than one). Module-level, so a remote rank resolves it
+    by its path."""
+    if _rank_fault:
+        sig, delay = _rank_fault.pop()
+        threading.Timer(delay, os.kill, (os.getpid(), sig)).start()
+    l3 = _level3[0]
+    n, at, t = a.scalar(0), 1, 0
+    members = []
+    for _ in range(n):
+        kind, chip, param, nt = KINDS[a.scalar(at)], a.scalar(at + 1), a.scalar(at + 2), a.scalar(at + 3)
+        fault = FAULT_CODES[a.scalar(at + 4)]
+        members.append((kind, [a[t + i] for i in range(nt)], [a.tag(t + i) for i in range(nt)], param, chip, fault))
+        at, t = at + 5, t + nt
+    if n == 1:
+        l3.submit(o, *members[0])
+    else:
+        l3.submit_group(o, "sub_group" if members[0][0] in ("fold", "sum") else "chip_group",
+                        [m[:5] for m in members])

@@ -38,6 +38,13 @@ def test_every_fault_kind_is_drawn_and_each_program_has_one():
         assert all(op.fault == p.fault.kind for op in marked)
         if p.fault.kind == "sigint":
             assert p.steps[p.fault.step].what == "run" and not p.steps[p.fault.step].future
+        # a rank fault names a remote child; a kill of a process below rank 0 names a local one
+        if p.fault.kind in ("rank_kill", "rank_stop"):
+            assert p.tree.rank(p.fault.child) > 0
+        if p.fault.kind in ("l3_kill", "below_kill"):
+            assert p.tree.rank(p.fault.child) == 0
+        assert not (p.tree.remote and p.fault.kind == "top_kill")  # under mpirun the launcher handles rank 0
+    assert 0.05 < sum(1 for p in programs if p.tree.remote) / len(programs) < 0.2
 
 
 def _log(p):
@@ -82,6 +89,7 @@ def test_generated_programs_keep_the_rules(seed):
     assert 5 <= p.task_count() <= MAX_TASKS + 4  # the last op may be a group, or a staged copy
     level, l3s = p.tree.level, p.tree.l3s
     assert (level == 3 and len(l3s) == 1) or (level == 4 and 1 <= len(l3s) <= 2)
+    assert 0 <= p.tree.remote <= len(l3s) and (level == 4 or not p.tree.remote)
     assert all(1 <= c <= 2 and 0 <= s <= 2 for c, s in l3s)
     live = {b for b in range(len(p.buffers)) if not any(s.what == "create" and s.buf == b for s in p.steps)}
     assert 1 <= len(live) <= 4
