@@ -114,7 +114,7 @@ class ProgramRun:
         self.log.append(("release", b))
 
     def tensor(self, v):
-        buf = self.bufs.get(v.buf) or self.released[v.buf]
+        buf = self.bufs[v.buf] if v.buf in self.bufs else self.released[v.buf]
         return buf.tensor((v.h, v.w), F32, strides=v.strides(), byte_offset=v.offset() * 4)
 
     # -- runs -------------------------------------------------------------------
