@@ -11,7 +11,9 @@
 // Python threads (a pending GIL-drop request among it) and can wait forever
 // for a thread that does not exist in the child.
 //
-// Options: WorkerConfig, bound in bind_worker_config.cpp.
+// Options: WorkerConfig, bound in bind_worker_config.cpp. EngineWorker's waits
+// and run lifecycle bind in bind_engine_runs.cpp, its device memory and domains
+// in bind_engine_memory.cpp (engine_binding_parts.h).
 // EngineWorker(config, chip_dispatch, sub_dispatch) copies the config and adds
 // the Python handlers (python_handlers.h).
 //
@@ -25,7 +27,6 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
-#include <chrono>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -35,6 +36,7 @@
 #include <vector>
 
 #include "checked_args.h"
+#include "engine_binding_parts.h"
 #include "python_handlers.h"
 #include "remote_children.h"
 #include "simpler/engine/chip_install.h"
@@ -45,7 +47,6 @@
 
 namespace nb = nanobind;
 using namespace nb::literals;
-using simpler::AccessMode;
 using simpler::ChildKind;
 using simpler::ChildRef;
 using simpler::MemberSubmit;
@@ -58,6 +59,9 @@ using simpler::TraceEvent;
 using simpler::TracePhase;
 using simpler::Worker;
 using simpler::WorkerConfig;
+using simpler::bindings::bind_engine_memory;
+using simpler::bindings::bind_engine_runs;
+using simpler::bindings::deadline_after;
 using simpler::bindings::IntArg;
 using simpler::bindings::next_level_worker_handler;
 using simpler::bindings::obj_of;
@@ -70,16 +74,6 @@ using simpler::bindings::python_install;
 void bind_worker_config(nb::module_& m);
 
 namespace {
-
-// A wait's end: None waits for ever; ValueError for a negative or unrepresentable timeout.
-simpler::ipc::Deadline deadline_after(std::optional<double> timeout_s) {
-    if (!timeout_s) return simpler::ipc::NO_DEADLINE;
-    if (!(*timeout_s >= 0) || *timeout_s > 1e9)
-        throw std::invalid_argument("Worker.wait: timeout must be >= 0 seconds and at most 1e9 (got " +
-                                    std::to_string(*timeout_s) + ")");
-    return simpler::ipc::Clock::now() +
-           std::chrono::duration_cast<simpler::ipc::Clock::duration>(std::chrono::duration<double>(*timeout_s));
-}
 
 // A member as Python names it: worker None (a sub task: any idle sub-worker)
 // or a next-level worker index: ValueError when negative or past u32,
@@ -127,31 +121,6 @@ TaskConfig config_of(const nb::bytes& b) {
     TaskConfig c{};
     std::memcpy(&c, b.c_str(), b.size());
     return c;
-}
-
-// The window buffer specs of an allocate_domain call: (name, nbytes) pairs.
-std::vector<simpler::WindowBufferSpec> window_specs(const std::vector<std::pair<std::string, uint64_t>>& buffers) {
-    std::vector<simpler::WindowBufferSpec> specs;
-    specs.reserve(buffers.size());
-    for (const auto& [name, size] : buffers) specs.push_back({name, size});
-    return specs;
-}
-
-// What allocate_domain / allocate_global_domain hand Python: {'id', 'bases' (by
-// rank), 'offsets' (by buffer), 'buffers' (by rank, by buffer: descriptors)}.
-nb::dict domain_dict(const simpler::WindowDomain& d) {
-    nb::list per_rank;
-    for (const std::vector<simpler::DeviceBacking>& mine : d.buffers) {
-        nb::list descs;
-        for (const simpler::DeviceBacking& b : mine) descs.append(b.descriptor);
-        per_rank.append(descs);
-    }
-    nb::dict out;
-    out["id"] = d.id;
-    out["bases"] = d.bases;
-    out["offsets"] = d.buffer_offsets;
-    out["buffers"] = per_rank;
-    return out;
 }
 
 }  // namespace
@@ -250,48 +219,47 @@ void bind_engine(nb::module_& m) {
                    (e.ok ? std::string(")") : ", failed: " + e.error + ")");
         });
 
-    nb::class_<Worker>(m, "EngineWorker",
-                       "The C++ Worker: forked children fed through mailboxes by whichever thread drives them "
-                       "(submit(), wait(), or a background thread between them).")
-        .def(
-            "__init__",
-            [](Worker* self, const WorkerConfig& config, const nb::object& chip_dispatch,
-               const nb::object& sub_dispatch, const nb::object& worker_start, const RemoteChildren* remote,
-               const nb::object& sub_install) {
-                WorkerConfig c = config;
-                if (remote != nullptr) {
-                    c.num_relay_workers = remote->count;
-                    c.relay_handler = remote->factory;
-                }
-                if (!chip_dispatch.is_none())
-                    c.chip_handler = [chip_dispatch](uint32_t) {
-                        PyOS_AfterFork_Child();
-                        return simpler::ChildHandlers{python_handler(chip_dispatch), python_forget()};
-                    };
-                if (!sub_dispatch.is_none())
-                    c.sub_handler = [sub_dispatch, sub_install](uint32_t) {
-                        PyOS_AfterFork_Child();
-                        return simpler::ChildHandlers{
-                            python_handler(sub_dispatch), python_forget(),
-                            sub_install.is_none() ? simpler::InstallHandler{} : python_install(sub_install)};
-                    };
-                if (!worker_start.is_none())
-                    c.worker_handler = [worker_start](uint32_t index) {
-                        PyOS_AfterFork_Child();
-                        return next_level_worker_handler(worker_start, index);
-                    };
-                new (self) Worker(std::move(c));
-            },
-            "config"_a, "chip_dispatch"_a.none() = nb::none(), "sub_dispatch"_a.none() = nb::none(),
-            "worker_start"_a.none() = nb::none(), "remote"_a.none() = nb::none(), "sub_install"_a.none() = nb::none(),
-            "Validates config (ValueError) and builds the Worker; nothing runs before init(). chip_dispatch: a "
-            "Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index "
-            "config.chip_lane.chip.orchestrations. sub_dispatch: the handler each sub-worker child calls. "
-            "worker_start(index) -> (dispatch, close): called in next-level Worker child `index` right after its "
-            "fork; it starts that child's Worker, dispatch runs each task there, close() runs when the child is "
-            "told to stop. remote: the last next-level children live in other MPI ranks (RemoteChildren). "
-            "sub_install(callable_id, payload) -> None or why: each sub-worker child's handler of install messages "
-            "(begin_install).")
+    nb::class_<Worker> cls(m, "EngineWorker",
+                           "The C++ Worker: forked children fed through mailboxes by whichever thread drives them "
+                           "(submit(), wait(), or a background thread between them).");
+    cls.def(
+           "__init__",
+           [](Worker* self, const WorkerConfig& config, const nb::object& chip_dispatch, const nb::object& sub_dispatch,
+              const nb::object& worker_start, const RemoteChildren* remote, const nb::object& sub_install) {
+               WorkerConfig c = config;
+               if (remote != nullptr) {
+                   c.num_relay_workers = remote->count;
+                   c.relay_handler = remote->factory;
+               }
+               if (!chip_dispatch.is_none())
+                   c.chip_handler = [chip_dispatch](uint32_t) {
+                       PyOS_AfterFork_Child();
+                       return simpler::ChildHandlers{python_handler(chip_dispatch), python_forget()};
+                   };
+               if (!sub_dispatch.is_none())
+                   c.sub_handler = [sub_dispatch, sub_install](uint32_t) {
+                       PyOS_AfterFork_Child();
+                       return simpler::ChildHandlers{
+                           python_handler(sub_dispatch), python_forget(),
+                           sub_install.is_none() ? simpler::InstallHandler{} : python_install(sub_install)};
+                   };
+               if (!worker_start.is_none())
+                   c.worker_handler = [worker_start](uint32_t index) {
+                       PyOS_AfterFork_Child();
+                       return next_level_worker_handler(worker_start, index);
+                   };
+               new (self) Worker(std::move(c));
+           },
+           "config"_a, "chip_dispatch"_a.none() = nb::none(), "sub_dispatch"_a.none() = nb::none(),
+           "worker_start"_a.none() = nb::none(), "remote"_a.none() = nb::none(), "sub_install"_a.none() = nb::none(),
+           "Validates config (ValueError) and builds the Worker; nothing runs before init(). chip_dispatch: a "
+           "Python handler for chip tasks (tests); None runs the simulated chips, whose callable ids index "
+           "config.chip_lane.chip.orchestrations. sub_dispatch: the handler each sub-worker child calls. "
+           "worker_start(index) -> (dispatch, close): called in next-level Worker child `index` right after its "
+           "fork; it starts that child's Worker, dispatch runs each task there, close() runs when the child is "
+           "told to stop. remote: the last next-level children live in other MPI ranks (RemoteChildren). "
+           "sub_install(callable_id, payload) -> None or why: each sub-worker child's handler of install messages "
+           "(begin_install).")
         .def(
             "init",
             [](Worker& w) {
@@ -371,166 +339,19 @@ void bind_engine(nb::module_& m) {
             "N one-member tasks in one call (Worker::submit_many): workers None (sub tasks), one index for all, "
             "or a list (one per task). Returns (the handles, -1, '') or, when a task is refused, (no handles, its "
             "index, the engine's reason): every task is checked before any is recorded. The GIL is held: the TaskArgs "
-            "are Python objects another thread could change.")
-        .def(
-            "wait",
-            [](Worker& w, std::optional<double> timeout) {
-                const simpler::ipc::Deadline until = deadline_after(timeout);
-                nb::gil_scoped_release release;
-                return w.wait_until(until);
-            },
-            "timeout"_a = nb::none(),
-            "Waits (spin, then futex) until every task has finished and returns True; RuntimeError names the "
-            "first failure. With a timeout (seconds) returns False when tasks are still unfinished then.")
-        .def("cancel_run", nb::overload_cast<const std::string&>(&Worker::cancel_run), "why"_a,
-             "Ends the run early: tasks not yet dispatched never run; those on a child finish there and the next "
-             "wait() waits for them. Returns what it did, in words.")
-        .def("cancel_run", nb::overload_cast<uint64_t, const std::string&>(&Worker::cancel_run), "run"_a, "why"_a,
-             "cancel_run(why) for run `run` only: its tasks not yet dispatched never run (nor what needs them).")
-        .def("end_run", &Worker::end_run, "collected"_a,
-             "Ends the run being submitted and returns its number; collected: take_finished_runs() reports it, "
-             "else wait_run() does.")
-        .def(
-            "wait_run",
-            [](Worker& w, uint64_t run, std::optional<double> timeout) {
-                const simpler::ipc::Deadline until = deadline_after(timeout);
-                nb::gil_scoped_release release;
-                return w.wait_run(run, until);
-            },
-            "run"_a, "timeout"_a = nb::none(),
-            "Waits until run `run` has finished, forgets it and returns True; RuntimeError names its first "
-            "failure. With a timeout (seconds) returns False while it has not finished.")
-        .def(
-            "take_finished_runs",
-            [](Worker& w, std::optional<double> timeout) {
-                const simpler::ipc::Deadline until = deadline_after(timeout);
-                Worker::FinishedRuns finished;
-                {
-                    nb::gil_scoped_release release;
-                    finished = w.take_finished_runs(until);
-                }
-                std::vector<std::pair<uint64_t, std::string>> runs;
-                for (Worker::RunOutcome& r : finished.runs) runs.emplace_back(r.run, std::move(r.error));
-                return std::make_pair(std::move(runs), finished.closed);
-            },
-            "timeout"_a = nb::none(),
-            "([(run, error)], closed): the collected runs that finished (error '' for success), each forgotten; "
-            "waits for one until the timeout. Once closed: every collected run left, and closed True.")
-        .def(
-            "begin_install",
-            [](Worker& w, ChildKind kind, uint64_t callable, const std::string& name, const nb::bytes& payload) {
-                const auto* p = reinterpret_cast<const std::byte*>(payload.c_str());
-                return w.begin_install(kind, callable, name, {p, payload.size()});
-            },
-            "kind"_a, "callable"_a, "name"_a, "payload"_a,
-            "Sends callable `callable` (the next id of its kind's table, named `name` in errors) to every child "
-            "of `kind` as an install message carrying `payload`; returns the ticket wait_install takes. "
-            "ValueError for another id, WORKER or a message the mailbox cannot hold.")
-        .def(
-            "wait_install",
-            [](Worker& w, uint64_t ticket,
-               std::optional<double> timeout) -> std::optional<std::vector<std::pair<ChildRef, std::string>>> {
-                const simpler::ipc::Deadline until = deadline_after(timeout);
-                std::optional<std::vector<simpler::InstallRefusal>> r;
-                {
-                    nb::gil_scoped_release release;
-                    r = w.wait_install(ticket, until);
-                }
-                if (!r) return std::nullopt;
-                std::vector<std::pair<ChildRef, std::string>> out;
-                for (simpler::InstallRefusal& x : *r) out.emplace_back(x.child, std::move(x.why));
-                return out;
-            },
-            "ticket"_a, "timeout"_a = nb::none(),
-            "Waits until every child the install went to has answered: the (child, why) of each refusal (a child "
-            "that died with it on it among them); None when the timeout (seconds) passed first. RuntimeError when "
-            "close() ended the wait.")
-        .def("abandon_install", &Worker::abandon_install, "ticket"_a,
-             "Stops tracking an install whose waiter gave up (the children still install it).")
-        .def(
-            "forget", [](Worker& w, const std::vector<simpler::CanonicalIdentity>& ids) { w.forget(ids); },
-            "identities"_a,
-            "Sends every lane a forget of these identities (their owner freed them); a nested Worker passes on "
-            "the forgets its parent sends it this way.")
+            "are Python objects another thread could change.");
+    bind_engine_runs(cls);
+    cls.def(
+           "forget", [](Worker& w, const std::vector<simpler::CanonicalIdentity>& ids) { w.forget(ids); },
+           "identities"_a,
+           "Sends every lane a forget of these identities (their owner freed them); a nested Worker passes on "
+           "the forgets its parent sends it this way.")
         .def("close", &Worker::close, nb::call_guard<nb::gil_scoped_release>())
         .def_prop_ro("initialized", &Worker::initialized)
-        .def_prop_ro("closed", &Worker::closed)
-        .def(
-            "alloc_device",
-            [](Worker& w, uint32_t chip, uint64_t nbytes, AccessMode access) {
-                return w.alloc_device(chip, nbytes, access).descriptor;
-            },
-            "chip"_a, "nbytes"_a, "access"_a = AccessMode::READWRITE,
-            "DEVICE_MALLOC memory on one chip: its descriptor (the body is the device pointer).")
-        .def("release_device", &Worker::release_device, "identity"_a,
-             "Refuses the block at submit from now on; frees it once every earlier task has finished.")
-        .def("device_owner", &Worker::device_owner, "identity"_a,
-             "The chip a device block or window buffer lives on, or None.")
-        .def(
-            "allocate_domain",
-            [](Worker& w, const std::string& name, const std::vector<uint32_t>& workers, uint64_t window_size,
-               const std::vector<std::pair<std::string, uint64_t>>& buffers) {
-                simpler::WindowDomain d;
-                {
-                    nb::gil_scoped_release release;  // it may wait for a released domain of that name
-                    d = w.allocate_domain(name, workers, window_size, window_specs(buffers));
-                }
-                return domain_dict(d);
-            },
-            "name"_a, "workers"_a, "window_size"_a, "buffers"_a,
-            "A communication domain: {'id', 'bases' (by rank), 'offsets' (by buffer), 'buffers' (by rank, by buffer: "
-            "VMM_WINDOW descriptors)}. ValueError for a bad request, RuntimeError when the window heaps have no room; "
-            "a refusal allocates nothing. A name whose released domain still holds its windows waits until they are "
-            "freed (the tasks submitted before the release have finished).")
-        .def(
-            "allocate_global_domain",
-            [](Worker& w, const std::string& name, const std::vector<uint32_t>& slots, uint64_t window_size,
-               const std::vector<std::pair<std::string, uint64_t>>& buffers) {
-                simpler::WindowDomain d;
-                {
-                    nb::gil_scoped_release release;  // it may wait for a released domain of that name
-                    d = w.allocate_global_domain(name, slots, window_size, window_specs(buffers));
-                }
-                return domain_dict(d);
-            },
-            "name"_a, "slots"_a, "window_size"_a, "buffers"_a,
-            "As allocate_domain, over member slots of the level-4 Worker's global windows.")
-        .def("release_global_domain", &Worker::release_global_domain, "id"_a, "As release_domain, for a global domain.")
-        .def(
-            "global_window_stats",
-            [](const Worker& w) {
-                nb::dict d;
-                const std::shared_ptr<simpler::WindowMemory> g = w.global_windows();
-                const simpler::WindowStats ws = g ? g->total_stats() : simpler::WindowStats{};
-                d["window_capacity_bytes"] = ws.capacity_bytes;
-                d["window_bytes_in_use"] = ws.bytes_in_use;
-                d["live_windows"] = ws.live_windows;
-                d["live_domains"] = g ? g->live_domains() : 0;
-                return d;
-            },
-            "The global windows (level 4): capacity and bytes in use over every member slot, live windows and "
-            "domains.")
-        .def("release_domain", &Worker::release_domain, "id"_a,
-             "Refuses the domain's buffers at submit from now on; frees its windows once every earlier task has "
-             "finished.")
-        .def(
-            "device_stats",
-            [](Worker& w, uint32_t chip) {
-                const simpler::chip::ArenaStats s = w.device_memory().stats(chip);
-                nb::dict d;
-                d["capacity_bytes"] = s.capacity_bytes;
-                d["bytes_in_use"] = s.bytes_in_use;
-                d["live_allocations"] = s.live_allocations;
-                d["largest_free_block"] = s.largest_free_block;
-                const simpler::WindowStats ws = w.window_memory().stats(chip);
-                d["window_capacity_bytes"] = ws.capacity_bytes;
-                d["window_bytes_in_use"] = ws.bytes_in_use;
-                d["live_windows"] = ws.live_windows;
-                return d;
-            },
-            "chip"_a)
-        .def("take_edge_log", &Worker::take_edge_log,
-             "The edges inferred since the last call, with their explanations (record_edges=True), and clears them.")
+        .def_prop_ro("closed", &Worker::closed);
+    bind_engine_memory(cls);
+    cls.def("take_edge_log", &Worker::take_edge_log,
+            "The edges inferred since the last call, with their explanations (record_edges=True), and clears them.")
         .def("child_status", &Worker::child_status)
         .def_prop_ro("status_channel", &Worker::status_channel,
                      "The id of the channel wait_status_channel() waits on: it moves when a child is lost here or "
