@@ -48,6 +48,18 @@ nb::dict domain_dict(const simpler::WindowDomain& d) {
     return out;
 }
 
+// A domain allocate() made with the GIL released (it may wait for a released
+// domain of that name to free its windows), as domain_dict() hands it Python.
+template <typename Allocate>
+nb::dict allocated(Allocate&& allocate) {
+    simpler::WindowDomain d;
+    {
+        nb::gil_scoped_release release;
+        d = std::forward<Allocate>(allocate)();
+    }
+    return domain_dict(d);
+}
+
 }  // namespace
 
 void bind_engine_memory(nb::class_<Worker>& cls) {
@@ -66,12 +78,7 @@ void bind_engine_memory(nb::class_<Worker>& cls) {
             "allocate_domain",
             [](Worker& w, const std::string& name, const std::vector<uint32_t>& workers, uint64_t window_size,
                const std::vector<std::pair<std::string, uint64_t>>& buffers) {
-                simpler::WindowDomain d;
-                {
-                    nb::gil_scoped_release release;  // it may wait for a released domain of that name
-                    d = w.allocate_domain(name, workers, window_size, window_specs(buffers));
-                }
-                return domain_dict(d);
+                return allocated([&] { return w.allocate_domain(name, workers, window_size, window_specs(buffers)); });
             },
             "name"_a, "workers"_a, "window_size"_a, "buffers"_a,
             "A communication domain: {'id', 'bases' (by rank), 'offsets' (by buffer), 'buffers' (by rank, by buffer: "
@@ -82,12 +89,8 @@ void bind_engine_memory(nb::class_<Worker>& cls) {
             "allocate_global_domain",
             [](Worker& w, const std::string& name, const std::vector<uint32_t>& slots, uint64_t window_size,
                const std::vector<std::pair<std::string, uint64_t>>& buffers) {
-                simpler::WindowDomain d;
-                {
-                    nb::gil_scoped_release release;  // it may wait for a released domain of that name
-                    d = w.allocate_global_domain(name, slots, window_size, window_specs(buffers));
-                }
-                return domain_dict(d);
+                return allocated(
+                    [&] { return w.allocate_global_domain(name, slots, window_size, window_specs(buffers)); });
             },
             "name"_a, "slots"_a, "window_size"_a, "buffers"_a,
             "As allocate_domain, over member slots of the level-4 Worker's global windows.")
