@@ -10,7 +10,6 @@ kills and names any that does not ("LEFTOVER pid comm" on stderr).
 
 from __future__ import annotations
 
-import ctypes
 import os
 import re
 import signal
@@ -20,9 +19,11 @@ import time
 from dataclasses import dataclass
 from typing import Dict, List
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "chaos"))
+from isolation import become_subreaper, live_children
+
 APPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "remote_apps")
 LEFTOVER_GRACE_S = 10.0
-PR_SET_CHILD_SUBREAPER = 36
 
 
 @dataclass
@@ -70,32 +71,6 @@ def run_app(name: str, n: int, *args: str, timeout: float = 180.0) -> AppRun:
     return AppRun(p.returncode, out, err)
 
 
-def _children() -> List[int]:
-    me = str(os.getpid())
-    out = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == me and fields[0] != "Z":
-            out.append(int(pid))
-    return out
-
-
-def _reap() -> None:
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-
-
 def _comm(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/comm") as f:
@@ -105,24 +80,22 @@ def _comm(pid: int) -> str:
 
 
 def main(argv: List[str]) -> int:
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+    if not become_subreaper():
         print("remote_helpers: cannot become a child subreaper", file=sys.stderr)
     rc = subprocess.call(argv, stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + LEFTOVER_GRACE_S
     while time.monotonic() < deadline:
-        _reap()
-        if not _children():
+        if not live_children():  # reaps those that exited
             return rc
         time.sleep(0.1)
-    for pid in _children():
+    for pid in live_children():
         print(f"LEFTOVER {pid} {_comm(pid)}", file=sys.stderr)
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
     time.sleep(0.2)
-    _reap()
+    live_children()  # reaps them
     return rc
 
 
