@@ -156,7 +156,8 @@ void bind_task_interface(nb::module_& m) {
         .value("BOOL", DataType::BOOL)
         .value("FP8E4M3FN", DataType::FP8E4M3FN)
         .value("FP8E8M0", DataType::FP8E8M0)
-        .value("FP4E2M1", DataType::FP4E2M1);
+        .value("FP4E2M1", DataType::FP4E2M1)
+        .value("FLOAT64", DataType::FLOAT64);
     m.def(
         "element_size", [](EnumArg<DataType> t) { return element_size(enum_of(t, "element_size.dtype")); }, "dtype"_a,
         nb::sig("def element_size(dtype: DataType) -> int"), "Element size in bytes of a DataType.");

@@ -22,6 +22,7 @@ class DataType(enum.Enum):
     FP8E4M3FN = 12
     FP8E8M0 = 13
     FP4E2M1 = 14
+    FLOAT64 = 15
 
 def element_size(dtype: DataType) -> int:
     """Element size in bytes of a DataType."""

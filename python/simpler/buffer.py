@@ -91,6 +91,7 @@ _NUMPY_DTYPES: dict[DataType, np.dtype] = {
     DataType.FP8E4M3FN: np.dtype(np.uint8),
     DataType.FP8E8M0: np.dtype(np.uint8),
     DataType.FP4E2M1: np.dtype(np.uint8),
+    DataType.FLOAT64: np.dtype(np.float64),
 }
 
 

@@ -1,6 +1,6 @@
 """Collectives over a communication domain: all_reduce (sum), all_gather,
 reduce_scatter and broadcast of one named window buffer, in place, on FLOAT32,
-FLOAT16, BFLOAT16 or INT32.
+FLOAT64, FLOAT16, BFLOAT16 or INT32.
 
 Each is a DAG of ordinary chip tasks submitted from an orchestration function
 (`orch`), ordered by the engine's dependency inference on the window buffers'
@@ -43,7 +43,13 @@ from simpler.orchestrator import Orchestrator
 __all__ = ["COLLECTIVE_DTYPES", "all_gather", "all_reduce", "broadcast", "reduce_scatter"]
 
 # The element types the collectives take (std.sum_n's).
-COLLECTIVE_DTYPES: Tuple[DataType, ...] = (DataType.FLOAT32, DataType.FLOAT16, DataType.BFLOAT16, DataType.INT32)
+COLLECTIVE_DTYPES: Tuple[DataType, ...] = (
+    DataType.FLOAT32,
+    DataType.FLOAT64,
+    DataType.FLOAT16,
+    DataType.BFLOAT16,
+    DataType.INT32,
+)
 
 # A reduce task names n views (n - 1 peers' chunks and its own); a chip kernel task takes at most 32.
 _MAX_REDUCE_RANKS = 32

@@ -47,6 +47,7 @@ _NUMPY_TO_DTYPE = {nd: d for d, nd in _NUMPY_DTYPES.items() if nd.name == d.name
 
 _TORCH_TO_DTYPE = {
     "float32": DataType.FLOAT32,
+    "float64": DataType.FLOAT64,
     "float16": DataType.FLOAT16,
     "bfloat16": DataType.BFLOAT16,
     "int32": DataType.INT32,

@@ -119,7 +119,7 @@ RULES = [
     (cow_tensor, 56 + 8, "B", 0xFF, r"Tensor.buffer.body\[8\]: must be zero past body_len", 0),
     (shm_tensor, 96, "I", 0, "Tensor.ndims: must be in 1..5", 2),
     (shm_tensor, 96, "I", 6, "Tensor.ndims: must be in 1..5", 2),
-    (shm_tensor, 140, "B", 15, r"Tensor.dtype: must be a known DataType \(0..14\) \(got 15\)", 0),
+    (shm_tensor, 140, "B", 16, r"Tensor.dtype: must be a known DataType \(0..15\) \(got 16\)", 0),
     (shm_tensor, 88, "Q", 2, "Tensor.byte_offset: must be a multiple of the element size", 0),
     (shm_tensor, 100 + 4, "I", 0, r"Tensor.shapes\[1\]: must be > 0", 4),
     (shm_tensor, 120, "I", 0, r"Tensor.strides\[0\]: must be > 0", 4),

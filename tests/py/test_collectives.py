@@ -1,6 +1,6 @@
 """simpler.collectives end to end: all_reduce, all_gather, reduce_scatter and
 broadcast over a communication domain on 2 chips (all_reduce on 4 too), each of
-FLOAT32 / FLOAT16 / BFLOAT16 / INT32 against NumPy; leaving the domain while a
+FLOAT32 / FLOAT64 / FLOAT16 / BFLOAT16 / INT32 against NumPy; leaving the domain while a
 collective is in flight; a chip killed mid-collective; the refusals.
 
 Each rank's window buffer is filled from a host buffer by a std.copy task on
@@ -19,6 +19,7 @@ from simpler import ChipCallable, DataType, TensorArgType, Worker, numpy_dtype, 
 from worker_helpers import Gate, args, closing, kernel_callable, time_bound  # noqa: F401
 
 F32, F16, BF16, I32 = DataType.FLOAT32, DataType.FLOAT16, DataType.BFLOAT16, DataType.INT32
+F64 = DataType.FLOAT64
 IN, OUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING
 MiB = 1 << 20
 
@@ -37,9 +38,11 @@ def bf16_bits(f32: np.ndarray) -> np.ndarray:
 
 
 def widen(a: np.ndarray, dtype: DataType) -> np.ndarray:
-    """The values of elements of `dtype` (as numpy_dtype exposes them) as float32 / int64."""
+    """The values of elements of `dtype` (as numpy_dtype exposes them) as float32 / float64 / int64."""
     if dtype == BF16:
         return (a.astype(np.uint32) << 16).view(np.float32)
+    if dtype == F64:
+        return a.astype(np.float64)
     return a.astype(np.int64 if dtype == I32 else np.float32)
 
 
@@ -56,6 +59,8 @@ def rank_data(rng, dtype: DataType, count: int) -> np.ndarray:
     """One rank's elements: random values of `dtype` (INT32 over its whole range, so sums wrap)."""
     if dtype == I32:
         return rng.integers(-(2**31), 2**31, count, dtype=np.int64).astype(np.int32)
+    if dtype == F64:  # every bit of the mantissa in use: a sum in float would differ
+        return rng.standard_normal(count) * 100
     return narrow(rng.standard_normal(count).astype(np.float32) * 100, dtype)
 
 
@@ -72,7 +77,7 @@ class Harness:
     """A Worker with `num_chips` chips, its std.copy callable, and per rank a host input and
     a host output buffer of `nbytes`."""
 
-    def __init__(self, closing, num_chips=2, nbytes=4096, **kw):
+    def __init__(self, closing, num_chips=2, nbytes=8192, **kw):
         self.w = make_worker(closing, num_chips, **kw)
         self.copy = self.w.register(ChipCallable("std.copy"))
         self.w.init()
@@ -118,7 +123,7 @@ class Harness:
         return [self.result(r, dtype, count) for r in range(len(data))]
 
 
-DTYPES = [F32, F16, BF16, I32]
+DTYPES = [F32, F64, F16, BF16, I32]
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
@@ -320,8 +325,8 @@ def test_refusals_name_the_collective_and_submit_nothing(closing):
 
     def orch(o, _a, _c):
         with o.allocate_domain("tp", workers=[0, 1], window_size=1024, buffers={"x": 1000}) as dom:
-            expect(ValueError, "all_reduce: dtype INT16 is not supported; the collectives take FLOAT32, FLOAT16, "
-                   "BFLOAT16, INT32", simpler.all_reduce, o, dom, "x", DataType.INT16)
+            expect(ValueError, "all_reduce: dtype INT16 is not supported; the collectives take FLOAT32, FLOAT64, "
+                   "FLOAT16, BFLOAT16, INT32", simpler.all_reduce, o, dom, "x", DataType.INT16)
             expect(TypeError, "all_gather.dtype: expected a DataType", simpler.all_gather, o, dom, "x", "float32")
             expect(ValueError, "reduce_scatter: count 251 FLOAT32 elements (1004 bytes) do not fit buffer 'x' of "
                    "domain 'tp' (1000 bytes, 250 elements)", simpler.reduce_scatter, o, dom, "x", F32, count=251)

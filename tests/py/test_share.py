@@ -276,7 +276,7 @@ def test_refusals_name_the_problem_and_change_nothing(worker):
         (lambda: worker.share([1.0, 2.0]), TypeError, "expected a NumPy array or a torch tensor"),
         (lambda: worker.share(x[:, ::2]), ValueError, "not contiguous"),
         (lambda: worker.share(torch.zeros(4, 4).t()), ValueError, "not contiguous"),
-        (lambda: worker.share(np.zeros(4, np.float64)), ValueError, "dtype float64 has no DataType"),
+        (lambda: worker.share(np.zeros(4, np.complex128)), ValueError, "dtype complex128 has no DataType"),
         (lambda: worker.share(np.zeros(0, np.float32)), ValueError, "has no bytes"),
         (lambda: worker.share(x, access="READ"), TypeError, "Worker.share.access: expected an AccessMode"),
     ]

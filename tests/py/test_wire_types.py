@@ -27,7 +27,7 @@ def test_enum_values_are_the_abi_values():
     sizes = {
         "FLOAT32": 4, "FLOAT16": 2, "INT32": 4, "INT16": 2, "INT8": 1, "UINT8": 1, "BFLOAT16": 2,
         "INT64": 8, "UINT64": 8, "UINT16": 2, "UINT32": 4, "BOOL": 1, "FP8E4M3FN": 1, "FP8E8M0": 1,
-        "FP4E2M1": 1,
+        "FP4E2M1": 1, "FLOAT64": 8,
     }
     for value, (name, size) in enumerate(sizes.items()):
         dtype = getattr(DataType, name)

@@ -63,6 +63,18 @@ __attribute__((format(printf, 2, 3))) inline int32_t kernel_fail(const KernelArg
 inline float scalar_as_f32(uint64_t v) noexcept { return bits_float(static_cast<uint32_t>(v)); }
 inline uint64_t f32_as_scalar(float f) noexcept { return float_bits(f); }
 
+// A double carried in a 64-bit scalar slot (all 64 bits, IEEE-754 bits).
+inline double scalar_as_f64(uint64_t v) noexcept {
+    double d;
+    std::memcpy(&d, &v, sizeof d);
+    return d;
+}
+inline uint64_t f64_as_scalar(double d) noexcept {
+    uint64_t v;
+    std::memcpy(&v, &d, sizeof v);
+    return v;
+}
+
 // Typed base pointer of a tensor's backing; index it with element offsets that
 // already include start_offset (as for_each_row hands them out).
 template <typename T>

@@ -1,8 +1,9 @@
 #include "simpler/chip/std_kernels.h"
 
-#include <climits>
 #include <mutex>
 #include <vector>
+
+#include "simpler/chip/std_blas.h"
 
 #ifdef SIMPLER_HAVE_OPENBLAS
 #include <cblas.h>
@@ -12,6 +13,7 @@ namespace simpler::chip {
 namespace {
 
 constexpr uint8_t F32 = static_cast<uint8_t>(DataType::FLOAT32);
+constexpr uint8_t F64 = static_cast<uint8_t>(DataType::FLOAT64);
 constexpr uint8_t I32 = static_cast<uint8_t>(DataType::INT32);
 constexpr uint8_t F16 = static_cast<uint8_t>(DataType::FLOAT16);
 constexpr uint8_t BF16 = static_cast<uint8_t>(DataType::BFLOAT16);
@@ -52,10 +54,12 @@ int32_t binary_kernel(const KernelArgs* a, const char* name, Op op) {
     if (x.dtype != y.dtype || x.dtype != z.dtype) return kernel_fail(a, "%s: the three tensors' dtypes differ", name);
     if (x.dtype == F32)
         binary_rows<float>(x, y, z, op);
+    else if (x.dtype == F64)
+        binary_rows<double>(x, y, z, op);
     else if (x.dtype == I32)
         binary_rows<int32_t>(x, y, z, op);
     else
-        return kernel_fail(a, "%s: dtype %s is not supported (FLOAT32, INT32)", name, data_type_name(x.dtype));
+        return kernel_fail(a, "%s: dtype %s is not supported (FLOAT32, FLOAT64, INT32)", name, data_type_name(x.dtype));
     return CHIP_OK;
 }
 
@@ -67,19 +71,30 @@ int32_t mul(const KernelArgs* a) {
     return binary_kernel(a, "std.mul", [](auto p, auto q) { return p * q; });
 }
 
+template <typename T>
+void add_scalar_rows(const Tensor& x, const Tensor& z, T s) {
+    const Tensor* const ts[2] = {&x, &z};
+    const T* px = base_ptr<T>(x);
+    T* pz = base_ptr<T>(z);
+    for_each_row(ts, [&](const uint64_t* base, const uint32_t* st, uint32_t n) {
+        for (uint32_t j = 0; j < n; ++j) pz[base[1] + uint64_t{j} * st[1]] = px[base[0] + uint64_t{j} * st[0]] + s;
+    });
+}
+
+// std.add_scalar (x, z; s): z = x + s, s in the tensors' element type (a FLOAT32's
+// bits in the low 32 bits of scalar 0, a FLOAT64's in all 64).
 int32_t add_scalar(const KernelArgs* a) {
     if (int32_t rc = check_count(a, "std.add_scalar", 2, 1); rc != CHIP_OK) return rc;
     const Tensor& x = a->tensors[0];
     const Tensor& z = a->tensors[1];
     if (!same_shape(x, z)) return kernel_fail(a, "std.add_scalar: the two tensors' shapes differ");
-    if (x.dtype != F32 || z.dtype != F32) return kernel_fail(a, "std.add_scalar: FLOAT32 only");
-    const float s = scalar_as_f32(a->scalars[0]);
-    const Tensor* const ts[2] = {&x, &z};
-    const float* px = base_ptr<float>(x);
-    float* pz = base_ptr<float>(z);
-    for_each_row(ts, [&](const uint64_t* base, const uint32_t* st, uint32_t n) {
-        for (uint32_t j = 0; j < n; ++j) pz[base[1] + uint64_t{j} * st[1]] = px[base[0] + uint64_t{j} * st[0]] + s;
-    });
+    if (x.dtype != z.dtype) return kernel_fail(a, "std.add_scalar: the two tensors' dtypes differ");
+    if (x.dtype == F32)
+        add_scalar_rows<float>(x, z, scalar_as_f32(a->scalars[0]));
+    else if (x.dtype == F64)
+        add_scalar_rows<double>(x, z, scalar_as_f64(a->scalars[0]));
+    else
+        return kernel_fail(a, "std.add_scalar: dtype %s is not supported (FLOAT32, FLOAT64)", data_type_name(x.dtype));
     return CHIP_OK;
 }
 
@@ -115,6 +130,12 @@ int32_t copy(const KernelArgs* a) {
 struct SumF32 {
     using Elem = float;
     using Acc = float;
+    static Acc widen(Elem e) noexcept { return e; }
+    static Elem narrow(Acc a) noexcept { return a; }
+};
+struct SumF64 {
+    using Elem = double;
+    using Acc = double;
     static Acc widen(Elem e) noexcept { return e; }
     static Elem narrow(Acc a) noexcept { return a; }
 };
@@ -247,92 +268,58 @@ int32_t sum_n(const KernelArgs* a) {
     if (p == uint64_t{k} + 1) terms[nterms++] = &out;
     switch (out.dtype) {
         case F32: sum_rows<SumF32>(terms, nterms, out); break;
+        case F64: sum_rows<SumF64>(terms, nterms, out); break;
         case I32: sum_rows<SumI32>(terms, nterms, out); break;
         case F16: sum_rows<SumF16>(terms, nterms, out); break;
         case BF16: sum_rows<SumBF16>(terms, nterms, out); break;
         default:
-            return kernel_fail(a, "std.sum_n: dtype %s is not supported (FLOAT32, FLOAT16, BFLOAT16, INT32)",
+            return kernel_fail(a, "std.sum_n: dtype %s is not supported (FLOAT32, FLOAT64, FLOAT16, BFLOAT16, INT32)",
                                data_type_name(out.dtype));
     }
     return CHIP_OK;
 }
 
 #ifdef SIMPLER_HAVE_OPENBLAS
-// How a [rows, cols] view with element strides (s0, s1) reads as a row-major
-// BLAS operand: a matrix with unit inner stride and leading dimension ld (row
-// stride at least cols), or the transpose of one ((1, ld) with ld at least
-// rows). A dimension of extent 1 takes any stride. Anything else (a
-// non-unit inner stride, rows that overlap, strides past INT_MAX) is not ok and
-// takes the portable loop.
-struct BlasLayout {
-    bool ok = false;
-    bool transposed = false;
-    int ld = 0;
-};
-
-// Debian's serial OpenBLAS (0.3.21) is built without USE_LOCKING: two threads
-// in sgemm at once race on its shared work buffers and return wrong results
-// (several in every 10,000 calls of a 4-thread 96 x 96 test on this machine).
-// The core threads of a chip therefore take turns; one core thread per chip
-// (or a chip per core) loses nothing, several lose their parallelism on the
-// sgemm path (docs/chip.md).
-std::mutex& blas_mutex() {
-    static std::mutex m;
-    return m;
+// C = A @ B through BLAS's gemm of T (sgemm, dgemm), the layouts already read.
+void blas_gemm(const float* pa, const float* pb, float* pc, int M, int N, int K, BlasLayout la, BlasLayout lb,
+               BlasLayout lc) {
+    cblas_sgemm(CblasRowMajor, la.transposed ? CblasTrans : CblasNoTrans, lb.transposed ? CblasTrans : CblasNoTrans, M,
+                N, K, 1.0f, pa, la.ld, pb, lb.ld, 0.0f, pc, lc.ld);
 }
-
-BlasLayout blas_layout(uint32_t rows, uint32_t cols, uint32_t s0, uint32_t s1) {
-    if (rows > INT_MAX || cols > INT_MAX) return {};
-    const uint32_t row_stride = rows == 1 ? cols : s0;
-    const uint32_t col_stride = cols == 1 ? 1 : s1;
-    if (col_stride == 1 && row_stride >= cols && row_stride <= INT_MAX)
-        return {.ok = true, .transposed = false, .ld = static_cast<int>(row_stride)};
-    // The transpose: element (i, j) at i + j * s1, a row-major [cols, rows] with ld s1.
-    const uint32_t t_row_stride = cols == 1 ? rows : s1;
-    const uint32_t t_col_stride = rows == 1 ? 1 : s0;
-    if (t_col_stride == 1 && t_row_stride >= rows && t_row_stride <= INT_MAX)
-        return {.ok = true, .transposed = true, .ld = static_cast<int>(t_row_stride)};
-    return {};
+void blas_gemm(const double* pa, const double* pb, double* pc, int M, int N, int K, BlasLayout la, BlasLayout lb,
+               BlasLayout lc) {
+    cblas_dgemm(CblasRowMajor, la.transposed ? CblasTrans : CblasNoTrans, lb.transposed ? CblasTrans : CblasNoTrans, M,
+                N, K, 1.0, pa, la.ld, pb, lb.ld, 0.0, pc, lc.ld);
 }
 #endif
 
-// C = A @ B over FLOAT32 views: through the serial OpenBLAS's sgemm when every
-// view reads as a BLAS operand (blas_layout; C not transposed), else the
-// portable loop, which takes any strides.
-int32_t matmul(const KernelArgs* a) {
-    if (int32_t rc = check_count(a, "std.matmul", 3, 0); rc != CHIP_OK) return rc;
-    const Tensor& A = a->tensors[0];
-    const Tensor& B = a->tensors[1];
-    const Tensor& C = a->tensors[2];
-    if (A.ndims != 2 || B.ndims != 2 || C.ndims != 2) return kernel_fail(a, "std.matmul: 2-D tensors only");
-    if (A.dtype != F32 || B.dtype != F32 || C.dtype != F32) return kernel_fail(a, "std.matmul: FLOAT32 only");
+// C = A @ B over views of T: through the serial OpenBLAS's gemm when every view
+// reads as a BLAS operand (blas_layout; C not transposed), else the portable
+// loop, which takes any strides.
+template <typename T>
+void matmul_views(const Tensor& A, const Tensor& B, const Tensor& C) {
     const uint32_t M = A.shapes[0], K = A.shapes[1], N = B.shapes[1];
-    if (B.shapes[0] != K || C.shapes[0] != M || C.shapes[1] != N)
-        return kernel_fail(a, "std.matmul: shapes [%u,%u] @ [%u,%u] -> [%u,%u] do not agree", M, K, B.shapes[0], N,
-                           C.shapes[0], C.shapes[1]);
-    const float* pa = A.data<float>();
-    const float* pb = B.data<float>();
-    float* pc = C.data<float>();
+    const T* pa = A.data<T>();
+    const T* pb = B.data<T>();
+    T* pc = C.data<T>();
 #ifdef SIMPLER_HAVE_OPENBLAS
     const BlasLayout la = blas_layout(M, K, A.strides[0], A.strides[1]);
     const BlasLayout lb = blas_layout(K, N, B.strides[0], B.strides[1]);
     const BlasLayout lc = blas_layout(M, N, C.strides[0], C.strides[1]);
     if (la.ok && lb.ok && lc.ok && !lc.transposed) {
         const std::scoped_lock lock(blas_mutex());
-        cblas_sgemm(CblasRowMajor, la.transposed ? CblasTrans : CblasNoTrans, lb.transposed ? CblasTrans : CblasNoTrans,
-                    static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), 1.0f, pa, la.ld, pb, lb.ld, 0.0f, pc,
-                    lc.ld);
-        return CHIP_OK;
+        blas_gemm(pa, pb, pc, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), la, lb, lc);
+        return;
     }
 #endif
     const uint64_t as0 = A.strides[0], as1 = A.strides[1], bs0 = B.strides[0], bs1 = B.strides[1];
     const uint64_t cs0 = C.strides[0], cs1 = C.strides[1];
-    std::vector<float> acc(N);
+    std::vector<T> acc(N);
     for (uint32_t i = 0; i < M; ++i) {
-        for (uint32_t j = 0; j < N; ++j) acc[j] = 0.0f;
+        for (uint32_t j = 0; j < N; ++j) acc[j] = T{0};
         for (uint32_t k = 0; k < K; ++k) {
-            const float av = pa[i * as0 + k * as1];
-            const float* b = pb + k * bs0;
+            const T av = pa[i * as0 + k * as1];
+            const T* b = pb + k * bs0;
             if (bs1 == 1) {
                 for (uint32_t j = 0; j < N; ++j) acc[j] += av * b[j];
             } else {
@@ -341,6 +328,26 @@ int32_t matmul(const KernelArgs* a) {
         }
         for (uint32_t j = 0; j < N; ++j) pc[i * cs0 + j * cs1] = acc[j];
     }
+}
+
+// std.matmul (A, B, C): C = A @ B, FLOAT32 or FLOAT64, the three of one dtype.
+int32_t matmul(const KernelArgs* a) {
+    if (int32_t rc = check_count(a, "std.matmul", 3, 0); rc != CHIP_OK) return rc;
+    const Tensor& A = a->tensors[0];
+    const Tensor& B = a->tensors[1];
+    const Tensor& C = a->tensors[2];
+    if (A.ndims != 2 || B.ndims != 2 || C.ndims != 2) return kernel_fail(a, "std.matmul: 2-D tensors only");
+    if (A.dtype != B.dtype || A.dtype != C.dtype) return kernel_fail(a, "std.matmul: the three tensors' dtypes differ");
+    if (A.dtype != F32 && A.dtype != F64)
+        return kernel_fail(a, "std.matmul: dtype %s is not supported (FLOAT32, FLOAT64)", data_type_name(A.dtype));
+    const uint32_t M = A.shapes[0], K = A.shapes[1], N = B.shapes[1];
+    if (B.shapes[0] != K || C.shapes[0] != M || C.shapes[1] != N)
+        return kernel_fail(a, "std.matmul: shapes [%u,%u] @ [%u,%u] -> [%u,%u] do not agree", M, K, B.shapes[0], N,
+                           C.shapes[0], C.shapes[1]);
+    if (A.dtype == F32)
+        matmul_views<float>(A, B, C);
+    else
+        matmul_views<double>(A, B, C);
     return CHIP_OK;
 }
 

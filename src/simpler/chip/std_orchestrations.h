@@ -4,7 +4,7 @@
 // one for one core (an OpenCL chip) — and submits one kernel task per tile, so
 // disjoint tiles run concurrently:
 //   std.vector_add / std.mul  (a, b, c)   INPUT, INPUT, OUTPUT_EXISTING
-//   std.add_scalar            (a, c; s)   INPUT, OUTPUT_EXISTING; s: f32 bits
+//   std.add_scalar            (a, c; s)   INPUT, OUTPUT_EXISTING; s: f32 or f64 bits (the dtype's)
 //   std.copy                  (src, dst)  INPUT, OUTPUT_EXISTING
 //   std.matmul                (A, B, C)   row tiles of A and C; B whole
 //   std.sum_n                 (x_1..x_k, out; [p])  INPUT..., OUTPUT_EXISTING

@@ -100,7 +100,7 @@ ValidationError diagnose_tensor(const Tensor& t) noexcept {
     if (t.ndims < 1 || t.ndims > MAX_TENSOR_DIMS)
         return ValidationError::fail(kTensor, "ndims", "must be in 1..5", t.ndims);
     const uint32_t elem = data_type_element_size(t.dtype);
-    if (elem == 0) return ValidationError::fail(kTensor, "dtype", "must be a known DataType (0..14)", t.dtype);
+    if (elem == 0) return ValidationError::fail(kTensor, "dtype", "must be a known DataType (0..15)", t.dtype);
     if (t.byte_offset % elem != 0)
         return ValidationError::fail(kTensor, "byte_offset", "must be a multiple of the element size", t.byte_offset);
     if (ValidationError e = check_view_shape(kTensor, t.ndims, t.shapes, t.strides, t.dtype); !e.ok()) return e;

@@ -26,13 +26,14 @@ enum class DataType : uint8_t {
     FP8E4M3FN = 12,
     FP8E8M0 = 13,
     FP4E2M1 = 14,  // two packed values a byte; addressed as one byte per element
+    FLOAT64 = 15,
 };
 
-inline constexpr uint8_t DATA_TYPE_COUNT = 15;
+inline constexpr uint8_t DATA_TYPE_COUNT = 16;
 
 // Element size in bytes of a raw DataType value; 0 when the value is unknown.
 constexpr uint32_t data_type_element_size(uint8_t raw) noexcept {
-    constexpr uint8_t sizes[DATA_TYPE_COUNT] = {4, 2, 4, 2, 1, 1, 2, 8, 8, 2, 4, 1, 1, 1, 1};
+    constexpr uint8_t sizes[DATA_TYPE_COUNT] = {4, 2, 4, 2, 1, 1, 2, 8, 8, 2, 4, 1, 1, 1, 1, 8};
     return raw < DATA_TYPE_COUNT ? sizes[raw] : 0;
 }
 
@@ -57,8 +58,10 @@ static_assert(static_cast<uint8_t>(DataType::BOOL) == 11);
 static_assert(static_cast<uint8_t>(DataType::FP8E4M3FN) == 12);
 static_assert(static_cast<uint8_t>(DataType::FP8E8M0) == 13);
 static_assert(static_cast<uint8_t>(DataType::FP4E2M1) == 14);
+static_assert(static_cast<uint8_t>(DataType::FLOAT64) == 15);
 static_assert(element_size(DataType::FLOAT32) == 4 && element_size(DataType::FLOAT16) == 2);
 static_assert(element_size(DataType::INT64) == 8 && element_size(DataType::FP4E2M1) == 1);
+static_assert(element_size(DataType::FLOAT64) == 8);
 static_assert(data_type_element_size(DATA_TYPE_COUNT) == 0 && data_type_element_size(255) == 0);
 
 }  // namespace simpler

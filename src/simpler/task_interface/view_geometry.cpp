@@ -12,7 +12,7 @@ ValidationError check_view_shape(const char* type, uint32_t ndims, const uint32_
     // Slow path: name the first failing check in the documented order.
     if (ndims < 1 || ndims > MAX_TENSOR_DIMS) return ValidationError::fail(type, "ndims", "must be in 1..5", ndims);
     if (data_type_element_size(dtype) == 0)
-        return ValidationError::fail(type, "dtype", "must be a known DataType (0..14)", dtype);
+        return ValidationError::fail(type, "dtype", "must be a known DataType (0..15)", dtype);
     for (uint32_t i = 0; i < ndims; ++i) {
         if (shapes[i] == 0)
             return ValidationError::fail(type, "shapes", "must be > 0", 0).at_slot(static_cast<int32_t>(i));

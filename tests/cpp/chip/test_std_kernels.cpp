@@ -10,18 +10,20 @@
 #include <vector>
 
 #include "chip_fixtures.h"
-#include "opencl_fixture.h"
 #include "simpler/chip/chip.h"
 #include "simpler/chip/kernel_api.h"
+#include "std_kernel_fixture.h"
 
 using namespace simpler::chip;
 using chip_test::dense;
 using chip_test::view;
+using std_kernel_test::config;
+using std_kernel_test::IN;
+using std_kernel_test::OUT;
+using std_kernel_test::setup_name;
+using std_kernel_test::setups;
 
 namespace {
-
-constexpr TensorArgType IN = TensorArgType::INPUT;
-constexpr TensorArgType OUT = TensorArgType::OUTPUT_EXISTING;
 
 std::vector<float> ramp(size_t n, float scale) {
     std::vector<float> v(n);
@@ -34,51 +36,7 @@ float at(const std::vector<float>& buf, const ChipTensor& t, uint32_t i, uint32_
     return buf[t.start_offset + uint64_t{i} * t.strides[0] + uint64_t{j} * t.strides[1]];
 }
 
-ChipConfig config(StagingMode mode, bool host_addressable = true, DeviceKind device = DeviceKind::SIMULATED) {
-    ChipConfig c;
-    c.arena_bytes = 64 << 20;
-    c.staging = mode;
-    c.host_addressable = host_addressable;
-    c.runtime.core_threads = 2;
-    c.device.kind = device;
-    return c;
-}
-
-// How the chip moves bytes: staged in place, zero-copy, staged through a
-// device whose memory the chip process does not reach (copies only), or on
-// an OpenCL device (the standard set in OpenCL C).
-struct Setup {
-    StagingMode mode;
-    bool host_addressable;
-    DeviceKind device;
-    const char* name;
-};
-std::vector<Setup> setups() {
-    std::vector<Setup> out{{StagingMode::STAGE, true, DeviceKind::SIMULATED, "Staged"},
-                           {StagingMode::ZERO_COPY, true, DeviceKind::SIMULATED, "ZeroCopy"},
-                           {StagingMode::STAGE, false, DeviceKind::SIMULATED, "StagedDiscrete"}};
-    if (opencl_tests_run()) out.push_back({StagingMode::STAGE, false, DeviceKind::OPENCL, "OpenCl"});
-    return out;
-}
-std::string setup_name(const ::testing::TestParamInfo<Setup>& p) { return p.param.name; }
-
-class StdKernels : public ::testing::TestWithParam<Setup> {
-protected:
-    Chip chip{config(GetParam().mode, GetParam().host_addressable, GetParam().device)};
-
-    // Runs `orch`; returns how many kernel tasks it submitted (0 when the run failed).
-    uint64_t run(const char* orch, std::initializer_list<ChipTensor> tensors, std::initializer_list<TensorArgType> tags,
-                 std::initializer_list<uint64_t> scalars = {}) {
-        ChipStorageTaskArgs args{};
-        for (const ChipTensor& t : tensors) args.add_tensor(t);
-        for (uint64_t s : scalars) args.add_scalar(s);
-        const std::vector<TensorArgType> tag_vec(tags);
-        const RunResult r = chip.run(orch, args, tag_vec);
-        EXPECT_TRUE(r.ok) << r.error;
-        EXPECT_GE(r.tasks_submitted, 1u);
-        return r.ok ? r.tasks_submitted : 0;
-    }
-};
+class StdKernels : public std_kernel_test::StdKernelFixture {};
 
 }  // namespace
 

@@ -64,8 +64,8 @@ std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
     return v;
 }
 
-constexpr std::array<DataType, 5> kTypes{DataType::INT8, DataType::FLOAT16, DataType::FLOAT32, DataType::INT64,
-                                         DataType::FP4E2M1};
+constexpr std::array<DataType, 6> kTypes{DataType::INT8,  DataType::FLOAT16, DataType::FLOAT32,
+                                         DataType::INT64, DataType::FP4E2M1, DataType::FLOAT64};
 
 TEST(ViewRuns, PackAndUnpackMatchAnElementByElementWalk) {
     std::mt19937_64 rng(20261201);

@@ -109,16 +109,18 @@ TEST(AbiLayout, EnumValuesAreFrozen) {
 }
 
 TEST(AbiLayout, DataTypeValuesAndElementSizes) {
-    const uint32_t expected[] = {4, 2, 4, 2, 1, 1, 2, 8, 8, 2, 4, 1, 1, 1, 1};
+    const uint32_t expected[] = {4, 2, 4, 2, 1, 1, 2, 8, 8, 2, 4, 1, 1, 1, 1, 8};
     const char* names[] = {"FLOAT32", "FLOAT16", "INT32",  "INT16", "INT8",      "UINT8",   "BFLOAT16", "INT64",
-                           "UINT64",  "UINT16",  "UINT32", "BOOL",  "FP8E4M3FN", "FP8E8M0", "FP4E2M1"};
-    for (uint8_t v = 0; v < 15; ++v) {
+                           "UINT64",  "UINT16",  "UINT32", "BOOL",  "FP8E4M3FN", "FP8E8M0", "FP4E2M1",  "FLOAT64"};
+    for (uint8_t v = 0; v < 16; ++v) {
         EXPECT_EQ(data_type_element_size(v), expected[v]) << int(v);
         EXPECT_STREQ(data_type_name(v), names[v]);
     }
-    for (int v = 15; v < 256; ++v) EXPECT_EQ(data_type_element_size(static_cast<uint8_t>(v)), 0u) << v;
+    for (int v = 16; v < 256; ++v) EXPECT_EQ(data_type_element_size(static_cast<uint8_t>(v)), 0u) << v;
     EXPECT_EQ(static_cast<int>(DataType::BOOL), 11);
     EXPECT_EQ(static_cast<int>(DataType::FP4E2M1), 14);
+    EXPECT_EQ(static_cast<int>(DataType::FLOAT64), 15);
+    EXPECT_STREQ(data_type_name(16), "UNKNOWN");
 }
 
 #include "simpler/view/tensor_overlap.h"

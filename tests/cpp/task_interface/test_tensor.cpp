@@ -91,10 +91,14 @@ TEST(Tensor, NdimsOutsideOneToFiveIsRefused) {
 
 TEST(Tensor, UnknownDtypeIsRefused) {
     Tensor t = vector_tensor(16, DataType::UINT8);
-    t.dtype = 15;
+    t.dtype = 16;
     expect_refused(t, "dtype", "known DataType");
-    t.dtype = 14;  // FP4E2M1: the last known value
+    t.dtype = 14;  // FP4E2M1, one byte an element
     expect_valid(t);
+    Tensor wide = vector_tensor(16, DataType::FLOAT64);  // the last known value
+    expect_valid(wide);
+    wide.dtype = 16;
+    expect_refused(wide, "dtype", "0..15");
 }
 
 TEST(Tensor, ByteOffsetNotAMultipleOfElementSizeIsRefused) {

@@ -78,6 +78,8 @@ public:
 
     // The standard kernels' program (opencl_std_kernels.h), built at its first use.
     OpenClProgram& std_program();
+    // True when the device computes in double precision (its FLOAT64 kernels exist).
+    [[nodiscard]] bool has_fp64() const noexcept { return info_.fp64; }
     // The program of an OpenCL C source the registry keeps (opencl_source.h), built at its first use.
     OpenClProgram& source_program(const KernelRegistry::OpenClSource& source);
     // Enqueues `kernel` (its arguments set) over `global` work items in

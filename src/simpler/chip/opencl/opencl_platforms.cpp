@@ -84,6 +84,7 @@ std::vector<OpenClDeviceInfo> find_opencl_devices(const std::string& platform_fi
             info.max_allocation = device_value<cl_ulong>(cl, d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
             info.compute_units = device_value<cl_uint>(cl, d, CL_DEVICE_MAX_COMPUTE_UNITS);
             info.unified_host_memory = device_value<cl_bool>(cl, d, CL_DEVICE_HOST_UNIFIED_MEMORY) == CL_TRUE;
+            info.fp64 = device_value<cl_device_fp_config>(cl, d, CL_DEVICE_DOUBLE_FP_CONFIG) != 0;
             found.push_back(std::move(info));
         }
     }

@@ -27,6 +27,7 @@ struct OpenClDeviceInfo {
     uint64_t max_allocation = 0; // the largest one buffer may be
     uint32_t compute_units = 0;
     bool unified_host_memory = false;
+    bool fp64 = false;  // double precision (CL_DEVICE_DOUBLE_FP_CONFIG non-zero: cl_khr_fp64)
 };
 
 // A text fact of a platform or a device (CL_PLATFORM_NAME, CL_DEVICE_VERSION,

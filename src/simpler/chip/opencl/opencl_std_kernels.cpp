@@ -15,6 +15,7 @@ namespace simpler::chip::opencl {
 namespace {
 
 constexpr uint8_t F32 = static_cast<uint8_t>(DataType::FLOAT32);
+constexpr uint8_t F64 = static_cast<uint8_t>(DataType::FLOAT64);
 constexpr uint8_t I32 = static_cast<uint8_t>(DataType::INT32);
 constexpr uint8_t F16 = static_cast<uint8_t>(DataType::FLOAT16);
 constexpr uint8_t BF16 = static_cast<uint8_t>(DataType::BFLOAT16);
@@ -81,32 +82,52 @@ SIMPLER_SUM(i32, uint, uint, SIMPLER_PLAIN_LOAD, SIMPLER_PLAIN_STORE)
 SIMPLER_SUM(f16, ushort, float, simpler_load_f16, simpler_store_f16)
 SIMPLER_SUM(bf16, ushort, float, simpler_load_bf16, simpler_store_bf16)
 
-/* C = A @ B, FLOAT32, any strides: 16x16 tiles of A and B staged in local memory. */
+/* C = A @ B, any strides: 16x16 tiles of A and B staged in local memory. */
 #define SIMPLER_TILE 16
-__kernel __attribute__((reqd_work_group_size(SIMPLER_TILE, SIMPLER_TILE, 1))) void std_matmul_f32(
-    __global const float* A, const simpler_view va, __global const float* B, const simpler_view vb,
-    __global float* C, const simpler_view vc) {
-    __local float As[SIMPLER_TILE][SIMPLER_TILE];
-    __local float Bs[SIMPLER_TILE][SIMPLER_TILE];
-    const ulong M = vc.shapes[0], N = vc.shapes[1], K = va.shapes[1];
-    const ulong col = get_global_id(0), row = get_global_id(1);
-    const uint lc = get_local_id(0), lr = get_local_id(1);
-    float acc = 0.0f;
-    for (ulong t = 0; t < K; t += SIMPLER_TILE) {
-        As[lr][lc] = (row < M && t + lc < K) ? A[va.offset + row * va.strides[0] + (t + lc) * va.strides[1]] : 0.0f;
-        Bs[lr][lc] = (t + lr < K && col < N) ? B[vb.offset + (t + lr) * vb.strides[0] + col * vb.strides[1]] : 0.0f;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint k = 0; k < SIMPLER_TILE; ++k) acc += As[lr][k] * Bs[k][lc];
-        barrier(CLK_LOCAL_MEM_FENCE);
+#define SIMPLER_MATMUL(NAME, T)                                                                              \
+    __kernel __attribute__((reqd_work_group_size(SIMPLER_TILE, SIMPLER_TILE, 1))) void NAME(                 \
+        __global const T* A, const simpler_view va, __global const T* B, const simpler_view vb, __global T* C, \
+        const simpler_view vc) {                                                                             \
+        __local T As[SIMPLER_TILE][SIMPLER_TILE];                                                            \
+        __local T Bs[SIMPLER_TILE][SIMPLER_TILE];                                                            \
+        const ulong M = vc.shapes[0], N = vc.shapes[1], K = va.shapes[1];                                    \
+        const ulong col = get_global_id(0), row = get_global_id(1);                                          \
+        const uint lc = get_local_id(0), lr = get_local_id(1);                                               \
+        T acc = 0;                                                                                           \
+        for (ulong t = 0; t < K; t += SIMPLER_TILE) {                                                        \
+            As[lr][lc] = (row < M && t + lc < K) ? A[va.offset + row * va.strides[0] + (t + lc) * va.strides[1]] \
+                                                 : 0;                                                        \
+            Bs[lr][lc] = (t + lr < K && col < N) ? B[vb.offset + (t + lr) * vb.strides[0] + col * vb.strides[1]] \
+                                                 : 0;                                                        \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
+            for (uint k = 0; k < SIMPLER_TILE; ++k) acc += As[lr][k] * Bs[k][lc];                            \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
+        }                                                                                                    \
+        if (row < M && col < N) C[vc.offset + row * vc.strides[0] + col * vc.strides[1]] = acc;              \
     }
-    if (row < M && col < N) C[vc.offset + row * vc.strides[0] + col * vc.strides[1]] = acc;
+SIMPLER_MATMUL(std_matmul_f32, float)
+
+/* FLOAT64 where the device computes in double precision (cl_khr_fp64). */
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+SIMPLER_BINARY(std_vector_add_f64, double, +)
+SIMPLER_BINARY(std_mul_f64, double, *)
+__kernel void std_add_scalar_f64(__global const double* x, const simpler_view vx, __global double* z,
+                                 const simpler_view vz, const ulong s) {
+    const ulong i = get_global_id(0);
+    if (i >= simpler_count(vz)) return;
+    z[simpler_at(vz, i)] = x[simpler_at(vx, i)] + as_double(s);
 }
+SIMPLER_SUM(f64, double, double, SIMPLER_PLAIN_LOAD, SIMPLER_PLAIN_STORE)
+SIMPLER_MATMUL(std_matmul_f64, double)
+#endif
 #undef SIMPLER_TILE
 )CLC";
 
 const char* suffix_of(uint8_t dtype) noexcept {
     switch (dtype) {
         case F32: return "f32";
+        case F64: return "f64";
         case I32: return "i32";
         case F16: return "f16";
         case BF16: return "bf16";
@@ -127,6 +148,14 @@ int32_t check_count(const KernelArgs& a, const char* name, uint32_t tensors, uin
     return CHIP_OK;
 }
 
+// Fails the kernel when it is asked for FLOAT64 of a device with no double precision.
+int32_t check_fp64(const OpenClDevice& device, const KernelArgs& a, const char* name, uint8_t dtype) {
+    if (dtype == F64 && !device.has_fp64())
+        return kernel_fail(&a, "%s: FLOAT64 needs double precision (cl_khr_fp64), which OpenCL device '%s' lacks", name,
+                           device.facts().name.c_str());
+    return CHIP_OK;
+}
+
 int32_t binary(OpenClDevice& device, const char* name, const char* stem, const KernelArgs& a) {
     if (int32_t rc = check_count(a, name, 3, 0); rc != CHIP_OK) return rc;
     const Tensor& x = a.tensors[0];
@@ -134,8 +163,10 @@ int32_t binary(OpenClDevice& device, const char* name, const char* stem, const K
     const Tensor& z = a.tensors[2];
     if (!same_shape(x, y) || !same_shape(x, z)) return kernel_fail(&a, "%s: the three tensors' shapes differ", name);
     if (x.dtype != y.dtype || x.dtype != z.dtype) return kernel_fail(&a, "%s: the three tensors' dtypes differ", name);
-    if (x.dtype != F32 && x.dtype != I32)
-        return kernel_fail(&a, "%s: dtype %s is not supported (FLOAT32, INT32)", name, data_type_name(x.dtype));
+    if (x.dtype != F32 && x.dtype != F64 && x.dtype != I32)
+        return kernel_fail(&a, "%s: dtype %s is not supported (FLOAT32, FLOAT64, INT32)", name,
+                           data_type_name(x.dtype));
+    if (int32_t rc = check_fp64(device, a, name, x.dtype); rc != CHIP_OK) return rc;
     const size_t n = element_count(z);
     KernelLaunch(device, device.std_program(), std::string(stem) + "_" + suffix_of(x.dtype))
         .tensor(x)
@@ -150,9 +181,12 @@ int32_t add_scalar(OpenClDevice& device, const KernelArgs& a) {
     const Tensor& x = a.tensors[0];
     const Tensor& z = a.tensors[1];
     if (!same_shape(x, z)) return kernel_fail(&a, "std.add_scalar: the two tensors' shapes differ");
-    if (x.dtype != F32 || z.dtype != F32) return kernel_fail(&a, "std.add_scalar: FLOAT32 only");
+    if (x.dtype != z.dtype) return kernel_fail(&a, "std.add_scalar: the two tensors' dtypes differ");
+    if (x.dtype != F32 && x.dtype != F64)
+        return kernel_fail(&a, "std.add_scalar: dtype %s is not supported (FLOAT32, FLOAT64)", data_type_name(x.dtype));
+    if (int32_t rc = check_fp64(device, a, "std.add_scalar", x.dtype); rc != CHIP_OK) return rc;
     const size_t n = element_count(z);
-    KernelLaunch(device, device.std_program(), "std_add_scalar_f32")
+    KernelLaunch(device, device.std_program(), std::string("std_add_scalar_") + suffix_of(x.dtype))
         .tensor(x)
         .tensor(z)
         .scalar(a.scalars[0])
@@ -180,7 +214,11 @@ int32_t matmul(OpenClDevice& device, const KernelArgs& a) {
     const Tensor& B = a.tensors[1];
     const Tensor& C = a.tensors[2];
     if (A.ndims != 2 || B.ndims != 2 || C.ndims != 2) return kernel_fail(&a, "std.matmul: 2-D tensors only");
-    if (A.dtype != F32 || B.dtype != F32 || C.dtype != F32) return kernel_fail(&a, "std.matmul: FLOAT32 only");
+    if (A.dtype != B.dtype || A.dtype != C.dtype)
+        return kernel_fail(&a, "std.matmul: the three tensors' dtypes differ");
+    if (A.dtype != F32 && A.dtype != F64)
+        return kernel_fail(&a, "std.matmul: dtype %s is not supported (FLOAT32, FLOAT64)", data_type_name(A.dtype));
+    if (int32_t rc = check_fp64(device, a, "std.matmul", A.dtype); rc != CHIP_OK) return rc;
     const uint32_t M = A.shapes[0], K = A.shapes[1], N = B.shapes[1];
     if (B.shapes[0] != K || C.shapes[0] != M || C.shapes[1] != N)
         return kernel_fail(&a, "std.matmul: shapes [%u,%u] @ [%u,%u] -> [%u,%u] do not agree", M, K, B.shapes[0], N,
@@ -188,7 +226,11 @@ int32_t matmul(OpenClDevice& device, const KernelArgs& a) {
     const size_t global[2] = {(N + MATMUL_TILE - 1) / MATMUL_TILE * MATMUL_TILE,
                               (M + MATMUL_TILE - 1) / MATMUL_TILE * MATMUL_TILE};
     const size_t local[2] = {MATMUL_TILE, MATMUL_TILE};
-    KernelLaunch(device, device.std_program(), "std_matmul_f32").tensor(A).tensor(B).tensor(C).run(2, global, local);
+    KernelLaunch(device, device.std_program(), std::string("std_matmul_") + suffix_of(A.dtype))
+        .tensor(A)
+        .tensor(B)
+        .tensor(C)
+        .run(2, global, local);
     return CHIP_OK;
 }
 
@@ -236,18 +278,20 @@ int32_t sum_n(OpenClDevice& device, const KernelArgs& a) {
     if (p == uint64_t{k} + 1) terms[nterms++] = &out;
     const char* suffix = suffix_of(out.dtype);
     if (suffix == nullptr)
-        return kernel_fail(&a, "std.sum_n: dtype %s is not supported (FLOAT32, FLOAT16, BFLOAT16, INT32)",
+        return kernel_fail(&a, "std.sum_n: dtype %s is not supported (FLOAT32, FLOAT64, FLOAT16, BFLOAT16, INT32)",
                            data_type_name(out.dtype));
+    if (int32_t rc = check_fp64(device, a, "std.sum_n", out.dtype); rc != CHIP_OK) return rc;
     const size_t n = element_count(out);
-    const Scratch acc(device, n * 4);  // float, or uint for INT32
+    const uint32_t width = out.dtype == F64 ? 8 : 4;  // the accumulator: double, float, or uint for INT32
+    const Scratch acc(device, n * width);
     OpenClProgram& program = device.std_program();
     const std::string s(suffix);
     for (uint32_t q = 0; q < nterms; ++q)
         KernelLaunch(device, program, (q == 0 ? "std_sum_load_" : "std_sum_add_") + s)
-            .buffer(acc.addr(), n * 4, 4)
+            .buffer(acc.addr(), n * width, width)
             .tensor(*terms[q])
             .run(1, &n);
-    KernelLaunch(device, program, "std_sum_store_" + s).buffer(acc.addr(), n * 4, 4).tensor(out).run(1, &n);
+    KernelLaunch(device, program, "std_sum_store_" + s).buffer(acc.addr(), n * width, width).tensor(out).run(1, &n);
     return CHIP_OK;
 }
 
