@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "simpler/chip/std_blas.h"
+#include "simpler/chip/std_linalg_kernels.h"
 
 #ifdef SIMPLER_HAVE_OPENBLAS
 #include <cblas.h>
@@ -355,6 +356,8 @@ const LibraryEntry ENTRIES[] = {
     kernel_entry("std.vector_add", vector_add), kernel_entry("std.mul", mul),
     kernel_entry("std.add_scalar", add_scalar), kernel_entry("std.copy", copy),
     kernel_entry("std.matmul", matmul),         kernel_entry("std.sum_n", sum_n),
+    kernel_entry("std.potrf", std_potrf),       kernel_entry("std.trsm", std_trsm),
+    kernel_entry("std.syrk", std_syrk),         kernel_entry("std.gemm", std_gemm),
 };
 
 }  // namespace

@@ -12,6 +12,8 @@
 //                                FLOAT16, BFLOAT16 (summed in float, rounded once to
 //                                nearest even), INT32 (wrapping); 1 <= k <= 31,
 //                                same shapes and dtype
+//   std.potrf, std.trsm, std.syrk, std.gemm  tiled dense linear algebra,
+//                                FLOAT32 or FLOAT64 (std_linalg_kernels.h)
 // Every kernel honours strides (transposed and sub-region views) and checks its
 // arguments, failing with a message rather than reading out of its views.
 #pragma once

@@ -1,6 +1,7 @@
 #include "simpler/chip/std_orchestrations.h"
 
 #include <algorithm>
+#include <initializer_list>
 
 namespace simpler::chip {
 namespace {
@@ -132,6 +133,37 @@ int32_t sum_n(const OrchestrationContext* ctx) {
     });
 }
 
+// The linear algebra kernels (std_linalg_kernels.h): one kernel task over the
+// whole tiles, each tensor tagged as `tags` says, the scalars passed on. Not
+// split: the kernels call the serial BLAS, which a chip's core threads take
+// turns in (std_blas.h), so a tile's parts would only queue behind each other.
+int32_t whole_tiles(const OrchestrationContext* ctx, const char* name, std::initializer_list<TensorArgType> tags,
+                    int32_t scalars) {
+    Orchestration o(ctx);
+    const auto tensors = static_cast<int32_t>(tags.size());
+    if (o.tensor_count() != tensors || o.scalar_count() != scalars)
+        return o.fail("%s takes %d tensors and %d scalars (got %d and %d)", name, tensors, scalars, o.tensor_count(),
+                      o.scalar_count());
+    uint32_t kid = 0;
+    if (int32_t rc = o.kernel_id(name, &kid); rc != CHIP_OK) return rc;
+    const TensorArgType* tag = tags.begin();
+    if (tensors == 1) return o.submit(kid, {{o.arg(0), tag[0]}});
+    if (tensors == 2) return o.submit(kid, {{o.arg(0), tag[0]}, {o.arg(1), tag[1]}});
+    return o.submit(kid, {{o.arg(0), tag[0]}, {o.arg(1), tag[1]}, {o.arg(2), tag[2]}},
+                    {o.scalar(0), o.scalar(1), o.scalar(2), o.scalar(3)});
+}
+
+int32_t potrf(const OrchestrationContext* ctx) { return whole_tiles(ctx, "std.potrf", {TensorArgType::INOUT}, 0); }
+int32_t trsm(const OrchestrationContext* ctx) {
+    return whole_tiles(ctx, "std.trsm", {TensorArgType::INPUT, TensorArgType::INOUT}, 0);
+}
+int32_t syrk(const OrchestrationContext* ctx) {
+    return whole_tiles(ctx, "std.syrk", {TensorArgType::INPUT, TensorArgType::INOUT}, 0);
+}
+int32_t gemm(const OrchestrationContext* ctx) {
+    return whole_tiles(ctx, "std.gemm", {TensorArgType::INPUT, TensorArgType::INPUT, TensorArgType::INOUT}, 4);
+}
+
 int32_t noop(const OrchestrationContext* ctx) {
     Orchestration o(ctx);
     return check_args(o, "std.noop", 0, 0);
@@ -141,7 +173,9 @@ const LibraryEntry ENTRIES[] = {
     orchestration_entry("std.noop", noop),   orchestration_entry("std.vector_add", vector_add),
     orchestration_entry("std.mul", mul),     orchestration_entry("std.add_scalar", add_scalar),
     orchestration_entry("std.copy", copy),   orchestration_entry("std.matmul", matmul),
-    orchestration_entry("std.sum_n", sum_n),
+    orchestration_entry("std.sum_n", sum_n), orchestration_entry("std.potrf", potrf),
+    orchestration_entry("std.trsm", trsm),   orchestration_entry("std.syrk", syrk),
+    orchestration_entry("std.gemm", gemm),
 };
 
 }  // namespace

@@ -10,6 +10,9 @@
 //   std.sum_n                 (x_1..x_k, out; [p])  INPUT..., OUTPUT_EXISTING
 //                                         (INOUT when p, out's place among the terms, is not 0)
 //   std.noop                  ()          submits nothing (round-trip measurements)
+// and, not split, one kernel task over the whole tiles (std_linalg_kernels.h):
+//   std.potrf (A: INOUT), std.trsm (L: INPUT, B: INOUT), std.syrk (A: INPUT,
+//   C: INOUT), std.gemm (A, B: INPUT, C: INOUT; ta, tb, alpha, beta)
 // A wrong argument count fails the run with a message naming the orchestration.
 #pragma once
 
