@@ -74,9 +74,8 @@ def test_the_readme_example_is_examples_quickstart():
 
 
 # Communication domains are refused on OpenCL chips (their windows are host
-# shared memory an OpenCL kernel cannot address), and the tiled linear algebra
-# kernels have no OpenCL form: those examples stay simulated.
-ON_OPENCL = sorted(set(SMALL_ARGS) - {"domain_all_gather", "cholesky"})
+# shared memory an OpenCL kernel cannot address): that example stays simulated.
+ON_OPENCL = sorted(set(SMALL_ARGS) - {"domain_all_gather"})
 
 
 @pytest.mark.parametrize("name", ON_OPENCL)

@@ -1,5 +1,6 @@
-// std.potrf, std.trsm, std.syrk and std.gemm on a Chip (std_linalg_kernels.h),
-// FLOAT32 and FLOAT64, each operand laid out three ways: a row-major block of a
+// std.potrf, std.trsm, std.syrk and std.gemm on a Chip (std_linalg_kernels.h;
+// on an OpenCL device, opencl_linalg_kernels.h), FLOAT32 and FLOAT64, each
+// operand laid out three ways: a row-major block of a
 // wider buffer and a column-major one (both BLAS operands, in either CBLAS
 // order) and every other column (a non-unit inner stride: the portable loop).
 // Each result is checked against a reference computed here, and every element
@@ -108,19 +109,26 @@ uint64_t bits(double d) { return f64_as_scalar(d); }
 struct Case {
     std::string dtype;
     Lay a, b;
+    DeviceKind device;
 };
 
+// Every layout pair in each dtype on the simulated chip (BLAS and loops) and,
+// where an OpenCL device is found, on it (the OpenCL C forms).
 std::vector<Case> cases() {
     std::vector<Case> out;
-    for (const char* d : {"FLOAT32", "FLOAT64"})
-        for (Lay a : {Lay::ROW, Lay::COL, Lay::STRIDED})
-            for (Lay b : {Lay::ROW, Lay::COL, Lay::STRIDED}) out.push_back({d, a, b});
+    std::vector<DeviceKind> devices{DeviceKind::SIMULATED};
+    if (opencl_tests_run()) devices.push_back(DeviceKind::OPENCL);
+    for (DeviceKind device : devices)
+        for (const char* d : {"FLOAT32", "FLOAT64"})
+            for (Lay a : {Lay::ROW, Lay::COL, Lay::STRIDED})
+                for (Lay b : {Lay::ROW, Lay::COL, Lay::STRIDED}) out.push_back({d, a, b, device});
     return out;
 }
 
 class StdLinalg : public ::testing::TestWithParam<Case> {
 protected:
-    Chip chip{std_kernel_test::config(StagingMode::STAGE)};
+    Chip chip{
+        std_kernel_test::config(StagingMode::STAGE, GetParam().device == DeviceKind::SIMULATED, GetParam().device)};
     std::mt19937_64 rng{20261204};
 
     RunResult run(const char* orch, std::initializer_list<ChipTensor> tensors,
@@ -225,7 +233,8 @@ std::vector<Case> one_operand_cases() {
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& p) {
-    return p.param.dtype + "_" + lay_name(p.param.a) + "_" + lay_name(p.param.b);
+    return std::string(p.param.device == DeviceKind::OPENCL ? "OpenCl_" : "") + p.param.dtype + "_" +
+           lay_name(p.param.a) + "_" + lay_name(p.param.b);
 }
 
 }  // namespace
@@ -326,26 +335,5 @@ TEST_P(StdLinalgRefusals, ShapesDtypesAndFlagsThatDoNotAgreeFailNamingTheKernel)
     for (double v : buf) ASSERT_EQ(v, 1.0);  // nothing ran
 }
 
-// The simulated chip's ways of moving bytes (an OpenCL chip has no form of these kernels: below).
-std::vector<std_kernel_test::Setup> simulated_setups() {
-    std::vector<std_kernel_test::Setup> out;
-    for (const auto& s : std_kernel_test::setups())
-        if (s.device == DeviceKind::SIMULATED) out.push_back(s);
-    return out;
-}
-
-INSTANTIATE_TEST_SUITE_P(Staging, StdLinalgRefusals, ::testing::ValuesIn(simulated_setups()),
+INSTANTIATE_TEST_SUITE_P(Staging, StdLinalgRefusals, ::testing::ValuesIn(std_kernel_test::setups()),
                          std_kernel_test::setup_name);
-
-TEST(StdLinalgOnOpenCl, AChipSaysItHasNoFormOfThemNamingTheDevice) {
-    SIMPLER_REQUIRE_OPENCL_DEVICE();
-    Chip chip{std_kernel_test::config(StagingMode::STAGE, false, DeviceKind::OPENCL)};
-    std::vector<double> buf(16, 0.0);
-    for (uint32_t i = 0; i < 4; ++i) buf[i * 5] = 1.0;
-    ChipStorageTaskArgs args{};
-    args.add_tensor(tile(buf, 4, 0, 4, 4));
-    const TensorArgType tags[1] = {INOUT};
-    const RunResult r = chip.run("std.potrf", args, tags);
-    expect_failure(r, "kernel 'std.potrf' has no OpenCL form on device '");
-    for (uint32_t e = 0; e < 16; ++e) ASSERT_EQ(buf[e], e % 5 == 0 ? 1.0 : 0.0);
-}

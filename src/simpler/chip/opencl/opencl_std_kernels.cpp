@@ -8,7 +8,9 @@
 
 #include "simpler/chip/opencl/opencl_device.h"
 #include "simpler/chip/opencl/opencl_launch.h"
+#include "simpler/chip/opencl/opencl_linalg_kernels.h"
 #include "simpler/chip/opencl/opencl_program.h"
+#include "simpler/chip/opencl/opencl_scratch.h"
 #include "simpler/chip/opencl/opencl_view.h"
 
 namespace simpler::chip::opencl {
@@ -148,14 +150,6 @@ int32_t check_count(const KernelArgs& a, const char* name, uint32_t tensors, uin
     return CHIP_OK;
 }
 
-// Fails the kernel when it is asked for FLOAT64 of a device with no double precision.
-int32_t check_fp64(const OpenClDevice& device, const KernelArgs& a, const char* name, uint8_t dtype) {
-    if (dtype == F64 && !device.has_fp64())
-        return kernel_fail(&a, "%s: FLOAT64 needs double precision (cl_khr_fp64), which OpenCL device '%s' lacks", name,
-                           device.facts().name.c_str());
-    return CHIP_OK;
-}
-
 int32_t binary(OpenClDevice& device, const char* name, const char* stem, const KernelArgs& a) {
     if (int32_t rc = check_count(a, name, 3, 0); rc != CHIP_OK) return rc;
     const Tensor& x = a.tensors[0];
@@ -234,24 +228,6 @@ int32_t matmul(OpenClDevice& device, const KernelArgs& a) {
     return CHIP_OK;
 }
 
-// A block of device memory for the run of one kernel, returned when it ends.
-class Scratch {
-public:
-    Scratch(OpenClDevice& device, uint64_t nbytes) : device_(device), addr_(device.try_alloc(nbytes)) {
-        if (addr_ == 0)
-            throw std::runtime_error("std.sum_n: device memory cannot fit its " + std::to_string(nbytes) +
-                                     "-byte accumulator");
-    }
-    ~Scratch() { device_.try_free(addr_); }
-    Scratch(const Scratch&) = delete;
-    Scratch& operator=(const Scratch&) = delete;
-    [[nodiscard]] uint64_t addr() const noexcept { return addr_; }
-
-private:
-    OpenClDevice& device_;
-    uint64_t addr_;
-};
-
 int32_t sum_n(OpenClDevice& device, const KernelArgs& a) {
     if (a.tensor_count < 2 || a.scalar_count > 1)
         return kernel_fail(&a,
@@ -283,7 +259,7 @@ int32_t sum_n(OpenClDevice& device, const KernelArgs& a) {
     if (int32_t rc = check_fp64(device, a, "std.sum_n", out.dtype); rc != CHIP_OK) return rc;
     const size_t n = element_count(out);
     const uint32_t width = out.dtype == F64 ? 8 : 4;  // the accumulator: double, float, or uint for INT32
-    const Scratch acc(device, n * width);
+    const Scratch acc(device, n * width, "std.sum_n", "accumulator");
     OpenClProgram& program = device.std_program();
     const std::string s(suffix);
     for (uint32_t q = 0; q < nterms; ++q)
@@ -297,11 +273,21 @@ int32_t sum_n(OpenClDevice& device, const KernelArgs& a) {
 
 }  // namespace
 
-const char* std_kernels_source() noexcept { return SOURCE; }
+int32_t check_fp64(const OpenClDevice& device, const KernelArgs& a, const char* name, uint8_t dtype) {
+    if (dtype == F64 && !device.has_fp64())
+        return kernel_fail(&a, "%s: FLOAT64 needs double precision (cl_khr_fp64), which OpenCL device '%s' lacks", name,
+                           device.facts().name.c_str());
+    return CHIP_OK;
+}
+
+const char* std_kernels_source() noexcept {
+    static const std::string source = std::string(SOURCE) + linalg_kernels_source();
+    return source.c_str();
+}
 
 bool is_std_kernel(std::string_view name) noexcept {
     return name == "std.vector_add" || name == "std.mul" || name == "std.add_scalar" || name == "std.copy" ||
-           name == "std.matmul" || name == "std.sum_n";
+           name == "std.matmul" || name == "std.sum_n" || is_linalg_kernel(name);
 }
 
 int32_t launch_std_kernel(OpenClDevice& device, std::string_view name, const KernelArgs& a) noexcept {
@@ -312,6 +298,7 @@ int32_t launch_std_kernel(OpenClDevice& device, std::string_view name, const Ker
         if (name == "std.copy") return copy(device, a);
         if (name == "std.matmul") return matmul(device, a);
         if (name == "std.sum_n") return sum_n(device, a);
+        if (is_linalg_kernel(name)) return launch_linalg_kernel(device, name, a);
         return kernel_fail(&a, "%.*s is not a standard kernel", static_cast<int>(name.size()), name.data());
     } catch (const std::exception& e) {
         return kernel_fail(&a, "on OpenCL device '%s': %s", device.facts().name.c_str(), e.what());

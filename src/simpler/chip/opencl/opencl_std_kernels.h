@@ -1,6 +1,7 @@
 // The standard kernels on an OpenCL device: the OpenCL C of every std.*
 // kernel the standard orchestrations submit (vector_add, mul, add_scalar,
-// copy, matmul as a tiled local-memory kernel, sum_n), and their launch —
+// copy, matmul as a tiled local-memory kernel, sum_n; the tiled linear
+// algebra ones are opencl_linalg_kernels.h's), and their launch —
 // the same argument checks and messages as the C++ kernels (std_kernels.h),
 // then the variant for the tensors' dtype, one work item per output element
 // (matmul: 16x16 work groups over C).
@@ -19,11 +20,15 @@ namespace simpler::chip::opencl {
 
 class OpenClDevice;
 
-// The OpenCL C of the standard set (built after OPENCL_PRELUDE).
+// The OpenCL C of the standard set, the linear algebra kernels' included (built after OPENCL_PRELUDE).
 const char* std_kernels_source() noexcept;
 
 // True when `name` is a standard kernel this file launches.
 bool is_std_kernel(std::string_view name) noexcept;
+
+// Fails the kernel named `name` (CHIP_ERR_KERNEL, its message in `a`) when it is
+// asked for FLOAT64 on a device with no double precision; CHIP_OK otherwise.
+int32_t check_fp64(const OpenClDevice& device, const KernelArgs& a, const char* name, uint8_t dtype);
 
 // Runs standard kernel `name` on `args` on `device`.
 int32_t launch_std_kernel(OpenClDevice& device, std::string_view name, const KernelArgs& args) noexcept;
