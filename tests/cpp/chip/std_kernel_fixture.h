@@ -50,6 +50,16 @@ inline std::vector<Setup> setups() {
 
 inline std::string setup_name(const ::testing::TestParamInfo<Setup>& p) { return p.param.name; }
 
+// Runs orchestration `orch` on `chip` over these tensors, tags and scalars; what the run says.
+inline RunResult run_on(Chip& chip, const char* orch, std::initializer_list<ChipTensor> tensors,
+                        std::initializer_list<TensorArgType> tags, std::initializer_list<uint64_t> scalars = {}) {
+    ChipStorageTaskArgs args{};
+    for (const ChipTensor& t : tensors) args.add_tensor(t);
+    for (uint64_t s : scalars) args.add_scalar(s);
+    const std::vector<TensorArgType> tag_vec(tags);
+    return chip.run(orch, args, tag_vec);
+}
+
 class StdKernelFixture : public ::testing::TestWithParam<Setup> {
 protected:
     Chip chip{config(GetParam().mode, GetParam().host_addressable, GetParam().device)};
@@ -66,11 +76,7 @@ protected:
     // Runs `orch` and returns what the run says, failed or not.
     RunResult try_run(const char* orch, std::initializer_list<ChipTensor> tensors,
                       std::initializer_list<TensorArgType> tags, std::initializer_list<uint64_t> scalars = {}) {
-        ChipStorageTaskArgs args{};
-        for (const ChipTensor& t : tensors) args.add_tensor(t);
-        for (uint64_t s : scalars) args.add_scalar(s);
-        const std::vector<TensorArgType> tag_vec(tags);
-        return chip.run(orch, args, tag_vec);
+        return run_on(chip, orch, tensors, tags, scalars);
     }
 };
 

@@ -133,11 +133,7 @@ protected:
 
     RunResult run(const char* orch, std::initializer_list<ChipTensor> tensors,
                   std::initializer_list<TensorArgType> tags, std::initializer_list<uint64_t> scalars = {}) {
-        ChipStorageTaskArgs args{};
-        for (const ChipTensor& t : tensors) args.add_tensor(t);
-        for (uint64_t s : scalars) args.add_scalar(s);
-        const std::vector<TensorArgType> tag_vec(tags);
-        return chip.run(orch, args, tag_vec);
+        return std_kernel_test::run_on(chip, orch, tensors, tags, scalars);
     }
 
     template <typename T>
