@@ -1,4 +1,5 @@
-// Binds the wire and chip argument types (src/simpler/task_interface/) directly:
+// Binds the wire and chip argument types (src/simpler/task_interface/) directly
+// (the argument lists that carry them: bind_task_args.cpp):
 // the same names as in C++, construction field by field (zero-filling, then the
 // C++ validator), read-only fields, __eq__/__hash__ from the C++ operators. No
 // binding turns bytes into a BufferDescriptor, Tensor or ChipTensor; the only
@@ -19,11 +20,9 @@
 #include "checked_args.h"
 #include "simpler/backing/owner_path_table.h"
 #include "simpler/task_interface/buffer.h"
-#include "simpler/task_interface/task_args.h"
-#include "simpler/task_interface/task_args_wire.h"
 #include "simpler/task_interface/tensor.h"
 #include "simpler/task_interface/tensor_arg_type.h"
-#include "simpler/task_interface/tiling.h"
+#include "simpler/task_interface/view_geometry.h"
 #include "value_eq.h"
 
 namespace nb = nanobind;
@@ -35,31 +34,24 @@ using simpler::AddressSpace;
 using simpler::BACKEND_ADDRESS_BODY_BYTES;
 using simpler::backend_kind_name;
 using simpler::BackendKind;
-using simpler::blob_size;
 using simpler::BufferDescriptor;
 using simpler::CanonicalIdentity;
-using simpler::ChipStorageTaskArgs;
 using simpler::ChipTensor;
 using simpler::data_type_name;
 using simpler::DataType;
-using simpler::DecodedTaskArgs;
 using simpler::descriptor_address;
 using simpler::element_size;
-using simpler::encode_blob;
 using simpler::make_address_descriptor;
 using simpler::make_buffer_descriptor;
 using simpler::make_tensor;
 using simpler::MAX_TENSOR_DIMS;
 using simpler::OWNER_INSTANCE_ID_BYTES;
-using simpler::read_blob;
 using simpler::row_major_strides;
-using simpler::TaskArgs;
-using simpler::TaskArgsBatch;
 using simpler::Tensor;
 using simpler::TensorArgType;
 using simpler::throw_if_invalid;
-using simpler::TileOperand;
 using simpler::validate_chip_tensor;
+using simpler::bindings::dims_of;
 using simpler::bindings::DimsArg;
 using simpler::bindings::enum_of;
 using simpler::bindings::EnumArg;
@@ -68,7 +60,6 @@ using simpler::bindings::obj_of;
 using simpler::bindings::ObjArg;
 using simpler::bindings::u32_of;
 using simpler::bindings::u64_of;
-using simpler::bindings::uints_of;
 
 namespace {
 
@@ -124,12 +115,6 @@ std::string dims_repr(const uint32_t* v, uint32_t n) {
     std::string s = "(";
     for (uint32_t i = 0; i < n && i < MAX_TENSOR_DIMS; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
     return s + (n == 1 ? ",)" : ")");
-}
-
-// A shapes or strides argument as u32 dims; `field` is the full name ("Tensor.shapes").
-std::vector<uint32_t> checked_dims(DimsArg in, const char* field) {
-    const std::vector<uint64_t> v = uints_of(in.h, field, UINT32_MAX, "must fit u32");
-    return std::vector<uint32_t>(v.begin(), v.end());
 }
 
 uint64_t tensor_hash(const Tensor& t) {
@@ -276,9 +261,9 @@ void bind_task_interface(nb::module_& m) {
             [](Tensor* self, ObjArg<BufferDescriptor> buffer, DimsArg shapes, EnumArg<DataType> dtype,
                std::optional<DimsArg> strides, IntArg byte_offset) {
                 const BufferDescriptor& b = obj_of(buffer, "Tensor.buffer");
-                std::vector<uint32_t> s = checked_dims(shapes, "Tensor.shapes");
+                std::vector<uint32_t> s = dims_of(shapes, "Tensor.shapes");
                 const DataType t = enum_of(dtype, "Tensor.dtype");
-                std::vector<uint32_t> st = strides ? checked_dims(*strides, "Tensor.strides") : std::vector<uint32_t>{};
+                std::vector<uint32_t> st = strides ? dims_of(*strides, "Tensor.strides") : std::vector<uint32_t>{};
                 new (self) Tensor(make_tensor(b, s, t, st, u64_of(byte_offset, "Tensor.byte_offset")));
             },
             "buffer"_a, "shapes"_a, "dtype"_a, "strides"_a = nb::none(), "byte_offset"_a = 0u,
@@ -311,15 +296,14 @@ void bind_task_interface(nb::module_& m) {
                std::optional<DimsArg> strides, IntArg start_offset_arg, EnumArg<AddressSpace> space_arg) {
                 const uint64_t addr = u64_of(addr_arg, "ChipTensor.addr");
                 const uint64_t size = u64_of(size_arg, "ChipTensor.size");
-                std::vector<uint32_t> s = checked_dims(shapes, "ChipTensor.shapes");
+                std::vector<uint32_t> s = dims_of(shapes, "ChipTensor.shapes");
                 const DataType dtype = enum_of(dtype_arg, "ChipTensor.dtype");
                 const uint64_t start_offset = u64_of(start_offset_arg, "ChipTensor.start_offset");
                 const AddressSpace space = enum_of(space_arg, "ChipTensor.address_space");
                 if (s.empty() || s.size() > MAX_TENSOR_DIMS)
                     throw std::invalid_argument("ChipTensor.ndims: must be in 1..5 (got " + std::to_string(s.size()) +
                                                 ")");
-                std::vector<uint32_t> st =
-                    strides ? checked_dims(*strides, "ChipTensor.strides") : std::vector<uint32_t>{};
+                std::vector<uint32_t> st = strides ? dims_of(*strides, "ChipTensor.strides") : std::vector<uint32_t>{};
                 if (!st.empty() && st.size() != s.size())
                     throw std::invalid_argument("ChipTensor.strides: must have one stride per dimension");
                 ChipTensor t{};
@@ -366,160 +350,4 @@ void bind_task_interface(nb::module_& m) {
                    ", strides=" + dims_repr(t.strides, t.ndims) + ", dtype=" + data_type_name(t.dtype) + ", " +
                    address_space_name(t.address_space) + ")";
         });
-
-    nb::class_<ChipStorageTaskArgs>(m, "ChipStorageTaskArgs",
-                                    "The L2 entry arguments: up to 256 ChipTensors, then up to 128 u64 scalars.")
-        .def("__init__", [](ChipStorageTaskArgs* self) { new (self) ChipStorageTaskArgs{}; })
-        .def("add_tensor", &ChipStorageTaskArgs::add_tensor, "tensor"_a)
-        .def("add_scalar", &ChipStorageTaskArgs::add_scalar, "value"_a)
-        .def_prop_ro("tensor_count", [](const ChipStorageTaskArgs& a) { return a.tensor_count; })
-        .def_prop_ro("scalar_count", [](const ChipStorageTaskArgs& a) { return a.scalar_count; })
-        .def(
-            "tensor",
-            [](const ChipStorageTaskArgs& a, int32_t i) {
-                if (i < 0 || i >= a.tensor_count)
-                    throw std::out_of_range("ChipStorageTaskArgs.tensor index " + std::to_string(i) +
-                                            " out of range (count " + std::to_string(a.tensor_count) + ")");
-                return a.tensors[i];
-            },
-            "index"_a)
-        .def(
-            "scalar",
-            [](const ChipStorageTaskArgs& a, int32_t i) {
-                if (i < 0 || i >= a.scalar_count)
-                    throw std::out_of_range("ChipStorageTaskArgs.scalar index " + std::to_string(i) +
-                                            " out of range (count " + std::to_string(a.scalar_count) + ")");
-                return a.scalars[i];
-            },
-            "index"_a);
-
-    nb::class_<TaskArgs>(m, "TaskArgs",
-                         "The L3+ argument list: Tensors with their tags, then u64 scalars. len() and [i] "
-                         "address the tensors.")
-        .def(nb::init<>())
-        .def(
-            "add_tensor",
-            [](TaskArgs& a, ObjArg<Tensor> tensor, EnumArg<TensorArgType> tag) {
-                a.add_tensor(obj_of(tensor, "TaskArgs.add_tensor.tensor"), enum_of(tag, "TaskArgs.add_tensor.tag"));
-            },
-            "tensor"_a, "tag"_a = TensorArgType::INPUT,
-            nb::sig(
-                "def add_tensor(self, tensor: Tensor, tag: TensorArgType = simpler._core.TensorArgType.INPUT) -> None"),
-            "Validates the tensor and that its buffer grants what the tag needs; tensors before scalars.")
-        .def(
-            "add_scalar", [](TaskArgs& a, IntArg value) { a.add_scalar(u64_of(value, "TaskArgs.add_scalar.value")); },
-            "value"_a, nb::sig("def add_scalar(self, value: int) -> None"),
-            "A u64: an int in [0, 2**64) (a NumPy integer too; not a bool or a float).")
-        .def(
-            "set_tag",
-            [](TaskArgs& a, size_t index, EnumArg<TensorArgType> tag) {
-                a.set_tag(index, enum_of(tag, "TaskArgs.set_tag.tag"));
-            },
-            "index"_a, "tag"_a, nb::sig("def set_tag(self, index: int, tag: TensorArgType) -> None"))
-        .def("tag", &TaskArgs::tag, "index"_a)
-        .def("scalar", &TaskArgs::scalar, "index"_a)
-        .def("check_access", &TaskArgs::check_access,
-             "Re-checks access ⊆ granted for every argument (what submit runs).")
-        .def_prop_ro("tensor_count", &TaskArgs::tensor_count)
-        .def_prop_ro("scalar_count", &TaskArgs::scalar_count)
-        .def_prop_ro("tags",
-                     [](const TaskArgs& a) { return std::vector<TensorArgType>(a.tags().begin(), a.tags().end()); })
-        .def_prop_ro("scalars",
-                     [](const TaskArgs& a) { return std::vector<uint64_t>(a.scalars().begin(), a.scalars().end()); })
-        .def("__len__", &TaskArgs::tensor_count)
-        .def(
-            "__getitem__",
-            [](const TaskArgs& a, int64_t i) {
-                const int64_t n = static_cast<int64_t>(a.tensor_count());
-                if (i < 0) i += n;
-                if (i < 0 || i >= n)
-                    throw std::out_of_range("TaskArgs index " + std::to_string(i) + " out of range (count " +
-                                            std::to_string(n) + ")");
-                return a.tensor(static_cast<size_t>(i));
-            },
-            "index"_a)
-        .def("__repr__", [](const TaskArgs& a) {
-            return "TaskArgs(" + std::to_string(a.tensor_count()) + " tensors, " + std::to_string(a.scalar_count()) +
-                   " scalars)";
-        });
-
-    nb::class_<TaskArgsBatch>(m, "TaskArgsBatch",
-                              "The argument lists of a batch of tasks, held in C++: a tiling's tasks (tiled(); each "
-                              "built when it is submitted or read, never all held at once), then the TaskArgs "
-                              "append()ed; submitted by Orchestrator.submit_many / submit_sub_many. len() and [i] "
-                              "(a copy).")
-        .def(nb::init<>())
-        .def_static(
-            "tiled",
-            [](const std::vector<std::tuple<ObjArg<Tensor>, EnumArg<TensorArgType>, nb::object>>& ops) {
-                std::vector<TileOperand> operands;
-                operands.reserve(ops.size());
-                for (const auto& [tensor, tag, tile] : ops) {
-                    TileOperand& o = operands.emplace_back();
-                    o.tensor = obj_of(tensor, "TaskArgsBatch.tiled.tensor");
-                    o.tag = enum_of(tag, "TaskArgsBatch.tiled.tag");
-                    if (!tile.is_none()) o.tile = checked_dims(DimsArg{tile}, "TaskArgsBatch.tiled.tile");
-                }
-                TaskArgsBatch batch;
-                batch.tiling.emplace(std::move(operands));
-                return batch;
-            },
-            "operands"_a,
-            nb::sig("def tiled(operands: collections.abc.Sequence[tuple[Tensor, TensorArgType, "
-                    "collections.abc.Sequence[int] | None]]) -> TaskArgsBatch"),
-            "One task per tile: operands are (tensor, tag, tile_shape); each tiled operand is cut into tiles of "
-            "tile_shape (the last tile of a dimension is what remains), every tiled operand must have the same "
-            "grid, and task k (row-major over the grid) takes tile k of each, in operand order; tile_shape None "
-            "passes the whole tensor to every task. ValueError names the operand and the rule.")
-        .def(
-            "append", [](TaskArgsBatch& b, const TaskArgs& a) { b.items.push_back(a); }, "args"_a,
-            "Appends a copy of `args`.")
-        .def("__len__", [](const TaskArgsBatch& b) { return b.size(); })
-        .def(
-            "__getitem__",
-            [](const TaskArgsBatch& b, int64_t i) {
-                const auto n = static_cast<int64_t>(b.size());
-                if (i < 0) i += n;
-                if (i < 0 || i >= n)
-                    throw std::out_of_range("TaskArgsBatch index " + std::to_string(i) + " out of range (count " +
-                                            std::to_string(n) + ")");
-                TaskArgs scratch;
-                return TaskArgs(b.at(static_cast<size_t>(i), scratch));
-            },
-            "index"_a, "A copy of task i's TaskArgs.")
-        .def("__repr__",
-             [](const TaskArgsBatch& b) { return "TaskArgsBatch(" + std::to_string(b.size()) + " tasks)"; });
-
-    nb::class_<DecodedTaskArgs>(m, "DecodedTaskArgs", "The tensors and scalars read back from an argument blob.")
-        .def_ro("tensors", &DecodedTaskArgs::tensors)
-        .def_ro("scalars", &DecodedTaskArgs::scalars);
-
-    m.def(
-        "write_blob",
-        [](ObjArg<TaskArgs> args) {
-            std::vector<std::byte> blob = encode_blob(obj_of(args, "write_blob.args"));
-            return nb::bytes(reinterpret_cast<const char*>(blob.data()), blob.size());
-        },
-        "args"_a, nb::sig("def write_blob(args: TaskArgs) -> bytes"),
-        "Serializes TaskArgs as an argument blob (tags do not cross).");
-    m.def(
-        "read_blob",
-        [](nb::handle blob) {
-            if (!nb::isinstance<nb::bytes>(blob))
-                simpler::bindings::throw_type_error("read_blob.blob", -1, "bytes", blob);
-            const auto bytes = nb::borrow<nb::bytes>(blob);
-            return read_blob(bytes.c_str(), bytes.size());
-        },
-        nb::arg("blob").none(), nb::sig("def read_blob(blob: bytes) -> DecodedTaskArgs"),
-        "Decodes an argument blob, validating the header and every tensor; all or nothing (ValueError).");
-    m.def(
-        "blob_size",
-        [](IntArg t, IntArg s) {
-            const auto count = [](IntArg v, const char* field) {
-                return static_cast<int64_t>(simpler::bindings::uint_of(v.h, field, -1, INT64_MAX, "must fit i64"));
-            };
-            const int64_t tensors = count(t, "blob_size.tensor_count");
-            return blob_size(tensors, count(s, "blob_size.scalar_count"));
-        },
-        "tensor_count"_a, "scalar_count"_a, nb::sig("def blob_size(tensor_count: int, scalar_count: int) -> int"));
 }

@@ -147,4 +147,9 @@ std::vector<uint64_t> uints_of(nb::handle v, const char* field, uint64_t max, co
     return out;
 }
 
+std::vector<uint32_t> dims_of(DimsArg in, const char* field) {
+    const std::vector<uint64_t> v = uints_of(in.h, field, UINT32_MAX, "must fit u32");
+    return std::vector<uint32_t>(v.begin(), v.end());
+}
+
 }  // namespace simpler::bindings

@@ -73,6 +73,9 @@ bool bool_of(BoolArg v, const char* field);
 std::vector<uint64_t> uints_of(nanobind::handle v, const char* field, uint64_t max = UINT64_MAX,
                                const char* max_rule = "must fit u64");
 
+// A shapes or strides argument as u32 dims; `field` is the full name ("Tensor.shapes").
+std::vector<uint32_t> dims_of(DimsArg in, const char* field);
+
 // The got-clause of a message: "float 1.5", "None", "True".
 std::string got_of(nanobind::handle v);
 

@@ -7,6 +7,7 @@
 namespace nb = nanobind;
 
 void bind_task_interface(nb::module_& m);
+void bind_task_args(nb::module_& m);
 void bind_call_config(nb::module_& m);
 void bind_view(nb::module_& m);
 void bind_deps(nb::module_& m);
@@ -19,6 +20,7 @@ void bind_remote(nb::module_& m);
 NB_MODULE(_core, m) {
     m.doc() = "simpler's C++ core: wire types, argument blobs and the runtime engine";
     bind_task_interface(m);
+    bind_task_args(m);
     bind_call_config(m);
     bind_view(m);
     bind_deps(m);
