@@ -1,10 +1,13 @@
 // How the standard kernels reach the serial OpenBLAS (cmake/simpler_openblas.cmake):
-// whether a 2-D view reads as a BLAS operand, and the lock every call takes.
+// whether a 2-D view reads as a BLAS operand, in which CBLAS order, the lock
+// every call takes, and the calls themselves typed by element (float, double).
 // Built only with SIMPLER_HAVE_OPENBLAS; without it every kernel takes its
 // portable loop.
 #pragma once
 
 #ifdef SIMPLER_HAVE_OPENBLAS
+#include <cblas.h>
+
 #include <cstdint>
 #include <mutex>
 
@@ -31,6 +34,29 @@ BlasLayout blas_layout(uint32_t rows, uint32_t cols, uint32_t s0, uint32_t s1) n
 // per chip (or a chip per core) loses nothing, several lose their parallelism
 // on the BLAS paths (docs/chip.md).
 std::mutex& blas_mutex() noexcept;
+
+// The CBLAS order in which `out` reads as itself, and whether an operand laid
+// out as `in` reads as its own transpose in that order.
+inline CBLAS_ORDER order_of(BlasLayout out) noexcept { return out.transposed ? CblasColMajor : CblasRowMajor; }
+inline bool flipped(BlasLayout in, BlasLayout out) noexcept { return in.transposed != out.transposed; }
+inline CBLAS_TRANSPOSE trans(bool t) noexcept { return t ? CblasTrans : CblasNoTrans; }
+
+// C = alpha·op(A)·op(B) + beta·C (?gemm).
+void blas_gemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha, const float* a,
+               int lda, const float* b, int ldb, float beta, float* c, int ldc) noexcept;
+void blas_gemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha,
+               const double* a, int lda, const double* b, int ldb, double beta, double* c, int ldc) noexcept;
+// B = B·op(L)⁻¹, L triangular as `u` says, non-unit (?trsm, right side).
+void blas_trsm(CBLAS_ORDER o, CBLAS_UPLO u, CBLAS_TRANSPOSE t, int m, int n, const float* l, int ldl, float* b,
+               int ldb) noexcept;
+void blas_trsm(CBLAS_ORDER o, CBLAS_UPLO u, CBLAS_TRANSPOSE t, int m, int n, const double* l, int ldl, double* b,
+               int ldb) noexcept;
+// C = C − op(A)·op(A)ᵀ on C's lower triangle (?syrk, alpha −1, beta 1).
+void blas_syrk(CBLAS_ORDER o, CBLAS_TRANSPOSE t, int n, int k, const float* a, int lda, float* c, int ldc) noexcept;
+void blas_syrk(CBLAS_ORDER o, CBLAS_TRANSPOSE t, int n, int k, const double* a, int lda, double* c, int ldc) noexcept;
+// LAPACK's column-major Cholesky of the `uplo` triangle (?potrf); its info.
+int lapack_potrf(char uplo, int n, float* p, int ld) noexcept;
+int lapack_potrf(char uplo, int n, double* p, int ld) noexcept;
 
 }  // namespace simpler::chip
 #endif

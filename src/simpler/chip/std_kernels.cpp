@@ -6,10 +6,6 @@
 #include "simpler/chip/std_blas.h"
 #include "simpler/chip/std_linalg_kernels.h"
 
-#ifdef SIMPLER_HAVE_OPENBLAS
-#include <cblas.h>
-#endif
-
 namespace simpler::chip {
 namespace {
 
@@ -280,20 +276,6 @@ int32_t sum_n(const KernelArgs* a) {
     return CHIP_OK;
 }
 
-#ifdef SIMPLER_HAVE_OPENBLAS
-// C = A @ B through BLAS's gemm of T (sgemm, dgemm), the layouts already read.
-void blas_gemm(const float* pa, const float* pb, float* pc, int M, int N, int K, BlasLayout la, BlasLayout lb,
-               BlasLayout lc) {
-    cblas_sgemm(CblasRowMajor, la.transposed ? CblasTrans : CblasNoTrans, lb.transposed ? CblasTrans : CblasNoTrans, M,
-                N, K, 1.0f, pa, la.ld, pb, lb.ld, 0.0f, pc, lc.ld);
-}
-void blas_gemm(const double* pa, const double* pb, double* pc, int M, int N, int K, BlasLayout la, BlasLayout lb,
-               BlasLayout lc) {
-    cblas_dgemm(CblasRowMajor, la.transposed ? CblasTrans : CblasNoTrans, lb.transposed ? CblasTrans : CblasNoTrans, M,
-                N, K, 1.0, pa, la.ld, pb, lb.ld, 0.0, pc, lc.ld);
-}
-#endif
-
 // C = A @ B over views of T: through the serial OpenBLAS's gemm when every view
 // reads as a BLAS operand (blas_layout; C not transposed), else the portable
 // loop, which takes any strides.
@@ -309,7 +291,8 @@ void matmul_views(const Tensor& A, const Tensor& B, const Tensor& C) {
     const BlasLayout lc = blas_layout(M, N, C.strides[0], C.strides[1]);
     if (la.ok && lb.ok && lc.ok && !lc.transposed) {
         const std::scoped_lock lock(blas_mutex());
-        blas_gemm(pa, pb, pc, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), la, lb, lc);
+        blas_gemm(CblasRowMajor, trans(la.transposed), trans(lb.transposed), static_cast<int>(M), static_cast<int>(N),
+                  static_cast<int>(K), T{1}, pa, la.ld, pb, lb.ld, T{0}, pc, lc.ld);
         return;
     }
 #endif

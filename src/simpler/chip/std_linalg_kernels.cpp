@@ -6,16 +6,6 @@
 #include "simpler/chip/std_blas.h"
 #include "simpler/chip/std_linalg_args.h"
 
-#ifdef SIMPLER_HAVE_OPENBLAS
-#include <cblas.h>
-
-extern "C" {
-// LAPACK's Cholesky factorisation (column-major), from the same serial OpenBLAS.
-void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info);
-void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
-}
-#endif
-
 namespace simpler::chip {
 namespace {
 
@@ -26,50 +16,6 @@ template <typename T>
 T& el(const Tensor& t, uint32_t i, uint32_t j) noexcept {
     return base_ptr<T>(t)[t.start_offset + uint64_t{i} * t.strides[0] + uint64_t{j} * t.strides[1]];
 }
-
-#ifdef SIMPLER_HAVE_OPENBLAS
-// The CBLAS order in which `out` reads as itself, and whether an operand laid
-// out as `in` reads as its own transpose in that order.
-CBLAS_ORDER order_of(BlasLayout out) noexcept { return out.transposed ? CblasColMajor : CblasRowMajor; }
-bool flipped(BlasLayout in, BlasLayout out) noexcept { return in.transposed != out.transposed; }
-CBLAS_TRANSPOSE trans(bool t) noexcept { return t ? CblasTrans : CblasNoTrans; }
-
-int lapack_potrf(char uplo, int n, float* p, int ld) noexcept {
-    int info = 0;
-    spotrf_(&uplo, &n, p, &ld, &info);
-    return info;
-}
-int lapack_potrf(char uplo, int n, double* p, int ld) noexcept {
-    int info = 0;
-    dpotrf_(&uplo, &n, p, &ld, &info);
-    return info;
-}
-
-void blas_trsm(CBLAS_ORDER o, CBLAS_UPLO u, CBLAS_TRANSPOSE t, int m, int n, const float* l, int ldl, float* b,
-               int ldb) noexcept {
-    cblas_strsm(o, CblasRight, u, t, CblasNonUnit, m, n, 1.0f, l, ldl, b, ldb);
-}
-void blas_trsm(CBLAS_ORDER o, CBLAS_UPLO u, CBLAS_TRANSPOSE t, int m, int n, const double* l, int ldl, double* b,
-               int ldb) noexcept {
-    cblas_dtrsm(o, CblasRight, u, t, CblasNonUnit, m, n, 1.0, l, ldl, b, ldb);
-}
-
-void blas_syrk(CBLAS_ORDER o, CBLAS_TRANSPOSE t, int n, int k, const float* a, int lda, float* c, int ldc) noexcept {
-    cblas_ssyrk(o, CblasLower, t, n, k, -1.0f, a, lda, 1.0f, c, ldc);
-}
-void blas_syrk(CBLAS_ORDER o, CBLAS_TRANSPOSE t, int n, int k, const double* a, int lda, double* c, int ldc) noexcept {
-    cblas_dsyrk(o, CblasLower, t, n, k, -1.0, a, lda, 1.0, c, ldc);
-}
-
-void blas_gemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha, const float* a,
-               int lda, const float* b, int ldb, float beta, float* c, int ldc) noexcept {
-    cblas_sgemm(o, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-void blas_gemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha,
-               const double* a, int lda, const double* b, int ldb, double beta, double* c, int ldc) noexcept {
-    cblas_dgemm(o, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-#endif
 
 // A = L·Lᵀ in place on A's lower triangle; 0, or LAPACK's info: j + 1 when
 // the leading minor of order j + 1 is not positive definite.
