@@ -29,10 +29,10 @@ Prints a markdown table; with --plot, writes a PNG of GFLOP/s against tile size
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
-import struct
 import subprocess
 import sys
 import time
@@ -114,46 +114,44 @@ def lapack_seconds(n: int, dtype: str, threads: int, repeats: int) -> float:
     return float(json.loads(out))
 
 
-def scalar_bits(x: float, dtype: DataType) -> int:
-    if dtype == DataType.FLOAT64:
-        return struct.unpack("<Q", struct.pack("<d", x))[0]
-    return struct.unpack("<I", struct.pack("<f", x))[0]
+def load_example():
+    """examples/cholesky.py as a module: its ops() (the factorisation's tasks in submission order,
+    with the tiles each reads and writes) and scalar_bits(), so the benchmark runs exactly the
+    example's graph."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "cholesky.py")
+    spec = importlib.util.spec_from_file_location("cholesky_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+EXAMPLE = load_example()
 
 
 def factorise(w: Worker, kernels: Dict[str, object], buf, n: int, b: int, dtype: DataType, itemsize: int,
               chips: int) -> int:
-    """One tiled Cholesky of the n x n matrix in `buf`, in place; returns how many tasks it submitted."""
-    t = n // b
-    minus_one, one = scalar_bits(-1.0, dtype), scalar_bits(1.0, dtype)
+    """One tiled Cholesky of the n x n matrix in `buf`, in place (the example's tasks; tile (i, j)
+    on chip (i + j) mod chips); returns how many tasks it submitted."""
+    tasks = EXAMPLE.ops(n // b)
+    gemm_scalars = (0, 1, EXAMPLE.scalar_bits(-1.0, dtype), EXAMPLE.scalar_bits(1.0, dtype))
 
     def tile(i: int, j: int):
         return buf.tensor((b, b), dtype, (n, 1), (i * b * n + j * b) * itemsize)
 
-    count = 0
-
-    def submit(o, name, i, j, *tensors, scalars=()):
-        nonlocal count
-        ta = TaskArgs()
-        for tensor, tag in tensors:
-            ta.add_tensor(tensor, tag)
-        for s in scalars:
-            ta.add_scalar(s)
-        o.submit_next_level(kernels[name], ta, worker=(i + j) % chips)
-        count += 1
-
     def orch(o, _args, _cfg):
-        for k in range(t):
-            submit(o, "potrf", k, k, (tile(k, k), INOUT))
-            for i in range(k + 1, t):
-                submit(o, "trsm", i, k, (tile(k, k), IN), (tile(i, k), INOUT))
-            for i in range(k + 1, t):
-                submit(o, "syrk", i, i, (tile(i, k), IN), (tile(i, i), INOUT))
-                for j in range(k + 1, i):
-                    submit(o, "gemm", i, j, (tile(i, k), IN), (tile(j, k), IN), (tile(i, j), INOUT),
-                           scalars=(0, 1, minus_one, one))
+        for (name, i, j, _k), reads, writes in tasks:
+            ta = TaskArgs()
+            for r in reads:
+                ta.add_tensor(tile(*r), IN)
+            for wr in writes:
+                ta.add_tensor(tile(*wr), INOUT)
+            if name == "gemm":  # A_ij = A_ij - A_ik · A_jkᵀ
+                for s in gemm_scalars:
+                    ta.add_scalar(s)
+            o.submit_next_level(kernels[name], ta, worker=(i + j) % chips)
 
     w.run(orch)
-    return count
+    return len(tasks)
 
 
 def main(argv=None) -> int:
