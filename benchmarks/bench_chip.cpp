@@ -3,7 +3,10 @@
 // std.matmul on the chip's core threads against a naive single-thread
 // reference in the same process; std.copy of one buffer into another under
 // each staging mode (zero-copy, staged, checked), where the copies and checks
-// are most of the work.
+// are most of the work. And a stencil_1d of empty tasks in one chip
+// orchestration (every point's row in one buffer) at ring sizes 16, 256 and
+// 4,096: the per-task cost of submit -> complete when the ring holds that many
+// live tasks of one backing.
 #include <benchmark/benchmark.h>
 
 #include <vector>
@@ -136,6 +139,62 @@ void BM_CopyByStagingMode(benchmark::State& state) {
 BENCHMARK(BM_CopyByStagingMode)
     ->ArgNames({"bytes", "mode"})
     ->ArgsProduct({{4 << 10, 1 << 20, 16 << 20}, {0, 1, 2}})
+    ->UseRealTime();
+
+// Stencil_1d in one orchestration: width points x STENCIL_STEPS steps; task
+// (t, x) writes row x of generation t % 2 and reads rows x - 1 .. x + 1 of
+// generation (t - 1) % 2, all rows of one (2 * width) x 16 buffer.
+constexpr uint32_t STENCIL_STEPS = 1000;
+uint32_t g_width = 2;
+int32_t submit_stencil(const OrchestrationContext* ctx) {
+    Orchestration o(ctx);
+    uint32_t k = 0;
+    if (int32_t rc = o.kernel_id("bench.empty", &k); rc != CHIP_OK) return rc;
+    const Tensor& all = o.arg(0);
+    const auto row = [&](uint32_t t, uint32_t x) {
+        Tensor r{};
+        (void)make_row_tile(all, (t % 2) * g_width + x, (t % 2) * g_width + x + 1, r);
+        return r;
+    };
+    for (uint32_t t = 0; t < STENCIL_STEPS; ++t) {
+        for (uint32_t x = 0; x < g_width; ++x) {
+            int32_t rc = CHIP_OK;
+            if (t == 0) {
+                rc = o.submit(k, {{row(t, x), TensorArgType::OUTPUT_EXISTING}});
+            } else {
+                const uint32_t left = x == 0 ? x : x - 1, right = x + 1 == g_width ? x : x + 1;
+                rc = o.submit(k, {{row(t, x), TensorArgType::OUTPUT_EXISTING},
+                                  {row(t - 1, left), TensorArgType::INPUT},
+                                  {row(t - 1, x), TensorArgType::INPUT},
+                                  {row(t - 1, right), TensorArgType::INPUT}});
+            }
+            if (rc != CHIP_OK) return rc;
+        }
+    }
+    return CHIP_OK;
+}
+
+// Args: the ring's slots, the stencil's width.
+void BM_ChipStencilRing(benchmark::State& state) {
+    ChipConfig cfg = bench_config();
+    cfg.runtime.ring_slots = static_cast<uint32_t>(state.range(0));
+    Chip chip(cfg);
+    chip.registry().add_kernel("bench.empty", empty_kernel);
+    g_width = static_cast<uint32_t>(state.range(1));
+    std::vector<float> data(size_t{2} * g_width * 16);
+    ChipStorageTaskArgs args{};
+    args.add_tensor(dense_view(data, 2 * g_width, 16));
+    const TensorArgType tags[1] = {TensorArgType::INOUT};
+    for (auto _ : state) {
+        const RunResult r = chip.run(submit_stencil, args, tags);
+        if (!r.ok) state.SkipWithError(r.error.c_str());
+    }
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * STENCIL_STEPS * g_width);
+}
+BENCHMARK(BM_ChipStencilRing)
+    ->ArgNames({"ring", "width"})
+    ->ArgsProduct({{16, 256, 4096}, {2, 16}})
+    ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
 }  // namespace

@@ -58,8 +58,11 @@ void cpu_pause() noexcept {
 }  // namespace
 
 Runtime::Runtime(const KernelRegistry& registry, Device& device, RuntimeConfig config)
-    : registry_(registry), device_(device), config_(config), entry_(std::make_unique<EntryArgs>()) {
-    validate_runtime_config(config_);
+    : registry_(registry),
+      device_(device),
+      config_((validate_runtime_config(config), config)),
+      entry_(std::make_unique<EntryArgs>()),
+      live_views_(config_.ring_slots) {
     entry_->clear();
     ring_.resize(config_.ring_slots);
     for (uint32_t i = 0; i < config_.ring_slots; ++i) {
@@ -67,7 +70,7 @@ Runtime::Runtime(const KernelRegistry& registry, Device& device, RuntimeConfig c
         ring_[i].header.state = static_cast<uint32_t>(SlotState::FREE);
     }
     successors_.resize(config_.ring_slots);
-    link_mark_.assign(config_.ring_slots, UINT64_MAX);
+    retired_.reserve(config_.ring_slots);
     core_busy_.assign(config_.core_threads, 0);
     for (uint32_t c = 0; c < config_.core_threads; ++c) cores_.emplace_back([this] { core_loop(); });
 }
@@ -153,7 +156,8 @@ RunResult Runtime::run_with(Orchestrate&& orchestrate) noexcept {
         if (woke) continue;
         done_cv_.wait(lock, [this] { return in_flight_ == 0 || can_start_locked(); });
     }
-    overlap_.clear();
+    forget_retired_locked();
+    live_views_.clear();
     for (uint64_t addr : temporaries_) device_.try_free(addr);
     temporaries_.clear();
     result.ok = !failed_;
@@ -255,13 +259,21 @@ int32_t Runtime::submit(uint32_t kernel_id, const Tensor* tensors, const int32_t
     if (const int32_t rc = check_submit(kernel_id, tensors, tags, tensor_count, scalars, scalar_count); rc != CHIP_OK)
         return rc;
     std::unique_lock<std::mutex> lock(mu_);
-    if (ring_[ring_head_].header.state != static_cast<uint32_t>(SlotState::FREE)) {
-        wake_cores_locked(0);  // the caller waits here: it cannot take the ready task it was left
+    // A full ring: the caller runs ready tasks itself until the oldest slot
+    // frees, and sleeps only while it can take none (no wake-up per task).
+    while (!failed_ && ring_[ring_head_].header.state != static_cast<uint32_t>(SlotState::FREE)) {
+        if (can_start_locked()) {
+            run_one_locked(lock);
+            continue;
+        }
+        wake_cores_locked(0);
         done_cv_.wait(lock, [this] {
-            return failed_ || ring_[ring_head_].header.state == static_cast<uint32_t>(SlotState::FREE);
+            return failed_ || ring_[ring_head_].header.state == static_cast<uint32_t>(SlotState::FREE) ||
+                   can_start_locked();
         });
     }
     if (failed_) return CHIP_ERR_RUN_FAILED;
+    forget_retired_locked();
     const uint32_t slot = ring_head_;
     ring_head_ = (ring_head_ + 1) % config_.ring_slots;
     TaskPayload& p = ring_[slot];
@@ -280,8 +292,14 @@ int32_t Runtime::submit(uint32_t kernel_id, const Tensor* tensors, const int32_t
     }
     for (uint32_t i = 0; i < scalar_count; ++i) p.scalars[i] = scalars[i];
     successors_[slot].clear();
+    if (!link_dependencies_locked(p)) {
+        h.state = static_cast<uint32_t>(SlotState::FREE);
+        record_error_locked("submit of kernel '" + std::string(registry_.kernel_name(kernel_id)) +
+                            "': out of memory ordering the task");
+        done_cv_.notify_all();
+        return CHIP_ERR_OUT_OF_MEMORY;
+    }
     ++in_flight_;
-    link_dependencies_locked(p);
     if (h.fanin_remaining == 0) {
         h.state = static_cast<uint32_t>(SlotState::READY);
         ready_.push_back(slot);
@@ -298,55 +316,26 @@ bool Runtime::task_live_locked(uint64_t task_id, uint32_t slot) const noexcept {
     return h.task_id == task_id && h.state != static_cast<uint32_t>(SlotState::FREE);
 }
 
-uint64_t Runtime::scan_locked(std::vector<OverlapEntry>& list, TaskPayload& p, const Tensor* probe) noexcept {
+void Runtime::forget_retired_locked() noexcept {
+    for (const uint32_t slot : retired_)
+        live_views_.remove_task(slot, ring_[slot].tensors, ring_[slot].header.tensor_count);
+    retired_.clear();
+}
+
+bool Runtime::link_dependencies_locked(TaskPayload& p) noexcept {
     TaskPayloadHeader& h = p.header;
-    uint64_t latest = NO_PRODUCER;
-    size_t kept = 0;
-    for (size_t k = 0; k < list.size(); ++k) {
-        const OverlapEntry e = list[k];
-        const bool own = e.task_id == h.task_id;
-        if (!own && !task_live_locked(e.task_id, e.slot)) continue;  // retired: drop
-        list[kept++] = e;
-        if (own || probe == nullptr) continue;
-        if (overlap(*probe, ring_[e.slot].tensors[e.tensor_index]).overlap == TensorOverlap::NONE) continue;
-        if (latest == NO_PRODUCER || e.task_id > latest) latest = e.task_id;
-        if (link_mark_[e.slot] != h.task_id) {
-            link_mark_[e.slot] = h.task_id;
-            successors_[e.slot].push_back(h.slot);
+    try {
+        for (const uint32_t pred : live_views_.add_task(h.slot, h.task_id, p.tensors, h.tags, h.tensor_count)) {
+            successors_[pred].push_back(h.slot);
             ++h.fanin_total;
             ++h.fanin_remaining;
         }
+    } catch (...) {  // std::bad_alloc filing a view or a successor
+        live_views_.remove_task(h.slot, p.tensors, h.tensor_count);
+        for (std::vector<uint32_t>& successors : successors_) std::erase(successors, h.slot);
+        return false;
     }
-    list.resize(kept);
-    return latest;
-}
-
-void Runtime::link_dependencies_locked(TaskPayload& p) noexcept {
-    TaskPayloadHeader& h = p.header;
-    for (uint32_t i = 0; i < h.tensor_count; ++i) {
-        const auto tag = static_cast<TensorArgType>(h.tags[i]);
-        if (tag == TensorArgType::NO_DEP) continue;
-        const bool writes = tag_writes(tag);
-        Tensor& t = p.tensors[i];
-        Backing& b = overlap_[t.addr];
-        // RAW / WAW: every task touching the view after an overlapping writer follows it.
-        t.producer_task = scan_locked(b.writers, p, &t);
-        if (writes) {
-            // WAR: a writer also follows every overlapping reader.
-            scan_locked(b.readers, p, &t);
-            b.readers_pruned_at = b.readers.size();
-        } else if (b.readers.size() >= 2 * b.readers_pruned_at + 64) {
-            scan_locked(b.readers, p, nullptr);  // prune only: readers never order readers
-            b.readers_pruned_at = b.readers.size();
-        }
-        t.overlap_version = b.version;
-        if (writes) {
-            ++b.version;
-            b.writers.push_back(OverlapEntry{h.task_id, h.slot, i});
-        } else {
-            b.readers.push_back(OverlapEntry{h.task_id, h.slot, i});
-        }
-    }
+    return true;
 }
 
 void Runtime::finish_task_locked(uint32_t slot) noexcept {
@@ -360,6 +349,7 @@ void Runtime::finish_task_locked(uint32_t slot) noexcept {
     ready_count_.store(static_cast<uint32_t>(ready_.size()), std::memory_order_release);
     wake_cores_locked(1);  // the finishing thread goes on with the next ready task
     successors_[slot].clear();
+    retired_.push_back(slot);  // its views leave live_views_ at the next submit (capacity: every slot)
     ring_[slot].header.state = static_cast<uint32_t>(SlotState::FREE);
     in_flight_.fetch_sub(1, std::memory_order_release);
     done_cv_.notify_all();

@@ -1,9 +1,9 @@
 // Runtime: the simulated chip's task runtime. set_orch_args adopts each
 // ChipTensor of the entry arguments into a working tensor; run() calls a chip
 // orchestration on the caller's thread, which submits kernel tasks; each task
-// takes a slot of a ring of TaskPayloads, is ordered against earlier tasks by an
-// overlap map keyed on the backing's resolved address (RAW / WAW / WAR on
-// overlapping views, working_overlap.h), and runs on one of a few core threads
+// takes a slot of a ring of TaskPayloads, is ordered against the live tasks
+// whose views it may share a byte with (RAW / WAW / WAR, live_views.h: a
+// ViewIndex per backing, decided by working_overlap.h), and runs on one of a few core threads
 // once its predecessors completed. run() returns when every submitted task has
 // finished, or with the first error (a kernel's failure names the kernel, the
 // task and the kernel's message; tasks not yet started are then skipped).
@@ -11,8 +11,9 @@
 // Who runs a kernel: at most core_threads kernels run at once, each with a
 // distinct core id in [0, core_threads). The core threads take ready tasks,
 // and so does run()'s caller once the orchestration has returned and it waits
-// for the run's last kernels: a run of a few small kernels then often needs no
-// core thread woken at all. A core thread (and the waiting caller) with nothing
+// for the run's last kernels (a run of a few small kernels then often needs no
+// core thread woken at all), and while a submit waits for a full ring to free
+// its oldest slot (no wake-up per task when the ring is small). A core thread (and the waiting caller) with nothing
 // to do spins for RuntimeConfig::idle_spin, then sleeps on a condition
 // variable; a ready task wakes a sleeping core thread only when no spinning
 // one can take it, and one ready task is left to the caller (a run of one
@@ -38,12 +39,12 @@
 #include <span>
 #include <string>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "simpler/chip/device.h"
 #include "simpler/chip/entry_args.h"
 #include "simpler/chip/kernel_registry.h"
+#include "simpler/chip/live_views.h"
 #include "simpler/chip/runtime_config.h"
 #include "simpler/chip/task_payload.h"
 #include "simpler/task_interface/tensor_arg_type.h"
@@ -97,19 +98,6 @@ public:
     int32_t read_entry(int32_t index, void* dst, uint64_t nbytes) noexcept;
 
 private:
-    struct OverlapEntry {
-        uint64_t task_id;
-        uint32_t slot;
-        uint32_t tensor_index;
-    };
-    // Live views of one backing, split so a reader scans only the writers.
-    struct Backing {
-        std::vector<OverlapEntry> writers;   // views named with a writing tag
-        std::vector<OverlapEntry> readers;   // views named INPUT
-        size_t readers_pruned_at = 0;        // readers.size() after the last prune
-        int32_t version = 0;                 // writes recorded on this backing in this run
-    };
-
     // The body of a run: `orchestrate` submits the run's tasks (its status
     // fails the run when not CHIP_OK), then waits for every task.
     template <class Orchestrate>
@@ -131,11 +119,12 @@ private:
     void record_error_locked(std::string message) noexcept;
     int32_t check_submit(uint32_t kernel_id, const Tensor* tensors, const int32_t* tags, uint32_t tensor_count,
                          const uint64_t* scalars, uint32_t scalar_count) noexcept;
-    void link_dependencies_locked(TaskPayload& p) noexcept;
-    // Drops retired entries of `list`; when `probe` is set, links the task of
-    // `p` after every remaining entry whose view may overlap it and returns the
-    // latest such task id (NO_PRODUCER when none).
-    uint64_t scan_locked(std::vector<OverlapEntry>& list, TaskPayload& p, const Tensor* probe) noexcept;
+    // Takes the views of the tasks finished since the last submit out of
+    // live_views_ (the submitting thread does, not the finishing core thread).
+    void forget_retired_locked() noexcept;
+    // Links the task of `p` after every live task it must follow (live_views_);
+    // false when that ran out of memory (nothing of the task is then filed).
+    bool link_dependencies_locked(TaskPayload& p) noexcept;
 
     const KernelRegistry& registry_;
     Device& device_;
@@ -148,7 +137,6 @@ private:
     std::condition_variable done_cv_;   // submitter: a slot freed / all tasks finished
     std::vector<TaskPayload> ring_;
     std::vector<std::vector<uint32_t>> successors_;  // per slot
-    std::vector<uint64_t> link_mark_;                // per slot: last task linked after it (dedupe)
     std::deque<uint32_t> ready_;
     uint32_t ring_head_ = 0;
     uint64_t next_task_id_ = 0;   // increasing for the runtime's lifetime
@@ -164,7 +152,8 @@ private:
     std::vector<uint8_t> core_busy_;        // per core id: a kernel runs under it
     uint32_t spinning_ = 0;                 // core threads spinning for work
     uint32_t sleeping_ = 0;                 // core threads asleep on work_cv_
-    std::unordered_map<uint64_t, Backing> overlap_;   // backing addr -> live views
+    LiveViews live_views_;                            // the views of the live tasks, per backing
+    std::vector<uint32_t> retired_;                   // slots finished, views not yet forgotten
     std::vector<uint64_t> temporaries_;               // device temporaries of this run
     std::vector<std::thread> cores_;
 };

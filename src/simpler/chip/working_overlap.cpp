@@ -1,18 +1,14 @@
 #include "simpler/chip/working_overlap.h"
 
 namespace simpler::chip {
-namespace {
-
-ViewBox box_of(const Tensor& t) noexcept {
+ViewBox view_box_of(const Tensor& t) noexcept {
     return make_view_box(saturating_mul(t.start_offset, t.element_size()), t.size, t.dtype, t.shapes, t.strides,
                          t.ndims);
 }
 
-}  // namespace
-
 OverlapAnswer overlap(const Tensor& probe, const Tensor& entry) noexcept {
     if (probe.addr != entry.addr) return {TensorOverlap::NONE, OverlapReason::NONE};
-    return simpler::overlap(box_of(probe), box_of(entry));
+    return simpler::overlap(view_box_of(probe), view_box_of(entry));
 }
 
 }  // namespace simpler::chip

@@ -13,6 +13,10 @@
 
 namespace simpler::chip {
 
+// The box of a working tensor's view (view/view_box.h), for comparing it
+// repeatedly or filing it in a ViewIndex.
+[[nodiscard]] ViewBox view_box_of(const Tensor& t) noexcept;
+
 [[nodiscard]] OverlapAnswer overlap(const Tensor& probe, const Tensor& entry) noexcept;
 
 }  // namespace simpler::chip

@@ -34,8 +34,8 @@
 #include "simpler/deps/node_pool.h"
 #include "simpler/deps/task_member.h"
 #include "simpler/deps/task_table.h"
-#include "simpler/deps/view_index.h"
 #include "simpler/view/view_box.h"
+#include "simpler/view/view_index.h"
 #include "simpler/view/wire_overlap.h"
 
 namespace simpler {

@@ -2,19 +2,23 @@
 // waiting caller, never more than core_threads kernels at once and never two
 // under one core id; a run of one kernel wakes no sleeping core thread (the
 // caller runs it); a chain longer than the ring (one ready task at a time) still
-// finishes; disjoint tasks still run concurrently (proved with a rendezvous)
+// finishes, and so does a stencil of rows of one buffer through rings of 3 to
+// 1,024 slots, with the sequential result (the submitter runs ready tasks while
+// the ring is full); disjoint tasks still run concurrently (proved with a rendezvous)
 // whether idle threads spin or sleep; a spinning chip goes quiet after one
 // budget; an idle_spin out of range is refused.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "chip_fixtures.h"
 #include "simpler/chip/chip_runtime.h"
@@ -120,6 +124,72 @@ int32_t long_chain(const OrchestrationContext* ctx) {
     return CHIP_OK;
 }
 
+// Stencil_1d over the rows of one (2 * STENCIL_WIDTH) x 16 buffer: task (0, x)
+// fills row x with x; task (t, x) writes row x of generation t % 2 as the mean
+// of rows x - 1 .. x + 1 (clamped) of generation (t - 1) % 2 plus t; a missing
+// edge reads a wrong generation.
+constexpr uint32_t STENCIL_WIDTH = 5, STENCIL_STEPS = 40, STENCIL_COLS = 16;
+float g_grid[2 * STENCIL_WIDTH * STENCIL_COLS];
+
+float stencil_value(float left, float mid, float right, uint64_t t) {
+    return (left + mid + right) / 3.0f + static_cast<float>(t);
+}
+
+// Every other point takes a while, so a task that started early would read a stale row.
+int32_t stencil_point(const KernelArgs* a) {
+    if (a->scalars[1] % 2 == 0) std::this_thread::sleep_for(50us);
+    float* out = base_ptr<float>(a->tensors[0]) + a->tensors[0].start_offset;
+    const auto in = [&](uint32_t i, uint32_t c) {
+        return base_ptr<float>(a->tensors[i])[a->tensors[i].start_offset + c];
+    };
+    for (uint32_t c = 0; c < STENCIL_COLS; ++c)
+        out[c] = a->tensor_count == 1 ? static_cast<float>(a->scalars[0])
+                                      : stencil_value(in(1, c), in(2, c), in(3, c), a->scalars[0]);
+    return CHIP_OK;
+}
+
+int32_t stencil(const OrchestrationContext* ctx) {
+    Orchestration o(ctx);
+    uint32_t k = 0;
+    if (o.kernel_id("test.stencil_point", &k) != CHIP_OK) return CHIP_ERR_NOT_FOUND;
+    const auto row = [&](uint32_t t, uint32_t x) {
+        Tensor r{};
+        (void)make_row_tile(o.arg(0), (t % 2) * STENCIL_WIDTH + x, (t % 2) * STENCIL_WIDTH + x + 1, r);
+        return r;
+    };
+    for (uint32_t t = 0; t < STENCIL_STEPS; ++t)
+        for (uint32_t x = 0; x < STENCIL_WIDTH; ++x) {
+            const uint32_t left = x == 0 ? 0 : x - 1, right = std::min(x + 1, STENCIL_WIDTH - 1);
+            const int32_t rc = t == 0 ? o.submit(k, {{row(t, x), TensorArgType::OUTPUT_EXISTING}}, {x, x})
+                                      : o.submit(k,
+                                                 {{row(t, x), TensorArgType::OUTPUT_EXISTING},
+                                                  {row(t - 1, left), TensorArgType::INPUT},
+                                                  {row(t - 1, x), TensorArgType::INPUT},
+                                                  {row(t - 1, right), TensorArgType::INPUT}},
+                                                 {t, t + x});
+            if (rc != CHIP_OK) return rc;
+        }
+    return CHIP_OK;
+}
+
+// The stencil's last generation, computed in order.
+std::vector<float> stencil_reference() {
+    std::vector<float> prev(STENCIL_WIDTH), next(STENCIL_WIDTH);
+    for (uint32_t x = 0; x < STENCIL_WIDTH; ++x) prev[x] = static_cast<float>(x);
+    for (uint32_t t = 1; t < STENCIL_STEPS; ++t) {
+        for (uint32_t x = 0; x < STENCIL_WIDTH; ++x)
+            next[x] = stencil_value(prev[x == 0 ? 0 : x - 1], prev[x], prev[std::min(x + 1, STENCIL_WIDTH - 1)], t);
+        prev.swap(next);
+    }
+    return prev;
+}
+
+ChipStorageTaskArgs grid_arg() {
+    ChipStorageTaskArgs args{};
+    args.add_tensor(chip_test::view(g_grid, sizeof g_grid, 0, {2 * STENCIL_WIDTH, STENCIL_COLS}, {STENCIL_COLS, 1}));
+    return args;
+}
+
 struct RuntimeExecutors : ::testing::TestWithParam<std::chrono::nanoseconds> {
     KernelRegistry registry;
     SimulatedDevice device{registry, {.memory_bytes = 1 << 20}};
@@ -127,6 +197,7 @@ struct RuntimeExecutors : ::testing::TestWithParam<std::chrono::nanoseconds> {
         registry.add_kernel("test.claim_core", claim_core);
         registry.add_kernel("test.rendezvous", rendezvous);
         registry.add_kernel("test.note_thread", note_thread);
+        registry.add_kernel("test.stencil_point", stencil_point);
         g_busy_ids = 0;
         g_running = 0;
         g_max_running = 0;
@@ -173,6 +244,23 @@ TEST_P(RuntimeExecutors, AChainLongerThanTheRingFinishes) {
         << "the chain hung with the ring full";
     ASSERT_TRUE(r.ok) << r.error;
     EXPECT_EQ(r.tasks_run, 50u);
+}
+
+TEST_P(RuntimeExecutors, AStencilOfRowsOfOneBufferGivesTheSequentialResultWhateverTheRing) {
+    const std::vector<float> expected = stencil_reference();
+    for (const uint32_t slots : {3u, 16u, 1024u}) {
+        std::fill(std::begin(g_grid), std::end(g_grid), -1.0f);
+        Runtime rt(registry, device, RuntimeConfig{2, slots, GetParam()});
+        RunResult r;
+        ASSERT_TRUE(chip_test::finishes_within(20s, [&] { r = rt.run(stencil, grid_arg()); })) << slots << " slots";
+        ASSERT_TRUE(r.ok) << r.error;
+        EXPECT_EQ(r.tasks_run, uint64_t{STENCIL_WIDTH} * STENCIL_STEPS);
+        const uint32_t last = (STENCIL_STEPS - 1) % 2;
+        for (uint32_t x = 0; x < STENCIL_WIDTH; ++x)
+            for (uint32_t c = 0; c < STENCIL_COLS; ++c)
+                ASSERT_EQ(g_grid[(last * STENCIL_WIDTH + x) * STENCIL_COLS + c], expected[x])
+                    << slots << " slots, point " << x << ", column " << c;
+    }
 }
 
 TEST_P(RuntimeExecutors, DisjointTasksStillRunConcurrently) {

@@ -39,7 +39,7 @@
 #include <optional>
 #include <vector>
 
-#include "simpler/deps/region_index.h"
+#include "simpler/view/region_index.h"
 #include "simpler/view/view_box.h"
 
 namespace simpler {

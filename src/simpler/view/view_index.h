@@ -21,8 +21,8 @@
 #include <cstdint>
 #include <memory_resource>
 
-#include "simpler/deps/region_index.h"
-#include "simpler/deps/tile_index.h"
+#include "simpler/view/region_index.h"
+#include "simpler/view/tile_index.h"
 #include "simpler/view/view_box.h"
 
 namespace simpler {

@@ -11,8 +11,8 @@
 #include <random>
 #include <vector>
 
-#include "simpler/deps/view_index.h"
 #include "simpler/view/view_box.h"
+#include "simpler/view/view_index.h"
 
 using namespace simpler;
 

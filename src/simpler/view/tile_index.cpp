@@ -1,4 +1,4 @@
-#include "simpler/deps/tile_index.h"
+#include "simpler/view/tile_index.h"
 
 #include <bit>
 

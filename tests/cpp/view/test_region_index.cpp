@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "simpler/deps/region_index.h"
+#include "simpler/view/region_index.h"
 
 using namespace simpler;
 

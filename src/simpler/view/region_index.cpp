@@ -1,4 +1,4 @@
-#include "simpler/deps/region_index.h"
+#include "simpler/view/region_index.h"
 
 #include <algorithm>
 
