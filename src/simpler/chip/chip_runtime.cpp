@@ -218,6 +218,7 @@ void Runtime::record_error_locked(std::string message) noexcept {
     if (failed_) return;
     failed_ = true;
     error_ = std::move(message);
+    if (room_wanted_) room_cv_.notify_one();
 }
 
 int32_t Runtime::check_submit(uint32_t kernel_id, const Tensor* tensors, const int32_t* tags, uint32_t tensor_count,
@@ -259,18 +260,18 @@ int32_t Runtime::submit(uint32_t kernel_id, const Tensor* tensors, const int32_t
     if (const int32_t rc = check_submit(kernel_id, tensors, tags, tensor_count, scalars, scalar_count); rc != CHIP_OK)
         return rc;
     std::unique_lock<std::mutex> lock(mu_);
-    // A full ring: the caller runs ready tasks itself until the oldest slot
-    // frees, and sleeps only while it can take none (no wake-up per task).
+    // A full ring: the caller runs ready tasks itself while a core is free, else
+    // sleeps until the oldest slot is free and an eighth of the ring has drained
+    // (one wake-up per refill, not per finished task).
     while (!failed_ && ring_[ring_head_].header.state != static_cast<uint32_t>(SlotState::FREE)) {
         if (can_start_locked()) {
             run_one_locked(lock);
             continue;
         }
         wake_cores_locked(0);
-        done_cv_.wait(lock, [this] {
-            return failed_ || ring_[ring_head_].header.state == static_cast<uint32_t>(SlotState::FREE) ||
-                   can_start_locked();
-        });
+        room_wanted_ = true;
+        room_cv_.wait(lock, [this] { return failed_ || has_room_locked(); });
+        room_wanted_ = false;
     }
     if (failed_) return CHIP_ERR_RUN_FAILED;
     forget_retired_locked();
@@ -353,6 +354,13 @@ void Runtime::finish_task_locked(uint32_t slot) noexcept {
     ring_[slot].header.state = static_cast<uint32_t>(SlotState::FREE);
     in_flight_.fetch_sub(1, std::memory_order_release);
     done_cv_.notify_all();
+    if (room_wanted_ && has_room_locked()) room_cv_.notify_one();
+}
+
+bool Runtime::has_room_locked() const noexcept {
+    const uint32_t refill = std::max(1u, config_.ring_slots / 8);
+    return ring_[ring_head_].header.state == static_cast<uint32_t>(SlotState::FREE) &&
+           in_flight_.load(std::memory_order_relaxed) + refill <= config_.ring_slots;
 }
 
 bool Runtime::can_start_locked() const noexcept { return !ready_.empty() && running_ < config_.core_threads; }

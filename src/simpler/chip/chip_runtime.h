@@ -13,7 +13,8 @@
 // and so does run()'s caller once the orchestration has returned and it waits
 // for the run's last kernels (a run of a few small kernels then often needs no
 // core thread woken at all), and while a submit waits for a full ring to free
-// its oldest slot (no wake-up per task when the ring is small). A core thread (and the waiting caller) with nothing
+// its oldest slot (no wake-up per task when the ring is small); a submit that
+// can take none sleeps until an eighth of the ring has drained. A core thread (and the waiting caller) with nothing
 // to do spins for RuntimeConfig::idle_spin, then sleeps on a condition
 // variable; a ready task wakes a sleeping core thread only when no spinning
 // one can take it, and one ready task is left to the caller (a run of one
@@ -105,6 +106,9 @@ private:
     void core_loop() noexcept;
     // Whether a ready task may start now (fewer than core_threads kernels run).
     [[nodiscard]] bool can_start_locked() const noexcept;
+    // Whether a submit waiting on a full ring may go on: the oldest slot is
+    // free and at least an eighth of the ring (one slot at least) is.
+    [[nodiscard]] bool has_room_locked() const noexcept;
     // Takes ready_.front() and runs its kernel on this thread under the lowest
     // free core id, unlocking `lock` around the kernel; then finishes the task.
     void run_one_locked(std::unique_lock<std::mutex>& lock) noexcept;
@@ -134,7 +138,8 @@ private:
     std::mutex run_mu_;   // one run at a time
     std::mutex mu_;       // everything below
     std::condition_variable work_cv_;   // core threads: a task became ready, or stop
-    std::condition_variable done_cv_;   // submitter: a slot freed / all tasks finished
+    std::condition_variable done_cv_;   // run()'s caller: all tasks finished, or a task it may take
+    std::condition_variable room_cv_;   // a submit waiting on a full ring: has_room_locked(), or a failure
     std::vector<TaskPayload> ring_;
     std::vector<std::vector<uint32_t>> successors_;  // per slot
     std::deque<uint32_t> ready_;
@@ -152,6 +157,7 @@ private:
     std::vector<uint8_t> core_busy_;        // per core id: a kernel runs under it
     uint32_t spinning_ = 0;                 // core threads spinning for work
     uint32_t sleeping_ = 0;                 // core threads asleep on work_cv_
+    bool room_wanted_ = false;              // a submit sleeps on room_cv_
     LiveViews live_views_;                            // the views of the live tasks, per backing
     std::vector<uint32_t> retired_;                   // slots finished, views not yet forgotten
     std::vector<uint64_t> temporaries_;               // device temporaries of this run

@@ -98,6 +98,14 @@ public:
         return ctx_->ops->submit(ctx_->runtime, kernel, ts, tags, n, scalars.begin(),
                                  static_cast<uint32_t>(scalars.size()));
     }
+    // As above, for counts known only at run time: tensors[i] tagged tags[i].
+    int32_t submit(uint32_t kernel, const Tensor* tensors, const TensorArgType* tags, uint32_t tensor_count,
+                   const uint64_t* scalars, uint32_t scalar_count) const noexcept {
+        int32_t raw[CORE_MAX_TENSOR_ARGS];
+        if (tensor_count > CORE_MAX_TENSOR_ARGS) return fail("submit: more than %d tensors", CORE_MAX_TENSOR_ARGS);
+        for (uint32_t i = 0; i < tensor_count; ++i) raw[i] = static_cast<int32_t>(tags[i]);
+        return ctx_->ops->submit(ctx_->runtime, kernel, tensors, raw, tensor_count, scalars, scalar_count);
+    }
     int32_t alloc_tensor(std::initializer_list<uint32_t> shapes, DataType dtype, Tensor* out) const noexcept {
         return ctx_->ops->alloc_tensor(ctx_->runtime, shapes.begin(), static_cast<uint32_t>(shapes.size()),
                                        static_cast<uint8_t>(dtype), out);

@@ -4,7 +4,7 @@
 // stage_in() groups the HOST-space tensors of a ChipStorageTaskArgs by backing
 // (buffer.addr), allocates one device block per backing covering the union of
 // its views (so views that alias on the host still alias on the device and the
-// overlap map orders them), fills it, and rewrites each tensor to the device
+// runtime orders them), fills it, and rewrites each tensor to the device
 // copy. copy_back() copies out exactly the elements of every written view
 // (OUTPUT, OUTPUT_EXISTING, INOUT) — never the gaps between a strided view's
 // elements. DEVICE-space tensors pass through untouched. ZERO_COPY skips all

@@ -1,6 +1,6 @@
 // make_tile: a sub-view (tile) of a working tensor — same backing, same
 // strides, a new origin and smaller shapes. Every view of one backing keeps the
-// backing's addr, so a tile buckets with its parent in the overlap map.
+// backing's addr, so a tile is ordered with its parent (live_views.h).
 //
 // Header-only and noexcept so kernels and orchestrations built outside the
 // project can use it. Checks every offset/shape against the parent's shapes

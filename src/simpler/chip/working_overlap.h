@@ -1,5 +1,5 @@
 // overlap() for two of the chip runtime's working tensors: the question the
-// runtime's overlap map asks, answered by the exact model of view/overlap.h on
+// runtime's ordering asks (live_views.h), answered by the exact model of view/overlap.h on
 // the tensors' geometry (byte offset = start_offset elements times the element
 // size, the backing's size in bytes, dtype, shapes, strides). Two tensors over
 // different backings (different addr) are NONE. Only NONE drops an edge.
