@@ -17,12 +17,15 @@ Configurations:
   chip   one chip of 2 core threads; the whole graph in one chip orchestration (metg.graph)
   chips  2 chips of one core thread each; every point task submitted from the Python host
          (metg.point), point x on chip x mod 2
+  subs   2 Python sub-workers; every point task submitted from the Python host, each running the
+         same kernel (metg_work, through ctypes) after the same check, in Python
 
-    python benchmarks/metg/bench_metg.py [--configs chip,chips] [--patterns stencil_1d,...]
+    python benchmarks/metg/bench_metg.py [--configs chip,chips,subs] [--patterns stencil_1d,...]
         [--width 2] [--steps 1000] [--host-steps 200] [--repeats 3] [--plot docs/img/bench_metg.png]
 """
 
 import argparse
+import ctypes
 import math
 import os
 import statistics
@@ -66,15 +69,43 @@ def deps(pattern: str, t: int, x: int, width: int) -> List[int]:
     return sorted({d for d in out if 0 <= d < width})
 
 
+_LIBRARY = {"path": "", "lib": None}  # the built chip library, for sub-workers (set before they fork)
+
+
+def sub_point(args) -> None:
+    """A point task on a Python sub-worker: metg_kernels.cpp's metg_point, in Python."""
+    t, x, width, pattern, iterations, kind = args.scalars
+    want = deps(PATTERNS[pattern], t, x, width)
+    if len(args) != len(want) + 1:
+        raise RuntimeError(f"sub_point ({t}, {x}): {len(args) - 1} inputs, the pattern names {len(want)}")
+    seed = 0.0
+    for i, d in enumerate(want):
+        row = args.array(i + 1)[0]
+        if row[0] != t - 1 or row[1] != d:
+            raise RuntimeError(f"sub_point ({t}, {x}): input {i} holds ({row[0]:g}, {row[1]:g}), "
+                               f"not ({t - 1}, {d}): a missing edge")
+        seed += row[2] * 1e-9
+    if _LIBRARY["lib"] is None:
+        lib = ctypes.CDLL(_LIBRARY["path"])
+        lib.metg_work.restype = ctypes.c_double
+        lib.metg_work.argtypes = (ctypes.c_uint64, ctypes.c_uint64, ctypes.c_double)
+        _LIBRARY["lib"] = lib
+    out = args.array(0)[0]
+    out[2] = _LIBRARY["lib"].metg_work(kind, iterations, seed)
+    out[0], out[1] = t, x
+
+
 class Bench:
     def __init__(self, config: str, width: int, kind: str, core_threads: int = 0,
                  spin: Optional[float] = None) -> None:
-        chips = 1 if config == "chip" else 2
+        chips = 1 if config in ("chip", "subs") else 2
         self.config, self.width, self.kind = config, width, kind
-        self.w = Worker(level=3, num_chips=chips, chip_core_threads=core_threads or CORES // chips, zero_copy=True,
-                        task_timeout=3600, spin=spin)
         lib = ChipCallable.from_source(SOURCE, "metg.point", flags=["-O2"])
+        _LIBRARY["path"] = lib.library
+        self.w = Worker(level=3, num_chips=chips, chip_core_threads=core_threads or CORES // chips, zero_copy=True,
+                        num_sub_workers=CORES if config == "subs" else 0, task_timeout=3600, spin=spin)
         self.point = self.w.register(lib)
+        self.sub = self.w.register(sub_point)
         self.graph = self.w.register(ChipCallable.from_library(lib.library, "metg.graph"))
         self.serial = self.w.register(ChipCallable.from_library(lib.library, "metg.serial"))
         self.w.init()
@@ -108,8 +139,11 @@ class Bench:
                     ta.add_tensor(self.rows[t % 2][x], OUT)
                     for d in deps(pattern, t, x, width):
                         ta.add_tensor(self.rows[(t - 1) % 2][d], IN)
-                    o.submit_next_level(self.point, self._scalars(ta, (t, x, width, p, iterations, kind)),
-                                        worker=x % 2)
+                    self._scalars(ta, (t, x, width, p, iterations, kind))
+                    if self.config == "subs":
+                        o.submit_sub(self.sub, ta)
+                    else:
+                        o.submit_next_level(self.point, ta, worker=x % 2)
 
         t0 = time.perf_counter()
         self.w.run(on_chip if self.config == "chip" else from_host)
@@ -161,7 +195,7 @@ def sweep(bench: Bench, pattern: str, steps: int, opts, peak: float) -> List[dic
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--configs", default="chip,chips")
+    p.add_argument("--configs", default="chip,chips,subs")
     p.add_argument("--patterns", default=",".join(PATTERNS), help="for the chip configuration")
     p.add_argument("--host-patterns", default="stencil_1d", help="for the host-submitted configurations")
     p.add_argument("--kind", choices=sorted(KINDS), default="compute")

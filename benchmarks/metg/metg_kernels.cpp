@@ -19,6 +19,8 @@
 // iterations, kind) submits the whole graph on this chip: one task per point.
 // metg.serial (same arguments) runs every point's kernel in order on the
 // orchestration's thread, with no task and no check: the baseline.
+// metg_work (an exported C function) runs the same kernel for a Python
+// sub-worker, which does the point's check itself.
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -191,3 +193,8 @@ const LibraryEntry ENTRIES[] = {
 }  // namespace
 
 SIMPLER_CHIP_EXPORT_LIBRARY(ENTRIES)
+
+// The same kernel for a Python sub-worker, called through ctypes.
+extern "C" __attribute__((visibility("default"))) double metg_work(uint64_t kind, uint64_t iterations, double seed) {
+    return work(kind, iterations, seed);
+}

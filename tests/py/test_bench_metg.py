@@ -1,8 +1,9 @@
-"""benchmarks/metg: --quick runs every pattern on one chip and from the host (at width 4, where
-the patterns differ, so the kernel's check that it got exactly the inputs metg_kernels.cpp's
-deps() names cross-checks the Python graph against the C++ one), prints a METG line for each and
-writes its plot; a point task that reads rows no task of the step before wrote, or fewer rows
-than its pattern names, fails the run naming the point."""
+"""benchmarks/metg: --quick runs every pattern on one chip, on chips fed from the host and on Python
+sub-workers (at width 4, where the patterns differ, so the chip kernel's check that it got exactly
+the inputs metg_kernels.cpp's deps() names cross-checks the Python graph against the C++ one),
+prints a METG line for each and writes its plot; a point task that reads rows no task of the step
+before wrote, or fewer rows than its pattern names, fails the run naming the point, on a chip and
+on a sub-worker."""
 
 import os
 import re
@@ -29,7 +30,7 @@ def test_quick_run_prints_a_metg_line_for_every_pattern_and_writes_the_plot(tmp_
     assert r.returncode == 0, r.stdout + r.stderr
     assert re.search(r"^\| serial \| \(one core\) \| 512 \| [\d.]+ ms \| [\d.]+ µs \| peak [\d.]+ GFLOP/s a core \|$",
                      r.stdout, re.M), r.stdout
-    for config in ("chip", "chips"):
+    for config in ("chip", "chips", "subs"):
         for pattern in PATTERNS:
             rows = re.findall(rf"^\| {config} \| {pattern} \| (\d+) \| [\d.]+ ms \| [\d.]+ µs \| ([\d.]+) % \|$",
                               r.stdout, re.M)
@@ -38,9 +39,9 @@ def test_quick_run_prints_a_metg_line_for_every_pattern_and_writes_the_plot(tmp_
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture
-def bench():
-    b = bench_metg.Bench("chips", 4, "compute")
+@pytest.fixture(params=["chips", "subs"])
+def bench(request):
+    b = bench_metg.Bench(request.param, 4, "compute")
     yield b
     b.close()
 
@@ -52,18 +53,21 @@ def submit_point(bench, o, t, x, reads):
         ta.add_tensor(bench.rows[gen % 2][d], bench_metg.IN)
     for v in (t, x, 4, PATTERNS.index("stencil_1d"), 8, 0):
         ta.add_scalar(v)
-    o.submit_next_level(bench.point, ta, worker=0)
+    if bench.config == "subs":
+        o.submit_sub(bench.sub, ta)
+    else:
+        o.submit_next_level(bench.point, ta, worker=0)
 
 
 def test_a_point_that_reads_rows_its_step_before_did_not_write_fails_naming_it(bench):
     bench.run_graph("stencil_1d", 2, 8)  # rows of step 1 hold (1, x)
-    missing = r"metg_point \(4, 1\): input 0 holds \(1, 0\), not \(3, 0\): a missing edge"
+    missing = r"(metg|sub)_point \(4, 1\): input 0 holds \(1, 0\), not \(3, 0\): a missing edge"
     with pytest.raises(RuntimeError, match=missing):
         bench.w.run(lambda o, _a, _c: submit_point(bench, o, 4, 1, [(3, 0), (3, 1), (3, 2)]))
 
 
 def test_a_point_given_fewer_rows_than_its_pattern_names_fails_naming_it(bench):
-    with pytest.raises(RuntimeError, match=r"metg_point \(1, 1\): 2 inputs, the pattern names 3"):
+    with pytest.raises(RuntimeError, match=r"(metg|sub)_point \(1, 1\): 2 inputs, the pattern names 3"):
         bench.w.run(lambda o, _a, _c: submit_point(bench, o, 1, 1, [(0, 0), (0, 1)]))
 
 
