@@ -47,6 +47,9 @@ import numpy as np
 
 from simpler import ChipCallable, DataType, TaskArgs, TensorArgType, Worker
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plots  # benchmarks/plots.py
+
 IN, INOUT = TensorArgType.INPUT, TensorArgType.INOUT
 DTYPES = {"float32": (DataType.FLOAT32, np.float32), "float64": (DataType.FLOAT64, np.float64)}
 
@@ -230,12 +233,7 @@ def main(argv=None) -> int:
 
 
 def plot(rows: List[dict], sizes: List[int], dtype: DataType, chips: int, path: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7.2, 4.8), dpi=110)
+    fig, ax = plots.new_figure()
     for k, n in enumerate(sizes):
         mine = [r for r in rows if r["n"] == n]
         if not mine:
@@ -251,12 +249,7 @@ def plot(rows: List[dict], sizes: List[int], dtype: DataType, chips: int, path: 
     ax.set_ylabel("GFLOP/s (n³/3 / s)")
     ax.set_title(f"Tiled Cholesky, {dtype.name}, on {chips} chips of one core thread")
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize="x-small", ncol=3, loc="lower center")
-    ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
+    plots.save_figure(fig, ax, path, ncol=3, loc="lower center")
 
 
 if __name__ == "__main__":

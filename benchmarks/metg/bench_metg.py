@@ -35,6 +35,9 @@ from typing import Dict, List, Optional, Tuple
 
 from simpler import ChipCallable, DataType, TaskArgs, TensorArgType, Worker
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import plots  # benchmarks/plots.py
+
 PATTERNS = ("trivial", "stencil_1d", "nearest", "spread", "fft", "tree", "all_to_all")
 KINDS = {"compute": 0, "memory": 1}
 FLOP_PER_ITERATION = {"compute": 64, "memory": 2 << 16}
@@ -256,12 +259,7 @@ def main(argv=None) -> int:
 
 
 def plot(rows: List[dict], path: str, kind: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7.2, 4.8), dpi=110)
+    fig, ax = plots.new_figure()
     series = sorted({(r["config"], r["pattern"]) for r in rows})
     for k, (config, pattern) in enumerate(series):
         mine = [r for r in rows if (r["config"], r["pattern"]) == (config, pattern)]
@@ -274,12 +272,7 @@ def plot(rows: List[dict], path: str, kind: str) -> None:
     ax.set_ylabel("efficiency (% of the serial peak)")
     ax.set_title(f"METG: efficiency against task granularity, {kind}-bound, {CORES} cores")
     ax.set_ylim(0, 110)
-    ax.legend(fontsize="x-small", ncol=2)
-    ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
+    plots.save_figure(fig, ax, path, ncol=2)
 
 
 if __name__ == "__main__":
