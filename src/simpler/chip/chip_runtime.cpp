@@ -312,11 +312,6 @@ int32_t Runtime::submit(uint32_t kernel_id, const Tensor* tensors, const int32_t
     return CHIP_OK;
 }
 
-bool Runtime::task_live_locked(uint64_t task_id, uint32_t slot) const noexcept {
-    const TaskPayloadHeader& h = ring_[slot].header;
-    return h.task_id == task_id && h.state != static_cast<uint32_t>(SlotState::FREE);
-}
-
 void Runtime::forget_retired_locked() noexcept {
     for (const uint32_t slot : retired_)
         live_views_.remove_task(slot, ring_[slot].tensors, ring_[slot].header.tensor_count);

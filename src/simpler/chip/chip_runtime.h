@@ -119,7 +119,6 @@ private:
     template <class Done>
     bool spin_until(Done&& done) const noexcept;
     void finish_task_locked(uint32_t slot) noexcept;
-    bool task_live_locked(uint64_t task_id, uint32_t slot) const noexcept;
     void record_error_locked(std::string message) noexcept;
     int32_t check_submit(uint32_t kernel_id, const Tensor* tensors, const int32_t* tags, uint32_t tensor_count,
                          const uint64_t* scalars, uint32_t scalar_count) noexcept;

@@ -78,17 +78,11 @@ void LiveViews::remove_task(uint32_t slot, const Tensor* tensors, uint32_t count
     std::vector<View>& views = slots_[slot].views;
     for (uint32_t i = 0; i < count && i < views.size(); ++i) {
         if (views[i].filed == Filed::NO) continue;
-        const uint64_t addr = tensors[i].addr;
-        if (last_ != nullptr && last_addr_ == addr) {
-            unfile(*last_, id_of(slot, i));
-        } else if (const auto it = backings_.find(addr); it != backings_.end()) {
-            unfile(it->second, id_of(slot, i));
-        }
+        if (const auto it = backings_.find(tensors[i].addr); it != backings_.end()) unfile(it->second, id_of(slot, i));
     }
 }
 
 void LiveViews::clear() noexcept {
-    last_ = nullptr;
     if (filed_ != 0) {  // a task was not removed: start over
         backings_.clear();
         filed_ = 0;

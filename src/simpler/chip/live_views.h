@@ -87,8 +87,6 @@ private:
     std::pmr::unsynchronized_pool_resource memory_;
     std::unordered_map<uint64_t, Backing> backings_;
     std::vector<SlotViews> slots_;
-    Backing* last_ = nullptr;  // the backing of the last lookup (most tasks name one or two)
-    uint64_t last_addr_ = 0;
     Backing* backing_at_[CORE_MAX_TENSOR_ARGS] = {};  // scratch of add_task: each tensor's backing
     std::vector<uint32_t> preds_;       // add_task's answer
     std::vector<Superseded> superseded_;  // scratch of add_task: the views its writes cover
