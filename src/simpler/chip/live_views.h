@@ -16,7 +16,7 @@
 // filed.
 //
 // Owns the indexes and a box per filed view; holds no tensor and no task. The
-// caller (Runtime, under its lock) passes the same slot, tensors and tags to
+// caller (Runtime, under its lock) passes the same slot and tensors to
 // remove_task() that it gave add_task(), removes a task before its slot is
 // reused, and clears between runs. Not thread-safe. Any tensor geometry is
 // accepted: overlap() is total, and NONE alone drops an edge.
