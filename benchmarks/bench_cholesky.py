@@ -73,17 +73,18 @@ print(json.dumps(statistics.median(times)))
 CHIPS_BLAS = r"""
 import ctypes, json, statistics, sys, time
 import numpy as np
-import simpler._core  # loads the OpenBLAS the chips' kernels call
-paths = [line.split()[-1] for line in open("/proc/self/maps") if "libopenblas" in line]
-if not paths:
+import simpler
+path, _ = simpler._core.blas_library()  # loads the BLAS the chips' kernels call, as they do
+if path is None:
     print("null")
     raise SystemExit(0)
-lib = ctypes.CDLL(paths[0])
+lib = ctypes.CDLL(path)
+prefix = "scipy_" if hasattr(lib, "scipy_spotrf_") else ""  # the scipy-openblas wheels' symbols
 n, dtype, repeats = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 rng = np.random.default_rng(7)
 g = rng.standard_normal((n, n))
 a = (g @ g.T / n + np.eye(n)).astype(dtype)
-potrf = lib.dpotrf_ if dtype == "float64" else lib.spotrf_
+potrf = getattr(lib, prefix + ("dpotrf_" if dtype == "float64" else "spotrf_"))
 uplo, order, info = ctypes.c_char(b"L"), ctypes.c_int(n), ctypes.c_int(0)
 times = []
 for r in range(repeats + 1):  # the first call is a warm-up

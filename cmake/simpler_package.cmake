@@ -66,5 +66,4 @@ write_basic_package_version_file(
   VERSION "${PROJECT_VERSION}"
   COMPATIBILITY SameMinorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/simplerConfig.cmake" "${PROJECT_BINARY_DIR}/simplerConfigVersion.cmake"
-              "${CMAKE_CURRENT_LIST_DIR}/simpler_openblas.cmake"
         DESTINATION "${SIMPLER_INSTALL_CMAKEDIR}")

@@ -6,7 +6,8 @@
 // Also binds the chip's options (ChipServiceConfig, RuntimeConfig,
 // StagingMode, DeviceChoice), which a WorkerConfig holds: read/write fields,
 // defaults and validate() from C++; and the devices a choice finds
-// (find_devices, asked in a throwaway child: engine/device_probe.h).
+// (find_devices, asked in a throwaway child: engine/device_probe.h). And the
+// standard kernels' BLAS: which library a chip loads (chip/blas_library.h).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -18,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "simpler/chip/blas_library.h"
 #include "simpler/chip/chip_service.h"
 #include "simpler/chip/device.h"
 #include "simpler/chip/device_catalog.h"
@@ -98,6 +100,19 @@ void bind_chip(nb::module_& m) {
         "The names of the __kernel functions an OpenCL C source defines, in order (read without a compiler).");
     m.def("chip_cache_dir", &simpler::chip::default_chip_cache_dir,
           "Where built chip code is cached: $SIMPLER_CACHE_DIR, else $XDG_CACHE_HOME/simpler, else ~/.cache/simpler.");
+    m.def("set_blas_candidate", &simpler::chip::set_blas_candidate, "path"_a,
+          "Registers the BLAS a chip loads unless SIMPLER_BLAS names one (chip/blas_library.h); the package "
+          "registers the scipy-openblas32 wheel's at import.");
+    m.def(
+        "blas_library",
+        []() -> std::tuple<std::optional<std::string>, std::optional<std::string>> {
+            const simpler::chip::BlasLibrary* lib = simpler::chip::blas_library();
+            const char* error = simpler::chip::blas_load_error();
+            return {lib ? std::optional<std::string>(lib->path) : std::nullopt,
+                    error ? std::optional<std::string>(error) : std::nullopt};
+        },
+        "The BLAS the standard kernels call in this process, loading it on the first call: (the library as "
+        "loaded, or None for the portable loops; why the one named did not load, or None).");
     m.def("opencl_built", &simpler::chip::opencl_built,
           "True when this build drives OpenCL devices (the OpenCL headers were found when it was built).");
     nb::class_<RuntimeConfig>(m, "RuntimeConfig",

@@ -13,6 +13,7 @@ returns), TaskHandles (what a batch submit returns), SubmittedTasks (what
 Orchestrator.submitted is), ChildRef and ChildKind (which child a task ran on); and where the
 installed headers and CMake package are: get_include(), get_cmake_dir()."""
 
+from simpler import runtime_libraries as _runtime_libraries
 from simpler._core import CallConfig, ChildKind, ChildRef, TaskHandle, TaskHandles, TaskKind
 from simpler.buffer import *  # noqa: F403
 from simpler.chip_callable import ChipCallable
@@ -30,6 +31,9 @@ from simpler.sub_worker import MappedArgs
 from simpler.submitted_tasks import SubmittedTasks
 from simpler.task_interface import *  # noqa: F403
 from simpler.worker import CallableHandle, Worker
+
+# The BLAS the chips load, registered before any chip process is forked.
+_runtime_libraries.register()
 
 # Every name of simpler.buffer, simpler.collectives, simpler.deps, simpler.share and simpler.task_interface's
 # __all__, and the runtime's (tests/py/test_public_api.py checks that none is missing).

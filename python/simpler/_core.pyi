@@ -562,6 +562,16 @@ def opencl_kernel_names(source: str) -> list[str]:
 def chip_cache_dir() -> str:
     """Where built chip code is cached: $SIMPLER_CACHE_DIR, else $XDG_CACHE_HOME/simpler, else ~/.cache/simpler."""
 
+def set_blas_candidate(path: str) -> None:
+    """
+    Registers the BLAS a chip loads unless SIMPLER_BLAS names one (chip/blas_library.h); the package registers the scipy-openblas32 wheel's at import.
+    """
+
+def blas_library() -> tuple[str | None, str | None]:
+    """
+    The BLAS the standard kernels call in this process, loading it on the first call: (the library as loaded, or None for the portable loops; why the one named did not load, or None).
+    """
+
 def opencl_built() -> bool:
     """True when this build drives OpenCL devices (the OpenCL headers were found when it was built)."""
 

@@ -1,8 +1,9 @@
 """Run by tests/py/test_wheel.py with the python of a fresh venv that has only the built wheel (and
-NumPy): checks that simpler comes from that venv (argv[2]), builds the C++ example's chip kernel
-library (examples/cpp_host/kernels.cpp, argv[1]) with ChipCallable.from_source against the wheel's
-own headers, runs example.axpb (y = 3 x + 1) on a Worker's chip and checks every element.
-Prints "installed wheel: ok" last; any failure is an exception (exit status 1)."""
+its dependencies): checks that simpler comes from that venv (argv[2]) and loads the scipy-openblas32
+wheel's BLAS, builds the C++ example's chip kernel library (examples/cpp_host/kernels.cpp, argv[1])
+with ChipCallable.from_source against the wheel's own headers, runs example.axpb (y = 3 x + 1) on a
+Worker's chip and checks every element. Prints "installed wheel: ok" last; any failure is an
+exception (exit status 1)."""
 
 import os
 import struct
@@ -25,6 +26,9 @@ def main(kernel_source: str, venv: str) -> None:
     assert os.path.realpath(include).startswith(venv + os.sep), include
     assert os.path.isfile(os.path.join(include, "simpler", "chip", "library_abi.h"))
     assert "SIMPLER_CHIP_INCLUDE_DIR" not in os.environ
+    # The BLAS the chips load is the scipy-openblas32 wheel's, registered at import (docs/chip.md).
+    blas, error = simpler._core.blas_library()
+    assert error is None and blas is not None and "/scipy_openblas32/lib/" in blas, (blas, error)
 
     axpb = ChipCallable.from_source(kernel_source, "example.axpb")
     # The library's key covers its include folder: naming the wheel's headers explicitly gives the same

@@ -7,9 +7,9 @@ installed folders; and the C++ example (examples/cpp_host) configures with
 library against simpler::kernel and its host program against simpler::core, and the program runs a
 Worker with a chip end to end.
 
-The fresh venv has no system site-packages; NumPy (the wheel's one dependency) comes from this
-interpreter's installation through a .pth file naming a folder that holds links to NumPy alone, so
-`simpler` can come only from the wheel (each check asserts where it came from). The wheel is built
+The fresh venv has no system site-packages; the wheel's dependencies (NumPy, scipy-openblas32) come
+from this interpreter's installation through a .pth file naming a folder that holds links to them
+alone, so `simpler` can come only from the wheel (each check asserts where it came from). The wheel is built
 in a temporary build dir, never build/py, with ccache when the machine has it. Select these tests
 with `pytest -m wheel`; they take a few minutes (a whole Release build)."""
 
@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy
 import pytest
+import scipy_openblas32
 
 pytestmark = pytest.mark.wheel
 
@@ -61,14 +62,16 @@ def _build_env(work: Path) -> dict:
     return env
 
 
-def _numpy_only_dir(work: Path) -> Path:
-    """A folder holding links to NumPy's package (and its bundled libraries and metadata) only."""
-    site = Path(numpy.__file__).resolve().parent.parent
-    only = work / "numpy-only"
+def _dependencies_dir(work: Path) -> Path:
+    """A folder holding links to the wheel's dependencies only: NumPy's package (and its bundled
+    libraries and metadata) and scipy-openblas32's (the BLAS the chips load)."""
+    only = work / "dependencies-only"
     only.mkdir()
-    for entry in site.iterdir():
-        if entry.name == "numpy" or entry.name.startswith(("numpy.libs", "numpy-")):
-            (only / entry.name).symlink_to(entry)
+    for module, prefix in ((numpy, "numpy"), (scipy_openblas32, "scipy_openblas32")):
+        site = Path(module.__file__).resolve().parent.parent
+        for entry in site.iterdir():
+            if entry.name == prefix or entry.name.startswith((f"{prefix}.libs", f"{prefix}-")):
+                (only / entry.name).symlink_to(entry)
     return only
 
 
@@ -90,7 +93,7 @@ def installed(request):
         py = venv / "bin" / "python"
         purelib = _run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                        cwd=work, env=env).stdout.strip()
-        Path(purelib, "numpy_only.pth").write_text(f"{_numpy_only_dir(work)}\n")
+        Path(purelib, "dependencies_only.pth").write_text(f"{_dependencies_dir(work)}\n")
         _run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index", str(wheel)],
              cwd=work, env=env)
         yield work, wheel, venv, py, env

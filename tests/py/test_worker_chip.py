@@ -70,7 +70,8 @@ def test_vector_add_on_host_arguments(mode, closing):
 
 
 # std.matmul's layouts (docs/chip.md): (shape, strides, byte_offset) of A [M, K], B [K, N] and C [M, N]
-# over 64 x 64 buffers. The first four go to the serial OpenBLAS's sgemm, the last two take the loop.
+# over 64 x 64 buffers. The first four go to the BLAS's sgemm where one is loaded, the last two take the loop;
+# with SIMPLER_BLAS=none every one takes the loop.
 M_, K_, N_, W_ = 12, 20, 9, 64
 MATMUL_LAYOUTS = {
     "dense": ((None, 0), (None, 0), (None, 0)),
@@ -84,7 +85,10 @@ MATMUL_LAYOUTS = {
 
 @pytest.mark.parametrize("layout", MATMUL_LAYOUTS)
 @pytest.mark.parametrize("mode", ["staged", "worker_zero_copy"])
-def test_std_matmul_of_every_layout_agrees_with_numpy(layout, mode, closing):
+@pytest.mark.parametrize("blas", ["loaded", "none"])
+def test_std_matmul_of_every_layout_agrees_with_numpy(layout, mode, blas, closing, monkeypatch):
+    if blas == "none":
+        monkeypatch.setenv("SIMPLER_BLAS", "none")  # read by the chip process, forked at init()
     w = make_worker(mode, num_chips=1)
     closing(w)
     mm = w.register(ChipCallable("std.matmul"))

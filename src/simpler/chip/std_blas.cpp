@@ -1,13 +1,6 @@
 #include "simpler/chip/std_blas.h"
 
-#ifdef SIMPLER_HAVE_OPENBLAS
 #include <climits>
-
-extern "C" {
-// LAPACK's Cholesky factorisation (column-major), from the same serial OpenBLAS.
-void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info);
-void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
-}
 
 namespace simpler::chip {
 
@@ -32,39 +25,38 @@ std::mutex& blas_mutex() noexcept {
 
 int lapack_potrf(char uplo, int n, float* p, int ld) noexcept {
     int info = 0;
-    spotrf_(&uplo, &n, p, &ld, &info);
+    blas_library()->spotrf(&uplo, &n, p, &ld, &info);
     return info;
 }
 int lapack_potrf(char uplo, int n, double* p, int ld) noexcept {
     int info = 0;
-    dpotrf_(&uplo, &n, p, &ld, &info);
+    blas_library()->dpotrf(&uplo, &n, p, &ld, &info);
     return info;
 }
 
 void blas_trsm(CBLAS_ORDER o, CBLAS_UPLO u, CBLAS_TRANSPOSE t, int m, int n, const float* l, int ldl, float* b,
                int ldb) noexcept {
-    cblas_strsm(o, CblasRight, u, t, CblasNonUnit, m, n, 1.0f, l, ldl, b, ldb);
+    blas_library()->strsm(o, CblasRight, u, t, CblasNonUnit, m, n, 1.0f, l, ldl, b, ldb);
 }
 void blas_trsm(CBLAS_ORDER o, CBLAS_UPLO u, CBLAS_TRANSPOSE t, int m, int n, const double* l, int ldl, double* b,
                int ldb) noexcept {
-    cblas_dtrsm(o, CblasRight, u, t, CblasNonUnit, m, n, 1.0, l, ldl, b, ldb);
+    blas_library()->dtrsm(o, CblasRight, u, t, CblasNonUnit, m, n, 1.0, l, ldl, b, ldb);
 }
 
 void blas_syrk(CBLAS_ORDER o, CBLAS_TRANSPOSE t, int n, int k, const float* a, int lda, float* c, int ldc) noexcept {
-    cblas_ssyrk(o, CblasLower, t, n, k, -1.0f, a, lda, 1.0f, c, ldc);
+    blas_library()->ssyrk(o, CblasLower, t, n, k, -1.0f, a, lda, 1.0f, c, ldc);
 }
 void blas_syrk(CBLAS_ORDER o, CBLAS_TRANSPOSE t, int n, int k, const double* a, int lda, double* c, int ldc) noexcept {
-    cblas_dsyrk(o, CblasLower, t, n, k, -1.0, a, lda, 1.0, c, ldc);
+    blas_library()->dsyrk(o, CblasLower, t, n, k, -1.0, a, lda, 1.0, c, ldc);
 }
 
 void blas_gemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha, const float* a,
                int lda, const float* b, int ldb, float beta, float* c, int ldc) noexcept {
-    cblas_sgemm(o, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    blas_library()->sgemm(o, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 void blas_gemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha,
                const double* a, int lda, const double* b, int ldb, double beta, double* c, int ldc) noexcept {
-    cblas_dgemm(o, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    blas_library()->dgemm(o, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace simpler::chip
-#endif

@@ -1,17 +1,26 @@
-// How the standard kernels reach the serial OpenBLAS (cmake/simpler_openblas.cmake):
-// whether a 2-D view reads as a BLAS operand, in which CBLAS order, the lock
-// every call takes, and the calls themselves typed by element (float, double).
-// Built only with SIMPLER_HAVE_OPENBLAS; without it every kernel takes its
-// portable loop.
+// How the standard kernels reach the BLAS loaded at run time (blas_library.h):
+// whether one is there, whether a 2-D view reads as a BLAS operand, in which
+// CBLAS order, the lock every call takes, and the calls themselves typed by
+// element (float, double). Without a library every kernel takes its portable
+// loop.
 #pragma once
-
-#ifdef SIMPLER_HAVE_OPENBLAS
-#include <cblas.h>
 
 #include <cstdint>
 #include <mutex>
 
+#include "simpler/chip/blas_library.h"
+
 namespace simpler::chip {
+
+// CBLAS's enumerations, with CBLAS's values (the library's ABI).
+enum CBLAS_ORDER : int { CblasRowMajor = 101, CblasColMajor = 102 };
+enum CBLAS_TRANSPOSE : int { CblasNoTrans = 111, CblasTrans = 112 };
+enum CBLAS_UPLO : int { CblasUpper = 121, CblasLower = 122 };
+enum CBLAS_DIAG : int { CblasNonUnit = 131 };
+enum CBLAS_SIDE : int { CblasRight = 142 };
+
+// Whether the kernels' BLAS paths are open: a library is loaded.
+inline bool have_blas() noexcept { return blas_library() != nullptr; }
 
 // How a [rows, cols] view with element strides (s0, s1) reads as a BLAS
 // operand: a row-major matrix with unit inner stride and leading dimension ld
@@ -30,7 +39,8 @@ BlasLayout blas_layout(uint32_t rows, uint32_t cols, uint32_t s0, uint32_t s1) n
 // Debian's serial OpenBLAS (0.3.21) is built without USE_LOCKING: two threads
 // in it at once race on its shared work buffers and return wrong results
 // (several in every 10,000 calls of a 4-thread 96 x 96 sgemm test on this
-// machine). The core threads of a chip therefore take turns; one core thread
+// machine). Any library may be the one loaded, so the core threads of a chip
+// take turns in every one; one core thread
 // per chip (or a chip per core) loses nothing, several lose their parallelism
 // on the BLAS paths (docs/chip.md).
 std::mutex& blas_mutex() noexcept;
@@ -59,4 +69,3 @@ int lapack_potrf(char uplo, int n, float* p, int ld) noexcept;
 int lapack_potrf(char uplo, int n, double* p, int ld) noexcept;
 
 }  // namespace simpler::chip
-#endif

@@ -285,17 +285,17 @@ void matmul_views(const Tensor& A, const Tensor& B, const Tensor& C) {
     const T* pa = A.data<T>();
     const T* pb = B.data<T>();
     T* pc = C.data<T>();
-#ifdef SIMPLER_HAVE_OPENBLAS
-    const BlasLayout la = blas_layout(M, K, A.strides[0], A.strides[1]);
-    const BlasLayout lb = blas_layout(K, N, B.strides[0], B.strides[1]);
-    const BlasLayout lc = blas_layout(M, N, C.strides[0], C.strides[1]);
-    if (la.ok && lb.ok && lc.ok && !lc.transposed) {
-        const std::scoped_lock lock(blas_mutex());
-        blas_gemm(CblasRowMajor, trans(la.transposed), trans(lb.transposed), static_cast<int>(M), static_cast<int>(N),
-                  static_cast<int>(K), T{1}, pa, la.ld, pb, lb.ld, T{0}, pc, lc.ld);
-        return;
+    if (have_blas()) {
+        const BlasLayout la = blas_layout(M, K, A.strides[0], A.strides[1]);
+        const BlasLayout lb = blas_layout(K, N, B.strides[0], B.strides[1]);
+        const BlasLayout lc = blas_layout(M, N, C.strides[0], C.strides[1]);
+        if (la.ok && lb.ok && lc.ok && !lc.transposed) {
+            const std::scoped_lock lock(blas_mutex());
+            blas_gemm(CblasRowMajor, trans(la.transposed), trans(lb.transposed), static_cast<int>(M),
+                      static_cast<int>(N), static_cast<int>(K), T{1}, pa, la.ld, pb, lb.ld, T{0}, pc, lc.ld);
+            return;
+        }
     }
-#endif
     const uint64_t as0 = A.strides[0], as1 = A.strides[1], bs0 = B.strides[0], bs1 = B.strides[1];
     const uint64_t cs0 = C.strides[0], cs1 = C.strides[1];
     std::vector<T> acc(N);
@@ -317,6 +317,7 @@ void matmul_views(const Tensor& A, const Tensor& B, const Tensor& C) {
 // std.matmul (A, B, C): C = A @ B, FLOAT32 or FLOAT64, the three of one dtype.
 int32_t matmul(const KernelArgs* a) {
     if (int32_t rc = check_count(a, "std.matmul", 3, 0); rc != CHIP_OK) return rc;
+    if (const char* e = blas_load_error()) return kernel_fail(a, "std.matmul: %s", e);
     const Tensor& A = a->tensors[0];
     const Tensor& B = a->tensors[1];
     const Tensor& C = a->tensors[2];
