@@ -6,8 +6,8 @@
 #   <libdir>/cmake/simpler/                simplerConfig.cmake: find_package(simpler CONFIG)
 #
 # find_package(simpler CONFIG) gives simpler::core (the host runtime: every
-# module, with the threads, dl and rt it needs, and MPI and the serial OpenBLAS
-# when the core was built with them) and simpler::kernel (the chip ABI headers,
+# module, with the threads, dl and rt it needs; MPI and BLAS are loaded at run
+# time, libsimpler_mpi.so beside the libraries) and simpler::kernel (the chip ABI headers,
 # nothing to link).
 # Under scikit-build-core the dirs are inside the Python package, beside the
 # extension (CMakeLists.txt), where simpler.get_include() and
@@ -32,6 +32,10 @@ endforeach()
 install(TARGETS ${simpler_installed_targets}
         EXPORT simplerTargets
         ARCHIVE DESTINATION "${SIMPLER_INSTALL_LIBDIR}")
+# The MPI shim (src/CMakeLists.txt), the one file that links MPI.
+if(TARGET simpler_mpi)
+  install(TARGETS simpler_mpi LIBRARY DESTINATION "${SIMPLER_INSTALL_LIBDIR}")
+endif()
 # Under GCC with LTO the modules are fat objects (CMakeLists.txt): the
 # extension links their LTO bytecode, and the installed copies keep only the
 # machine code, so a program links them with any compiler or GCC version and

@@ -1,4 +1,5 @@
-// Bindings of the remote transport (simpler.remote): MPI start and end, the
+// Bindings of the remote transport (simpler.remote): loading MPI (through its
+// shim, remote/mpi/mpi_library.h), MPI start and end, the
 // relays of an L4's remote L3 children, and a remote L3's server loop. Built
 // with an MPI only; without one, remote_available() is False and the rest is absent.
 #include <nanobind/nanobind.h>
@@ -18,6 +19,7 @@
 #include "remote_children.h"
 
 #ifdef SIMPLER_HAVE_MPI
+#include "simpler/remote/mpi/mpi_library.h"
 #include "simpler/remote/mpi/mpi_transport.h"
 #include "simpler/remote/mpi/remote_relay.h"
 #include "simpler/remote/mpi/remote_server.h"
@@ -50,6 +52,17 @@ std::string error_text(nb::python_error& e) {
 void bind_remote(nb::module_& m) {
 #ifdef SIMPLER_HAVE_MPI
     m.def("remote_available", [] { return true; }, "Whether this build has the MPI transport for remote Workers.");
+    m.def("set_mpi_shim_candidate", &simpler::set_mpi_shim_candidate, "path"_a,
+          "Registers the MPI shim (libsimpler_mpi.so) this process loads unless SIMPLER_MPI_SHIM names one; the "
+          "package registers its installed copy at import.");
+    m.def(
+        "mpi_library",
+        [] {
+            (void)simpler::mpi_library();  // RuntimeError: what did not load, why, how to get MPI
+            return simpler::mpi_library_description();
+        },
+        "Loads MPI in this process (once), without starting it: the shim and the MPI it runs, or RuntimeError "
+        "naming the library that did not load, why, where the shim was looked for and how to get MPI.");
     m.def(
         "remote_start",
         [](double heartbeat_timeout) {

@@ -61,7 +61,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
         if not args.program:
             parser.error("launch: name the script to run")
-        return launcher.main(args.n, args.program, args.isolate, args.mpirun_arg)
+        try:
+            return launcher.main(args.n, args.program, args.isolate, args.mpirun_arg)
+        except RuntimeError as e:  # no MPI here, no mpirun: said in one line, not a traceback
+            print(f"python -m {e}", file=sys.stderr)
+            return 1
     if args.command == "demo" and args.levels == 4:
         from simpler.demo_tree import run as run_tree
 

@@ -967,6 +967,16 @@ class TaskHandles(Sequence[TaskHandle]):
 def remote_available() -> bool:
     """Whether this build has the MPI transport for remote Workers."""
 
+def set_mpi_shim_candidate(path: str) -> None:
+    """
+    Registers the MPI shim (libsimpler_mpi.so) this process loads unless SIMPLER_MPI_SHIM names one; the package registers its installed copy at import.
+    """
+
+def mpi_library() -> str:
+    """
+    Loads MPI in this process (once), without starting it: the shim and the MPI it runs, or RuntimeError naming the library that did not load, why, where the shim was looked for and how to get MPI.
+    """
+
 def remote_start(heartbeat_timeout: float) -> tuple[int, int]:
     """
     Starts MPI in this process once (MPI_THREAD_MULTIPLE) and the heartbeats; returns (rank, size). A watched rank silent for heartbeat_timeout seconds is lost.

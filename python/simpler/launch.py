@@ -42,6 +42,8 @@ import tempfile
 import time
 from typing import List, Optional, Sequence, Tuple
 
+from simpler import remote
+
 LOST_RANK_STATUS = 3
 # The status file's environment variable and rank 0's two control lines (simpler.remote writes them).
 STATUS_ENV = "SIMPLER_LAUNCH_STATUS"
@@ -156,6 +158,7 @@ def supervise(proc: "subprocess.Popen[bytes]", status_path: str) -> Tuple[int, L
 
 
 def main(n: int, program: Sequence[str], isolate: bool = False, mpirun_args: Sequence[str] = ()) -> int:
+    remote.require_mpi("simpler launch")  # every rank loads it: missing here, it fails before mpirun starts
     cmd = command(n, program, isolate, mpirun_args)
     with tempfile.NamedTemporaryFile(prefix="simpler-launch-", suffix=".status") as status:
         proc = subprocess.Popen(cmd, env={**os.environ, STATUS_ENV: status.name})

@@ -86,6 +86,19 @@ def available() -> bool:
     return bool(_core.remote_available())
 
 
+def require_mpi(who: str) -> str:
+    """Loads MPI in this process (once; python/simpler/runtime_libraries.py) and says which: the shim
+    and the MPI it runs. RuntimeError, prefixed with `who`, when this build has no MPI transport or
+    its MPI is not installed here (naming the library, why, and how to get it)."""
+    if not available():
+        raise RuntimeError(f"{who}: this simpler was built without MPI; remote Workers need Open MPI "
+                           "(apt-get install libopenmpi-dev openmpi-bin, then rebuild)")
+    try:
+        return str(_core.mpi_library())
+    except RuntimeError as e:
+        raise RuntimeError(f"{who}: {e}") from None
+
+
 class PathCallable:
     """A callable registered by import path ("pkg.module:fn"); resolved at init() in each process."""
 

@@ -1,11 +1,15 @@
 """The native libraries simpler finds at run time instead of linking them, so
-that the wheel imports on any Linux: the BLAS the standard chip kernels call.
+that the wheel imports on any Linux: the BLAS the standard chip kernels call,
+and MPI (through the MPI shim, libsimpler_mpi.so, installed in the package's
+lib folder), which only remote Workers need.
 
 The BLAS comes from the scipy-openblas32 wheel (a dependency: the OpenBLAS
 NumPy's and SciPy's maintainers publish); ``register()`` hands its path to the
 extension at import, and a chip process loads it the first time a kernel needs
 it, serially (docs/chip.md). ``SIMPLER_BLAS`` in the environment overrides it:
-another library, or ``none`` for the portable loops."""
+another library, or ``none`` for the portable loops. The MPI shim is registered
+the same way and loaded when a remote Worker is first added or MPI started
+(docs/remote.md); ``SIMPLER_MPI_SHIM`` overrides it."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from simpler import _core
 
 _OPENBLAS_WHEEL = "scipy_openblas32"
 _OPENBLAS_FILE = "libscipy_openblas.so"
+_MPI_SHIM = Path("lib") / "libsimpler_mpi.so"
 
 
 def wheel_blas_path() -> Path | None:
@@ -28,8 +33,18 @@ def wheel_blas_path() -> Path | None:
     return path if path.is_file() else None
 
 
+def mpi_shim_path() -> Path | None:
+    """The package's MPI shim (beside the extension, in lib/); None where this build has none."""
+    path = Path(_core.__file__).resolve().parent / _MPI_SHIM
+    return path if path.is_file() else None
+
+
 def register() -> None:
-    """Registers the wheel's BLAS with the extension (before any chip process is forked)."""
+    """Registers the wheel's BLAS and the package's MPI shim with the extension (before any chip
+    process is forked, and before MPI is loaded)."""
     path = wheel_blas_path()
     if path is not None:
         _core.set_blas_candidate(str(path))
+    shim = mpi_shim_path()
+    if shim is not None and _core.remote_available():
+        _core.set_mpi_shim_candidate(str(shim))

@@ -416,6 +416,7 @@ class Worker:
         if self.level != 4:
             raise ValueError(f"Worker.add_remote_workers: remote children are level-3 Workers, the children of a "
                              f"level-4 Worker (this one is level {self.level})")
+        remote.require_mpi("Worker.add_remote_workers")  # MPI is loaded at run time: missing, it fails here
         if heartbeat_timeout is not None:
             if isinstance(heartbeat_timeout, bool) or not isinstance(heartbeat_timeout, (int, float)) or \
                     not 0 < heartbeat_timeout <= 3600:

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "simpler/remote/mpi/mpi_library.h"
 #include "simpler/remote/view_runs.h"
 
 namespace simpler {
@@ -16,11 +17,12 @@ namespace {
 
 constexpr size_t PIECE = size_t{1} << 30;  // bytes per MPI message of a large payload
 
-std::string mpi_error_text(int rc) {
-    char text[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) return "MPI error " + std::to_string(rc);
-    return std::string(text, static_cast<size_t>(len));
+constexpr int MPI_OK = 0;  // MPI_SUCCESS in every MPI
+
+std::string mpi_error_text(const SimplerMpiApi& mpi, int rc) {
+    char text[512];
+    mpi.error_text(rc, text, sizeof text);
+    return text;
 }
 
 std::string seconds(std::chrono::milliseconds ms) {
@@ -41,22 +43,17 @@ void MpiTransport::start(std::chrono::milliseconds heartbeat_timeout) {
     timeout_ = heartbeat_timeout;
     if (started_.load(std::memory_order_relaxed)) return;
     if (finalized_) throw std::runtime_error("remote: MPI was finalized in this process and cannot start again");
-    int initialized = 0;
-    MPI_Initialized(&initialized);
+    const SimplerMpiApi& mpi = mpi_library();
     int provided = 0;
-    if (initialized == 0) {
-        if (const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided); rc != MPI_SUCCESS)
-            throw std::runtime_error("remote: MPI_Init_thread failed: " + mpi_error_text(rc));
-    } else {
-        MPI_Query_thread(&provided);
-    }
-    if (provided < MPI_THREAD_MULTIPLE)
+    int multiple = 0;
+    if (const int rc = mpi.init_thread_multiple(&provided, &multiple); rc != MPI_OK)
+        throw std::runtime_error("remote: MPI_Init_thread failed: " + mpi_error_text(mpi, rc));
+    if (provided < multiple)
         throw std::runtime_error("remote: this MPI gives thread level " + std::to_string(provided) +
-                                 "; simpler needs MPI_THREAD_MULTIPLE (" + std::to_string(MPI_THREAD_MULTIPLE) + ")");
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
-    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(comm_, &rank_);
-    MPI_Comm_size(comm_, &size_);
+                                 "; simpler needs MPI_THREAD_MULTIPLE (" + std::to_string(multiple) + ")");
+    if (const int rc = mpi.dup_world(&comm_, &rank_, &size_); rc != MPI_OK)
+        throw std::runtime_error("remote: duplicating MPI_COMM_WORLD failed: " + mpi_error_text(mpi, rc));
+    mpi_ = &mpi;
     stop_ = false;
     heartbeats_ = std::thread(&MpiTransport::heartbeat_loop, this);
     started_.store(true, std::memory_order_release);
@@ -75,8 +72,8 @@ void MpiTransport::finalize() noexcept {
     started_.store(false, std::memory_order_release);
     if (job_lost_rank()) return;  // MPI_Finalize would wait for the lost rank for ever
     for (auto& [rank, p] : peers_)
-        if (p.heartbeat_request != MPI_REQUEST_NULL) MPI_Request_free(&p.heartbeat_request);
-    MPI_Comm_free(&comm_);
+        if (p.heartbeat_request != 0) mpi_->cancel_free(&p.heartbeat_request, 0);
+    mpi_->comm_free(&comm_);
     std::atomic<bool> done{false};
     std::thread watchdog([&done] {
         const ipc::Clock::time_point until = ipc::Clock::now() + FINALIZE_LIMIT;
@@ -89,7 +86,7 @@ void MpiTransport::finalize() noexcept {
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
     });
-    MPI_Finalize();
+    mpi_->finalize();
     done.store(true, std::memory_order_release);
     watchdog.join();
 }
@@ -163,34 +160,29 @@ void MpiTransport::move(int peer, int tag, char* data, size_t nbytes, bool sendi
     size_t left = nbytes;
     do {
         const size_t n = std::min(left, PIECE);
-        MPI_Request req = MPI_REQUEST_NULL;
-        MPI_Status status{};
-        int rc = sending ? MPI_Isend(data, static_cast<int>(n), MPI_BYTE, peer, tag, comm_, &req)
-                         : MPI_Irecv(data, static_cast<int>(n), MPI_BYTE, peer, tag, comm_, &req);
-        bool ok = rc == MPI_SUCCESS;
+        SimplerMpiHandle req = 0;
+        int got = static_cast<int>(n);
+        int rc = sending ? mpi_->isend(data, static_cast<int>(n), peer, tag, comm_, &req)
+                         : mpi_->irecv(data, static_cast<int>(n), peer, tag, comm_, &req);
+        bool ok = rc == MPI_OK;
         try {
             if (ok)
                 ok = await(peer, ipc::NO_DEADLINE, spin_budget(n),
                            [&] {
                                int flag = 0;
-                               rc = MPI_Test(&req, &flag, &status);
-                               return rc != MPI_SUCCESS || flag != 0;
+                               rc = mpi_->test(&req, &flag, sending ? nullptr : &got);
+                               return rc != MPI_OK || flag != 0;
                            }) &&
-                     rc == MPI_SUCCESS;
+                     rc == MPI_OK;
         } catch (const PeerLost&) {
-            if (req != MPI_REQUEST_NULL) {
-                if (!sending) MPI_Cancel(&req);
-                MPI_Request_free(&req);
-            }
+            if (req != 0) mpi_->cancel_free(&req, sending ? 0 : 1);
             throw;
         }
-        int got = static_cast<int>(n);
-        if (ok && !sending) MPI_Get_count(&status, MPI_BYTE, &got);
         if (!ok || static_cast<size_t>(got) != n) {
             const std::string why =
                 ok ? "rank " + std::to_string(peer) + " sent " + std::to_string(got) + " bytes where " +
                          std::to_string(n) + " were due"
-                   : std::string(what) + " rank " + std::to_string(peer) + " failed: " + mpi_error_text(rc);
+                   : std::string(what) + " rank " + std::to_string(peer) + " failed: " + mpi_error_text(*mpi_, rc);
             mark_lost(peer, why);
             throw PeerLost(why);
         }
@@ -204,7 +196,7 @@ void MpiTransport::move(int peer, int tag, char* data, size_t nbytes, bool sendi
 }
 
 void MpiTransport::send(int peer, int tag, const void* data, size_t nbytes) {
-    // MPI_Isend reads the buffer only; MPI's C API takes it as void*.
+    // MPI_Isend reads the buffer only; move() takes it as char* for both ways.
     move(peer, tag, static_cast<char*>(const_cast<void*>(data)), nbytes,
          true);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
 }
@@ -237,27 +229,26 @@ void MpiTransport::receive_view(int peer, uint8_t* base, const Tensor& view, std
 
 std::vector<std::byte> MpiTransport::receive_frame(int peer, ipc::Deadline until) {
     check_peer(peer);
-    MPI_Message message = MPI_MESSAGE_NULL;
-    MPI_Status status{};
-    int rc = MPI_SUCCESS;
+    SimplerMpiHandle message = 0;
+    int source = 0;
+    int count = 0;
+    int rc = MPI_OK;
     const bool arrived = await(peer, until, SPIN_BUDGET, [&] {
         int flag = 0;
-        rc = MPI_Improbe(peer, TAG_FRAME, comm_, &flag, &message, &status);
-        return rc != MPI_SUCCESS || flag != 0;
+        rc = mpi_->improbe(peer, TAG_FRAME, comm_, &flag, &message, &source, &count);
+        return rc != MPI_OK || flag != 0;
     });
     if (!arrived) return {};
-    if (rc != MPI_SUCCESS) {
-        const std::string why = "probing rank " + std::to_string(peer) + " failed: " + mpi_error_text(rc);
+    if (rc != MPI_OK) {
+        const std::string why = "probing rank " + std::to_string(peer) + " failed: " + mpi_error_text(*mpi_, rc);
         mark_lost(peer, why);
         throw PeerLost(why);
     }
-    int count = 0;
-    MPI_Get_count(&status, MPI_BYTE, &count);
     std::vector<std::byte> out(static_cast<size_t>(std::max(count, 0)));
-    rc = MPI_Mrecv(out.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) {
+    rc = mpi_->mrecv(out.data(), count, &message);
+    if (rc != MPI_OK) {
         const std::string why =
-            "receiving a frame from rank " + std::to_string(peer) + " failed: " + mpi_error_text(rc);
+            "receiving a frame from rank " + std::to_string(peer) + " failed: " + mpi_error_text(*mpi_, rc);
         mark_lost(peer, why);
         throw PeerLost(why);
     }
@@ -282,13 +273,13 @@ void MpiTransport::heartbeat_loop() {
         // Take in every heartbeat that arrived.
         for (;;) {
             int flag = 0;
-            MPI_Message message = MPI_MESSAGE_NULL;
-            MPI_Status status{};
-            if (MPI_Improbe(MPI_ANY_SOURCE, TAG_HEARTBEAT, comm_, &flag, &message, &status) != MPI_SUCCESS || !flag)
-                break;
+            SimplerMpiHandle message = 0;
+            int source = 0;
+            int count = 0;
+            if (mpi_->improbe(-1, TAG_HEARTBEAT, comm_, &flag, &message, &source, &count) != MPI_OK || !flag) break;
             char byte = 0;
-            MPI_Mrecv(&byte, 1, MPI_BYTE, &message, MPI_STATUS_IGNORE);
-            Peer& p = peer_locked(status.MPI_SOURCE);
+            mpi_->mrecv(&byte, 1, &message);
+            Peer& p = peer_locked(source);
             p.last_heard = ipc::Clock::now();
             if (p.watch_when_heard) {
                 p.watched = true;
@@ -308,12 +299,12 @@ void MpiTransport::heartbeat_loop() {
             }
             if (!p.beat) continue;
             // One heartbeat in flight per peer: a peer that takes none in is not sent more.
-            if (p.heartbeat_request != MPI_REQUEST_NULL) {
+            if (p.heartbeat_request != 0) {
                 int flag = 0;
-                MPI_Test(&p.heartbeat_request, &flag, MPI_STATUS_IGNORE);
+                mpi_->test(&p.heartbeat_request, &flag, nullptr);
                 if (!flag) continue;
             }
-            MPI_Isend(&p.heartbeat_byte, 1, MPI_BYTE, rank, TAG_HEARTBEAT, comm_, &p.heartbeat_request);
+            mpi_->isend(&p.heartbeat_byte, 1, rank, TAG_HEARTBEAT, comm_, &p.heartbeat_request);
         }
         wake_.wait_for(lock, HEARTBEAT_INTERVAL);
     }

@@ -2,6 +2,9 @@
 // the only channel between an L4 and its remote L3 Workers (docs/remote.md).
 // Nothing of ours listens on a socket: MPI's own transport carries every byte.
 //
+// MPI itself is reached through the MPI shim, loaded at the first start()
+// (mpi_library.h): nothing here is compiled against mpi.h.
+//
 // start() initializes MPI once per process (MPI_THREAD_MULTIPLE: each relay
 // thread of the L4 talks to its own rank) on a private duplicate of
 // MPI_COMM_WORLD whose errors are returned, not fatal, and starts the
@@ -44,9 +47,8 @@
 #include <thread>
 #include <vector>
 
-#include <mpi.h>
-
 #include "simpler/ipc/spin_wait.h"
+#include "simpler/remote/mpi/mpi_api.h"
 #include "simpler/task_interface/buffer.h"
 
 namespace simpler {
@@ -88,7 +90,8 @@ public:
     static MpiTransport& process();
 
     // Initializes MPI once (later calls only update the timeout). std::runtime_error
-    // when MPI cannot start or was finalized, or gives less than MPI_THREAD_MULTIPLE.
+    // when the MPI shim or its MPI does not load (mpi_library.h: what, why, how to
+    // get MPI), MPI cannot start or was finalized, or gives less than MPI_THREAD_MULTIPLE.
     void start(std::chrono::milliseconds heartbeat_timeout = DEFAULT_HEARTBEAT_TIMEOUT);
     [[nodiscard]] bool started() const noexcept { return started_.load(std::memory_order_acquire); }
     [[nodiscard]] int rank() const noexcept { return rank_; }
@@ -136,7 +139,7 @@ private:
         bool watch_when_heard = false;
         ipc::Clock::time_point last_heard{};
         std::string lost;
-        MPI_Request heartbeat_request = MPI_REQUEST_NULL;  // the last heartbeat sent, while in flight
+        SimplerMpiHandle heartbeat_request = 0;  // the last heartbeat sent, while in flight
         char heartbeat_byte = 0;
         uint64_t sent = 0;
         uint64_t received = 0;
@@ -156,7 +159,8 @@ private:
     bool finalized_ = false;
     int rank_ = 0;
     int size_ = 1;
-    MPI_Comm comm_ = MPI_COMM_NULL;  // the private duplicate of MPI_COMM_WORLD
+    const SimplerMpiApi* mpi_ = nullptr;  // the shim's calls, from start()
+    SimplerMpiHandle comm_ = 0;           // the private duplicate of MPI_COMM_WORLD
     std::chrono::milliseconds timeout_ = DEFAULT_HEARTBEAT_TIMEOUT;
     mutable std::mutex mu_;  // guards peers_, timeout_, stop_
     std::map<int, Peer> peers_;

@@ -1,0 +1,90 @@
+#include "simpler/remote/mpi/mpi_library.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <stdexcept>
+#include <vector>
+
+namespace simpler {
+namespace {
+
+struct Loaded {
+    const SimplerMpiApi* api = nullptr;
+    std::string description;
+    std::string error;
+};
+
+std::string& candidate() {
+    static std::string path;
+    return path;
+}
+
+// How to get the MPI the shim was built against.
+constexpr const char* HOW_TO_GET_MPI =
+    "remote Workers need the MPI this build of simpler was made with (" SIMPLER_MPI_BUILT_WITH
+    "): install it (Debian/Ubuntu: apt install openmpi-bin; a cluster: load its Open MPI module) so that the "
+    "dynamic linker finds it (its lib folder on LD_LIBRARY_PATH), or point SIMPLER_MPI_SHIM at a libsimpler_mpi.so "
+    "built against your MPI";
+
+Loaded load() {
+    Loaded l;
+    // Where to look, and what named each place; the first is loaded (the build
+    // tree's only where it exists, the bare name last).
+    std::vector<std::pair<std::string, std::string>> places;
+    if (const char* env = std::getenv("SIMPLER_MPI_SHIM"); env != nullptr && *env != '\0')
+        places.emplace_back(env, "SIMPLER_MPI_SHIM");
+    if (!candidate().empty()) places.emplace_back(candidate(), "registered");
+#ifdef SIMPLER_MPI_SHIM_BUILD_PATH
+    if (access(SIMPLER_MPI_SHIM_BUILD_PATH, F_OK) == 0)
+        places.emplace_back(SIMPLER_MPI_SHIM_BUILD_PATH, "the build tree");
+#endif
+    places.emplace_back("libsimpler_mpi.so", "the dynamic linker's path");
+    std::string looked;
+    for (const auto& [path, why] : places) looked += (looked.empty() ? "" : ", ") + path + " (" + why + ")";
+    const std::string* chosen = &places.front().first;
+    void* handle = dlopen(chosen->c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+        const char* e = dlerror();
+        l.error = "remote: MPI could not be loaded: " + *chosen + " did not load: " + (e ? e : "dlopen failed") +
+                  " (the MPI shim is the first of: " + looked + "). " + HOW_TO_GET_MPI;
+        return l;
+    }
+    const auto entry = reinterpret_cast<SimplerMpiApiEntry>(dlsym(handle, "simpler_mpi_api"));
+    const SimplerMpiApi* api = entry != nullptr ? entry() : nullptr;
+    if (api == nullptr || api->version != SIMPLER_MPI_API_VERSION) {
+        l.error = "remote: " + *chosen + " is not this build's MPI shim (" +
+                  (api == nullptr ? std::string("no simpler_mpi_api")
+                                  : "API version " + std::to_string(api->version) + ", this build's is " +
+                                        std::to_string(SIMPLER_MPI_API_VERSION)) +
+                  ")";
+        dlclose(handle);
+        return l;
+    }
+    char version[256];
+    api->library_version(version, sizeof version);
+    l.api = api;
+    l.description = *chosen + " (" + version + ")";
+    return l;
+}
+
+const Loaded& loaded() {
+    static const Loaded l = load();
+    return l;
+}
+
+}  // namespace
+
+const SimplerMpiApi& mpi_library() {
+    const Loaded& l = loaded();
+    if (l.api == nullptr) throw std::runtime_error(l.error);
+    return *l.api;
+}
+
+std::string mpi_library_description() { return loaded().api != nullptr ? loaded().description : std::string(); }
+
+void set_mpi_shim_candidate(std::string path) { candidate() = std::move(path); }
+
+}  // namespace simpler

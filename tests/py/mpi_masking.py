@@ -1,0 +1,54 @@
+"""Runs a command as if Open MPI were not installed: in a private mount namespace (unshare -m, so
+root only) whose library folder is an overlay of the real one with every Open MPI library deleted
+(libmpi, libopen-rte, libopen-pal, the MCA components, the openmpi folder). Nothing outside the
+namespace changes, and it is gone when the command ends."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import List, Optional
+
+from simpler.runtime_libraries import mpi_shim_path
+
+_MASK = r"""
+set -e
+work=$1 lib=$2
+shift 2
+mount -t tmpfs simpler-mask "$work"
+mkdir "$work/upper" "$work/work"
+mount -t overlay simpler-mask -o "lowerdir=$lib,upperdir=$work/upper,workdir=$work/work" "$lib"
+rm -rf "$lib"/libmpi.so* "$lib"/libmpi_* "$lib"/libopen-rte.so* "$lib"/libopen-pal.so* "$lib"/libmca_* \
+       "$lib"/libompitrace* "$lib"/liboshmem* "$lib"/openmpi
+exec "$@"
+"""
+
+
+def mpi_library_dir() -> Optional[Path]:
+    """The folder of the libmpi the MPI shim loads (read from ldd); None without a shim or MPI."""
+    shim = mpi_shim_path()
+    if shim is None or shutil.which("ldd") is None:
+        return None
+    out = subprocess.run(["ldd", str(shim)], capture_output=True, text=True, check=False).stdout
+    for line in out.splitlines():
+        name, _, where = line.strip().partition(" => ")
+        if name.startswith("libmpi.so") and where.startswith("/"):
+            return Path(os.path.realpath(where.split()[0])).parent
+    return None
+
+
+def why_not_maskable() -> Optional[str]:
+    """Why this machine cannot hide MPI from a command (None when it can)."""
+    if os.geteuid() != 0:
+        return "hiding MPI needs root (a private mount namespace)"
+    if shutil.which("unshare") is None:
+        return "no unshare (util-linux)"
+    if mpi_library_dir() is None:
+        return "this build has no MPI shim, or its libmpi is not found"
+    return None
+
+
+def masked(cmd: List[str], work: Path) -> List[str]:
+    """`cmd` run with Open MPI hidden; `work` is an empty folder the namespace mounts its overlay on."""
+    return ["unshare", "-m", "--propagation", "private", "sh", "-c", _MASK, "sh", str(work),
+            str(mpi_library_dir()), *cmd]
