@@ -3,13 +3,15 @@ root only) whose library folder is an overlay of the real one with every Open MP
 (libmpi, libopen-rte, libopen-pal, the MCA components, the openmpi folder). Nothing outside the
 namespace changes, and it is gone when the command ends."""
 
+import functools
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import List, Optional
 
-from simpler.runtime_libraries import mpi_shim_path
+from simpler import _core
 
 _MASK = r"""
 set -e
@@ -24,17 +26,25 @@ exec "$@"
 """
 
 
+_FIND_MPI = r"""
+import simpler
+simpler._core.mpi_library()  # loads MPI, then the shim
+for line in open("/proc/self/maps"):
+    path = line.split()[-1]
+    if "/libmpi.so" in path:
+        print(path)
+        break
+"""
+
+
+@functools.lru_cache(maxsize=None)
 def mpi_library_dir() -> Optional[Path]:
-    """The folder of the libmpi the MPI shim loads (read from ldd); None without a shim or MPI."""
-    shim = mpi_shim_path()
-    if shim is None or shutil.which("ldd") is None:
+    """The folder of the libmpi this build loads (as a process maps it); None without MPI."""
+    if not _core.remote_available():
         return None
-    out = subprocess.run(["ldd", str(shim)], capture_output=True, text=True, check=False).stdout
-    for line in out.splitlines():
-        name, _, where = line.strip().partition(" => ")
-        if name.startswith("libmpi.so") and where.startswith("/"):
-            return Path(os.path.realpath(where.split()[0])).parent
-    return None
+    out = subprocess.run([sys.executable, "-c", _FIND_MPI], capture_output=True, text=True, check=False,
+                         timeout=60).stdout.strip()
+    return Path(os.path.realpath(out)).parent if out else None
 
 
 def why_not_maskable() -> Optional[str]:
@@ -44,7 +54,7 @@ def why_not_maskable() -> Optional[str]:
     if shutil.which("unshare") is None:
         return "no unshare (util-linux)"
     if mpi_library_dir() is None:
-        return "this build has no MPI shim, or its libmpi is not found"
+        return "this build has no MPI transport, or its MPI does not load here"
     return None
 
 

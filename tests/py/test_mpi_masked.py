@@ -67,8 +67,8 @@ def test_without_mpi_a_chip_runs_and_add_remote_workers_fails_naming_the_missing
     why = out["remote"]
     assert why is not None, "add_remote_workers did not fail without MPI"
     assert why.startswith("Worker.add_remote_workers: remote: MPI could not be loaded: "), why
-    assert "libsimpler_mpi.so did not load: libmpi.so.40: cannot open shared object file" in why, why
-    assert "apt install openmpi-bin" in why and "LD_LIBRARY_PATH" in why and "SIMPLER_MPI_SHIM" in why, why
+    assert "libmpi.so.40 did not load: libmpi.so.40: cannot open shared object file" in why, why
+    assert "apt install openmpi-bin" in why and "LD_LIBRARY_PATH" in why and "SIMPLER_MPI_LIBRARY" in why, why
 
 
 def test_without_mpi_the_launcher_fails_before_mpirun_naming_the_missing_library(tmp_path):

@@ -1,19 +1,24 @@
-"""The installable package: `pip wheel .` builds a wheel that, installed into a fresh venv outside
-the tree, is all a user needs. The wheel ships the headers, the static libraries and the CMake
-package; in that venv `ChipCallable.from_source` builds a chip kernel library against the wheel's
-own headers and a Worker's chip runs it; `python -m simpler --includes` / `--cmakedir` print the
-installed folders; and the C++ example (examples/cpp_host) configures with
-`find_package(simpler CONFIG)` (by simpler_DIR and by CMAKE_PREFIX_PATH), builds its kernel
-library against simpler::kernel and its host program against simpler::core, and the program runs a
-Worker with a chip end to end.
+"""The installable package: `./dev wheel` (scripts/build_wheel.py) builds a manylinux wheel that,
+installed into a fresh venv outside the tree, is all a user needs, on a machine without MPI. The
+wheel ships the headers, the static libraries, the CMake package and the MPI shim, and neither its
+extension nor its shim names MPI or a BLAS; in that venv, with Open MPI's libraries hidden (a
+private mount namespace, tests/py/mpi_masking.py, as root), `import simpler`, the README example
+and examples/ run; `ChipCallable.from_source` builds a chip kernel library against the wheel's own
+headers and a Worker's chip runs it; `python -m simpler --includes` / `--cmakedir` print the
+installed folders; the C++ example (examples/cpp_host) configures with `find_package(simpler
+CONFIG)` (by simpler_DIR and by CMAKE_PREFIX_PATH), builds its kernel library against
+simpler::kernel and its host program against simpler::core, and the program runs a Worker with a
+chip end to end; and `add_remote_workers` fails naming the MPI library that is missing. (Not as
+root, the same checks run with MPI present.)
 
 The fresh venv has no system site-packages; the wheel's dependencies (NumPy, scipy-openblas32) come
 from this interpreter's installation through a .pth file naming a folder that holds links to them
-alone, so `simpler` can come only from the wheel (each check asserts where it came from). The wheel is built
-in a temporary build dir, never build/py, with ccache when the machine has it. Select these tests
-with `pytest -m wheel`; they take a few minutes (a whole Release build)."""
+alone, so `simpler` can come only from the wheel (each check asserts where it came from). The wheel
+is built in its own build dir, build/wheel (incremental), never build/py. Select these tests with
+`pytest -m wheel`; they take a few minutes (a whole Release build the first time)."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,11 +30,15 @@ import numpy
 import pytest
 import scipy_openblas32
 
+from mpi_masking import masked as mask_mpi, why_not_maskable
+from test_examples import SMALL_ARGS
+
 pytestmark = pytest.mark.wheel
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "cpp_host"
 CHECK = Path(__file__).with_name("installed_wheel_check.py")
+BUILD_WHEEL = ROOT / "scripts" / "build_wheel.py"
 BUILD_TIMEOUT = 1200  # seconds: a cold Release build of the whole core on a busy 2-core machine
 
 
@@ -42,7 +51,11 @@ def _tool(name: str) -> str:
     return found
 
 
-def _run(cmd, *, cwd, env, timeout=600):
+def _run(cmd, *, cwd, env, timeout=600, masked=True):
+    """Runs `cmd`; with Open MPI hidden where this machine can hide it (unless `masked` is False)."""
+    if masked and why_not_maskable() is None:
+        work = Path(tempfile.mkdtemp(prefix="mask-", dir=cwd))
+        cmd = mask_mpi(list(map(str, cmd)), work)
     result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
                             stdin=subprocess.DEVNULL)
     assert result.returncode == 0, (f"{cmd} failed ({result.returncode}):\n"
@@ -84,18 +97,18 @@ def installed(request):
     try:
         env = _build_env(work)
         dist = work / "dist"
-        _run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-w", str(dist),
-              f"-Cbuild-dir={work / 'build'}", "-Cbuild.verbose=false"],
-             cwd=work, env=env, timeout=BUILD_TIMEOUT)
-        (wheel,) = dist.glob("simpler-*.whl")
+        out = _run([sys.executable, str(BUILD_WHEEL), "--out", str(dist), "--build-dir", str(ROOT / "build" / "wheel")],
+                   cwd=work, env=env, timeout=BUILD_TIMEOUT, masked=False)
+        wheel = Path(out.stdout.strip().splitlines()[-1])
+        assert wheel.parent == dist and wheel.name.startswith("simpler_runtime-"), wheel
         venv = work / "venv"
-        _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=work, env=env)
+        _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=work, env=env, masked=False)
         py = venv / "bin" / "python"
         purelib = _run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                        cwd=work, env=env).stdout.strip()
         Path(purelib, "dependencies_only.pth").write_text(f"{_dependencies_dir(work)}\n")
         _run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index", str(wheel)],
-             cwd=work, env=env)
+             cwd=work, env=env, masked=False)
         yield work, wheel, venv, py, env
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -113,6 +126,7 @@ def test_the_wheel_ships_headers_static_libraries_and_the_cmake_package(installe
             assert archive in names, archive
             # Plain machine code: no compiler's LTO bytecode, so any compiler links it.
             assert b".gnu.lto_" not in z.read(archive), archive
+        assert "simpler/lib/libsimpler_mpi.so" in names  # the MPI shim: MPI is loaded at run time
         for f in ("simplerConfig.cmake", "simplerConfigVersion.cmake", "simplerTargets.cmake"):
             assert f"simpler/lib/cmake/simpler/{f}" in names, f
         (core,) = [n for n in names if n.startswith("simpler/_core.") and n.endswith(".so")]
@@ -163,3 +177,44 @@ def test_a_cpp_host_program_builds_with_find_package_and_runs_a_worker_with_a_ch
     cache = (project / "build-prefix-path" / "CMakeCache.txt").read_text()
     assert f"simpler_DIR:PATH={cmakedir}" in cache, cache
     assert str(venv) in cmakedir
+
+
+def test_the_wheel_is_manylinux_and_its_libraries_name_no_mpi_and_no_blas(installed):
+    work, wheel, venv, _py, env = installed
+    assert re.search(r"-manylinux_2_\d+_x86_64\.whl$", wheel.name), wheel.name
+    shown = _run([_tool("auditwheel"), "show", str(wheel)], cwd=work, env=env, masked=False)
+    assert re.search(r'consistent with\s+the following platform tag: "manylinux_2_\d+_x86_64"', shown.stdout), \
+        shown.stdout
+    (core,) = venv.glob("lib/python*/site-packages/simpler/_core.*.so")
+    (shim,) = venv.glob("lib/python*/site-packages/simpler/lib/libsimpler_mpi.so")
+    for elf in (core, shim):
+        linked = _run(["ldd", str(elf)], cwd=work, env=env).stdout
+        assert not re.search(r"libmpi|libopen-(rte|pal)|blas|lapack", linked), (elf, linked)
+        assert "not found" not in linked, (elf, linked)
+
+
+def test_the_readme_example_and_every_example_run_where_mpi_is_not_installed(installed):
+    work, _wheel, _venv, py, env = installed
+    readme = (ROOT / "README.md").read_text()
+    code = re.search(r"```python\n(.*?)```", readme[readme.index("## Example"):], re.S).group(1)
+    _run([str(py), "-c", code], cwd=work, env=env, timeout=300)
+    for name, args in SMALL_ARGS.items():
+        if name == "training_step":  # needs torch, which the fresh venv has not (tests/py/test_examples.py runs it)
+            continue
+        result = _run([str(py), str(ROOT / "examples" / f"{name}.py"), *args], cwd=work, env=env, timeout=300)
+        assert result.returncode == 0, (name, result.stdout, result.stderr)
+
+
+@pytest.mark.skipif(why_not_maskable() is not None, reason=str(why_not_maskable()))
+def test_without_mpi_add_remote_workers_fails_naming_the_missing_library(installed):
+    work, _wheel, _venv, py, env = installed
+    code = ("from simpler import Worker\n"
+            "w = Worker(level=4)\n"
+            "try:\n"
+            "    w.add_remote_workers(1, num_chips=1)\n"
+            "except RuntimeError as e:\n"
+            "    print(e)\n")
+    out = _run([str(py), "-c", code], cwd=work, env=env).stdout
+    assert out.startswith("Worker.add_remote_workers: remote: MPI could not be loaded: libmpi.so.40 did not load: "
+                          "libmpi.so.40: cannot open shared object file"), out
+    assert "apt install openmpi-bin" in out, out

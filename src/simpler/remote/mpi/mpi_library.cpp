@@ -1,7 +1,6 @@
 #include "simpler/remote/mpi/mpi_library.h"
 
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <mutex>
@@ -24,23 +23,26 @@ std::string& candidate() {
 
 // How to get the MPI the shim was built against.
 constexpr const char* HOW_TO_GET_MPI =
-    "remote Workers need the MPI this build of simpler was made with (" SIMPLER_MPI_BUILT_WITH
+    "remote Workers need the MPI this build of simpler was made with (" SIMPLER_MPI_SONAME ", MPI " SIMPLER_MPI_VERSION
     "): install it (Debian/Ubuntu: apt install openmpi-bin; a cluster: load its Open MPI module) so that the "
-    "dynamic linker finds it (its lib folder on LD_LIBRARY_PATH), or point SIMPLER_MPI_SHIM at a libsimpler_mpi.so "
-    "built against your MPI";
+    "dynamic linker finds it (its lib folder on LD_LIBRARY_PATH), or name the library in SIMPLER_MPI_LIBRARY";
 
 Loaded load() {
     Loaded l;
-    // Where to look, and what named each place; the first is loaded (the build
-    // tree's only where it exists, the bare name last).
+    // MPI itself, its symbols global: the shim's resolve against them.
+    const char* mpi = std::getenv("SIMPLER_MPI_LIBRARY");
+    if (mpi == nullptr || *mpi == '\0') mpi = SIMPLER_MPI_SONAME;
+    if (dlopen(mpi, RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+        const char* e = dlerror();
+        l.error = std::string("remote: MPI could not be loaded: ") + mpi +
+                  " did not load: " + (e ? e : "dlopen failed") + ". " + HOW_TO_GET_MPI;
+        return l;
+    }
+    // Where to look, and what named each place; the first is loaded.
     std::vector<std::pair<std::string, std::string>> places;
     if (const char* env = std::getenv("SIMPLER_MPI_SHIM"); env != nullptr && *env != '\0')
         places.emplace_back(env, "SIMPLER_MPI_SHIM");
     if (!candidate().empty()) places.emplace_back(candidate(), "registered");
-#ifdef SIMPLER_MPI_SHIM_BUILD_PATH
-    if (access(SIMPLER_MPI_SHIM_BUILD_PATH, F_OK) == 0)
-        places.emplace_back(SIMPLER_MPI_SHIM_BUILD_PATH, "the build tree");
-#endif
     places.emplace_back("libsimpler_mpi.so", "the dynamic linker's path");
     std::string looked;
     for (const auto& [path, why] : places) looked += (looked.empty() ? "" : ", ") + path + " (" + why + ")";
@@ -48,8 +50,8 @@ Loaded load() {
     void* handle = dlopen(chosen->c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
         const char* e = dlerror();
-        l.error = "remote: MPI could not be loaded: " + *chosen + " did not load: " + (e ? e : "dlopen failed") +
-                  " (the MPI shim is the first of: " + looked + "). " + HOW_TO_GET_MPI;
+        l.error = "remote: the MPI shim " + *chosen + " did not load: " + (e ? e : "dlopen failed") +
+                  " (the shim is the first of: " + looked + "; SIMPLER_MPI_SHIM names another)";
         return l;
     }
     const auto entry = reinterpret_cast<SimplerMpiApiEntry>(dlsym(handle, "simpler_mpi_api"));
@@ -66,7 +68,7 @@ Loaded load() {
     char version[256];
     api->library_version(version, sizeof version);
     l.api = api;
-    l.description = *chosen + " (" + version + ")";
+    l.description = *chosen + " (" + version + ", " + mpi + ")";
     return l;
 }
 
