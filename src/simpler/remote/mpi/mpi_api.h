@@ -1,9 +1,9 @@
 // The MPI calls the remote transport makes, as the MPI shim exports them
 // (libsimpler_mpi.so, remote/mpi_shim/): a C table of functions over opaque
-// 64-bit handles, so that the shim alone is compiled against mpi.h and linked
-// to libmpi. The extension and simpler::core link no MPI; MpiTransport loads
-// the shim at its first start() (mpi_library.h), and a machine without MPI
-// imports and runs everything but remote Workers.
+// 64-bit handles, so that the shim alone is compiled against mpi.h. Nothing
+// links MPI, the shim included: mpi_library.h loads MPI (its symbols global,
+// which the shim's resolve against) and then the shim when remote Workers are
+// first used, and a machine without MPI imports and runs everything else.
 //
 // Every function returns MPI's error code (MPI_SUCCESS is 0 in every MPI).
 // A handle is a communicator, request or matched message as the shim encodes

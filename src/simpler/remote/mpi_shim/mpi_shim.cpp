@@ -1,8 +1,8 @@
 // libsimpler_mpi.so: the MPI calls of the remote transport (mpi/mpi_api.h),
-// compiled against this build's mpi.h and linked to its libmpi. The only
-// code of simpler that names MPI: the extension loads this library when a
-// remote Worker first starts MPI (mpi/mpi_library.h), so where libmpi is
-// missing only that fails.
+// compiled against this build's mpi.h. The only code of simpler that names
+// MPI, and it links none: its MPI symbols resolve against the libmpi that
+// mpi/mpi_library.h loads first, with its symbols global, when remote
+// Workers are first used; where libmpi is missing only that fails.
 #include <mpi.h>
 
 #include <cstdio>
