@@ -48,6 +48,7 @@ def matmul_worker(closing):
     w = Worker(level=3, num_chips=1, task_timeout=30)
     closing(w)
     mm = w.register(ChipCallable("std.matmul"))
+    cp = w.register(ChipCallable("std.copy"))
     w.init()
     bufs = [w.create_buffer(N * N * 4) for _ in range(3)]
     a, b, c = (view_array(buf.tensor((N, N), F32)) for buf in bufs)
@@ -56,10 +57,14 @@ def matmul_worker(closing):
     b[...] = rng.standard_normal((N, N), dtype=np.float32)
     c[...] = -1
 
-    def run():
+    def run(copy=False):
+        """std.matmul C = A @ B; with `copy`, std.copy of A into C (no BLAS)."""
+        if copy:
+            pairs = ((bufs[0], IN), (bufs[2], OUT))
+        else:
+            pairs = tuple(zip(bufs, (IN, IN, OUT), strict=True))
         w.run(lambda o, _a, _c: o.submit_next_level(
-            mm, args(*((buf.tensor((N, N), F32), tag) for buf, tag in zip(bufs, (IN, IN, OUT), strict=True))),
-            worker=0))
+            cp if copy else mm, args(*((buf.tensor((N, N), F32), tag) for buf, tag in pairs)), worker=0))
     return w, run, a, b, c
 
 
@@ -83,6 +88,7 @@ def test_a_chip_runs_the_blas_on_its_own_core_threads(closing, monkeypatch):
     monkeypatch.delenv("SIMPLER_BLAS", raising=False)
     w, run, a, b, c = matmul_worker(closing)
     (pid,) = w.child_pids()
+    run(copy=True)  # a kernel that calls no BLAS first: after a run the chip's core threads all exist
     before = chip_threads(pid)
     run()  # the first BLAS kernel loads the library in the chip process
     np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-4, atol=1e-4)
