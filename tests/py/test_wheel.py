@@ -17,6 +17,7 @@ alone, so `simpler` can come only from the wheel (each check asserts where it ca
 is built in its own build dir, build/wheel (incremental), never build/py. Select these tests with
 `pytest -m wheel`; they take a few minutes (a whole Release build the first time)."""
 
+import importlib.util
 import os
 import re
 import shutil
@@ -28,7 +29,6 @@ from pathlib import Path
 
 import numpy
 import pytest
-import scipy_openblas32
 
 from mpi_masking import masked as mask_mpi, why_not_maskable
 from test_examples import SMALL_ARGS
@@ -80,8 +80,12 @@ def _dependencies_dir(work: Path) -> Path:
     libraries and metadata) and scipy-openblas32's (the BLAS the chips load)."""
     only = work / "dependencies-only"
     only.mkdir()
-    for module, prefix in ((numpy, "numpy"), (scipy_openblas32, "scipy_openblas32")):
-        site = Path(module.__file__).resolve().parent.parent
+    # scipy_openblas32 is found, not imported: importing it loads its OpenBLAS (and a thread pool) into this
+    # process, and every chip a later test forks would inherit it.
+    blas = importlib.util.find_spec("scipy_openblas32")
+    assert blas is not None and blas.origin is not None, "scipy-openblas32 is not installed"
+    for origin, prefix in ((numpy.__file__, "numpy"), (blas.origin, "scipy_openblas32")):
+        site = Path(origin).resolve().parent.parent
         for entry in site.iterdir():
             if entry.name == prefix or entry.name.startswith((f"{prefix}.libs", f"{prefix}-")):
                 (only / entry.name).symlink_to(entry)
