@@ -87,8 +87,8 @@ def available() -> bool:
 
 
 def require_mpi(who: str) -> str:
-    """Loads MPI in this process (once; python/simpler/runtime_libraries.py) and says which: the shim
-    and the MPI it runs. RuntimeError, prefixed with `who`, when this build has no MPI transport or
+    """Loads MPI in this process (once, and its shim: remote/mpi/mpi_library.h) and says which: the
+    shim and the MPI it runs. RuntimeError, prefixed with `who`, when this build has no MPI transport or
     its MPI is not installed here (naming the library, why, and how to get it)."""
     if not available():
         raise RuntimeError(f"{who}: this simpler was built without MPI; remote Workers need Open MPI "
