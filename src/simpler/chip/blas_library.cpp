@@ -3,8 +3,8 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
-#include <mutex>
 #include <optional>
+#include <utility>
 
 namespace simpler::chip {
 namespace {

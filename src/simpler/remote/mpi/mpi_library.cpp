@@ -3,8 +3,8 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
-#include <mutex>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace simpler {
@@ -85,7 +85,10 @@ const SimplerMpiApi& mpi_library() {
     return *l.api;
 }
 
-std::string mpi_library_description() { return loaded().api != nullptr ? loaded().description : std::string(); }
+std::string mpi_library_description() {
+    const Loaded& l = loaded();
+    return l.api != nullptr ? l.description : std::string();
+}
 
 void set_mpi_shim_candidate(std::string path) { candidate() = std::move(path); }
 
