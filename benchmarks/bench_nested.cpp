@@ -11,7 +11,7 @@
 // it to its chip with the same callable and call config, waits, and returns the
 // outcome. The forwarding handler lives here: nothing but this benchmark
 // forwards tasks from C++ (Python's nested Workers run orchestration functions,
-// python/simpler/nested.py).
+// python/simpler/tree/nested.py).
 //
 // Rows: the raw spin ping-pong; the forwarding work alone (the child's decode,
 // re-export and tagging of the one-tensor task, in one process, nothing

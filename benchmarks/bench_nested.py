@@ -67,8 +67,8 @@ def profile_children(where):
     cProfile that the child writes to `where` when its Worker closes."""
     start = simpler.worker.start_child
 
-    def profiled_start(parent, index):
-        dispatch, close = start(parent, index)
+    def profiled_start(child):
+        dispatch, close, forget = start(child)
         prof = cProfile.Profile()
 
         def run(callable_id, blob, config):
@@ -78,7 +78,7 @@ def profile_children(where):
             prof.dump_stats(os.path.join(where, f"l3-{os.getpid()}.prof"))
             close()
 
-        return run, done
+        return run, done, forget
 
     simpler.worker.start_child = profiled_start
 

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/run_remote_bench.py [--rounds 1] [--quick]
 
 Both programs run on 2 ranks under the mpirun command line of
-`python -m simpler launch -n 2 --isolate` (simpler.launch.command): TCP on the
+`python -m simpler launch -n 2 --isolate` (simpler.cli.launch.command): TCP on the
 loopback only, MPI's shared-memory transport off, and rank 1 in its own mount
 namespace with a private /dev/shm (root only; without root both run without
 --isolate, and the table says so). Each round runs the raw baseline, then the
@@ -29,7 +29,7 @@ import subprocess
 import sys
 from typing import Dict, List
 
-from simpler import launch
+from simpler.cli import launch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MPI_RAW = os.path.join(ROOT, "build", "py", "benchmarks", "mpi_raw")

@@ -31,7 +31,7 @@ from typing import Dict, List, Set, Tuple
 import numpy as np
 
 from simpler import ChipCallable, DataType, TaskArgs, TensorArgType, Worker
-from simpler.trace import intervals
+from simpler.runtime.trace import intervals
 
 IN, INOUT, NO_DEP = TensorArgType.INPUT, TensorArgType.INOUT, TensorArgType.NO_DEP
 DTYPES = {"float32": DataType.FLOAT32, "float64": DataType.FLOAT64}

@@ -25,7 +25,7 @@ import itertools
 import numpy as np
 
 from simpler import DataType, EdgeKind, TaskArgs, TensorArgType, Worker
-from simpler.trace import intervals
+from simpler.runtime.trace import intervals
 
 F32 = DataType.FLOAT32
 

@@ -20,7 +20,7 @@ import tempfile
 import numpy as np
 
 from simpler import ChipCallable, DataType, TaskArgs, TensorArgType, Worker
-from simpler.trace import intervals
+from simpler.runtime.trace import intervals
 
 F32 = DataType.FLOAT32
 IN, OUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING

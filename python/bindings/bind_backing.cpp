@@ -270,8 +270,9 @@ void bind_backing(nb::module_& m) {
             "buffer", [](nb::handle self) { return nb::steal(PyMemoryView_FromObject(self.ptr())); },
             "A memoryview of exactly the view's bytes (for torch.frombuffer / numpy.frombuffer).")
         .def(
-            "numpy", [](nb::handle self) { return nb::module_::import_("simpler.buffer").attr("mapped_array")(self); },
-            "A zero-copy NumPy array of the view with its strides (simpler.buffer.mapped_array).");
+            "numpy",
+            [](nb::handle self) { return nb::module_::import_("simpler.model.buffer").attr("mapped_array")(self); },
+            "A zero-copy NumPy array of the view with its strides (simpler.model.buffer.mapped_array).");
 
     nb::class_<ImportRegistry>(m, "ImportRegistry",
                                "The consumer side: resolves descriptors (map-once per identity) for a host endpoint "

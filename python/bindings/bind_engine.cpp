@@ -19,7 +19,7 @@
 //
 // Tracing: EngineWorker(WorkerConfig with trace=True) records a TraceEvent timeline
 // (src/simpler/engine/trace.h); trace_events() copies it out as read-only
-// TraceEvent objects, and python/simpler/trace.py turns them into a Chrome trace.
+// TraceEvent objects, and python/simpler/runtime/trace.py turns them into a Chrome trace.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>

@@ -1,7 +1,7 @@
 // EngineWorker's waits, run lifecycle and late installs (engine_binding_parts.h):
 // wait(), cancel_run, end_run, wait_run, take_finished_runs (the completion
 // thread of Python's RunFuture), begin_install / wait_install / abandon_install
-// (simpler.late_register). Every wait releases the GIL while it sleeps.
+// (simpler.runtime.register). Every wait releases the GIL while it sleeps.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>

@@ -1,4 +1,4 @@
-// Bindings of the remote transport (simpler.remote): loading MPI (through its
+// Bindings of the remote transport (simpler.tree.remote): loading MPI (through its
 // shim, remote/mpi/mpi_library.h), MPI start and end, the
 // relays of an L4's remote L3 children, and a remote L3's server loop. Built
 // with an MPI only; without one, remote_available() is False and the rest is absent.

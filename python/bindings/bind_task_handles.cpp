@@ -6,7 +6,7 @@
 // handles in the same order (as the list it replaces was); unhashable, as a
 // list is. reversed() uses len() and [i]; index() raises ValueError for a handle
 // that is not there. Registered as a collections.abc.Sequence
-// (python/simpler/submitted_tasks.py).
+// (python/simpler/model/submitted_tasks.py).
 #include <nanobind/make_iterator.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>

@@ -51,7 +51,7 @@ simpler::ForgetHandler python_forget(nb::object forget, const char* where) {
 }
 
 simpler::ForgetHandler python_forget() {
-    return python_forget(nb::module_::import_("simpler.buffer").attr("forget_imports"),
+    return python_forget(nb::module_::import_("simpler.model.buffer").attr("forget_imports"),
                          "simpler: forget in a Python child");
 }
 

@@ -28,7 +28,7 @@ simpler::ipc::TaskHandler python_handler(const nanobind::object& dispatch);
 // the error goes to sys.unraisablehook, labelled `where`.
 simpler::ForgetHandler python_forget(nanobind::object forget, const char* where);
 
-// A Python sub-worker's (or test chip's) import cache is simpler.buffer's default_registry().
+// A Python sub-worker's (or test chip's) import cache is simpler.model.buffer's default_registry().
 simpler::ForgetHandler python_forget();
 
 // An install message handed to Python function `install(callable_id: int,

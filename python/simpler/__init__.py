@@ -1,7 +1,7 @@
 """simpler: a hierarchical task runtime whose tasks name their data with typed,
 self-describing buffer handles and strided views instead of raw pointers.
 
-Everything public in simpler.buffer, simpler.task_interface and simpler.deps is
+Everything public in simpler.model.buffer, simpler.model.task_interface and simpler.model.deps is
 re-exported here, with the runtime: Worker, Orchestrator, CallConfig, ChipCallable,
 DeviceBuffer, Domain and WindowBuffer (what Orchestrator.allocate_domain returns), GlobalDomain
 (what Orchestrator.allocate_global_domain returns), MappedArgs,
@@ -15,28 +15,27 @@ installed headers and CMake package are: get_include(), get_cmake_dir()."""
 
 from simpler import runtime_libraries as _runtime_libraries
 from simpler._core import CallConfig, ChildKind, ChildRef, TaskHandle, TaskHandles, TaskKind
-from simpler.buffer import *  # noqa: F403
-from simpler.chip_callable import ChipCallable
 from simpler.collectives import COLLECTIVE_DTYPES, all_gather, all_reduce, broadcast, reduce_scatter
-from simpler.deps import *  # noqa: F403
-from simpler.device_buffer import DeviceBuffer
-from simpler.domain import Domain, WindowBuffer
-from simpler.global_domain import GlobalDomain
 from simpler.install_paths import get_cmake_dir, get_include
-from simpler.orchestrator import Orchestrator
-from simpler.progress import ChildProgress, Progress, show_progress
-from simpler.run_future import RunFuture
-from simpler.share import AdoptedTensor
-from simpler.sub_worker import MappedArgs
-from simpler.submitted_tasks import SubmittedTasks
-from simpler.task_interface import *  # noqa: F403
+from simpler.model.buffer import *  # noqa: F403
+from simpler.model.chip_callable import ChipCallable
+from simpler.model.deps import *  # noqa: F403
+from simpler.model.device_buffer import DeviceBuffer
+from simpler.model.domain import Domain, GlobalDomain, WindowBuffer
+from simpler.model.share import AdoptedTensor
+from simpler.model.submitted_tasks import SubmittedTasks
+from simpler.model.task_interface import *  # noqa: F403
+from simpler.runtime.orchestrator import Orchestrator
+from simpler.runtime.progress import ChildProgress, Progress, show_progress
+from simpler.runtime.runs import RunFuture
+from simpler.runtime.sub_worker import MappedArgs
 from simpler.worker import CallableHandle, Worker
 
 # The BLAS the chips load, registered before any chip process is forked.
 _runtime_libraries.register()
 
-# Every name of simpler.buffer, simpler.collectives, simpler.deps, simpler.share and simpler.task_interface's
-# __all__, and the runtime's (tests/py/test_public_api.py checks that none is missing).
+# Every name of the __all__ of simpler.model.buffer, .deps, .share and .task_interface and of simpler.collectives,
+# and the runtime's (tests/py/test_public_api.py checks that none is missing).
 __all__ = [
     "COLLECTIVE_DTYPES",
     "HOST_SCOPE",

@@ -57,7 +57,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.command is None:
         parser.error("name a command (demo, devices, wire, launch) or ask for --includes / --cmakedir")
     if args.command == "launch":
-        from simpler import launch as launcher
+        from simpler.cli import launch as launcher
 
         if not args.program:
             parser.error("launch: name the script to run")
@@ -67,19 +67,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"python -m {e}", file=sys.stderr)
             return 1
     if args.command == "demo" and args.levels == 4:
-        from simpler.demo_tree import run as run_tree
+        from simpler.cli.demo_tree import run as run_tree
 
         return run_tree(trace=args.trace, device=args.device)
     if args.command == "demo":
-        from simpler.demo import run
+        from simpler.cli.demo import run
 
         return run(trace=args.trace, device=args.device)
     if args.command == "devices":
-        from simpler import device_list
+        from simpler.cli import device_list
 
         return device_list.run(args.platform, sys.stdout)
     if args.command == "wire":
-        from simpler import wire_demo
+        from simpler.cli import wire_demo
 
         return wire_demo.run()
     return 2

@@ -457,7 +457,7 @@ class MappedArg:
     def buffer(self) -> object:
         """A memoryview of exactly the view's bytes (for torch.frombuffer / numpy.frombuffer)."""
     def numpy(self) -> object:
-        """A zero-copy NumPy array of the view with its strides (simpler.buffer.mapped_array)."""
+        """A zero-copy NumPy array of the view with its strides (simpler.model.buffer.mapped_array)."""
 
 class ImportRegistry:
     """

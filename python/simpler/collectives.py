@@ -34,11 +34,10 @@ from __future__ import annotations
 import math
 from typing import Any, List, Optional, Sequence, Tuple
 
-from simpler._core import DataType, TaskArgs, TaskHandle, TensorArgType, element_size
-from simpler.arg_checks import check_int, check_type, got
-from simpler.domain import Domain
-from simpler.global_domain import PHASE_COPY, PHASE_SUM, GlobalDomain, phase_args
-from simpler.orchestrator import Orchestrator
+from simpler._core import CallConfig, DataType, TaskArgs, TaskHandle, TensorArgType, element_size
+from simpler.model.arg_checks import check_int, check_type, got
+from simpler.model.domain import Domain, GlobalDomain
+from simpler.runtime.orchestrator import Orchestrator, callables_of
 
 __all__ = ["COLLECTIVE_DTYPES", "all_gather", "all_reduce", "broadcast", "reduce_scatter"]
 
@@ -50,6 +49,11 @@ COLLECTIVE_DTYPES: Tuple[DataType, ...] = (
     DataType.BFLOAT16,
     DataType.INT32,
 )
+
+# collective_phase's first scalar: which runtime chip callable runs the phase.
+PHASE_COPY = 0  # std.copy
+PHASE_SUM = 1   # std.sum_n
+
 
 # A reduce task names n views (n - 1 peers' chunks and its own); a chip kernel task takes at most 32.
 _MAX_REDUCE_RANKS = 32
@@ -69,7 +73,7 @@ class _Plan:
             raise ValueError(f"{what}: domain {dom.name!r} was released (its with block ended or release() was "
                              "called); its window buffers may not be named any more")
         self.global_domain = isinstance(dom, GlobalDomain)
-        if self.global_domain and orch.worker._phase_handle is None:
+        if self.global_domain and (orch.worker.level != 4 or callables_of(orch).phase is None):
             raise ValueError(f"{what}: domain {dom.name!r} is a global domain; submit its collectives from the "
                              "orchestration of the level-4 Worker that allocated it (not from "
                              f"{orch.worker.path})")
@@ -127,9 +131,10 @@ class _Plan:
         if not tasks:
             return []
         if self.global_domain:
-            kind = PHASE_SUM if handle is self.orch.worker._sum_handle else PHASE_COPY
+            table = callables_of(self.orch)
+            kind = PHASE_SUM if handle is table.sum else PHASE_COPY
             return list(self.orch.submit_many(
-                self.orch.worker._phase_handle, [phase_args(kind, self.workers[r][1], ta) for r, ta in tasks],
+                table.phase, [phase_args(kind, self.workers[r][1], ta) for r, ta in tasks],
                 workers=[self.workers[r][0] for r, _ in tasks]))
         return list(self.orch.submit_many(handle, [ta for _, ta in tasks],
                                           workers=[self.workers[r] for r, _ in tasks]))
@@ -168,8 +173,8 @@ def _gather_tasks(p: _Plan) -> List[Tuple[int, TaskArgs]]:
 
 
 def _handles(p: _Plan) -> Tuple[Any, Any]:
-    worker = p.orch.worker
-    return worker._sum_handle, worker._copy_handle
+    table = callables_of(p.orch)
+    return table.sum, table.copy
 
 
 def reduce_scatter(orch: Any, dom: Any, name: str, dtype: DataType, count: Optional[int] = None) -> List[TaskHandle]:
@@ -214,3 +219,30 @@ def broadcast(orch: Any, dom: Any, name: str, dtype: DataType, root: int = 0,
         ta.add_tensor(p.view(r, 0, p.count), TensorArgType.OUTPUT_EXISTING)
         tasks.append((r, ta))
     return p.submit(_handles(p)[1], tasks)
+
+
+def collective_phase(orch: Orchestrator, args: TaskArgs, cfg: CallConfig) -> None:
+    """The runtime's own next-level orchestration behind the collectives over a
+    GlobalDomain, run on an L3 child: one chip task, std.copy or std.sum_n
+    (scalar 0: PHASE_COPY or PHASE_SUM) on chip `scalar 1`, with the task's
+    tensors and the scalars after those two."""
+    kind, chip = args.scalar(0), args.scalar(1)
+    ta = TaskArgs()
+    for i in range(args.tensor_count):
+        ta.add_tensor(args[i], args.tag(i))
+    for k in range(2, args.scalar_count):
+        ta.add_scalar(args.scalar(k))
+    table = callables_of(orch)
+    orch.submit_next_level(table.sum if kind == PHASE_SUM else table.copy, ta, worker=chip)
+
+
+def phase_args(kind: int, chip: int, ta: TaskArgs) -> TaskArgs:
+    """`ta` (a chip task's arguments) as the arguments of a collective_phase task on `chip`."""
+    out = TaskArgs()
+    for i in range(ta.tensor_count):
+        out.add_tensor(ta[i], ta.tag(i))
+    out.add_scalar(kind)
+    out.add_scalar(chip)
+    for k in range(ta.scalar_count):
+        out.add_scalar(ta.scalar(k))
+    return out

@@ -32,7 +32,7 @@ from typing import Dict, List
 from isolation import become_subreaper, in_private_dev_shm, reap_leftovers, rerun_in_private_dev_shm, shm_names
 from program import Program, generate
 from simpler import _core
-from simpler.launch import LOST_RANK_STATUS
+from simpler.cli.launch import LOST_RANK_STATUS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REMOTE = _core.remote_available() and shutil.which("mpirun") is not None

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from simpler import TaskArgs, TensorArgType
-from simpler.buffer import (
+from simpler.model.buffer import (
     AccessMode,
     BackendKind,
     BufferDescriptor,
@@ -24,7 +24,7 @@ from simpler.buffer import (
     mapped_array,
     view_array,
 )
-from simpler.task_interface import write_blob
+from simpler.model.task_interface import write_blob
 
 HOST_BACKENDS = [
     (BackendKind.POSIX_SHM, AccessMode.READWRITE),

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from backing_helpers import assert_no_child_left, run_in_child
-from simpler.buffer import (
+from simpler.model.buffer import (
     AccessMode,
     BackendKind,
     DataType,

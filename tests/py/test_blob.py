@@ -19,7 +19,7 @@ from simpler import (
     read_blob,
     write_blob,
 )
-from simpler.task_interface import blob_size
+from simpler.model.task_interface import blob_size
 
 HEADER = 8
 TENSOR = 144

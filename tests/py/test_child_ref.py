@@ -5,7 +5,7 @@ TaskHandle (task id + run) whose name() the errors and the trace use."""
 import pytest
 
 from simpler import ChildKind, ChildRef, ChipCallable, DataType, TaskHandle, TensorArgType, Worker, view_array
-from simpler.trace import chrome_trace, intervals
+from simpler.runtime.trace import chrome_trace, intervals
 from worker_helpers import args, close_and_check
 
 

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 from simpler import ChipCallable, DataType, TensorArgType, Worker, view_array
-from simpler.trace import intervals
+from simpler.runtime.trace import intervals
 from worker_helpers import Gate, alive, args, closing, fail_cause, kernel_callable, rendezvous_dir  # noqa: F401
 
 IN, OUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING

@@ -116,7 +116,7 @@ def test_the_domain_says_ranks_bases_buffers_and_context(closing):
                     d = b.descriptor
                     assert (d.backend_kind, d.address_space) == (BackendKind.VMM_WINDOW, AddressSpace.DEVICE)
                     assert len(d.body) == 8 and d.address == b.base
-                    assert w._core.device_owner(b.identity) == chip
+                    assert w._state.core.device_owner(b.identity) == chip
             ids = {dom.buffer(n, c).identity for n in ("a", "b", "c") for c in (2, 0)}
             assert len(ids) == 6, "every (chip, buffer) has its own identity"
             with pytest.raises(KeyError, match="no buffer 'z'"):

@@ -1,12 +1,12 @@
-"""forwarded_args (simpler.nested): a parent's task blob as a nested run's
+"""forwarded_args (simpler.tree.nested): a parent's task blob as a nested run's
 TaskArgs and the scope that holds its submits, with and without tensors."""
 
 import pytest
 
 from simpler import CallConfig, DataType, TaskArgs, TensorArgType
 from simpler._core import write_blob
-from simpler.buffer import create_buffer
-from simpler.nested import forwarded_args
+from simpler.model.buffer import create_buffer
+from simpler.tree.nested import forwarded_args
 from worker_helpers import args
 
 F32 = DataType.FLOAT32

@@ -23,7 +23,7 @@ from simpler import (
     Worker,
     view_array,
 )
-from simpler.buffer import create_buffer
+from simpler.model.buffer import create_buffer
 from worker_helpers import Gate, args, close_and_check, kernel_callable
 
 N = 16

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from simpler import AccessMode, ChipCallable, DataType, TaskKind, Tensor, TensorArgType, Worker
-from simpler.buffer import default_registry
+from simpler.model.buffer import default_registry
 from worker_helpers import args, closing, kernel_callable, time_bound  # noqa: F401
 
 IN, OUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING

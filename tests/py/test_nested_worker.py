@@ -15,7 +15,7 @@ import pytest
 
 from simpler import AccessMode, BufferDescriptor, ChipCallable, DataType, TaskKind, Tensor, TensorArgType, Worker
 from simpler._core import EdgeKind
-from simpler.buffer import default_registry
+from simpler.model.buffer import default_registry
 from worker_helpers import (  # noqa: F401
     alive,
     args,

@@ -1,11 +1,12 @@
 """The package's public names: `simpler.__all__` re-exports every public name of
-simpler.buffer, simpler.collectives, simpler.deps, simpler.share and simpler.task_interface, and each name
-resolves."""
+simpler.model.buffer, simpler.model.deps, simpler.model.share, simpler.model.task_interface and
+simpler.collectives, and each name resolves."""
 
 import concurrent.futures
 
 import simpler
-from simpler import buffer, collectives, deps, share, task_interface
+from simpler import collectives
+from simpler.model import buffer, deps, share, task_interface
 
 
 def test_all_covers_every_submodule_export():

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from simpler import ChipCallable, DataType, ImportRefused, TensorArgType, Worker, write_blob
-from simpler.buffer import default_registry
+from simpler.model.buffer import default_registry
 from worker_helpers import Gate, args, closing, kernel_callable, time_bound  # noqa: F401 - fixtures
 
 F32 = DataType.FLOAT32

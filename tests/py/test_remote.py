@@ -1,4 +1,4 @@
-"""Remote L3 Workers over Open MPI (simpler.remote): end to end under
+"""Remote L3 Workers over Open MPI (simpler.tree.remote): end to end under
 `python -m simpler launch` (as root with --isolate: TCP-only MPI and a private
 /dev/shm per non-zero rank, so nothing passes between the "hosts" but MPI),
 and the refusals that need no mpirun."""
@@ -10,7 +10,8 @@ import pytest
 
 from opencl_helpers import require_opencl
 from remote_helpers import isolating, run_app, shm_objects
-from simpler import Worker, _core, launch as launcher
+from simpler import Worker, _core
+from simpler.cli import launch as launcher
 
 needs_mpi = pytest.mark.skipif(not _core.remote_available() or shutil.which("mpirun") is None,
                                reason="built without MPI, or no mpirun")

@@ -102,7 +102,7 @@ def test_close_before_the_wait_makes_run_raise_too(tmp_path):
         o.submit_sub(hang, args((where, TensorArgType.INPUT)))
         _wait_for_file(started)
         threading.Thread(target=w.close).start()
-        while not w._core.closed:
+        while not w._state.core.closed:
             time.sleep(0.001)
 
     with pytest.raises(RuntimeError, match=r"closed while the run waited; these had not finished and never will: "

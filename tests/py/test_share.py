@@ -19,8 +19,8 @@ import pytest
 import torch
 
 from simpler import AccessMode, BackendKind, CallConfig, ChipCallable, DataType, TensorArgType, Worker
-from simpler.buffer import create_buffer
-from simpler.share import AdoptedTensor
+from simpler.model.buffer import create_buffer
+from simpler.model.share import AdoptedTensor
 from worker_helpers import args, close_and_check
 
 IN, OUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING

@@ -16,7 +16,7 @@ import pytest
 
 from simpler import DataType, TensorArgType, Worker, view_array
 from simpler._core import ChildKind, ChildRef, TaskHandle, TaskKind, TracePhase
-from simpler.trace import TreeTrace, chrome_trace, intervals
+from simpler.runtime.trace import TreeTrace, chrome_trace, intervals
 from worker_helpers import args, close_and_check, kernel_callable, meet_partner, rendezvous_dir
 
 N = 8

@@ -170,7 +170,7 @@ def test_device_arguments_via_alloc_child_tensor_copy_to_and_copy_from(mode, clo
         d_a = o.alloc_child_tensor(1, (M, N), F32)
         d_c = o.alloc_child_tensor(1, (M, N), F32)
         seen["chip"], seen["base"] = d_a.chip, d_a.base
-        seen["live"] = w._core.device_stats(1)["live_allocations"]
+        seen["live"] = w._state.core.device_stats(1)["live_allocations"]
         o.copy_to(d_a.tensor(), a.tensor())
         # one task mixing a DEVICE input, a HOST input and a DEVICE output
         o.submit_next_level(vadd, args((d_a.tensor(), IN), (b.tensor((M, N), F32), IN), (d_c.tensor(), OUT)),
@@ -180,8 +180,8 @@ def test_device_arguments_via_alloc_child_tensor_copy_to_and_copy_from(mode, clo
     w.run(orch)
     assert seen["chip"] == 1 and seen["base"] != 0 and seen["live"] == 2
     np.testing.assert_array_equal(out.array(), np.arange(M * N, dtype=np.float32).reshape(M, N) + 3)
-    assert w._core.device_stats(1)["live_allocations"] == 0, "the run's device memory outlived it"
-    assert w._core.device_stats(0)["live_allocations"] == 0
+    assert w._state.core.device_stats(1)["live_allocations"] == 0, "the run's device memory outlived it"
+    assert w._state.core.device_stats(0)["live_allocations"] == 0
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -226,7 +226,7 @@ def test_a_device_allocation_outside_any_scope_lives_until_release(closing):
                                              scalars=(int(np.float32(2).view(np.uint32)),)))
 
     w.run(first)
-    assert w._core.device_stats(0)["live_allocations"] == 1
+    assert w._state.core.device_stats(0)["live_allocations"] == 1
     with pytest.raises(ValueError, match="overlap"):  # in and out over the same bytes of one task
         w.run(second)
 
@@ -241,7 +241,7 @@ def test_a_device_allocation_outside_any_scope_lives_until_release(closing):
     np.testing.assert_array_equal(h.array(), np.full(n, 3, np.float32))
     kept["d"].release()
     w.run(lambda o, a, c: None)  # the release completes once earlier tasks are done
-    assert w._core.device_stats(0)["live_allocations"] == 0
+    assert w._state.core.device_stats(0)["live_allocations"] == 0
 
 
 @pytest.mark.parametrize("mode", ["staged", "task_zero_copy"])
@@ -290,7 +290,7 @@ def test_a_scope_releases_its_device_memory_and_later_submits_naming_it_are_refu
             d = o.alloc_child_tensor(0, (n,), F32)
             o.copy_to(d.tensor(), h.tensor())
             o.copy_from(back.tensor(), d.tensor())
-            seen["inside"] = w._core.device_stats(0)["live_allocations"]
+            seen["inside"] = w._state.core.device_stats(0)["live_allocations"]
         seen["released"] = d.released
         o.copy_from(back.tensor(), d.tensor())  # after the scope: refused
 
@@ -300,10 +300,10 @@ def test_a_scope_releases_its_device_memory_and_later_submits_naming_it_are_refu
     assert "was released (its scope ended or it was freed); a task may not name it any more" in msg, msg
     assert seen == {"inside": 1, "released": True}
     np.testing.assert_array_equal(back.array(), np.arange(n, dtype=np.float32))  # the in-scope tasks ran
-    assert w._core.device_stats(0)["live_allocations"] == 0
+    assert w._state.core.device_stats(0)["live_allocations"] == 0
     # the Worker stays usable
     w.run(lambda o, a, c: o.copy_to(o.alloc_child_tensor(0, (n,), F32).tensor(), h.tensor()))
-    assert w._core.device_stats(0)["live_allocations"] == 0
+    assert w._state.core.device_stats(0)["live_allocations"] == 0
 
 
 STAMP_MS = 500
@@ -328,11 +328,11 @@ def test_naming_released_device_memory_is_refused_with_the_reason_whether_or_not
             o.submit_next_level(stamp, args((d.tensor(), OUT), scalars=(0 if freed else 400,)), worker=0)
         if freed:
             deadline = time.monotonic() + 10
-            while w._core.device_stats(0)["live_allocations"] and time.monotonic() < deadline:
+            while w._state.core.device_stats(0)["live_allocations"] and time.monotonic() < deadline:
                 time.sleep(0.005)
-            assert w._core.device_stats(0)["live_allocations"] == 0
+            assert w._state.core.device_stats(0)["live_allocations"] == 0
         else:
-            assert w._core.device_stats(0)["live_allocations"] == 1
+            assert w._state.core.device_stats(0)["live_allocations"] == 1
         t = args((d.tensor(), IN), (host_out.tensor((2,), I64), OUT))
         if how == "copy_from":
             o.copy_from(host_out.tensor((2,), I64), d.tensor())
@@ -361,15 +361,15 @@ def test_a_scope_frees_its_device_memory_only_after_the_tasks_using_it_finish(cl
             with o.scope():
                 inner = o.alloc_child_tensor(0, (2,), I64)
                 o.submit_next_level(stamp, args((inner.tensor(), OUT), scalars=(400,)), worker=0)
-            live.append(w._core.device_stats(0)["live_allocations"])  # inner is releasing, its task still runs
+            live.append(w._state.core.device_stats(0)["live_allocations"])  # inner is releasing, its task still runs
             assert inner.released and not outer.released
             o.submit_next_level(stamp, args((outer.tensor(), OUT), scalars=(0,)), worker=0)
             o.copy_from(out.tensor((2,), I64), outer.tensor())
-        live.append(w._core.device_stats(0)["live_allocations"])
+        live.append(w._state.core.device_stats(0)["live_allocations"])
 
     w.run(orch)
     assert live[0] == 2, "a scope freed device memory a running task still uses"
-    assert w._core.device_stats(0)["live_allocations"] == 0
+    assert w._state.core.device_stats(0)["live_allocations"] == 0
     s, e = view_array(out.tensor((2,), I64))
     assert 0 < s <= e
 

@@ -415,8 +415,8 @@ def test_a_device_tensor_sent_to_another_chip_or_to_a_sub_worker_is_refused_at_s
         w.run(to_sub)
     msg = str(info.value)
     assert "submit of task" in msg and "argument 0" in msg and "sub-worker takes HOST tensors only" in msg, msg
-    assert w._core.device_stats(0)["live_allocations"] == 0
-    assert w._core.device_stats(1)["live_allocations"] == 0
+    assert w._state.core.device_stats(0)["live_allocations"] == 0
+    assert w._state.core.device_stats(1)["live_allocations"] == 0
     assert all(s.endswith("usable") for s in w.child_status())
     still_usable(w, vadd, chip=1)
 
@@ -468,7 +468,7 @@ def test_device_memory_exhausted_is_refused_at_alloc_and_nothing_leaks(closing):
     with pytest.raises(RuntimeError, match="alloc_child_tensor: chip 0 has no free block"):
         w.run(orch)
     assert got[0].released
-    assert w._core.device_stats(0)["live_allocations"] == 0
+    assert w._state.core.device_stats(0)["live_allocations"] == 0
     still_usable(w, vadd)
 
 

@@ -66,12 +66,12 @@ def test_init_from_a_thread_that_exits_leaves_chips_and_sub_workers_working(clos
 
 
 def test_a_worker_dropped_without_close_is_collected_and_stops_its_children():
-    # The thread that logs losses (simpler/log.py) waits on the Worker's status
+    # The thread that logs losses (simpler/runtime/log.py) waits on the Worker's status
     # channel by id: it kept the engine alive, and with it every child, until exit.
     w = Worker(level=3, num_chips=1, num_sub_workers=1)
     w.init()
     pids = w.child_pids()
-    follower = w._watch._follower
+    follower = w._state.watch._follower
     assert follower is not None and follower.is_alive()
     del w
     gc.collect()

@@ -18,7 +18,7 @@
 // object, which the caller keeps alive until the free has run (the Python side
 // holds it; BackingOwner::free_pending says when it may let go).
 //
-// Trusts its caller to have checked what the memory is (python/simpler/share.py
+// Trusts its caller to have checked what the memory is (python/simpler/model/share.py
 // reads /proc/self/maps for that); checks only what it can without the OS:
 // a null address, nbytes == 0, a FORK_COW grant other than READ, a name that
 // is not a valid POSIX_SHM body (std::invalid_argument).

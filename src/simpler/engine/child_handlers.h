@@ -21,7 +21,7 @@
 // The install message travels the same way: callable id INSTALL_CALLABLE, a
 // zero call config, and a blob of the new callable's u64 id (little-endian)
 // followed by a payload only the child's install handler reads (a chip's is
-// chip_install.h's; a Python sub-worker's is simpler.late_register's). The
+// chip_install.h's; a Python sub-worker's is simpler.runtime.callables's). The
 // handler returns why it could not install the callable (empty: installed);
 // the child answers FAILED with that text, and the Worker hands the lane no
 // task until the child has answered. A submit naming INSTALL_CALLABLE is

@@ -1,7 +1,7 @@
 // StatusChannel: how a thread waits for a Worker's children's status to change
 // (a child lost there or below a next-level child) without holding the Worker.
 //
-// Python's loss logger (simpler/log.py) sleeps in wait() on a thread of its
+// Python's loss logger (simpler/runtime/log.py) sleeps in wait() on a thread of its
 // own; it names the channel by its id, so it keeps no Python object of the
 // Worker alive: a Worker dropped without close() is still destroyed (its
 // destructor closes the channel, which wakes the waiter for good), and one

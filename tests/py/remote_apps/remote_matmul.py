@@ -15,7 +15,7 @@ import numpy as np
 import remote_kernels as rk
 
 from simpler import ChipCallable, DataType, TaskArgs, TaskKind, TensorArgType, Worker
-from simpler.demo_tree import columns
+from simpler.cli.demo_tree import columns
 
 M, K, N = 96, 64, 192
 TILE = N // 3

@@ -46,7 +46,7 @@ from simpler._core import (
     current_process_id,
     element_size,
 )
-from simpler.arg_checks import check_int, check_type
+from simpler.model.arg_checks import check_int, check_type
 
 __all__ = [
     "AccessMode",
@@ -75,7 +75,7 @@ __all__ = [
 # The NumPy element type a view is exposed as. Types NumPy lacks are exposed as
 # their raw bits: BFLOAT16 as uint16, the FP8 and FP4 types as uint8 (one byte an
 # element, as the ABI addresses them).
-_NUMPY_DTYPES: dict[DataType, np.dtype] = {
+NUMPY_DTYPES: dict[DataType, np.dtype] = {
     DataType.FLOAT32: np.dtype(np.float32),
     DataType.FLOAT16: np.dtype(np.float16),
     DataType.INT32: np.dtype(np.int32),
@@ -97,7 +97,7 @@ _NUMPY_DTYPES: dict[DataType, np.dtype] = {
 
 def numpy_dtype(dtype: DataType) -> np.dtype:
     """The NumPy dtype a view of `dtype` is exposed as (same element size)."""
-    return _NUMPY_DTYPES[dtype]
+    return NUMPY_DTYPES[dtype]
 
 
 def _export(exporter: Any) -> memoryview:
@@ -170,7 +170,7 @@ class SharedMemoryView:
 
 # The Buffers this process holds open, by identity: view_array reads an owned
 # backing through its owner's mapping instead of importing it.
-_live_buffers: "weakref.WeakValueDictionary[CanonicalIdentity, Buffer]" = weakref.WeakValueDictionary()
+live_buffers: "weakref.WeakValueDictionary[CanonicalIdentity, Buffer]" = weakref.WeakValueDictionary()
 
 
 class Buffer:
@@ -192,7 +192,7 @@ class Buffer:
         self._shm = SharedMemoryView(owner) if owner.backend == BackendKind.POSIX_SHM else None
         # The Worker that keeps it (Worker._keep), whose release_buffer alone releases it; None: no Worker's.
         self._worker: Optional["weakref.ReferenceType[Any]"] = None
-        _live_buffers[owner.identity] = self
+        live_buffers[owner.identity] = self
 
     @property
     def descriptor(self) -> BufferDescriptor:
@@ -256,8 +256,8 @@ class Buffer:
         if self._shm is not None:
             self._shm._release()
         self._owner.close()
-        if _live_buffers.get(self._owner.identity) is self:
-            del _live_buffers[self._owner.identity]
+        if live_buffers.get(self._owner.identity) is self:
+            del live_buffers[self._owner.identity]
 
     def __enter__(self) -> "Buffer":
         return self
@@ -355,7 +355,7 @@ def view_array(tensor: Tensor, registry: Optional[ImportRegistry] = None) -> np.
     (map-once) through `registry`, by default this process's.
     The array keeps the bytes exported: drop it before `Buffer.close()`.
     DLPack comes with it (`arr.__dlpack__()`)."""
-    owner = _live_buffers.get(tensor.buffer.identity)
+    owner = live_buffers.get(tensor.buffer.identity)
     if owner is not None and not owner.closed and owner.descriptor == tensor.buffer:
         readonly = tensor.buffer.access == AccessMode.READ and os.getpid() != owner._pid
         return _array_over(owner._owner, tensor.shapes, tensor.strides, tensor.dtype, tensor.byte_offset, readonly)

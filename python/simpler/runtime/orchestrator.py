@@ -13,7 +13,7 @@ was made, or to the run; when that ends, the memory is refused to later
 submits and freed once every task submitted before has finished.
 
 Communication domains: `allocate_domain(name, workers, window_size, buffers)`
-carves a symmetric window on each listed chip (simpler.domain); released when
+carves a symmetric window on each listed chip (simpler.model.domain); released when
 its `with` block ends, or with the run.
 """
 
@@ -33,20 +33,20 @@ from simpler._core import (
     TaskKind,
     element_size,
 )
-from simpler.arg_checks import check_bool, check_int, check_shape, check_type, got
-from simpler.callable_handle import CallableHandle
-from simpler.device_buffer import DeviceBuffer
-from simpler.domain import Domain
-from simpler.global_domain import GlobalDomain
-from simpler.log import logger
-from simpler.nested import child_name
-from simpler.submitted_tasks import Part, SubmittedTasks
-from simpler.task_interface import TaskArgs, TaskArgsBatch, Tensor, TensorArgType
+from simpler.model.arg_checks import check_bool, check_int, check_shape, check_type, got
+from simpler.model.callable_handle import CallableHandle
+from simpler.model.device_buffer import DeviceBuffer
+from simpler.model.domain import Domain, GlobalDomain
+from simpler.model.submitted_tasks import Part, SubmittedTasks
+from simpler.model.task_interface import TaskArgs, TaskArgsBatch, Tensor, TensorArgType
+from simpler.runtime.callables import CallableTable
+from simpler.runtime.errors import child_name
+from simpler.runtime.log import logger
+from simpler.runtime.state import RuntimeState, WorkerView
 
 if TYPE_CHECKING:
     from simpler._core import EngineWorker
-    from simpler.nested import ForwardedScope
-    from simpler.worker import Worker
+    from simpler.runtime.forwarded import ForwardedScope
 
 def _check_views(what: str, src: object, dst: object) -> None:
     """TypeError naming the argument of a copy that is not a view."""
@@ -82,14 +82,15 @@ def _checked_list(field: str, values: object, item_type: Optional[type] = None) 
 
 
 class Orchestrator:
-    def __init__(self, worker: Worker, scope: Optional[ForwardedScope] = None,
+    def __init__(self, state: RuntimeState, worker: WorkerView, scope: Optional[ForwardedScope] = None,
                  core: Optional[EngineWorker] = None) -> None:
-        self._worker = worker
-        # core: the engine as worker._running() just returned it (run() checked it); else checked here
-        self._core = worker._running() if core is None else core
-        self._serial = worker._serial
+        self._state = state
+        self._worker = worker  # what .worker returns: the Worker `state` is the state of
+        # core: the engine as state.running() just returned it (run() checked it); else checked here
+        self._core = state.running() if core is None else core
+        self._serial = state.serial
         # Where each kind of task runs (a handle must be of that kind of child); the Worker's, read-only.
-        self._runs_on = worker._runs_on_by_kind
+        self._runs_on = state.runs_on_by_kind
         # A nested run: what its parent's task forwarded, which every submit must stay within.
         self._scope = scope
         # Every task submitted through this, in order: a handle per one-at-a-time submit, a TaskHandles per batch.
@@ -113,7 +114,7 @@ class Orchestrator:
         return view
 
     @property
-    def worker(self) -> Worker:
+    def worker(self) -> WorkerView:
         """The Worker this orchestration runs on (in a nested run: the child's own Worker)."""
         return self._worker
 
@@ -125,11 +126,11 @@ class Orchestrator:
     def _submit(self, kind: TaskKind, callable: CallableHandle, members: Sequence[Tuple[TaskArgs, Optional[int]]],
                 cfg: Optional[CallConfig]) -> TaskHandle:
         self._check_open("submit")
-        handle = self._worker._check_callable(callable, kind)
+        handle = self._state.check_callable(callable, kind)
         config = _config_bytes(cfg)
         if self._scope is not None:
             for m, (args, _) in enumerate(members):
-                self._scope.check(args, f"{self._worker.path}: submit (member {m})")
+                self._scope.check(args, f"{self._state.path}: submit (member {m})")
         try:
             task: TaskHandle = self._core.submit(kind, handle.id, members, config)
         except ValueError as e:
@@ -143,10 +144,10 @@ class Orchestrator:
         if (type(callable) is not CallableHandle or callable.runs_on != self._runs_on[kind]
                 or callable.worker_serial != self._serial or self._core.closed or self._ended):
             self._check_open("submit")
-            self._worker._check_callable(callable, kind)
+            self._state.check_callable(callable, kind)
         config = _DEFAULT_CONFIG if cfg is None else _config_bytes(cfg)
         if self._scope is not None:
-            self._scope.check(args, f"{self._worker.path}: submit")
+            self._scope.check(args, f"{self._state.path}: submit")
         try:
             task: TaskHandle = self._core.submit_one(kind, callable.id, args, worker, config)
         except ValueError as e:
@@ -188,7 +189,7 @@ class Orchestrator:
                      args_list: "TaskArgsBatch | Sequence[TaskArgs]", workers: "int | List[int] | None",
                      cfg: Optional[CallConfig]) -> TaskHandles:
         self._check_open(what)
-        handle = self._worker._check_callable(callable, kind)
+        handle = self._state.check_callable(callable, kind)
         config = _config_bytes(cfg)
         batch: "TaskArgsBatch | list"
         if type(args_list) is TaskArgsBatch:
@@ -197,7 +198,7 @@ class Orchestrator:
             batch = _checked_list(f"{what}.args_list", args_list)  # the binding checks each item is a TaskArgs
         if self._scope is not None:
             for i in range(len(batch)):
-                self._scope.check(batch[i], f"{self._worker.path}: {what} (task {i} of the batch)")
+                self._scope.check(batch[i], f"{self._state.path}: {what} (task {i} of the batch)")
         tasks, refused, why = self._core.submit_many(kind, handle.id, batch, workers, config)
         if refused >= 0:
             error = self._explain(ValueError(why), [batch[refused]])
@@ -237,9 +238,9 @@ class Orchestrator:
         """DEVICE_MALLOC memory for one (shape, dtype) on chip `worker`. With
         scoped=False it outlives the run, until `release()` or Worker.close()."""
         self._check_open("alloc_child_tensor")
-        core = self._worker._running()
-        if self._worker.level > 3:
-            raise ValueError(f"alloc_child_tensor on {self._worker.path} (level {self._worker.level}): device memory "
+        core = self._state.running()
+        if self._state.level > 3:
+            raise ValueError(f"alloc_child_tensor on {self._state.path} (level {self._state.level}): device memory "
                              "belongs to the chips of a level-3 Worker; allocate it inside the orchestration function "
                              "that runs there (its orch.alloc_child_tensor)")
         worker = check_int("alloc_child_tensor.worker", worker, bits=32)
@@ -266,10 +267,10 @@ class Orchestrator:
         window_size 0 or buffers that do not fit; RuntimeError when the window
         heaps have no room. A refusal allocates nothing."""
         self._check_open("allocate_domain")
-        core = self._worker._running()
-        if self._worker.level > 3 or self._worker.num_chips == 0:
-            raise ValueError(f"allocate_domain on {self._worker.path} (level {self._worker.level}, "
-                             f"{self._worker.num_chips} chips): windows belong to the chips of a level-3 Worker")
+        core = self._state.running()
+        if self._state.level > 3 or self._state.num_chips == 0:
+            raise ValueError(f"allocate_domain on {self._state.path} (level {self._state.level}, "
+                             f"{self._state.num_chips} chips): windows belong to the chips of a level-3 Worker")
         if not isinstance(name, str):
             raise TypeError(f"allocate_domain.name: expected str (got {got(name)})")
         chips = [check_int(f"allocate_domain.workers[{i}]", w, bits=32)
@@ -293,8 +294,8 @@ class Orchestrator:
         does not have, a child whose chips drive OpenCL devices, duplicate
         members and what allocate_domain refuses. A refusal allocates nothing."""
         self._check_open("allocate_global_domain")
-        core = self._worker._running()
-        worker = self._worker
+        core = self._state.running()
+        worker = self._state
         if worker.level == 3:
             raise ValueError(f"allocate_global_domain on {worker.path} (level 3): the chips of a level-3 Worker share "
                              "windows through allocate_domain; a global domain spans the L3 children of a level-4 "
@@ -304,7 +305,7 @@ class Orchestrator:
                              "the chips of the level-3 children of a level-4 Worker")
         if not isinstance(name, str):
             raise TypeError(f"allocate_global_domain.name: expected str (got {got(name)})")
-        children = worker._children
+        children = worker.children
         checked: List[Tuple[int, int]] = []
         slots: List[int] = []
         for i, m in enumerate(_checked_list("allocate_global_domain.members", members)):
@@ -332,7 +333,7 @@ class Orchestrator:
                 first = checked.index((l3, chip))
                 raise ValueError(f"{where}: member ({l3}, {chip}) is listed twice (members[{first}] and members[{i}])")
             checked.append((l3, chip))
-            slots.append(worker._global_first_slot[l3] + chip)
+            slots.append(worker.global_first_slot[l3] + chip)
         if not checked:
             raise ValueError(f"allocate_global_domain {name!r}: members must name at least one (l3, chip) pair")
         window_size = check_int("allocate_global_domain.window_size", window_size, bits=64)
@@ -364,11 +365,11 @@ class Orchestrator:
         if why is not None and "(its scope ended or it was freed)" not in str(error) \
                 and "(its block ended or release() was called)" not in str(error):
             error = ValueError(f"{error}: {why}")
-        logger.info("%s: submit refused: %s", self._worker.path, str(error))  # text, not the traceback
+        logger.info("%s: submit refused: %s", self._state.path, str(error))  # text, not the traceback
         return error
 
     def _device_chip(self, t: Tensor, role: str) -> int:
-        chip = self._worker._running().device_owner(t.buffer.identity)
+        chip = self._state.running().device_owner(t.buffer.identity)
         if chip is None:
             why = self._released(t.buffer.identity)
             if why is not None:
@@ -384,7 +385,7 @@ class Orchestrator:
         ta = TaskArgs()
         ta.add_tensor(src, TensorArgType.INPUT)
         ta.add_tensor(dst, TensorArgType.OUTPUT_EXISTING)
-        return self._submit_one(TaskKind.NEXT_LEVEL, self._worker._copy_handle, ta, chip, cfg)
+        return self._submit_one(TaskKind.NEXT_LEVEL, self._state.callables.copy, ta, chip, cfg)
 
     def copy_to(self, dst: Tensor, src: Tensor, cfg: Optional[CallConfig] = None) -> TaskHandle:
         """Host view `src` -> device view `dst`, as a task on dst's chip."""
@@ -433,3 +434,9 @@ def _buffer_specs(what: str, buffers: "Dict[str, int] | Sequence[Tuple[str, int]
             raise TypeError(f"{what}.buffers[{i}]: name: expected str (got {got(n)})")
         specs.append((n, check_int(f"{what}.buffers[{n!r}]", size, bits=64)))
     return specs
+
+
+def callables_of(orch: Orchestrator) -> CallableTable:
+    """The callables of the Worker `orch` builds a run of, the runtime's own
+    included (simpler.collectives submits std.copy, std.sum_n and the phases)."""
+    return orch._state.callables

@@ -14,8 +14,8 @@ from typing import Callable, List, Optional, Sequence
 
 import numpy as np
 
-from simpler.buffer import AccessMode, MappedArg, default_registry, mapped_array
-from simpler.task_interface import read_blob
+from simpler.model.buffer import AccessMode, MappedArg, default_registry, mapped_array
+from simpler.model.task_interface import read_blob
 
 _WRITE_MASK_AT = 32  # CallConfig: bytes 32..63 are the engine's write mask
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
 from simpler._core import build_chip_library, chip_cache_dir, chip_orchestration_names, opencl_kernel_names
-from simpler.arg_checks import check_type
+from simpler.model.arg_checks import check_type
 
 
 @dataclass(frozen=True)

@@ -33,26 +33,27 @@ heartbeat timeout, naming the rank, the child and the task.
 from __future__ import annotations
 
 import atexit
-import importlib
 import json
 import os
 import socket
 import sys
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Optional, Sequence
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence
 
 from simpler import _core
-from simpler.buffer import forget_imports
-from simpler.global_domain import collective_phase
-from simpler.launch import FINISHED_LINE, RANK0_LINE, STATUS_ENV
-from simpler.log import logger
-from simpler.nested import NextLevelServer
+from simpler.runtime.callables import CallableTable, path_of, resolve_all
+from simpler.runtime.log import logger
+from simpler.runtime.state import RuntimeState
+from simpler.tree.nested import ChildWorker, NextLevelServer, forget_below
 
 _log = logger.getChild("remote")
 
-if TYPE_CHECKING:
-    from simpler.worker import Worker
+# The launcher's status file (python -m simpler launch): its environment variable, and rank 0's two control
+# lines, which this module writes and the launcher reads.
+STATUS_ENV = "SIMPLER_LAUNCH_STATUS"
+RANK0_LINE = "#rank0"  # followed by the host name and the pid
+FINISHED_LINE = "#finished"
 
 # How long rank 0's init() waits for each remote child's READY (a rank imports
 # and forks its chips first), and how long close() waits for its goodbye.
@@ -99,109 +100,54 @@ def require_mpi(who: str) -> str:
         raise RuntimeError(f"{who}: {e}") from None
 
 
-class PathCallable:
-    """A callable registered by import path ("pkg.module:fn"); resolved at init() in each process."""
-
-    def __init__(self, path: str):
-        module, sep, name = path.partition(":")
-        parts = [*module.split("."), *name.split(".")]
-        if not sep or not module or not name or not all(p.isidentifier() for p in parts):
-            raise ValueError(f"Worker.register: {path!r} is not an import path of the form 'pkg.module:fn'")
-        self.path = path
-        self.__qualname__ = path
-        self._fn: Optional[Callable[..., Any]] = None
-
-    def resolve(self) -> Callable[..., Any]:
-        if self._fn is None:
-            self._fn = resolve_path(self.path)
-        return self._fn
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.resolve()(*args, **kwargs)
-
-    def __repr__(self) -> str:
-        return f"PathCallable({self.path!r})"
-
-
-def resolve_path(path: str) -> Callable[..., Any]:
-    """The callable at 'pkg.module:qual.name' ('__main__' is the running script);
-    ImportError / AttributeError / TypeError saying what is missing."""
-    module_name, _, qualname = path.partition(":")
-    module = sys.modules["__main__"] if module_name == "__main__" else importlib.import_module(module_name)
-    target: Any = module
-    for part in qualname.split("."):
-        target = getattr(target, part)
-    if not callable(target):
-        raise TypeError(f"{path!r} is {type(target).__name__}, not a callable")
-    fn: Callable[..., Any] = target
-    return fn
-
-
-def path_of(fn: Callable[..., Any]) -> str:
-    """The import path another host finds `fn` by; ValueError for a closure or a lambda."""
-    if isinstance(fn, PathCallable):
-        return fn.path
-    module = getattr(fn, "__module__", None)
-    qualname = getattr(fn, "__qualname__", None)
-    if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname:
-        raise ValueError(f"{qualname or fn!r} cannot be named on another host (a closure, a lambda or a callable "
-                         "object); a remote Worker runs callables registered by import path ('pkg.module:fn') or "
-                         "defined at module level")
-    return f"{module}:{qualname}"
-
-
-def resolve_all(callables: Sequence[Callable[..., Any]]) -> None:
-    """Resolves every PathCallable; RuntimeError naming the path otherwise."""
-    for fn in callables:
-        if isinstance(fn, PathCallable):
-            try:
-                fn.resolve()
-            except Exception as e:  # noqa: BLE001 - reported with the path
-                raise RuntimeError(f"cannot resolve {fn.path!r}: {type(e).__name__}: {e}") from None
-
-
-def _callable_table(top: "Worker") -> Dict[str, List[str]]:
+def _callable_table(table: CallableTable) -> Dict[str, List[str]]:
     """What a remote child must know by the same ids: every registered callable, by name. The runtime's own
-    collective_phase (registered last by an L4 with global windows, for its local children only) is not compared."""
+    phase orchestration (registered last by an L4 with global windows, for its local children only) is not
+    compared."""
     return {
-        "orchestrations": [path_of(f) for f in top._orchestrations if f is not collective_phase],
-        "sub_callables": [path_of(f) for f in top._sub_callables],
-        "chip_callables": [c.orchestration for c in top._chip_callables],
+        "orchestrations": [path_of(f) for f in table.user_orchestrations()],
+        "sub_callables": [path_of(f) for f in table.sub],
+        "chip_callables": [c.orchestration for c in table.chip],
     }
 
 
-def hello_of(top: "Worker", index: int, options: Dict[str, Any], table: Dict[str, List[str]]) -> str:
+def hello_of(top: RuntimeState, index: int, options: Dict[str, Any], table: Dict[str, List[str]]) -> str:
     """The HELLO text of remote child `index`: its place, its options and the callables (_callable_table)."""
     return json.dumps({"version": 1, "index": index, "level": top.level - 1, "path": top.path, "options": options,
                        **table})
 
 
 # -- rank 0 -------------------------------------------------------------------
-_open_tops: "weakref.WeakSet[Worker]" = weakref.WeakSet()
+# How to close each top Worker with remote children still open (weakly: the Worker may be collected first).
+_open_tops: "List[weakref.WeakMethod[Callable[[], None]]]" = []
 _exit_hook = threading.Lock()
 _exit_hooked = False
 
 
 def _close_at_exit() -> None:
-    for w in list(_open_tops):
+    for ref in list(_open_tops):
+        close = ref()
+        if close is None:
+            continue
         try:
-            w.close()
+            close()
         except Exception:  # noqa: BLE001 - exiting; nothing to report to
             pass
     _launch_status(FINISHED_LINE)  # the launcher ends the job in bounded time from here
     _core.remote_finalize()
 
 
-def remote_children(top: "Worker", first_index: int, specs: Sequence[Dict[str, Any]],
-                    heartbeat_timeout: float) -> Any:
-    """Rank 0, at top.init(): the RemoteChildren its EngineWorker serves (MPI starts
-    when the first of them starts, after the local forks)."""
+def remote_children(top: RuntimeState, first_index: int, specs: Sequence[Dict[str, Any]],
+                    heartbeat_timeout: float, close: "weakref.WeakMethod[Callable[[], None]]") -> Any:
+    """Rank 0, at the top Worker's init(): the RemoteChildren its EngineWorker
+    serves (MPI starts when the first of them starts, after the local forks);
+    `close` closes that Worker at exit if it is still open."""
     global _exit_hooked
     if not available():
         raise RuntimeError("Worker.init: this simpler was built without MPI; remote Workers need Open MPI "
                            "(apt-get install libopenmpi-dev openmpi-bin, then rebuild)")
     try:
-        table = _callable_table(top)  # a callable another host cannot name is refused first
+        table = _callable_table(top.callables)  # a callable another host cannot name is refused first
     except ValueError as e:
         raise ValueError(f"Worker.init: {e}") from None
     size = mpi_size()
@@ -224,7 +170,7 @@ def remote_children(top: "Worker", first_index: int, specs: Sequence[Dict[str, A
             _launch_status(f"{RANK0_LINE} {socket.gethostname()} {os.getpid()}")
             atexit.register(_close_at_exit)
             _exit_hooked = True
-    _open_tops.add(top)
+    _open_tops.append(close)
     return _core.RemoteChildren(children, first_index, START_TIMEOUT_S, CLOSE_TIMEOUT_S)
 
 
@@ -235,12 +181,12 @@ def _launch_status(*lines: str) -> None:
             f.writelines(line + "\n" for line in lines)
 
 
-def report_lost(top: "Worker") -> None:
-    """Rank 0, at top.close(): a line on stderr (and in the launcher's status
+def report_lost(top: RuntimeState) -> None:
+    """Rank 0, at the top Worker's close(): a line on stderr (and in the launcher's status
     file) for every remote child whose rank was lost."""
     lines = []
-    first = len(top._children)
-    for j in range(len(top._remote)):
+    first = len(top.children)
+    for j in range(len(top.remote)):
         why = _core.remote_lost(j + 1)
         if why:
             lines.append(f"rank {j + 1} ({top.path}/L{top.level - 1}[{first + j}]) was lost: {why}")
@@ -265,32 +211,29 @@ def _exit(code: int) -> NoReturn:
     os._exit(code)
 
 
-def serve_rank(top: "Worker", rank: int, heartbeat_timeout: float) -> NoReturn:
-    """Rank `rank` (> 0) at top.init(): serves remote child rank - 1 of `top`, then
-    exits the process (0 when rank 0 closed the L4, 1 when it was lost)."""
-    from simpler.worker import Worker
-
+def serve_rank(top: RuntimeState, rank: int, heartbeat_timeout: float,
+               make_child: Callable[[Dict[str, Any]], ChildWorker]) -> NoReturn:
+    """Rank `rank` (> 0) at the top Worker's init(): serves remote child rank - 1
+    of it, the Worker `make_child` makes from rank 0's HELLO, then exits the
+    process (0 when rank 0 closed the L4, 1 when it was lost)."""
     _core.remote_start(heartbeat_timeout)
     server = _core.RemoteServer()
     hello_text = server.await_hello()
     if not hello_text:  # rank 0 needs no child here
         _core.remote_finalize()
         _exit(0)
-    child: Optional[Worker] = None
+    child: Optional[ChildWorker] = None
     try:
         hello = json.loads(hello_text)
-        index = int(hello["index"])
-        for fns in (top._orchestrations, top._sub_callables):
+        table = top.callables
+        for fns in (table.orchestrations, table.sub):
             resolve_all(fns)
-        mine = _callable_table(top)
+        mine = _callable_table(table)
         for key in ("orchestrations", "sub_callables", "chip_callables"):
             if mine[key] != hello[key]:
                 raise RuntimeError(f"the program registered other {key.replace('_', ' ')} here than on rank 0 "
                                    f"({mine[key]} here, {hello[key]} there); every rank must run the same program")
-        child = Worker(level=int(hello["level"]), **hello["options"])
-        child._adopt(top, index)
-        child.path = f"{hello['path']}/{child.path_name}"
-        child._tree_trace = None  # a trace stays on its host
+        child = make_child(hello)
         child.init()
     except BaseException as e:  # noqa: BLE001 - every failure goes to rank 0's init(), which names this rank
         server.ready(str(e) if isinstance(e, RuntimeError) else f"{type(e).__name__}: {e}")
@@ -300,16 +243,9 @@ def serve_rank(top: "Worker", rank: int, heartbeat_timeout: float) -> NoReturn:
         _core.remote_finalize()
         _exit(1)
     server.ready("")
-    run = NextLevelServer(child, top._orchestrations)
-
-    def forget(identities: list) -> None:
-        forget_imports(identities)
-        if child is not None and child._core is not None and not child._core.closed:
-            child._core.forget(identities)
-
-    code = server.serve(run, forget)
+    code = server.serve(NextLevelServer(child), forget_below(child.state))
     if code != 0:
-        _log.warning("%s on rank %d: %s; closing", child.path, rank, server.ended_why)
+        _log.warning("%s on rank %d: %s; closing", child.state.path, rank, server.ended_why)
     child.close()
     server.bye()
     _core.remote_finalize()

@@ -1,4 +1,4 @@
-"""Runs that do not block: Worker.submit() and the RunFuture it returns.
+"""A Worker's runs: Worker.run, Worker.submit and the RunFuture it returns.
 
 A Worker builds its runs one after another, in the order they were asked for
 (Worker.submit or Worker.run): run N's orchestration function has returned
@@ -8,8 +8,10 @@ runs). Building is all that is serialized: once built, any number of runs are
 in flight at once, and each finishes on its own.
 
 - RunQueue (one per Worker) holds the runs asked for and not yet built. A
-  submitted run is built on the Worker's orchestration thread; a run() builds
-  its run on the caller's thread once the runs asked for before it are built.
+  submitted run is built on the Worker's orchestration thread; a run()
+  (RunQueue.run) builds its run on the caller's thread once the runs asked for
+  before it are built, then waits for its tasks in slices of WAIT_SLICE_S, so
+  that Ctrl-C is seen promptly.
   Both threads start at the first submit().
 - The completion thread waits (asleep in the engine, GIL released) for
   submitted runs to finish and completes each one's RunFuture with that run's
@@ -21,17 +23,21 @@ in flight at once, and each finishes on its own.
 from __future__ import annotations
 
 import concurrent.futures
+import os
 import threading
 from collections import deque
 from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, List, Optional, Tuple, Union
 
-from simpler.arg_checks import got
+from simpler._core import ChildKind
+from simpler.model.arg_checks import got
+from simpler.runtime.forwarded import ForwardedScope
+from simpler.runtime.orchestrator import Orchestrator
+from simpler.runtime.state import WAIT_SLICE_S, RuntimeState, WorkerView
 
 if TYPE_CHECKING:
-    from simpler.orchestrator import Orchestrator
-    from simpler.worker import Worker
+    from simpler._core import EngineWorker
 
-OrchFn = Callable[["Orchestrator", Any, Any], None]
+OrchFn = Callable[[Orchestrator, Any, Any], None]
 
 _CLOSED_BEFORE_START = "Worker.submit: the Worker was closed before the run started"
 
@@ -82,7 +88,7 @@ class _Turn:
     """A run() waiting for its turn to build on its caller's thread."""
 
 
-_Pending = Tuple[RunFuture, "Orchestrator", Optional[BaseException]]
+_Pending = Tuple[RunFuture, Orchestrator, Optional[BaseException]]
 
 
 class RunQueue:
@@ -90,8 +96,9 @@ class RunQueue:
     thread that builds the submitted ones, and the completion thread that
     completes their futures."""
 
-    def __init__(self, worker: "Worker") -> None:
-        self._worker = worker
+    def __init__(self, state: RuntimeState, worker: WorkerView) -> None:
+        self._state = state
+        self._worker = worker  # what each run's Orchestrator.worker is
         # _cond's lock, taken directly where nothing waits: a Lock's own `with` runs in C, a
         # Condition's in Python (begin_turn and end_turn, twice a run, cost ~0.3 µs more).
         self._mutex = threading.Lock()
@@ -120,10 +127,10 @@ class RunQueue:
             if self._closed:
                 raise RuntimeError("Worker: closed; create a new Worker")
             if self._builder is None:
-                self._builder = threading.Thread(target=self._build_loop, name=f"simpler {self._worker.path} runs",
+                self._builder = threading.Thread(target=self._build_loop, name=f"simpler {self._state.path} runs",
                                                  daemon=True)
                 self._completer = threading.Thread(target=self._complete_loop,
-                                                   name=f"simpler {self._worker.path} run completion", daemon=True)
+                                                   name=f"simpler {self._state.path} run completion", daemon=True)
                 self._builder.start()
                 self._completer.start()
             self._queue.append(_Job(fn, args, cfg, future))
@@ -174,6 +181,65 @@ class RunQueue:
             raise RuntimeError(f"RunFuture.{what}: called from a done-callback for a run that has not finished; the "
                                "thread that runs done-callbacks is the one that completes the runs")
 
+    # -- a run built on the caller's thread -------------------------------------------
+    def run(self, orch_fn: OrchFn, args: Any, cfg: Any, scope: Optional[ForwardedScope]) -> Orchestrator:
+        """Worker.run (see its docstring); in a nested run `scope` holds every
+        submit to the views the parent's task forwarded."""
+        core = self._state.running()
+        self.check_not_nested("run")
+        error: Optional[BaseException] = None
+        self.begin_turn()
+        try:
+            orch = Orchestrator(self._state, self._worker, scope, core)
+            try:
+                try:
+                    orch_fn(orch, args, cfg)
+                except BaseException as e:  # noqa: BLE001 - raised below, once the run has ended
+                    error = e
+                finally:
+                    orch._end_run()
+            finally:
+                run = core.end_run(False)
+        finally:
+            self.end_turn()
+        failed = ""
+        try:
+            if isinstance(error, KeyboardInterrupt):
+                raise error  # Ctrl-C while orch_fn built the graph: cancelled without waiting
+            try:
+                if not core.wait_run(run, WAIT_SLICE_S):  # the first slice inline: most runs end in it
+                    _wait(core, run)
+            except RuntimeError as e:
+                failed = str(e)  # kept as text: no local holds the exception in a cycle
+            failed = self._state.run_outcome(failed)
+        except KeyboardInterrupt as interrupt:
+            # wherever it struck: in orch_fn or in the wait
+            _cancel(core, run, interrupt)
+            raise
+        if error is not None:
+            raise error  # the orchestration error is the one to report
+        if failed:
+            raise RuntimeError(failed)
+        return orch
+
+    def run_forwarded(self, orch_fn: OrchFn, args: Any, cfg: Any, scope: ForwardedScope) -> None:
+        """One run of a nested Worker for its parent's task: run(), with every
+        submit held to the views the parent's task forwarded. In a traced tree
+        the run's events go to the tree's record for the top's write_trace()."""
+        state = self._state
+        try:
+            self.run(orch_fn, args, cfg, scope)
+        finally:
+            record, core, config = state.tree_trace, state.core, state.config
+            if record is not None and core is not None and config.trace:
+                events = core.trace_events()
+                core.trace_clear()
+                record.append(state.path, os.getpid(), state.trace_names(),
+                              {ChildKind.CHIP: state.num_chips, ChildKind.SUB_WORKER: state.num_sub_workers,
+                               ChildKind.WORKER: state.num_workers}, events)
+            if record is not None and core is not None and config.record_edges:
+                record.append_edges(state.path, core.take_edge_log())
+
     # -- the orchestration thread -----------------------------------------------
     def _build_loop(self) -> None:
         while True:
@@ -193,16 +259,14 @@ class RunQueue:
                     self._cond.notify_all()
 
     def _build(self, job: _Job) -> None:
-        from simpler.orchestrator import Orchestrator
-
         future = job.future
         if not future.set_running_or_notify_cancel():
             return
-        worker = self._worker
+        state = self._state
         try:
-            if worker._core is not None and worker._core.closed:
+            if state.core is not None and state.core.closed:
                 raise RuntimeError(_CLOSED_BEFORE_START)
-            orch = Orchestrator(worker, None)
+            orch = Orchestrator(state, self._worker)
         except BaseException as e:  # noqa: BLE001 - the future carries it
             future._built = True
             future.set_exception(e)
@@ -229,11 +293,11 @@ class RunQueue:
                 core.wait_run(run)
             except RuntimeError as e:
                 message = str(e)
-            _complete(worker, future, orch, error, message)
+            _complete(state, future, orch, error, message)
 
     # -- the completion thread --------------------------------------------------
     def _complete_loop(self) -> None:
-        core = self._worker._core
+        core = self._state.core
         assert core is not None
         while True:
             runs, closed = core.take_finished_runs(None)
@@ -243,7 +307,7 @@ class RunQueue:
                     runs += core.take_finished_runs(0)[0]  # those ended since, before the flag was set
                 done = [(self._pending.pop(run), message) for run, message in runs if run in self._pending]
             for (future, orch, error), message in done:
-                _complete(self._worker, future, orch, error, message)
+                _complete(self._state, future, orch, error, message)
             if closed:
                 return
 
@@ -271,14 +335,32 @@ class RunQueue:
                 t.join()
 
 
-def _complete(worker: "Worker", future: RunFuture, orch: "Orchestrator", error: Optional[BaseException],
+def _complete(state: RuntimeState, future: RunFuture, orch: Orchestrator, error: Optional[BaseException],
               message: str) -> None:
     """A finished run's future: the orchestration function's exception, else
     the run's failure, else the Orchestrator."""
-    failure = worker._run_outcome(message)
+    failure = state.run_outcome(message)
     if error is not None:
         future.set_exception(error)
     elif failure:
         future.set_exception(RuntimeError(failure))
     else:
         future.set_result(orch)
+
+
+def _cancel(core: EngineWorker, run: int, interrupt: BaseException) -> None:
+    what = core.cancel_run(run, "run() was interrupted (KeyboardInterrupt)")
+    if not what:
+        return
+    note = f"Worker.run interrupted: {what}"
+    add_note = getattr(interrupt, "add_note", None)  # Python >= 3.11
+    if add_note is not None:
+        add_note(note)
+    elif not interrupt.args:
+        interrupt.args = (note,)
+
+
+def _wait(core: EngineWorker, run: int) -> None:
+    """core.wait_run(run) in slices, so that a KeyboardInterrupt reaches Worker.run promptly."""
+    while not core.wait_run(run, WAIT_SLICE_S):
+        pass

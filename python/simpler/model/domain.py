@@ -19,6 +19,18 @@ the usual dependency inference.
 Leaving the `with` block (or `release()`) refuses the domain's buffers at submit
 at once and frees the windows once every task submitted before has finished; a
 domain not released when its run ends is released then.
+
+GlobalDomain is the same across chips of different level-3 children of one
+level-4 Worker (what `orch.allocate_global_domain(name, members=[(l3, chip),
+...], window_size, buffers)` returns). The L4 maps one window heap per member
+slot — one per (local L3 child, chip), `window_heap_bytes` each, MAP_NORESERVE
+— before it forks its L3 children; each L3 and its chips inherit them, so the
+chips of different L3 children read and write the same bytes. A task the L4
+sends to L3 child `l3` may carry any window buffer of a domain with a member on
+`l3`; the L3 admits a global window tensor only on a member chip (peers'
+windows included); a sub-worker, a non-member chip and a released domain are
+refused at submit. The collectives over it (simpler.collectives) run each
+phase as one chip task on the L3 child of its rank.
 """
 
 from __future__ import annotations
@@ -26,8 +38,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from simpler._core import BufferDescriptor, CanonicalIdentity, DataType, EngineWorker, Tensor, element_size
-from simpler.arg_checks import check_int
-from simpler.device_buffer import DeviceBackedHandle
+from simpler.model.arg_checks import check_int
+from simpler.model.device_buffer import DeviceBackedHandle
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -152,3 +164,41 @@ class Domain:
         state = "released" if self._released else "live"
         return (f"Domain({self.name!r}, chips {self.workers}, window_size={self.window_size}, "
                 f"buffers={list(next(iter(self.buffers.values())).keys()) if self.buffers else []}, {state})")
+
+
+Member = Tuple[int, int]
+
+class GlobalDomain(Domain):
+    """A live global domain; members are (l3, chip) pairs in rank order."""
+
+    def __init__(self, core: EngineWorker, name: str, members: Sequence[Member], window_size: int,
+                 names: Sequence[str], carved: dict, child_level: int) -> None:
+        self._child_level = child_level
+        super().__init__(core, name, members, window_size, names, carved)
+
+    @property
+    def members(self) -> Tuple[Member, ...]:
+        return self.workers
+
+    def _member_text(self, chip: Any) -> str:
+        l3, c = chip
+        return f"L{self._child_level}[{l3}] chip {c}"
+
+    def _release_in_core(self) -> None:
+        self._core.release_global_domain(self._id)
+
+    def rank(self, chip: Any) -> int:
+        """The dense rank of member `chip`, an (l3, chip) pair."""
+        if not (isinstance(chip, tuple) and len(chip) == 2):
+            raise TypeError(f"domain {self.name!r}: a member is an (l3, chip) pair (got {chip!r})")
+        try:
+            return self.workers.index(chip)
+        except ValueError:
+            members = ", ".join(self._member_text(m) for m in self.workers)
+            raise ValueError(f"domain {self.name!r}: {self._member_text(chip)} is not a member ({members})") from None
+
+    def __repr__(self) -> str:
+        state = "released" if self.released else "live"
+        names = list(next(iter(self.buffers.values())).keys()) if self.buffers else []
+        return (f"GlobalDomain({self.name!r}, members {list(self.workers)}, window_size={self.window_size}, "
+                f"buffers={names}, {state})")

@@ -2,7 +2,7 @@
 
 Everything the runtime reports outside of exceptions goes through the standard
 `logging` module under the logger named "simpler" (children below it, e.g.
-"simpler.remote"), never through print():
+"simpler.tree.remote"), never through print():
 
 - INFO: a Worker's children started (how many, their pids); a submit refused
   (the ValueError the caller gets, logged as it is raised); a run that failed.

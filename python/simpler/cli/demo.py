@@ -23,11 +23,11 @@ from typing import Callable, Optional
 import numpy as np
 
 from simpler._core import CallConfig, EdgeKind, TensorOverlap, TracePhase, overlap
-from simpler.chip_callable import ChipCallable
-from simpler.orchestrator import Orchestrator
-from simpler.sub_worker import MappedArgs
-from simpler.task_interface import DataType, TaskArgs, Tensor, TensorArgType
-from simpler.trace import intervals
+from simpler.model.chip_callable import ChipCallable
+from simpler.model.task_interface import DataType, TaskArgs, Tensor, TensorArgType
+from simpler.runtime.orchestrator import Orchestrator
+from simpler.runtime.sub_worker import MappedArgs
+from simpler.runtime.trace import intervals
 from simpler.worker import Worker
 
 M, K, N = 384, 256, 512

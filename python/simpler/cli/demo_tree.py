@@ -16,9 +16,9 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from simpler.chip_callable import ChipCallable
-from simpler.orchestrator import Orchestrator
-from simpler.task_interface import DataType, TaskArgs, Tensor, TensorArgType
+from simpler.model.chip_callable import ChipCallable
+from simpler.model.task_interface import DataType, TaskArgs, Tensor, TensorArgType
+from simpler.runtime.orchestrator import Orchestrator
 from simpler.worker import Worker
 
 M, K, N = 256, 128, 512

@@ -19,12 +19,18 @@ import contextlib
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Dict, Iterator, List, Optional
+from typing import IO, Any, Dict, Iterator, List, Optional, Protocol
 
-from simpler.arg_checks import check_bool, got
+from simpler.model.arg_checks import check_bool, got
 
-if TYPE_CHECKING:
-    from simpler.worker import Worker
+
+class ProgressSource(Protocol):
+    """What show_progress displays: a Worker (anything with its progress() and path)."""
+
+    @property
+    def path(self) -> str: ...
+
+    def progress(self) -> "Progress": ...
 
 
 @dataclass(frozen=True)
@@ -113,15 +119,13 @@ class _Display:
 
 
 @contextlib.contextmanager
-def show_progress(worker: "Worker", *, interval: float = 0.2, file: Optional[IO[str]] = None,
+def show_progress(worker: ProgressSource, *, interval: float = 0.2, file: Optional[IO[str]] = None,
                   use_tqdm: Optional[bool] = None) -> Iterator[None]:
     """Shows `worker`'s progress while the block runs: a tqdm bar when tqdm is
     installed (use_tqdm=None), else a line on `file` (default stderr) —
     rewritten in place on a terminal, appended when it changed otherwise.
     Opt-in: nothing is shown without it. The Worker must be initialized."""
-    from simpler.worker import Worker
-
-    if not isinstance(worker, Worker):
+    if not (callable(getattr(worker, "progress", None)) and isinstance(getattr(worker, "path", None), str)):
         raise TypeError(f"show_progress.worker: expected a Worker, {got(worker)}")
     if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not 0.01 <= interval <= 60:
         raise ValueError(f"show_progress.interval: seconds between samples, from 0.01 to 60 (got {interval!r})")

@@ -1,6 +1,6 @@
 """`python -m simpler launch -n K script.py [args]`: runs a program with remote Workers under mpirun.
 
-Every rank runs the same script (simpler.remote): rank 0 is the L4, ranks
+Every rank runs the same script (simpler.tree.remote): rank 0 is the L4, ranks
 1..K-1 serve its remote L3 children. The launcher adds what such a job needs:
 - the job survives a rank that dies (Open MPI's recovery mode), so the L4
   reports the lost child instead of mpirun killing every rank;
@@ -42,13 +42,10 @@ import tempfile
 import time
 from typing import List, Optional, Sequence, Tuple
 
-from simpler import remote
+from simpler.tree import remote
+from simpler.tree.remote import FINISHED_LINE, RANK0_LINE, STATUS_ENV
 
 LOST_RANK_STATUS = 3
-# The status file's environment variable and rank 0's two control lines (simpler.remote writes them).
-STATUS_ENV = "SIMPLER_LAUNCH_STATUS"
-RANK0_LINE = "#rank0"  # followed by the host name and the pid
-FINISHED_LINE = "#finished"
 FINISH_GRACE_S = 10.0  # from rank 0's close to the job's end
 DEATH_GRACE_S = 5.0  # from rank 0's death to the job's end (a rank notices it within its heartbeat timeout)
 TERMINATE_GRACE_S = 10.0  # from SIGTERM to mpirun to SIGKILL

@@ -16,7 +16,7 @@ from simpler._core import (
     read_blob,
     write_blob,
 )
-from simpler.buffer import Tensor
+from simpler.model.buffer import Tensor
 
 __all__ = [
     "ChipStorageTaskArgs",

@@ -2,7 +2,7 @@
 a torch tensor as a backing, without copying them.
 
 Which backing the bytes become is decided by how they are mapped (read from
-/proc/self/maps, simpler.memory_map) and by whether the Worker's children
+/proc/self/maps, simpler.model.memory_map) and by whether the Worker's children
 exist yet:
 
     before init()  MAP_SHARED bytes         FORK_SHM (children inherit them at
@@ -30,20 +30,20 @@ import ctypes
 import math
 import os
 import sys
-from typing import Any, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from simpler._core import AccessMode, BackendKind, BackingOwner, adopt_fork_memory, adopt_posix_shm, intern_owner_path
-from simpler.arg_checks import check_bool, check_type
-from simpler.buffer import _NUMPY_DTYPES, DataType, SharedTensor, _live_buffers, element_size
-from simpler.memory_map import MemoryRange, describe_range, keys_overlap, mappings
+from simpler.model.arg_checks import check_bool, check_type
+from simpler.model.buffer import NUMPY_DTYPES, DataType, SharedTensor, element_size, live_buffers
+from simpler.model.memory_map import MemoryRange, describe_range, keys_overlap, mappings
 
 __all__ = ["AdoptedTensor"]
 
 # A NumPy array's dtype names its DataType when the two are the same type (float32 is FLOAT32);
 # the dtypes buffer.numpy_dtype only borrows for their size (uint16 for BFLOAT16) name none.
-_NUMPY_TO_DTYPE = {nd: d for d, nd in _NUMPY_DTYPES.items() if nd.name == d.name.lower()}
+_NUMPY_TO_DTYPE = {nd: d for d, nd in NUMPY_DTYPES.items() if nd.name == d.name.lower()}
 
 _TORCH_TO_DTYPE = {
     "float32": DataType.FLOAT32,
@@ -143,7 +143,7 @@ def _refuse_shared_twice(where: MemoryRange, kind: str, maps: list) -> None:
     """ValueError when the bytes are (partly) a live buffer's of this process,
     or an adopted buffer's whose free still waits."""
     pid = os.getpid()
-    for buffer in list(_live_buffers.values()):
+    for buffer in list(live_buffers.values()):
         if buffer.closed or buffer._pid != pid:
             continue
         origin = getattr(buffer, "origin", 0)
@@ -162,24 +162,28 @@ def _refuse_shared_twice(where: MemoryRange, kind: str, maps: list) -> None:
                              "before sharing them again")
 
 
-def _copy(worker: Any, src: _Source, access: AccessMode) -> SharedTensor:
-    t: SharedTensor = worker.alloc_shared_tensor(src.shape, src.dtype, access)
+# A Worker's alloc_shared_tensor(shape, dtype, access).
+_Alloc = Callable[[Sequence[int], DataType, AccessMode], SharedTensor]
+
+
+def _copy(alloc: _Alloc, src: _Source, access: AccessMode) -> SharedTensor:
+    t: SharedTensor = alloc(src.shape, src.dtype, access)
     ctypes.memmove(t._owner.address, src.address, src.nbytes)
     return t
 
 
-def share(worker: Any, obj: Any, access: Optional[AccessMode] = None, copy: bool = False) -> SharedTensor:
-    """Worker.share (see its docstring)."""
-    worker._check_process("share")
-    if worker._core is not None and worker._core.closed:
-        raise RuntimeError("Worker.share: the Worker is closed; create a new Worker")
+def share(obj: Any, access: Optional[AccessMode], copy: bool, *, owner_path: str, initialized: bool,
+          alloc: _Alloc) -> SharedTensor:
+    """Worker.share (see its docstring) for the Worker at `owner_path`, which
+    init() has started or not (`initialized`); `alloc` is its
+    alloc_shared_tensor (for copy=True). The caller keeps what it returns."""
     _sweep()
     if access is not None:
         check_type("Worker.share.access", access, AccessMode)
     copy = check_bool("Worker.share.copy", copy)
     src = _Source(obj)
     if copy:
-        return _copy(worker, src, AccessMode.READWRITE if access is None else access)
+        return _copy(alloc, src, AccessMode.READWRITE if access is None else access)
     if not src.writeable:
         if access not in (None, AccessMode.READ):
             raise ValueError(f"Worker.share: the {src.kind}'s WRITEABLE flag is off, so its buffer grants READ only, "
@@ -192,9 +196,9 @@ def share(worker: Any, obj: Any, access: Optional[AccessMode] = None, copy: bool
         raise ValueError(f"Worker.share: the {src.kind}'s memory is mapped read-only in this process; its owner "
                          "could not fill it (share a writable copy, or pass copy=True)")
     _refuse_shared_twice(where, src.kind, maps)
-    path_id = intern_owner_path(worker.path)
+    path_id = intern_owner_path(owner_path)
     origin = 0
-    if worker._core is None:
+    if not initialized:
         if where.shared:
             owner = adopt_fork_memory(BackendKind.FORK_SHM, src.address, src.nbytes,
                                       AccessMode.READWRITE if access is None else access, path_id)
@@ -227,7 +231,6 @@ def share(worker: Any, obj: Any, access: Optional[AccessMode] = None, copy: bool
                                 AccessMode.READWRITE if access is None else access, path_id)
     t = AdoptedTensor(owner, src.shape, src.dtype, origin, src.obj)
     _adopted.append((owner, src.obj, where.key))
-    worker._keep(t)
     return t
 
 

@@ -12,8 +12,8 @@ import os
 import struct
 from typing import Callable
 
-from simpler.buffer import AccessMode, BackendKind, BufferDescriptor, CanonicalIdentity, DataType, Tensor
-from simpler.task_interface import TaskArgs, TensorArgType, read_blob, write_blob
+from simpler.model.buffer import AccessMode, BackendKind, BufferDescriptor, CanonicalIdentity, DataType, Tensor
+from simpler.model.task_interface import TaskArgs, TensorArgType, read_blob, write_blob
 
 
 def _refusal(action: Callable[[], object]) -> str:
