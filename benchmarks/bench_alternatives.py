@@ -343,8 +343,9 @@ class TorchSystem(System):
         self.tasks, self.done = ctx.Queue(), ctx.Queue()
         self.cnt = torch.zeros(1, dtype=torch.int64).share_memory_()
         self.big = torch.empty(self.big_nbytes // 4, dtype=torch.float32).share_memory_()
-        self.procs = [ctx.Process(target=_torch_serve, args=(self.tasks, self.done, self.cnt, self.big))
-                      for _ in range(2)]
+        self.procs = [
+            ctx.Process(target=_torch_serve, args=(self.tasks, self.done, self.cnt, self.big)) for _ in range(2)
+        ]
         for p in self.procs:
             p.start()
 
@@ -397,8 +398,9 @@ class DaskDistributed(System):
             from dask.distributed import Client, LocalCluster
         except ImportError as e:
             raise Skipped(f"dask.distributed not importable ({e})") from e
-        self.cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                    dashboard_address=None, silence_logs=logging.ERROR)
+        self.cluster = LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+        )
         self.client = Client(self.cluster)
 
     def close(self) -> None:
@@ -493,8 +495,13 @@ class RaySystem(System):
         except ImportError as e:
             raise Skipped(f"ray not importable ({e})") from e
         self.ray = ray
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR,
-                 object_store_memory=max(256 * MIB, 8 * self.big_nbytes))
+        ray.init(
+            num_cpus=2,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.ERROR,
+            object_store_memory=max(256 * MIB, 8 * self.big_nbytes),
+        )
         self.r_noop = ray.remote(noop)
         self.r_inc = ray.remote(inc)
         self.r_add = ray.remote(add_one)
@@ -536,8 +543,9 @@ class RaySystem(System):
 WORKLOADS = ("round trip", "independent", "chain", "64 MiB")
 
 
-def measure(sys_: System, sizes: dict[str, int], rounds: int, src: np.ndarray,
-            workloads: tuple[str, ...]) -> dict[str, str]:
+def measure(
+    sys_: System, sizes: dict[str, int], rounds: int, src: np.ndarray, workloads: tuple[str, ...]
+) -> dict[str, str]:
     cells: dict[str, str] = {}
     for wl in workloads:
         size = sizes.get(wl, 0)
@@ -571,8 +579,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="small sizes, 2 rounds (a smoke run)")
-    ap.add_argument("--systems", default="",
-                    help="comma-separated subset of: simpler,chip,pool,torch,dask,ray (default: all)")
+    ap.add_argument(
+        "--systems", default="", help="comma-separated subset of: simpler,chip,pool,torch,dask,ray (default: all)"
+    )
     a = ap.parse_args(argv)
     rounds = 2 if a.quick else a.rounds
     big = 4 * MIB if a.quick else 64 * MIB
@@ -585,8 +594,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     makers: list[tuple[str, Callable[[], System], dict[str, int], tuple[str, ...]]] = [
         ("simpler", lambda: SimplerSub(big), fast, WORKLOADS),
         ("chip", lambda: SimplerChip(big), fast, WORKLOADS),
-        ("chip", lambda: _named(SimplerChip(big, zero_copy=True), "simpler, 2 chips, zero-copy"), fast,
-         ("64 MiB",)),
+        ("chip", lambda: _named(SimplerChip(big, zero_copy=True), "simpler, 2 chips, zero-copy"), fast, ("64 MiB",)),
         ("pool", PoolSystem, fast, WORKLOADS),
         ("torch", lambda: TorchSystem(big), fast, WORKLOADS),
         ("dask", _dask_system, slow, WORKLOADS),
@@ -621,8 +629,10 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     load = os.getloadavg()
     label = "64 MiB" if not a.quick else f"{big // MIB} MiB"
-    print(f"\nload average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} cores); "
-          f"medians of {rounds} rounds after a warm-up; 2 workers per system\n")
+    print(
+        f"\nload average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} cores); "
+        f"medians of {rounds} rounds after a warm-up; 2 workers per system\n"
+    )
     print(f"| system | round trip, empty task | independent empty tasks | chain (x -> x+1) | {label} in, +1, out |")
     print("|---|---|---|---|---|")
     for name, cells in rows:

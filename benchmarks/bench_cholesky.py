@@ -105,16 +105,28 @@ def chips_blas_seconds(n: int, dtype: str, repeats: int):
     """Median seconds of the chips' own OpenBLAS's potrf (serial: one thread) on the same matrix, called
     directly in a child; None when the chips have no OpenBLAS (a build without it)."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    out = subprocess.run([sys.executable, "-c", CHIPS_BLAS, str(n), dtype, str(repeats)], env=env, check=True,
-                         capture_output=True, text=True, timeout=3600).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", CHIPS_BLAS, str(n), dtype, str(repeats)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    ).stdout
     return json.loads(out)
 
 
 def lapack_seconds(n: int, dtype: str, threads: int, repeats: int) -> float:
     """Median seconds of numpy.linalg.cholesky of an n x n SPD matrix, in a child whose BLAS has `threads`."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
-    out = subprocess.run([sys.executable, "-c", BASELINE, str(n), dtype, str(repeats)], env=env, check=True,
-                         capture_output=True, text=True, timeout=3600).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", BASELINE, str(n), dtype, str(repeats)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    ).stdout
     return float(json.loads(out))
 
 
@@ -132,8 +144,9 @@ def load_example():
 EXAMPLE = load_example()
 
 
-def factorise(w: Worker, kernels: Dict[str, object], buf, n: int, b: int, dtype: DataType, itemsize: int,
-              chips: int) -> int:
+def factorise(
+    w: Worker, kernels: Dict[str, object], buf, n: int, b: int, dtype: DataType, itemsize: int, chips: int
+) -> int:
     """One tiled Cholesky of the n x n matrix in `buf`, in place (the example's tasks; tile (i, j)
     on chip (i + j) mod chips); returns how many tasks it submitted."""
     tasks = EXAMPLE.ops(n // b)
@@ -175,10 +188,14 @@ def main(argv=None) -> int:
     dtype, np_dtype = DTYPES[opts.dtype]
     itemsize = np.dtype(np_dtype).itemsize
     rows: List[dict] = []
-    print(f"tiled Cholesky, {dtype.name}, {opts.chips} chips of one core thread, zero-copy; "
-          f"LAPACK: numpy.linalg.cholesky with {opts.chips} OpenBLAS threads; medians of {opts.repeats}\n")
-    print("| n | tile | tasks | simpler GFLOP/s | LAPACK GFLOP/s | ratio | the chips' potrf, 1 thread | "
-          "non-compute per task |")
+    print(
+        f"tiled Cholesky, {dtype.name}, {opts.chips} chips of one core thread, zero-copy; "
+        f"LAPACK: numpy.linalg.cholesky with {opts.chips} OpenBLAS threads; medians of {opts.repeats}\n"
+    )
+    print(
+        "| n | tile | tasks | simpler GFLOP/s | LAPACK GFLOP/s | ratio | the chips' potrf, 1 thread | "
+        "non-compute per task |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     with Worker(level=3, num_chips=opts.chips, chip_core_threads=1, zero_copy=True, task_timeout=3600) as w:
         kernels = {name: w.register(ChipCallable(f"std.{name}")) for name in ("potrf", "trsm", "syrk", "gemm")}
@@ -213,20 +230,31 @@ def main(argv=None) -> int:
                 wall = statistics.median(times)
                 ideal = flops / (opts.chips * (flops / base_one))
                 per_task = (wall - ideal) * opts.chips / tasks
-                row = {"n": n, "tile": b, "tasks": tasks, "gflops": flops / wall / 1e9,
-                       "lapack": flops / base / 1e9, "serial": flops / base_one / 1e9, "per_task_us": per_task * 1e6}
+                row = {
+                    "n": n,
+                    "tile": b,
+                    "tasks": tasks,
+                    "gflops": flops / wall / 1e9,
+                    "lapack": flops / base / 1e9,
+                    "serial": flops / base_one / 1e9,
+                    "per_task_us": per_task * 1e6,
+                }
                 rows.append(row)
-                print(f"| {n} | {b} | {tasks} | {row['gflops']:.2f} | {row['lapack']:.2f} | "
-                      f"{row['gflops'] / row['lapack']:.2f}x | {row['serial']:.2f} | {row['per_task_us']:.0f} µs |",
-                      flush=True)
+                print(
+                    f"| {n} | {b} | {tasks} | {row['gflops']:.2f} | {row['lapack']:.2f} | "
+                    f"{row['gflops'] / row['lapack']:.2f}x | {row['serial']:.2f} | {row['per_task_us']:.0f} µs |",
+                    flush=True,
+                )
             del view  # the array exports the Buffer's bytes: let go before closing it
             buf.close()
     for n in sizes:
         mine = [r for r in rows if r["n"] == n]
         if mine:
             best = max(mine, key=lambda r: r["gflops"])
-            print(f"\nn = {n}: best tile {best['tile']}, {best['gflops']:.2f} GFLOP/s = "
-                  f"{best['gflops'] / best['lapack']:.2f}x LAPACK ({best['lapack']:.2f})")
+            print(
+                f"\nn = {n}: best tile {best['tile']}, {best['gflops']:.2f} GFLOP/s = "
+                f"{best['gflops'] / best['lapack']:.2f}x LAPACK ({best['lapack']:.2f})"
+            )
     if opts.plot:
         plot(rows, sizes, dtype, opts.chips, opts.plot)
         print(f"\nplot: {opts.plot}")
@@ -241,10 +269,16 @@ def plot(rows: List[dict], sizes: List[int], dtype: DataType, chips: int, path: 
             continue
         colour = f"C{k}"
         ax.plot([r["tile"] for r in mine], [r["gflops"] for r in mine], "o-", color=colour, label=f"simpler, n={n}")
-        ax.axhline(mine[0]["lapack"], color=colour, linestyle="--", linewidth=1,
-                   label=f"NumPy's LAPACK, {chips} threads, n={n}")
-        ax.axhline(mine[0]["serial"], color=colour, linestyle=":", linewidth=1,
-                   label=f"the chips' potrf, 1 thread, n={n}")
+        ax.axhline(
+            mine[0]["lapack"],
+            color=colour,
+            linestyle="--",
+            linewidth=1,
+            label=f"NumPy's LAPACK, {chips} threads, n={n}",
+        )
+        ax.axhline(
+            mine[0]["serial"], color=colour, linestyle=":", linewidth=1, label=f"the chips' potrf, 1 thread, n={n}"
+        )
     ax.set_xscale("log", base=2)
     ax.set_xlabel("tile order")
     ax.set_ylabel("GFLOP/s (n³/3 / s)")

@@ -50,15 +50,22 @@ def check_once(w: Worker, copy, chips: int, count: int) -> None:
         view_array(h.tensor((count,), F32))[...] = d
 
     def orch(o, _a, _c):
-        with o.allocate_domain("bench", workers=list(range(chips)), window_size=count * 4,
-                               buffers={"x": count * 4}) as dom:
+        with o.allocate_domain(
+            "bench", workers=list(range(chips)), window_size=count * 4, buffers={"x": count * 4}
+        ) as dom:
             for r in range(chips):
-                o.submit_next_level(copy, copy_args(hosts_in[r].tensor((count,), F32),
-                                                    dom.buffer("x", r).tensor((count,), F32)), worker=r)
+                o.submit_next_level(
+                    copy,
+                    copy_args(hosts_in[r].tensor((count,), F32), dom.buffer("x", r).tensor((count,), F32)),
+                    worker=r,
+                )
             simpler.all_reduce(o, dom, "x", F32)
             for r in range(chips):
-                o.submit_next_level(copy, copy_args(dom.buffer("x", r).tensor((count,), F32),
-                                                    hosts_out[r].tensor((count,), F32)), worker=r)
+                o.submit_next_level(
+                    copy,
+                    copy_args(dom.buffer("x", r).tensor((count,), F32), hosts_out[r].tensor((count,), F32)),
+                    worker=r,
+                )
 
     w.run(orch)
     want = np.sum(np.stack(data), axis=0, dtype=np.float32)
@@ -71,8 +78,9 @@ def check_once(w: Worker, copy, chips: int, count: int) -> None:
 
 def time_all_reduce(w: Worker, chips: int, count: int) -> float:
     def orch(o, _a, _c):
-        with o.allocate_domain("bench", workers=list(range(chips)), window_size=count * 4,
-                               buffers={"x": count * 4}) as dom:
+        with o.allocate_domain(
+            "bench", workers=list(range(chips)), window_size=count * 4, buffers={"x": count * 4}
+        ) as dom:
             simpler.all_reduce(o, dom, "x", F32)
 
     t0 = time.perf_counter()
@@ -106,12 +114,16 @@ def main() -> None:
         copy_s = statistics.median(time_memcpy(count) for _ in range(a.repeats))
     algbw = nbytes / reduce_s / 1e9
     busbw = algbw * 2 * (a.chips - 1) / a.chips
-    print(f"all_reduce of {a.mib} MiB FLOAT32 on {a.chips} chips, median of {a.repeats} "
-          f"(load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs):\n")
+    print(
+        f"all_reduce of {a.mib} MiB FLOAT32 on {a.chips} chips, median of {a.repeats} "
+        f"(load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs):\n"
+    )
     print("| what | median time | bandwidth |")
     print("| --- | --- | --- |")
-    print(f"| `simpler.all_reduce` ({a.chips} chips) | {reduce_s * 1e3:.1f} ms | {algbw:.2f} GB/s algorithm, "
-          f"{busbw:.2f} GB/s bus |")
+    print(
+        f"| `simpler.all_reduce` ({a.chips} chips) | {reduce_s * 1e3:.1f} ms | {algbw:.2f} GB/s algorithm, "
+        f"{busbw:.2f} GB/s bus |"
+    )
     print(f"| NumPy memcpy (`np.copyto`) | {copy_s * 1e3:.1f} ms | {nbytes / copy_s / 1e9:.2f} GB/s |")
 
 

@@ -36,18 +36,22 @@ def program(w: Worker, kinds: str, n: int):
     chip = w.register(chip_callable("std.noop")) if kinds != "sub" else None
     args = TaskArgs()
     if kinds == "sub":
+
         def orch(o, _a, _c):
             for _ in range(n):
                 o.submit_sub(sub, args)
     elif kinds == "chip":
+
         def orch(o, _a, _c):
             for _ in range(n):
                 o.submit_next_level(chip, args)
     else:
+
         def orch(o, _a, _c):
             for _ in range(n // 2):
                 o.submit_sub(sub, args)
                 o.submit_next_level(chip, args)
+
     return orch
 
 
@@ -80,7 +84,8 @@ def main(argv=None) -> None:
     n, r = a.tasks - a.tasks % 2, a.repeats
 
     sub_alone, sub_idle_chip, chip_alone, chip_idle_sub, mixed = rates(
-        [("sub", 0, 1), ("sub", 1, 1), ("chip", 1, 0), ("chip", 1, 1), ("mixed", 1, 1)], n, r)
+        [("sub", 0, 1), ("sub", 1, 1), ("chip", 1, 0), ("chip", 1, 1), ("mixed", 1, 1)], n, r
+    )
     # The two halves alone, one after the other, as a rate over all n tasks.
     halves = n / ((n / 2) / sub_alone + (n / 2) / chip_alone)
 
@@ -88,17 +93,20 @@ def main(argv=None) -> None:
         return f"{100 * v / base:.0f} %"
 
     load = os.getloadavg()
-    print(f"\nload average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; medians of {r} runs; "
-          f"one w.run() of {n:,} empty tasks per run\n")
+    print(
+        f"\nload average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; medians of {r} runs; "
+        f"one w.run() of {n:,} empty tasks per run\n"
+    )
     print("| benchmark | tasks/s | of its baseline |")
     print("|---|---|---|")
     print(f"| sub-worker tasks, `num_sub_workers=1` (baseline) | {sub_alone:,.0f} | |")
     print(f"| sub-worker tasks, an idle chip added | {sub_idle_chip:,.0f} | {pct(sub_idle_chip, sub_alone)} |")
     print(f"| chip tasks, `num_chips=1` (baseline) | {chip_alone:,.0f} | |")
-    print(f"| chip tasks, an idle sub-worker added | {chip_idle_sub:,.0f} | "
-          f"{pct(chip_idle_sub, chip_alone)} |")
-    print(f"| mixed stream, sub and chip alternating (baseline: the halves alone, {halves:,.0f}) | "
-          f"{mixed:,.0f} | {pct(mixed, halves)} |")
+    print(f"| chip tasks, an idle sub-worker added | {chip_idle_sub:,.0f} | {pct(chip_idle_sub, chip_alone)} |")
+    print(
+        f"| mixed stream, sub and chip alternating (baseline: the halves alone, {halves:,.0f}) | "
+        f"{mixed:,.0f} | {pct(mixed, halves)} |"
+    )
 
 
 if __name__ == "__main__":

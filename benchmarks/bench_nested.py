@@ -127,21 +127,35 @@ def main(argv=None):
         return value
 
     for regime, spin in (("hot", HOT), ("adaptive", None)):
-        base = row(f"round trip, one empty chip task, L3 -> chip, {regime}",
-                   lambda spin=spin: round_trip_us(False, spin, k, a.repeats), fmt_us)
-        hop = row(f"round trip, one empty chip task, L4 -> L3 -> chip, {regime}",
-                  lambda spin=spin: round_trip_us(True, spin, k, a.repeats), fmt_us)
+        base = row(
+            f"round trip, one empty chip task, L3 -> chip, {regime}",
+            lambda spin=spin: round_trip_us(False, spin, k, a.repeats),
+            fmt_us,
+        )
+        hop = row(
+            f"round trip, one empty chip task, L4 -> L3 -> chip, {regime}",
+            lambda spin=spin: round_trip_us(True, spin, k, a.repeats),
+            fmt_us,
+        )
         rows.append((f"added by the hop, {regime}", hop - base, fmt_us))
-    row(f"{n:,} independent empty chip tasks, L3 over 2 chips, adaptive",
-        lambda: throughput(False, n, a.repeats), fmt_rate)
+    row(
+        f"{n:,} independent empty chip tasks, L3 over 2 chips, adaptive",
+        lambda: throughput(False, n, a.repeats),
+        fmt_rate,
+    )
     if profile_dir:
         profile_children(profile_dir)
-    row(f"{n:,} independent L4 tasks over 2 L3 children (2 chips each), one chip task each, adaptive",
-        lambda: throughput(True, n, a.repeats), fmt_rate)
+    row(
+        f"{n:,} independent L4 tasks over 2 L3 children (2 chips each), one chip task each, adaptive",
+        lambda: throughput(True, n, a.repeats),
+        fmt_rate,
+    )
 
     load = os.getloadavg()
-    print(f"\nload average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; medians of {a.repeats} runs; "
-          f"round trips: mean of {k:,} w.run() calls per run; throughput: one w.run() of {n:,} tasks per run\n")
+    print(
+        f"\nload average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; medians of {a.repeats} runs; "
+        f"round trips: mean of {k:,} w.run() calls per run; throughput: one w.run() of {n:,} tasks per run\n"
+    )
     print("| benchmark | median |")
     print("|---|---|")
     for name, value, fmt in rows:

@@ -132,12 +132,18 @@ def main(argv=None):
         for name, child in (("empty", REMOTE), ("noop_chip", REMOTE), ("local_empty", LOCAL)):
             fn = handles[name.removeprefix("local_")]
             mean, p10, p50, p90 = round_trip_us(w4, fn, child, a.round_trips, a.repeats)
-            out.update({f"{name}_round_trip_us": mean, f"{name}_p10_us": p10, f"{name}_p50_us": p50,
-                        f"{name}_p90_us": p90})
+            out.update(
+                {f"{name}_round_trip_us": mean, f"{name}_p10_us": p10, f"{name}_p50_us": p50, f"{name}_p90_us": p90}
+            )
         nbytes = a.mib * MIB
         s, sent, received = transfer_s(w4, handles["transfer"], nbytes, a.repeats)
-        out.update(bytes=nbytes, transfer_s=s, transfer_gib_s=2 * nbytes / s / (1 << 30), payload_sent=sent,
-                   payload_received=received)
+        out.update(
+            bytes=nbytes,
+            transfer_s=s,
+            transfer_gib_s=2 * nbytes / s / (1 << 30),
+            payload_sent=sent,
+            payload_received=received,
+        )
     print(json.dumps(out), flush=True)
     return 0
 

@@ -64,5 +64,7 @@ time.sleep(opts.seconds)
 elapsed = time.monotonic() - t0
 share = {n: (cpu_seconds(p) - before[n]) / elapsed for n, p in pids.items()}
 w4.close()
-print(f"idle for {elapsed:.1f} s: local L3 (L3[0]) {100 * share['L3[0]']:.2f} % of a core, "
-      f"remote L3 (L3[1], rank 1) {100 * share['L3[1]']:.2f} % of a core; load average {os.getloadavg()}")
+print(
+    f"idle for {elapsed:.1f} s: local L3 (L3[0]) {100 * share['L3[0]']:.2f} % of a core, "
+    f"remote L3 (L3[1], rank 1) {100 * share['L3[1]']:.2f} % of a core; load average {os.getloadavg()}"
+)

@@ -68,8 +68,9 @@ class Bench:
 
     def args_list(self) -> list:
         out = []
-        tiles = [[b.tensor((TILE,), DataType.FLOAT32, byte_offset=k * TILE * 4) for k in range(self.n)]
-                 for b in self.bufs]
+        tiles = [
+            [b.tensor((TILE,), DataType.FLOAT32, byte_offset=k * TILE * 4) for k in range(self.n)] for b in self.bufs
+        ]
         for k in range(self.n):
             ta = TaskArgs()
             for i, tag in enumerate(TAGS):
@@ -116,9 +117,17 @@ def median_rate(bench: Bench, body, repeats: int) -> float:
 def deps_reference() -> str:
     if not BENCH_DEPS.exists():
         return "n/a (bench_deps not built)"
-    out = subprocess.run([str(BENCH_DEPS), "--benchmark_filter=BM_SubmitTask/args:4/validate:1$",
-                          "--benchmark_format=json", "--benchmark_min_time=0.5"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [
+            str(BENCH_DEPS),
+            "--benchmark_filter=BM_SubmitTask/args:4/validate:1$",
+            "--benchmark_format=json",
+            "--benchmark_min_time=0.5",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     b = json.loads(out)["benchmarks"][0]
     ns = b["real_time"] if b["time_unit"] == "ns" else b["real_time"] * 1000
     return f"{1e9 / ns:,.0f} tasks/s ({ns / 1000:.2f} us/task)"
@@ -132,8 +141,10 @@ def measure(quick: bool) -> dict:
     try:
         prebuilt = bench.args_list()
         ops = [(t, tag, (TILE,)) for t, tag in zip(bench.whole, TAGS, strict=True)]
-        return {"one": median_rate(bench, lambda o: [o.submit_sub(bench.h, t) for t in prebuilt], repeats),
-                "bulk": median_rate(bench, lambda o: o.submit_sub_many(bench.h, TaskArgsBatch.tiled(ops)), repeats)}
+        return {
+            "one": median_rate(bench, lambda o: [o.submit_sub(bench.h, t) for t in prebuilt], repeats),
+            "bulk": median_rate(bench, lambda o: o.submit_sub_many(bench.h, TaskArgsBatch.tiled(ops)), repeats),
+        }
     finally:
         bench.close()
 
@@ -152,27 +163,50 @@ def main() -> None:
         prebuilt = bench.args_list()
         t0 = time.perf_counter()
         bench.args_list()
-        rows.append(("one at a time: build 4-argument TaskArgs in Python (not a submit)",
-                     a.tasks / (time.perf_counter() - t0)))
-        rows.append(("one at a time: `orch.submit_sub` in a loop (TaskArgs prebuilt) — the baseline",
-                     median_rate(bench, lambda o: [o.submit_sub(bench.h, t) for t in prebuilt], a.repeats)))
+        rows.append(
+            ("one at a time: build 4-argument TaskArgs in Python (not a submit)", a.tasks / (time.perf_counter() - t0))
+        )
+        rows.append(
+            (
+                "one at a time: `orch.submit_sub` in a loop (TaskArgs prebuilt) — the baseline",
+                median_rate(bench, lambda o: [o.submit_sub(bench.h, t) for t in prebuilt], a.repeats),
+            )
+        )
         ops = [(t, tag, (TILE,)) for t, tag in zip(bench.whole, TAGS, strict=True)]
         described = []
-        rows.append(("bulk: describe, `TaskArgsBatch.tiled` (operands checked; tiles built at submit)",
-                     median_rate(bench, lambda o: described.append(TaskArgsBatch.tiled(ops)), a.repeats)))
+        rows.append(
+            (
+                "bulk: describe, `TaskArgsBatch.tiled` (operands checked; tiles built at submit)",
+                median_rate(bench, lambda o: described.append(TaskArgsBatch.tiled(ops)), a.repeats),
+            )
+        )
         batch = TaskArgsBatch.tiled(ops)
-        rows.append(("bulk: submit, `orch.submit_sub_many(h, batch)` (tiles, checks, inference, records)",
-                     median_rate(bench, lambda o: o.submit_sub_many(bench.h, batch), a.repeats)))
-        rows.append(("bulk: describe + submit, `submit_sub_many(h, TaskArgsBatch.tiled(...))`",
-                     median_rate(bench, lambda o: o.submit_sub_many(bench.h, TaskArgsBatch.tiled(ops)), a.repeats)))
-        rows.append(("bulk: `submit_sub_many(h, list_of_TaskArgs)` (TaskArgs prebuilt)",
-                     median_rate(bench, lambda o: o.submit_sub_many(bench.h, prebuilt), a.repeats)))
+        rows.append(
+            (
+                "bulk: submit, `orch.submit_sub_many(h, batch)` (tiles, checks, inference, records)",
+                median_rate(bench, lambda o: o.submit_sub_many(bench.h, batch), a.repeats),
+            )
+        )
+        rows.append(
+            (
+                "bulk: describe + submit, `submit_sub_many(h, TaskArgsBatch.tiled(...))`",
+                median_rate(bench, lambda o: o.submit_sub_many(bench.h, TaskArgsBatch.tiled(ops)), a.repeats),
+            )
+        )
+        rows.append(
+            (
+                "bulk: `submit_sub_many(h, list_of_TaskArgs)` (TaskArgs prebuilt)",
+                median_rate(bench, lambda o: o.submit_sub_many(bench.h, prebuilt), a.repeats),
+            )
+        )
     finally:
         bench.close()
     load = os.getloadavg()
-    print(f"{a.tasks:,} tasks of 4 tensor arguments per run; median of {a.repeats} runs after a warm-up; "
-          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; "
-          f"Python {sys.version.split()[0]}\n")
+    print(
+        f"{a.tasks:,} tasks of 4 tensor arguments per run; median of {a.repeats} runs after a warm-up; "
+        f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; "
+        f"Python {sys.version.split()[0]}\n"
+    )
     print("| what | tasks/s | us/task |")
     print("| --- | ---: | ---: |")
     for what, rate in rows:

@@ -138,11 +138,14 @@ def round_trip_us(target, spin, k, repeats):
         w.init()
         empty = TaskArgs()
         if target == "chip":
+
             def orch(o, _a, _c):
                 o.submit_next_level(h, empty, None, worker=0)
         else:
+
             def orch(o, _a, _c):
                 o.submit_sub(h, empty)
+
         return run_round_trip_us(w, orch, k, repeats)
 
 
@@ -189,13 +192,16 @@ def throughput(target, shape, n, repeats, spin=None):
                 for i in range(n):
                     o.submit_next_level(h, pair[i & 1], None, worker=0)
         elif target == "chip":
+
             def orch(o, _a, _c):
                 for i in range(n):
                     o.submit_next_level(h, args, None, worker=i & 1)
         else:
+
             def orch(o, _a, _c):
                 for _ in range(n):
                     o.submit_sub(h, args)
+
         return tasks_per_second(w, orch, n, repeats)
 
 
@@ -237,25 +243,42 @@ def main(argv=None):
         print(f"  {name}: {value}", file=sys.stderr, flush=True)
 
     row("baseline: multiprocessing.Pipe round trip", lambda: pipe_round_trip_us(k, a.repeats), fmt_us)
-    row("baseline: torch.multiprocessing shared tensor, to a child and back",
-        lambda: torch_tensor_round_trip_us(max(k // 10, 20), a.repeats), fmt_us)
+    row(
+        "baseline: torch.multiprocessing shared tensor, to a child and back",
+        lambda: torch_tensor_round_trip_us(max(k // 10, 20), a.repeats),
+        fmt_us,
+    )
     for target in ("sub", "chip"):
         who = "a sub-worker" if target == "sub" else "a chip"
         for regime, spin in (("hot", HOT), ("cold", COLD), ("adaptive", None)):
-            row(f"round trip, one empty task to {who}, {regime}",
-                lambda target=target, spin=spin: round_trip_us(target, spin, k, a.repeats), fmt_us)
+            row(
+                f"round trip, one empty task to {who}, {regime}",
+                lambda target=target, spin=spin: round_trip_us(target, spin, k, a.repeats),
+                fmt_us,
+            )
     for target, who in (("chip", "2 chips"), ("sub", "2 sub-workers")):
         for regime, spin in (("hot", HOT), ("adaptive", None)):
-            row(f"{n:,} independent empty tasks across {who}, {regime}",
-                lambda target=target, spin=spin: throughput(target, "independent", n, a.repeats, spin), fmt_rate)
-    row(f"chain of {n:,} std.copy tasks (16 floats, x -> y -> x ...) on a chip, adaptive",
-        lambda: throughput("chip", "chain", n, a.repeats), fmt_rate)
-    row(f"chain of {n:,} empty tasks (INOUT on one view) on a sub-worker, adaptive",
-        lambda: throughput("sub", "chain", n, a.repeats), fmt_rate)
+            row(
+                f"{n:,} independent empty tasks across {who}, {regime}",
+                lambda target=target, spin=spin: throughput(target, "independent", n, a.repeats, spin),
+                fmt_rate,
+            )
+    row(
+        f"chain of {n:,} std.copy tasks (16 floats, x -> y -> x ...) on a chip, adaptive",
+        lambda: throughput("chip", "chain", n, a.repeats),
+        fmt_rate,
+    )
+    row(
+        f"chain of {n:,} empty tasks (INOUT on one view) on a sub-worker, adaptive",
+        lambda: throughput("sub", "chain", n, a.repeats),
+        fmt_rate,
+    )
 
     load = os.getloadavg()
-    print(f"\nload average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; medians of {a.repeats} runs; "
-          f"round trips: mean of {k:,} w.run() calls per run; throughput: one w.run() of {n:,} tasks per run\n")
+    print(
+        f"\nload average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; medians of {a.repeats} runs; "
+        f"round trips: mean of {k:,} w.run() calls per run; throughput: one w.run() of {n:,} tasks per run\n"
+    )
     print("| benchmark | median |")
     print("|---|---|")
     for name, value in rows:

@@ -63,9 +63,18 @@ def cpp_repetitions(binary: str, pattern: str, repetitions: int) -> Dict[str, Li
         # The repetitions of the matched benchmarks interleaved in random order: a baseline and
         # its figure then sample the same stretch of the run (this VM changes its cross-core cost
         # ~5x from one minute to the next, and in order they would straddle a change).
-        subprocess.run([str(exe), f"--benchmark_filter={pattern}", f"--benchmark_repetitions={repetitions}",
-                        "--benchmark_enable_random_interleaving=true", f"--benchmark_out={out.name}",
-                        "--benchmark_out_format=json"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                str(exe),
+                f"--benchmark_filter={pattern}",
+                f"--benchmark_repetitions={repetitions}",
+                "--benchmark_enable_random_interleaving=true",
+                f"--benchmark_out={out.name}",
+                "--benchmark_out_format=json",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         data = json.load(open(out.name))
     scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
     runs: Dict[str, List[float]] = {}
@@ -97,8 +106,13 @@ def chip_chain(quick: bool) -> Goal:
     rate = bench_worker.throughput("chip", "chain", n, 1 if quick else 3)
     own = cpp_medians("bench_chip", "BM_ChipEmptyTasks/1000/", 1 if quick else 3)
     own_rate = 1000 / (next(iter(own.values())) / 1e9)
-    return Goal("chain of dependent std.copy tasks on one chip", f"{rate:,.0f} tasks/s ({n:,} tasks)",
-                f"the chip's own rate {own_rate:,.0f} tasks/s", ">= 150,000 tasks/s", rate >= 150_000)
+    return Goal(
+        "chain of dependent std.copy tasks on one chip",
+        f"{rate:,.0f} tasks/s ({n:,} tasks)",
+        f"the chip's own rate {own_rate:,.0f} tasks/s",
+        ">= 150,000 tasks/s",
+        rate >= 150_000,
+    )
 
 
 # -- 2: the Python round trip ------------------------------------------------------------
@@ -147,11 +161,13 @@ def python_round_trip(quick: bool) -> Goal:
     calm = [m for m, r in zip(medians, references, strict=True) if r <= SLOWED * quickest]
     slowed = len(medians) - len(calm)
     in_steps = [m * 1e3 / r for m, r in zip(medians, references, strict=True)]
-    figure = (f"median {statistics.median(medians):.2f} µs, p90 {np.percentile(medians, 90):.2f} µs "
-              f"({reps} repetitions of {calls:,} calls: {', '.join(f'{m:.2f}' for m in sorted(medians))}; "
-              f"{shared} with the driving thread switched out about once per call; {slowed} on a slowed CPU "
-              f"(reference loop {quickest:.0f}-{max(references):.0f} ns a step; a round trip "
-              f"{min(in_steps):.0f}-{max(in_steps):.0f} steps)")
+    figure = (
+        f"median {statistics.median(medians):.2f} µs, p90 {np.percentile(medians, 90):.2f} µs "
+        f"({reps} repetitions of {calls:,} calls: {', '.join(f'{m:.2f}' for m in sorted(medians))}; "
+        f"{shared} with the driving thread switched out about once per call; {slowed} on a slowed CPU "
+        f"(reference loop {quickest:.0f}-{max(references):.0f} ns a step; a round trip "
+        f"{min(in_steps):.0f}-{max(in_steps):.0f} steps)"
+    )
     judged = calm if len(calm) >= (reps + 1) // 2 else []
     if judged:
         median, p90 = statistics.median(judged), float(np.percentile(judged, 90))
@@ -161,8 +177,13 @@ def python_round_trip(quick: bool) -> Goal:
     else:
         figure += "; not judged: the CPU was slowed for most of the run"
         met = None
-    return Goal("Python round trip, one empty task per w.run", figure,
-                f"raw spin ping-pong {fmt_ns(next(iter(raw.values())))}", "median <= 4 µs, p90 <= 1.5x median", met)
+    return Goal(
+        "Python round trip, one empty task per w.run",
+        figure,
+        f"raw spin ping-pong {fmt_ns(next(iter(raw.values())))}",
+        "median <= 4 µs, p90 <= 1.5x median",
+        met,
+    )
 
 
 # A repetition whose reference loop is this many times slower than the run's quickest ran on a
@@ -197,8 +218,11 @@ RAW_PING_PONG_BUSY_NS = 2_000.0
 
 def cpp_round_trip(quick: bool) -> Goal:
     reps = 1 if quick else 5
-    runs = cpp_repetitions("bench_worker", "BM_RawSpinPingPong/|BM_DecodeOneTensorBlob|BM_ReferenceChase|"
-                           "BM_WorkerRoundTripSub/regime:0/", reps)
+    runs = cpp_repetitions(
+        "bench_worker",
+        "BM_RawSpinPingPong/|BM_DecodeOneTensorBlob|BM_ReferenceChase|BM_WorkerRoundTripSub/regime:0/",
+        reps,
+    )
     m = medians_of(runs)
     raw = m["BM_RawSpinPingPong/real_time"] + m["BM_DecodeOneTensorBlob"]
     hot = m["BM_WorkerRoundTripSub/regime:0/real_time"]
@@ -207,14 +231,20 @@ def cpp_round_trip(quick: bool) -> Goal:
     if raw > RAW_PING_PONG_BUSY_NS:
         # Two spinning processes that do not each have a core hand off once per time slice: the
         # baseline then measures the scheduler, and a ratio against it says nothing.
-        return Goal(name, f"{fmt_ns(hot)}; not judged: the baseline shows no free core for the two processes",
-                    base, "<= 3x the baseline", None)
+        return Goal(
+            name,
+            f"{fmt_ns(hot)}; not judged: the baseline shows no free core for the two processes",
+            base,
+            "<= 3x the baseline",
+            None,
+        )
     figure = f"{fmt_ns(hot)} ({hot / raw:.1f}x; reference chase {fmt_ns(min(chase))}-{fmt_ns(max(chase))})"
     if statistics.median(chase) > SLOWED * min(chase):
         # The round trip touches memory and the ping-pong one line: on a CPU the host slowed (see
         # python_round_trip) the ratio grows with the slowdown, not with the runtime.
-        return Goal(name, figure + "; not judged: the CPU was slowed for most of the run", base,
-                    "<= 3x the baseline", None)
+        return Goal(
+            name, figure + "; not judged: the CPU was slowed for most of the run", base, "<= 3x the baseline", None
+        )
     return Goal(name, figure, base, "<= 3x the baseline", hot <= 3 * raw)
 
 
@@ -224,16 +254,35 @@ def submission(quick: bool) -> List[Goal]:
         bench_submit = importlib.import_module("bench_submit")
         measure: Callable[[bool], Dict[str, float]] = bench_submit.measure
     except (ImportError, AttributeError):
-        return [Goal("bulk submission from Python", "not measured: this build has no bulk form", "", ">= 1,000,000 "
-                     "tasks/s", None),
-                Goal("one-at-a-time submission from Python", "not measured (bench_submit.py)", "", ">= 300,000 tasks/s",
-                     None)]
+        return [
+            Goal(
+                "bulk submission from Python",
+                "not measured: this build has no bulk form",
+                "",
+                ">= 1,000,000 tasks/s",
+                None,
+            ),
+            Goal(
+                "one-at-a-time submission from Python", "not measured (bench_submit.py)", "", ">= 300,000 tasks/s", None
+            ),
+        ]
     r = measure(quick)
-    return [Goal("bulk submission from Python", f"{r['bulk']:,.0f} tasks/s", f"one at a time {r['one']:,.0f} tasks/s",
-                 ">= 1,000,000 tasks/s", r["bulk"] >= 1_000_000),
-            Goal("one-at-a-time submission from Python", f"{r['one']:,.0f} tasks/s",
-                 f"C++ inference {r['cpp']:,.0f} tasks/s" if "cpp" in r else "", ">= 300,000 tasks/s",
-                 r["one"] >= 300_000)]
+    return [
+        Goal(
+            "bulk submission from Python",
+            f"{r['bulk']:,.0f} tasks/s",
+            f"one at a time {r['one']:,.0f} tasks/s",
+            ">= 1,000,000 tasks/s",
+            r["bulk"] >= 1_000_000,
+        ),
+        Goal(
+            "one-at-a-time submission from Python",
+            f"{r['one']:,.0f} tasks/s",
+            f"C++ inference {r['cpp']:,.0f} tasks/s" if "cpp" in r else "",
+            ">= 300,000 tasks/s",
+            r["one"] >= 300_000,
+        ),
+    ]
 
 
 # -- 5: std.matmul against BLAS -------------------------------------------------------------------
@@ -256,8 +305,11 @@ def matmul_vs_blas(quick: bool) -> Goal:
 
     n, reps = (256, 3) if quick else (512, 5)
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    blas = float(subprocess.run([sys.executable, "-c", _BLAS, str(n), str(reps)], env=env, check=True,
-                                capture_output=True, text=True).stdout)
+    blas = float(
+        subprocess.run(
+            [sys.executable, "-c", _BLAS, str(n), str(reps)], env=env, check=True, capture_output=True, text=True
+        ).stdout
+    )
     f32 = DataType.FLOAT32
     with Worker(level=3, num_chips=1, chip_core_threads=1, zero_copy=True) as w:
         mm = w.register(ChipCallable("std.matmul"))
@@ -281,19 +333,27 @@ def matmul_vs_blas(quick: bool) -> Goal:
             times.append(time.perf_counter() - t0)
         ok = np.allclose(c.array((n, n), f32), a.array((n, n), f32) @ b.array((n, n), f32), rtol=1e-3, atol=1e-2)
     chip = statistics.median(times)
-    gflops = 2 * n ** 3 / 1e9
-    return Goal(f"std.matmul {n}x{n} FLOAT32, one core thread", f"{chip * 1e3:.1f} ms ({gflops / chip:.1f} GFLOP/s, "
-                f"{chip / blas:.1f}x BLAS){'' if ok else ' WRONG RESULT'}",
-                f"single-threaded BLAS {blas * 1e3:.2f} ms ({gflops / blas:.1f} GFLOP/s)", "<= 1.3x BLAS",
-                ok and chip <= 1.3 * blas)
+    gflops = 2 * n**3 / 1e9
+    return Goal(
+        f"std.matmul {n}x{n} FLOAT32, one core thread",
+        f"{chip * 1e3:.1f} ms ({gflops / chip:.1f} GFLOP/s, {chip / blas:.1f}x BLAS){'' if ok else ' WRONG RESULT'}",
+        f"single-threaded BLAS {blas * 1e3:.2f} ms ({gflops / blas:.1f} GFLOP/s)",
+        "<= 1.3x BLAS",
+        ok and chip <= 1.3 * blas,
+    )
 
 
 # -- 6: the tile lookup -----------------------------------------------------------------------------
 def tile_lookup(quick: bool) -> Goal:
     m = cpp_medians("bench_deps", "BM_CandidateLookupTiles/(100|10000)$", 1 if quick else 5)
     big, small = m["BM_CandidateLookupTiles/10000"], m["BM_CandidateLookupTiles/100"]
-    return Goal("candidate lookup, 10,000 live 8x8 tiles", fmt_ns(big), f"100 live tiles {fmt_ns(small)}",
-                "<= 1 µs", big <= 1_000)
+    return Goal(
+        "candidate lookup, 10,000 live 8x8 tiles",
+        fmt_ns(big),
+        f"100 live tiles {fmt_ns(small)}",
+        "<= 1 µs",
+        big <= 1_000,
+    )
 
 
 def main(argv=None) -> int:
@@ -309,10 +369,12 @@ def main(argv=None) -> int:
     end_load = os.getloadavg()
     end_speed = reference_speed_ns()
     quiet = "" if max(load[0], end_load[0]) < 1 else " — not a quiet machine: the goals are stated for load under 1"
-    print(f"\nIssue 14's goals ({'quick smoke run' if opts.quick else 'full run'}; load average "
-          f"{load[0]:.2f} at the start, {end_load[0]:.2f} at the end{quiet}; a pure-Python reference loop at "
-          f"{speed:.0f} ns a step at the start, {end_speed:.0f} at the end: a CPU the host slows runs it 1.3-2x "
-          "slower, docs/benchmarks-machine.md)")
+    print(
+        f"\nIssue 14's goals ({'quick smoke run' if opts.quick else 'full run'}; load average "
+        f"{load[0]:.2f} at the start, {end_load[0]:.2f} at the end{quiet}; a pure-Python reference loop at "
+        f"{speed:.0f} ns a step at the start, {end_speed:.0f} at the end: a CPU the host slows runs it 1.3-2x "
+        "slower, docs/benchmarks-machine.md)"
+    )
     print("| goal | figure | baseline (same run) | target | met |")
     print("|---|---|---|---|---|")
     for g in goals:

@@ -42,6 +42,7 @@ def start_worker(num_chips: int, num_sub_workers: int) -> Worker:
     chip = matmul = None
     if num_chips:
         from simpler import ChipCallable
+
         chip = w.register(ChipCallable("std.noop"))
         matmul = w.register(ChipCallable("std.matmul"))
     w.init()
@@ -91,16 +92,20 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     chips = 2 if chips_available() else 0
     if not chips:
-        print("note: this build has no ChipCallable (chips not wired into the Worker): measuring "
-              "Worker(level=3, num_chips=0, num_sub_workers=2)")
+        print(
+            "note: this build has no ChipCallable (chips not wired into the Worker): measuring "
+            "Worker(level=3, num_chips=0, num_sub_workers=2)"
+        )
     w = start_worker(chips, 2)
     try:
         share, processes = measure_idle(w, a.seconds)
     finally:
         w.close()
     load = os.getloadavg()[0]
-    print(f"idle Worker(num_chips={chips}, num_sub_workers=2), {processes} processes, {a.seconds:g} s: "
-          f"{100 * share:.2f} % of one core (limit {a.limit:g} %; load average {load:.2f})")
+    print(
+        f"idle Worker(num_chips={chips}, num_sub_workers=2), {processes} processes, {a.seconds:g} s: "
+        f"{100 * share:.2f} % of one core (limit {a.limit:g} %; load average {load:.2f})"
+    )
     return 0 if 100 * share < a.limit else 1
 
 

@@ -65,19 +65,28 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=1, help="raw + simpler runs, alternated; medians over them")
     ap.add_argument("--repeats", type=int, default=9, help="repetitions inside each program")
     ap.add_argument("--quick", action="store_true", help="fewer round trips and repeats (a smoke run)")
-    ap.add_argument("--mpi-raw", default=MPI_RAW,
-                    help="the mpi_raw binary (built with the benchmarks when MPI is found)")
+    ap.add_argument(
+        "--mpi-raw", default=MPI_RAW, help="the mpi_raw binary (built with the benchmarks when MPI is found)"
+    )
     a = ap.parse_args(argv)
     if a.rounds < 1 or a.repeats < 1:
         ap.error(f"--rounds and --repeats take a whole number from 1 (got {a.rounds} and {a.repeats})")
     if not os.access(a.mpi_raw, os.X_OK):
-        sys.stderr.write(f"run_remote_bench: no raw MPI baseline at {a.mpi_raw}; build the benchmarks with MPI "
-                         "(./dev setup, with libopenmpi-dev installed)\n")
+        sys.stderr.write(
+            f"run_remote_bench: no raw MPI baseline at {a.mpi_raw}; build the benchmarks with MPI "
+            "(./dev setup, with libopenmpi-dev installed)\n"
+        )
         return 2
     isolate = os.geteuid() == 0
     repeats = 3 if a.quick else a.repeats
-    raw_args = ["--repeats", str(repeats), "--bw-repeats", str(repeats),
-                "--round-trips", "1000" if a.quick else "10000"]
+    raw_args = [
+        "--repeats",
+        str(repeats),
+        "--bw-repeats",
+        str(repeats),
+        "--round-trips",
+        "1000" if a.quick else "10000",
+    ]
     bench_args = ["--repeats", str(repeats)] + (["--quick"] if a.quick else [])
     raw_cmd = launch.command(2, raw_args, isolate=isolate, python=a.mpi_raw)
     bench_cmd = launch.command(2, [BENCH_REMOTE, *bench_args], isolate=isolate)
@@ -98,20 +107,32 @@ def main(argv=None) -> int:
     bw = median_of(benches, "transfer_gib_s")
     mib = int(benches[0]["bytes"]) >> 20
     where = "--isolate (TCP only, private /dev/shm on rank 1)" if isolate else "not isolated (not root)"
-    print(f"\nRemote Workers against raw MPI: 2 ranks, {where}; {a.rounds} round(s), {repeats} repeats each; "
-          f"load average {load_before} before, {load_after} after\n")
-    print("| benchmark | simpler | raw MPI, blocking | raw MPI, polled as MpiTransport | simpler / raw blocking "
-          "| goal | |")
+    print(
+        f"\nRemote Workers against raw MPI: 2 ranks, {where}; {a.rounds} round(s), {repeats} repeats each; "
+        f"load average {load_before} before, {load_after} after\n"
+    )
+    print(
+        "| benchmark | simpler | raw MPI, blocking | raw MPI, polled as MpiTransport | simpler / raw blocking "
+        "| goal | |"
+    )
     print("|---|---|---|---|---|---|---|")
-    print(f"| round trip, L4 -> remote L3 (empty orchestration) -> L4 | {empty:,.1f} µs | {raw_rt:,.1f} µs | "
-          f"{raw_polled_rt:,.1f} µs | {empty / raw_rt:.2f}x | <= 2x | {verdict(empty <= 2 * raw_rt)} |")
-    print(f"| round trip, L4 -> remote L3 -> std.noop on its chip -> L4 | {chip:,.1f} µs | {raw_rt:,.1f} µs | "
-          f"{raw_polled_rt:,.1f} µs | {chip / raw_rt:.2f}x | | |")
+    print(
+        f"| round trip, L4 -> remote L3 (empty orchestration) -> L4 | {empty:,.1f} µs | {raw_rt:,.1f} µs | "
+        f"{raw_polled_rt:,.1f} µs | {empty / raw_rt:.2f}x | <= 2x | {verdict(empty <= 2 * raw_rt)} |"
+    )
+    print(
+        f"| round trip, L4 -> remote L3 -> std.noop on its chip -> L4 | {chip:,.1f} µs | {raw_rt:,.1f} µs | "
+        f"{raw_polled_rt:,.1f} µs | {chip / raw_rt:.2f}x | | |"
+    )
     print(f"| reference: round trip, L4 -> local L3 (empty orchestration) -> L4, no MPI | {local:,.1f} µs | | | | | |")
-    print(f"| remote minus local: what MPI and the relay add | {empty - local:,.1f} µs | {raw_rt:,.1f} µs | "
-          f"{raw_polled_rt:,.1f} µs | {(empty - local) / raw_rt:.2f}x | | |")
-    print(f"| {mib} MiB fetched + {mib} MiB written back | {bw:.2f} GiB/s | {raw_bw:.2f} GiB/s | "
-          f"{raw_polled_bw:.2f} GiB/s | {100 * bw / raw_bw:.0f} % | >= 70 % | {verdict(bw >= 0.7 * raw_bw)} |")
+    print(
+        f"| remote minus local: what MPI and the relay add | {empty - local:,.1f} µs | {raw_rt:,.1f} µs | "
+        f"{raw_polled_rt:,.1f} µs | {(empty - local) / raw_rt:.2f}x | | |"
+    )
+    print(
+        f"| {mib} MiB fetched + {mib} MiB written back | {bw:.2f} GiB/s | {raw_bw:.2f} GiB/s | "
+        f"{raw_polled_bw:.2f} GiB/s | {100 * bw / raw_bw:.0f} % | >= 70 % | {verdict(bw >= 0.7 * raw_bw)} |"
+    )
     for name, what in (("empty", "remote, empty"), ("noop_chip", "remote, std.noop"), ("local_empty", "local, empty")):
         p10, p50, p90 = (median_of(benches, f"{name}_{q}_us") for q in ("p10", "p50", "p90"))
         print(f"\nsingle round trips, {what}: p10 {p10:,.1f} µs, p50 {p50:,.1f} µs, p90 {p90:,.1f} µs", end="")

@@ -151,8 +151,10 @@ def main(argv=None) -> int:
                 index[task.id] = s
             flag.array()[0] = 1  # every task is submitted: the gate lets them go
 
-        print(f"tiled Cholesky of a {n}x{n} {dtype.name} matrix in {t}x{t} tiles of {b}x{b}: "
-              f"{len(tasks)} tasks on {opts.chips} chips")
+        print(
+            f"tiled Cholesky of a {n}x{n} {dtype.name} matrix in {t}x{t} tiles of {b}x{b}: "
+            f"{len(tasks)} tasks on {opts.chips} chips"
+        )
         try:
             started = time.perf_counter()
             w.run(orch)
@@ -164,8 +166,10 @@ def main(argv=None) -> int:
             failed = [iv.task for iv in intervals(w.trace_events()) if not iv.ok]
             for h in failed:
                 op = which[h.id]
-                print(f"{h.name()} is {op[0]} of tile ({op[1]},{op[2]}): rows {op[1] * b}..{op[1] * b + b - 1}, "
-                      f"columns {op[2] * b}..{op[2] * b + b - 1}")
+                print(
+                    f"{h.name()} is {op[0]} of tile ({op[1]},{op[2]}): rows {op[1] * b}..{op[1] * b + b - 1}, "
+                    f"columns {op[2] * b}..{op[2] * b + b - 1}"
+                )
             expected = [h for h in failed if which[h.id] == ("potrf", bad_tile, bad_tile, bad_tile)]
             lapack = "LAPACK dpotrf info" if dtype == DataType.FLOAT64 else "LAPACK spotrf info"
             named = len(failed) == 1 and expected == failed and f"{failed[0].name()} " in str(e) and lapack in str(e)
@@ -181,9 +185,11 @@ def main(argv=None) -> int:
     recorded = {(index[e.predecessor], index[e.successor]) for e in edges if e.predecessor != gate_id}
     from_gate = sum(1 for e in edges if e.predecessor == gate_id)
     expected = textbook_dag(tasks)
-    print(f"ran in {seconds * 1e3:.1f} ms ({n ** 3 / 3 / seconds / 1e9:.2f} GFLOP/s)")
-    print(f"edges inferred: {len(recorded)} between the factorisation's tasks (the textbook DAG has "
-          f"{len(expected)}), {from_gate} from the gate")
+    print(f"ran in {seconds * 1e3:.1f} ms ({n**3 / 3 / seconds / 1e9:.2f} GFLOP/s)")
+    print(
+        f"edges inferred: {len(recorded)} between the factorisation's tasks (the textbook DAG has "
+        f"{len(expected)}), {from_gate} from the gate"
+    )
     false_edges = recorded - expected
     missing = expected - recorded
     for s, q in sorted(false_edges)[:5]:

@@ -55,11 +55,11 @@ def main(argv=None) -> int:
 
         def forward(o, _args, _cfg):
             for chip in (0, 1):
-                d_w1 = o.alloc_child_tensor(chip, (k, h), F32)       # the run's: freed when the run ends
+                d_w1 = o.alloc_child_tensor(chip, (k, h), F32)  # the run's: freed when the run ends
                 d_w2 = o.alloc_child_tensor(chip, (h, n), F32)
                 o.copy_to(d_w1.tensor(), w1.tensor((k, h), F32))
                 o.copy_to(d_w2.tensor(), w2.tensor((h, n), F32))
-                with o.scope():                                       # the activations live in here
+                with o.scope():  # the activations live in here
                     d_x = o.alloc_child_tensor(chip, (rows, k), F32)
                     d_h = o.alloc_child_tensor(chip, (rows, h), F32)
                     d_y = o.alloc_child_tensor(chip, (rows, n), F32)
@@ -70,14 +70,16 @@ def main(argv=None) -> int:
                 leftover[chip] = (d_h, d_w1)
             # after its scope, d_h is refused at once (its bytes are freed when its readers finish)
             try:
-                o.submit_next_level(mm, matmul_args(leftover[0][0].tensor(), leftover[0][1].tensor(),
-                                                    leftover[0][0].tensor()), worker=0)
+                o.submit_next_level(
+                    mm, matmul_args(leftover[0][0].tensor(), leftover[0][1].tensor(), leftover[0][0].tensor()), worker=0
+                )
             except ValueError as e:
                 print(f"refused, as it should be: {e}")
             # chip 1's weights named on chip 0
             try:
-                o.submit_next_level(mm, matmul_args(leftover[1][1].tensor(), leftover[1][1].tensor(),
-                                                    leftover[1][1].tensor()), worker=0)
+                o.submit_next_level(
+                    mm, matmul_args(leftover[1][1].tensor(), leftover[1][1].tensor(), leftover[1][1].tensor()), worker=0
+                )
             except ValueError as e:
                 print(f"refused, as it should be: {e}")
 
@@ -88,8 +90,10 @@ def main(argv=None) -> int:
     ok = bool(np.allclose(Y, (X @ W1) @ W2, rtol=1e-4, atol=1e-3))
     print(f"y = (x @ W1) @ W2 for {m} rows on 2 chips, activations in scoped device memory: matches NumPy: {ok}")
     for chip, s in enumerate(stats):
-        print(f"chip {chip} device memory after the run: {s['bytes_in_use']} bytes in use, "
-              f"{s['live_allocations']} live allocations")
+        print(
+            f"chip {chip} device memory after the run: {s['bytes_in_use']} bytes in use, "
+            f"{s['live_allocations']} live allocations"
+        )
     freed = all(s["bytes_in_use"] == 0 and s["live_allocations"] == 0 for s in stats)
     return 0 if ok and freed else 1
 

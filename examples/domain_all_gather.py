@@ -60,19 +60,26 @@ def main(argv=None) -> int:
         x.array((m, k), F32)[...] = X
         ws = [w.create_buffer(k * h * 4) for _ in range(2)]
         for r in range(2):
-            ws[r].array((k, h), F32)[...] = W[:, r * h:(r + 1) * h]
+            ws[r].array((k, h), F32)[...] = W[:, r * h : (r + 1) * h]
         gathered = [w.create_buffer(2 * m * h * 4) for _ in range(2)]
         refusal = {}
 
         def orch(o, _a, _c):
-            with o.allocate_domain("tp", workers=[0, 1], window_size=4 * m * h * 4 + 4096,
-                                   buffers={"half": m * h * 4, "full": 2 * m * h * 4}) as dom:
+            with o.allocate_domain(
+                "tp",
+                workers=[0, 1],
+                window_size=4 * m * h * 4 + 4096,
+                buffers={"half": m * h * 4, "full": 2 * m * h * 4},
+            ) as dom:
                 half = {c: dom.buffer("half", c).tensor((m, h), F32) for c in dom.workers}
                 full = {c: dom.buffer("full", c) for c in dom.workers}
                 for c in dom.workers:
                     r = dom.rank(c)
-                    o.submit_next_level(mm, task_args((x.tensor((m, k), F32), IN), (ws[r].tensor((k, h), F32), IN),
-                                                      (half[c], OUT)), worker=c)
+                    o.submit_next_level(
+                        mm,
+                        task_args((x.tensor((m, k), F32), IN), (ws[r].tensor((k, h), F32), IN), (half[c], OUT)),
+                        worker=c,
+                    )
                 for c in dom.workers:
                     for peer in dom.workers:  # own half, then the peer's straight from its window
                         slot = full[c].tensor((m, h), F32, byte_offset=dom.rank(peer) * m * h * 4)

@@ -95,14 +95,21 @@ def main(argv=None) -> int:
         names_stale = task((view, IN), (c.tensor((16,), F32), OUT))
         expect("a stale handle", ValueError, lambda: w.run(lambda o, _a, _c: o.submit_sub(fns["double"], names_stale)))
 
-        expect("a child killed mid-task", RuntimeError,
-               lambda: w.run(lambda o, _a, _c: o.submit_sub(fns["die"], task((c.tensor((16,), F32), OUT)))))
-        expect("a task that never returns", RuntimeError,
-               lambda: w.run(lambda o, _a, _c: o.submit_sub(fns["hang"], task((c.tensor((16,), F32), OUT)))))
+        expect(
+            "a child killed mid-task",
+            RuntimeError,
+            lambda: w.run(lambda o, _a, _c: o.submit_sub(fns["die"], task((c.tensor((16,), F32), OUT)))),
+        )
+        expect(
+            "a task that never returns",
+            RuntimeError,
+            lambda: w.run(lambda o, _a, _c: o.submit_sub(fns["hang"], task((c.tensor((16,), F32), OUT)))),
+        )
 
         print("children now:", "; ".join(w.child_status()))
-        w.run(lambda o, _a, _c: o.submit_sub(fns["double"], task((a.tensor((16,), F32), IN),
-                                                                  (c.tensor((16,), F32), OUT))))
+        w.run(
+            lambda o, _a, _c: o.submit_sub(fns["double"], task((a.tensor((16,), F32), IN), (c.tensor((16,), F32), OUT)))
+        )
         usable = bool(np.all(c.array((16,), F32) == 2))
         print(f"the Worker still runs tasks on the children it has left: {usable}")
     return 0 if usable and len(seen) == 6 else 1

@@ -37,17 +37,17 @@ def jacobi_tile(args):
     src, dst = args.array(0), args.array(1)
     r0, c0, top, left, bottom, right = args.scalars
     rows, cols = dst.shape
-    padded = src[max(r0 - 1, 0):r0 + rows + 1, max(c0 - 1, 0):c0 + cols + 1]
+    padded = src[max(r0 - 1, 0) : r0 + rows + 1, max(c0 - 1, 0) : c0 + cols + 1]
     # neighbours' average for every cell of the tile that has four neighbours in the grid
-    out = src[r0:r0 + rows, c0:c0 + cols].copy()
+    out = src[r0 : r0 + rows, c0 : c0 + cols].copy()
     i0, j0 = (1 if top else 0), (1 if left else 0)
     i1, j1 = rows - (1 if bottom else 0), cols - (1 if right else 0)
     pi, pj = r0 - max(r0 - 1, 0), c0 - max(c0 - 1, 0)  # the tile's origin inside `padded`
     ii, jj = slice(pi + i0, pi + i1), slice(pj + j0, pj + j1)
-    up = padded[pi + i0 - 1:pi + i1 - 1, jj]
-    down = padded[pi + i0 + 1:pi + i1 + 1, jj]
-    west = padded[ii, pj + j0 - 1:pj + j1 - 1]
-    east = padded[ii, pj + j0 + 1:pj + j1 + 1]
+    up = padded[pi + i0 - 1 : pi + i1 - 1, jj]
+    down = padded[pi + i0 + 1 : pi + i1 + 1, jj]
+    west = padded[ii, pj + j0 - 1 : pj + j1 - 1]
+    east = padded[ii, pj + j0 + 1 : pj + j1 + 1]
     out[i0:i1, j0:j1] = 0.25 * (up + down + west + east)
     dst[...] = out
 
@@ -106,8 +106,10 @@ def main(argv=None) -> int:
         ran = intervals(w.trace_events())
         result = bufs[opts.steps % 2].array((n, n), F32).copy()
 
-    print(f"{opts.steps} Jacobi steps on a {n}x{n} grid in {t}x{t} tiles of {side}x{side}: "
-          f"{len(where)} tasks on {opts.sub_workers} sub-workers")
+    print(
+        f"{opts.steps} Jacobi steps on a {n}x{n} grid in {t}x{t} tiles of {side}x{side}: "
+        f"{len(where)} tasks on {opts.sub_workers} sub-workers"
+    )
     print(f"edges inferred ({len(edges)}; a task that had finished before its reader was submitted needs none):")
 
     def name(task_id):
@@ -115,16 +117,21 @@ def main(argv=None) -> int:
         return f"step {step} tile ({ti},{tj})"
 
     for e in sorted(edges, key=lambda e: (e.successor, e.predecessor)):
-        what = {EdgeKind.READ_AFTER_WRITE: "reads its halo from",
-                EdgeKind.WRITE_AFTER_READ: "overwrites what was read by",
-                EdgeKind.WRITE_AFTER_WRITE: "overwrites"}[e.kind]
+        what = {
+            EdgeKind.READ_AFTER_WRITE: "reads its halo from",
+            EdgeKind.WRITE_AFTER_READ: "overwrites what was read by",
+            EdgeKind.WRITE_AFTER_WRITE: "overwrites",
+        }[e.kind]
         print(f"  {name(e.successor)} {what} {name(e.predecessor)}  ({e.kind.name}, overlap {e.overlap.name})")
     pairs = [(where[e.predecessor], where[e.successor]) for e in edges]
     same_step = sum(a[0] == b[0] for a, b in pairs)
     neighbours = all(abs(a[1] - b[1]) <= 1 and abs(a[2] - b[2]) <= 1 for a, b in pairs)
     print(f"edges between tiles of one step: {same_step}; every edge joins neighbouring tiles: {neighbours}")
-    together = sum(1 for a, b in itertools.combinations(ran, 2)
-                   if where[a.task.id][0] == where[b.task.id][0] and a.lane != b.lane and a.overlaps(b))
+    together = sum(
+        1
+        for a, b in itertools.combinations(ran, 2)
+        if where[a.task.id][0] == where[b.task.id][0] and a.lane != b.lane and a.overlaps(b)
+    )
     print(f"pairs of tiles of one step that ran at the same time on two sub-workers (from the trace): {together}")
     ok = bool(np.allclose(result, reference(grid, opts.steps), rtol=1e-5, atol=1e-5))
     print(f"matches NumPy: {ok}")

@@ -105,13 +105,27 @@ def main(argv=None) -> int:
         def train(o, _a, _c):
             for step in range(o_.steps):
                 for k in (0, 1):
-                    o.submit_sub(data, task((rows(sx, k * half, f), OUT), (rows(st, k * half, n), OUT),
-                                            scalars=(step, k * half, seed)))
+                    o.submit_sub(
+                        data,
+                        task(
+                            (rows(sx, k * half, f), OUT), (rows(st, k * half, n), OUT), scalars=(step, k * half, seed)
+                        ),
+                    )
                 for chip in (0, 1):
-                    o.submit_next_level(mm, task((rows(sx, chip * half, f), IN), (sW.tensor(), IN),
-                                                 (rows(sy, chip * half, n), OUT)), worker=chip)
-                o.submit_sub(grad, task((sy.tensor(), IN), (st.tensor(), IN), (sdy.tensor(), OUT),
-                                        (sloss.tensor((1,), F32, None, step * 4), OUT)))
+                    o.submit_next_level(
+                        mm,
+                        task((rows(sx, chip * half, f), IN), (sW.tensor(), IN), (rows(sy, chip * half, n), OUT)),
+                        worker=chip,
+                    )
+                o.submit_sub(
+                    grad,
+                    task(
+                        (sy.tensor(), IN),
+                        (st.tensor(), IN),
+                        (sdy.tensor(), OUT),
+                        (sloss.tensor((1,), F32, None, step * 4), OUT),
+                    ),
+                )
                 x_t = sx.tensor((f, b), F32, (1, f))  # xᵀ: a transposed view, no copy
                 o.submit_next_level(mm, task((x_t, IN), (sdy.tensor(), IN), (sg.tensor(), OUT)), worker=step % 2)
                 o.submit_sub(upd, task((sW.tensor(), INOUT), (sg.tensor(), IN), (slr.tensor(), IN)))
@@ -125,8 +139,10 @@ def main(argv=None) -> int:
         tb = torch.cat([torch.from_numpy(batch_rows(step, k * half, half, f, n, seed)[1]) for k in (0, 1)])
         W_ref -= o_.lr * (xb.T @ ((xb @ W_ref - tb) / b))
     same = torch.allclose(W, W_ref, rtol=1e-4, atol=1e-5)
-    print(f"{o_.steps} steps: loss {loss[0].item():.4f} -> {loss[-1].item():.4f}; "
-          f"W trained in place (data_ptr unchanged: {W.data_ptr() == w_ptr}); matches torch: {same}")
+    print(
+        f"{o_.steps} steps: loss {loss[0].item():.4f} -> {loss[-1].item():.4f}; "
+        f"W trained in place (data_ptr unchanged: {W.data_ptr() == w_ptr}); matches torch: {same}"
+    )
     return 0 if same and W.data_ptr() == w_ptr else 1
 
 

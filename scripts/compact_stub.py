@@ -13,8 +13,9 @@ import sys
 def compact(text: str) -> str:
     """`text` without the blank lines that are followed by an indented line."""
     lines = text.split("\n")
-    out = [line for i, line in enumerate(lines)
-           if line.strip() or i + 1 >= len(lines) or not lines[i + 1].startswith(" ")]
+    out = [
+        line for i, line in enumerate(lines) if line.strip() or i + 1 >= len(lines) or not lines[i + 1].startswith(" ")
+    ]
     return "\n".join(join_docstrings(out))
 
 

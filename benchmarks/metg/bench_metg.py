@@ -85,8 +85,9 @@ def sub_point(args) -> None:
     for i, d in enumerate(want):
         row = args.array(i + 1)[0]
         if row[0] != t - 1 or row[1] != d:
-            raise RuntimeError(f"sub_point ({t}, {x}): input {i} holds ({row[0]:g}, {row[1]:g}), "
-                               f"not ({t - 1}, {d}): a missing edge")
+            raise RuntimeError(
+                f"sub_point ({t}, {x}): input {i} holds ({row[0]:g}, {row[1]:g}), not ({t - 1}, {d}): a missing edge"
+            )
         seed += row[2] * 1e-9
     if _LIBRARY["lib"] is None:
         lib = ctypes.CDLL(_LIBRARY["path"])
@@ -99,22 +100,30 @@ def sub_point(args) -> None:
 
 
 class Bench:
-    def __init__(self, config: str, width: int, kind: str, core_threads: int = 0,
-                 spin: Optional[float] = None) -> None:
+    def __init__(self, config: str, width: int, kind: str, core_threads: int = 0, spin: Optional[float] = None) -> None:
         chips = 1 if config in ("chip", "subs") else 2
         self.config, self.width, self.kind = config, width, kind
         lib = ChipCallable.from_source(SOURCE, "metg.point", flags=["-O2"])
         _LIBRARY["path"] = lib.library
-        self.w = Worker(level=3, num_chips=chips, chip_core_threads=core_threads or CORES // chips, zero_copy=True,
-                        num_sub_workers=CORES if config == "subs" else 0, task_timeout=3600, spin=spin)
+        self.w = Worker(
+            level=3,
+            num_chips=chips,
+            chip_core_threads=core_threads or CORES // chips,
+            zero_copy=True,
+            num_sub_workers=CORES if config == "subs" else 0,
+            task_timeout=3600,
+            spin=spin,
+        )
         self.point = self.w.register(lib)
         self.sub = self.w.register(sub_point)
         self.graph = self.w.register(ChipCallable.from_library(lib.library, "metg.graph"))
         self.serial = self.w.register(ChipCallable.from_library(lib.library, "metg.serial"))
         self.w.init()
         self.buf = self.w.create_buffer(2 * width * ROW * 8)
-        self.rows = [[self.buf.tensor((1, ROW), DataType.FLOAT64, (ROW, 1), ((g * width + x) * ROW) * 8)
-                      for x in range(width)] for g in range(2)]
+        self.rows = [
+            [self.buf.tensor((1, ROW), DataType.FLOAT64, (ROW, 1), ((g * width + x) * ROW) * 8) for x in range(width)]
+            for g in range(2)
+        ]
 
     def close(self) -> None:
         self.buf.close()
@@ -154,8 +163,9 @@ class Bench:
 
     def run_serial(self, steps: int, iterations: int) -> float:
         def orch(o, _a, _c):
-            o.submit_next_level(self.serial, self._scalars(TaskArgs(), (self.width, steps, 0, iterations,
-                                                                        KINDS[self.kind])), worker=0)
+            o.submit_next_level(
+                self.serial, self._scalars(TaskArgs(), (self.width, steps, 0, iterations, KINDS[self.kind])), worker=0
+            )
 
         t0 = time.perf_counter()
         self.w.run(orch)
@@ -185,11 +195,20 @@ def sweep(bench: Bench, pattern: str, steps: int, opts, peak: float) -> List[dic
         bench.run_graph(pattern, steps, iterations)  # a warm-up, checked like the rest
         wall = statistics.median(bench.run_graph(pattern, steps, iterations) for _ in range(opts.repeats))
         flops = tasks * iterations * FLOP_PER_ITERATION[opts.kind]
-        row = {"config": bench.config, "pattern": pattern, "iterations": iterations, "wall": wall,
-               "granularity": wall * CORES / tasks, "efficiency": flops / wall / peak}
+        row = {
+            "config": bench.config,
+            "pattern": pattern,
+            "iterations": iterations,
+            "wall": wall,
+            "granularity": wall * CORES / tasks,
+            "efficiency": flops / wall / peak,
+        }
         rows.append(row)
-        print(f"| {bench.config} | {pattern} | {iterations} | {wall * 1e3:.2f} ms | "
-              f"{row['granularity'] * 1e6:.2f} µs | {row['efficiency'] * 100:.1f} % |", flush=True)
+        print(
+            f"| {bench.config} | {pattern} | {iterations} | {wall * 1e3:.2f} ms | "
+            f"{row['granularity'] * 1e6:.2f} µs | {row['efficiency'] * 100:.1f} % |",
+            flush=True,
+        )
         if row["efficiency"] < opts.floor:
             break
         iterations //= 2
@@ -208,14 +227,22 @@ def main(argv=None) -> int:
     p.add_argument("--iterations", type=int, help="the largest grain, halved from there (default: by kind)")
     p.add_argument("--floor", type=float, default=0.15, help="stop halving below this efficiency")
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--spin", type=float, default=None,
-                   help="the Worker's spin: seconds an idle thread spins before it sleeps (default: adaptive, "
-                        "up to 25 µs; 0: sleep at once)")
-    p.add_argument("--chip-core-threads", type=int, default=0,
-                   help="core threads of the one chip (default: one a core)")
+    p.add_argument(
+        "--spin",
+        type=float,
+        default=None,
+        help="the Worker's spin: seconds an idle thread spins before it sleeps (default: adaptive, "
+        "up to 25 µs; 0: sleep at once)",
+    )
+    p.add_argument(
+        "--chip-core-threads", type=int, default=0, help="core threads of the one chip (default: one a core)"
+    )
     p.add_argument("--plot", help="write a PNG of efficiency against task granularity here")
-    p.add_argument("--quick", action="store_true",
-                   help="a smoke run: 20 steps, from at most 512 iterations, one repeat, down to 50 %% efficiency")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="a smoke run: 20 steps, from at most 512 iterations, one repeat, down to 50 %% efficiency",
+    )
     opts = p.parse_args(argv)
     if opts.iterations is None:
         opts.iterations = LARGEST_GRAIN[opts.kind]
@@ -230,16 +257,17 @@ def main(argv=None) -> int:
     print("| configuration | pattern | iterations | wall | granularity | efficiency |")
     print("|---|---|---|---|---|---|")
     for config in configs:
-        bench = Bench(config, opts.width, opts.kind, opts.chip_core_threads if config == "chip" else 0,
-                      opts.spin)
+        bench = Bench(config, opts.width, opts.kind, opts.chip_core_threads if config == "chip" else 0, opts.spin)
         try:
             if peak == 0.0:  # the serial baseline, at the largest grain, in this run
                 steps = opts.steps
                 serial = min(bench.run_serial(steps, opts.iterations) for _ in range(opts.repeats + 1))
                 per_core = opts.width * steps * opts.iterations * FLOP_PER_ITERATION[opts.kind] / serial
                 peak = per_core * CORES
-                print(f"| serial | (one core) | {opts.iterations} | {serial * 1e3:.2f} ms | "
-                      f"{serial / (opts.width * steps) * 1e6:.2f} µs | peak {per_core / 1e9:.2f} GFLOP/s a core |")
+                print(
+                    f"| serial | (one core) | {opts.iterations} | {serial * 1e3:.2f} ms | "
+                    f"{serial / (opts.width * steps) * 1e6:.2f} µs | peak {per_core / 1e9:.2f} GFLOP/s a core |"
+                )
             patterns = opts.patterns if config == "chip" else opts.host_patterns
             steps = opts.steps if config == "chip" else opts.host_steps
             for pattern in patterns.split(","):
@@ -263,9 +291,14 @@ def plot(rows: List[dict], path: str, kind: str) -> None:
     series = sorted({(r["config"], r["pattern"]) for r in rows})
     for k, (config, pattern) in enumerate(series):
         mine = [r for r in rows if (r["config"], r["pattern"]) == (config, pattern)]
-        ax.plot([r["granularity"] * 1e6 for r in mine], [r["efficiency"] * 100 for r in mine],
-                "o-" if config == "chip" else "s--", color=f"C{k % 10}", markersize=3,
-                label=f"{config}: {pattern}")
+        ax.plot(
+            [r["granularity"] * 1e6 for r in mine],
+            [r["efficiency"] * 100 for r in mine],
+            "o-" if config == "chip" else "s--",
+            color=f"C{k % 10}",
+            markersize=3,
+            label=f"{config}: {pattern}",
+        )
     ax.axhline(50, color="grey", linestyle=":", linewidth=1)
     ax.set_xscale("log")
     ax.set_xlabel("task granularity (µs: wall x cores / tasks)")

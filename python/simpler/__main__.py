@@ -11,33 +11,65 @@ from typing import Optional, Sequence
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m simpler")
-    parser.add_argument("--includes", action="store_true",
-                        help="print -I<dir> for simpler's headers (chip kernels, C++ host programs) and exit")
-    parser.add_argument("--cmakedir", action="store_true",
-                        help="print the folder of simpler's CMake package (find_package(simpler CONFIG)) and exit")
+    parser.add_argument(
+        "--includes",
+        action="store_true",
+        help="print -I<dir> for simpler's headers (chip kernels, C++ host programs) and exit",
+    )
+    parser.add_argument(
+        "--cmakedir",
+        action="store_true",
+        help="print the folder of simpler's CMake package (find_package(simpler CONFIG)) and exit",
+    )
     sub = parser.add_subparsers(dest="command")
-    demo = sub.add_parser("demo", help="a tiled matmul on 2 chips and a reduction on 2 sub-workers, "
-                                       "checked against NumPy")
+    demo = sub.add_parser(
+        "demo", help="a tiled matmul on 2 chips and a reduction on 2 sub-workers, checked against NumPy"
+    )
     demo.add_argument("--trace", metavar="FILE", help="write a Chrome-trace timeline of the run (Perfetto)")
-    demo.add_argument("--levels", type=int, choices=(3, 4), default=3,
-                      help="3: one host Worker with 2 chips (default); 4: a level-4 Worker over 2 level-3 Workers "
-                           "of 2 chips each")
-    demo.add_argument("--device", choices=("simulated", "opencl"), default="simulated",
-                      help="what the chips drive: the simulated device (default) or an OpenCL device each")
-    devices = sub.add_parser("devices", help="list the devices chips may drive (OpenCL platforms and devices, as "
-                                             "clinfo would) or say what to install; exit status 1 when no OpenCL "
-                                             "device")
-    devices.add_argument("--platform", default="", metavar="NAME",
-                         help="only platforms whose name contains NAME (any case), as Worker(device_platform=...)")
+    demo.add_argument(
+        "--levels",
+        type=int,
+        choices=(3, 4),
+        default=3,
+        help="3: one host Worker with 2 chips (default); 4: a level-4 Worker over 2 level-3 Workers of 2 chips each",
+    )
+    demo.add_argument(
+        "--device",
+        choices=("simulated", "opencl"),
+        default="simulated",
+        help="what the chips drive: the simulated device (default) or an OpenCL device each",
+    )
+    devices = sub.add_parser(
+        "devices",
+        help="list the devices chips may drive (OpenCL platforms and devices, as "
+        "clinfo would) or say what to install; exit status 1 when no OpenCL "
+        "device",
+    )
+    devices.add_argument(
+        "--platform",
+        default="",
+        metavar="NAME",
+        help="only platforms whose name contains NAME (any case), as Worker(device_platform=...)",
+    )
     sub.add_parser("wire", help="build example tensors and task arguments, round-trip a blob, show refusals")
-    launch = sub.add_parser("launch", help="run a program with remote Workers under mpirun (rank 0 is the L4, the "
-                                           "other ranks serve its remote L3 Workers)")
+    launch = sub.add_parser(
+        "launch",
+        help="run a program with remote Workers under mpirun (rank 0 is the L4, the "
+        "other ranks serve its remote L3 Workers)",
+    )
     launch.add_argument("-n", type=int, required=True, metavar="K", help="ranks: 1 + the remote Workers")
-    launch.add_argument("--isolate", action="store_true",
-                        help="give every non-zero rank a private /dev/shm and TCP-only MPI, as on separate hosts "
-                             "(root)")
-    launch.add_argument("--mpirun-arg", action="append", default=[], metavar="ARG",
-                        help="pass ARG to mpirun (repeat; e.g. --mpirun-arg=--hostfile --mpirun-arg=hosts)")
+    launch.add_argument(
+        "--isolate",
+        action="store_true",
+        help="give every non-zero rank a private /dev/shm and TCP-only MPI, as on separate hosts (root)",
+    )
+    launch.add_argument(
+        "--mpirun-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="pass ARG to mpirun (repeat; e.g. --mpirun-arg=--hostfile --mpirun-arg=hosts)",
+    )
     launch.add_argument("program", nargs=argparse.REMAINDER, help="script.py [args]")
     args = parser.parse_args(argv)
     if args.includes or args.cmakedir:

@@ -52,7 +52,7 @@ COLLECTIVE_DTYPES: Tuple[DataType, ...] = (
 
 # collective_phase's first scalar: which runtime chip callable runs the phase.
 PHASE_COPY = 0  # std.copy
-PHASE_SUM = 1   # std.sum_n
+PHASE_SUM = 1  # std.sum_n
 
 
 # A reduce task names n views (n - 1 peers' chunks and its own); a chip kernel task takes at most 32.
@@ -70,41 +70,55 @@ class _Plan:
         self.orch = orch
         self.domain_name = dom.name
         if dom.released:
-            raise ValueError(f"{what}: domain {dom.name!r} was released (its with block ended or release() was "
-                             "called); its window buffers may not be named any more")
+            raise ValueError(
+                f"{what}: domain {dom.name!r} was released (its with block ended or release() was "
+                "called); its window buffers may not be named any more"
+            )
         self.global_domain = isinstance(dom, GlobalDomain)
         if self.global_domain and (orch.worker.level != 4 or callables_of(orch).phase is None):
-            raise ValueError(f"{what}: domain {dom.name!r} is a global domain; submit its collectives from the "
-                             "orchestration of the level-4 Worker that allocated it (not from "
-                             f"{orch.worker.path})")
+            raise ValueError(
+                f"{what}: domain {dom.name!r} is a global domain; submit its collectives from the "
+                "orchestration of the level-4 Worker that allocated it (not from "
+                f"{orch.worker.path})"
+            )
         self.workers: Tuple[Any, ...] = dom.workers
         workers = dom.workers
         if not isinstance(name, str):
-            raise TypeError(f"{what}.name: expected a str, the name of one of domain {self.domain_name!r}'s buffers "
-                            f"(got {got(name)})")
+            raise TypeError(
+                f"{what}.name: expected a str, the name of one of domain {self.domain_name!r}'s buffers "
+                f"(got {got(name)})"
+            )
         known = list(dom.buffers[workers[0]])
         if name not in known:
-            raise ValueError(f"{what}: domain {self.domain_name!r} has no buffer {name!r} (its buffers: "
-                             f"{', '.join(map(repr, known))})")
+            raise ValueError(
+                f"{what}: domain {self.domain_name!r} has no buffer {name!r} (its buffers: "
+                f"{', '.join(map(repr, known))})"
+            )
         self.name = name
         self.buffers = [dom.buffer(name, chip) for chip in workers]
         check_type(f"{what}.dtype", dtype, DataType)
         if dtype not in COLLECTIVE_DTYPES:
-            raise ValueError(f"{what}: dtype {dtype.name} is not supported; the collectives take "
-                             f"{', '.join(d.name for d in COLLECTIVE_DTYPES)}")
+            raise ValueError(
+                f"{what}: dtype {dtype.name} is not supported; the collectives take "
+                f"{', '.join(d.name for d in COLLECTIVE_DTYPES)}"
+            )
         self.dtype = dtype
         self.esize = element_size(dtype)
         nbytes = self.buffers[0].nbytes
         capacity = nbytes // self.esize
         if count is None:
             if capacity == 0:
-                raise ValueError(f"{what}: buffer {name!r} of domain {self.domain_name!r} ({nbytes} bytes) holds no "
-                                 f"{dtype.name} element")
+                raise ValueError(
+                    f"{what}: buffer {name!r} of domain {self.domain_name!r} ({nbytes} bytes) holds no "
+                    f"{dtype.name} element"
+                )
             count = capacity
         count = check_int(f"{what}.count", count, 1)
         if count > capacity:
-            raise ValueError(f"{what}: count {count} {dtype.name} elements ({count * self.esize} bytes) do not fit "
-                             f"buffer {name!r} of domain {self.domain_name!r} ({nbytes} bytes, {capacity} elements)")
+            raise ValueError(
+                f"{what}: count {count} {dtype.name} elements ({count * self.esize} bytes) do not fit "
+                f"buffer {name!r} of domain {self.domain_name!r} ({nbytes} bytes, {capacity} elements)"
+            )
         self.count = count
 
     @property
@@ -122,8 +136,10 @@ class _Plan:
 
     def check_reduce_width(self) -> None:
         if self.size > _MAX_REDUCE_RANKS:
-            raise ValueError(f"{self.what}: domain {self.domain_name!r} has {self.size} ranks; a reduction task names "
-                             f"one view per rank and a chip kernel task takes at most {_MAX_REDUCE_RANKS}")
+            raise ValueError(
+                f"{self.what}: domain {self.domain_name!r} has {self.size} ranks; a reduction task names "
+                f"one view per rank and a chip kernel task takes at most {_MAX_REDUCE_RANKS}"
+            )
 
     def submit(self, handle: Any, tasks: Sequence[Tuple[int, TaskArgs]]) -> List[TaskHandle]:
         """One call into the engine for the batch (all or none), task k on rank tasks[k][0]'s chip; for a
@@ -133,11 +149,14 @@ class _Plan:
         if self.global_domain:
             table = callables_of(self.orch)
             kind = PHASE_SUM if handle is table.sum else PHASE_COPY
-            return list(self.orch.submit_many(
-                table.phase, [phase_args(kind, self.workers[r][1], ta) for r, ta in tasks],
-                workers=[self.workers[r][0] for r, _ in tasks]))
-        return list(self.orch.submit_many(handle, [ta for _, ta in tasks],
-                                          workers=[self.workers[r] for r, _ in tasks]))
+            return list(
+                self.orch.submit_many(
+                    table.phase,
+                    [phase_args(kind, self.workers[r][1], ta) for r, ta in tasks],
+                    workers=[self.workers[r][0] for r, _ in tasks],
+                )
+            )
+        return list(self.orch.submit_many(handle, [ta for _, ta in tasks], workers=[self.workers[r] for r, _ in tasks]))
 
 
 def _reduce_tasks(p: _Plan) -> List[Tuple[int, TaskArgs]]:
@@ -202,8 +221,9 @@ def all_reduce(orch: Any, dom: Any, name: str, dtype: DataType, count: Optional[
     return p.submit(sum_handle, _reduce_tasks(p)) + p.submit(copy_handle, _gather_tasks(p))
 
 
-def broadcast(orch: Any, dom: Any, name: str, dtype: DataType, root: int = 0,
-              count: Optional[int] = None) -> List[TaskHandle]:
+def broadcast(
+    orch: Any, dom: Any, name: str, dtype: DataType, root: int = 0, count: Optional[int] = None
+) -> List[TaskHandle]:
     """Every rank's buffer `name` (its first `count` elements) becomes rank
     `root`'s (root is a rank, 0 <= root < dom.size). One copy task per other rank."""
     p = _Plan("broadcast", orch, dom, name, dtype, count)

@@ -31,8 +31,10 @@ def get_include() -> str:
     installation has no headers (a build with SIMPLER_INSTALL_PACKAGE=OFF)."""
     path = os.path.join(_package_dir(), "include")
     if not os.path.isfile(os.path.join(path, _ABI_HEADER)):
-        raise RuntimeError(f"simpler.get_include(): this installation of simpler has no headers ({path} holds no "
-                           f"{_ABI_HEADER}); reinstall it from a wheel or with `pip install .`")
+        raise RuntimeError(
+            f"simpler.get_include(): this installation of simpler has no headers ({path} holds no "
+            f"{_ABI_HEADER}); reinstall it from a wheel or with `pip install .`"
+        )
     return path
 
 
@@ -42,6 +44,8 @@ def get_cmake_dir() -> str:
     has no CMake package."""
     path = os.path.join(_package_dir(), "lib", "cmake", "simpler")
     if not os.path.isfile(os.path.join(path, _CONFIG)):
-        raise RuntimeError(f"simpler.get_cmake_dir(): this installation of simpler has no CMake package ({path} "
-                           f"holds no {_CONFIG}); reinstall it from a wheel or with `pip install .`")
+        raise RuntimeError(
+            f"simpler.get_cmake_dir(): this installation of simpler has no CMake package ({path} "
+            f"holds no {_CONFIG}); reinstall it from a wheel or with `pip install .`"
+        )
     return path

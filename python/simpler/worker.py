@@ -48,7 +48,7 @@ from simpler.runtime.runs import RunFuture, RunQueue
 from simpler.runtime.state import RuntimeState
 from simpler.runtime.sub_worker import make_dispatcher
 from simpler.runtime.trace import ProcessTimeline, TreeTrace, chrome_trace, write_chrome_trace
-from simpler.tree import remote
+from simpler.tree import children, remote
 from simpler.tree.nested import ChildWorker, start_child
 
 _B = TypeVar("_B", bound=Buffer)
@@ -58,31 +58,58 @@ MAX_LEVEL = 8
 
 
 class Worker:
-    def __init__(self, level: int = 3, num_chips: Optional[int] = None, num_sub_workers: Optional[int] = None, *,
-                 task_timeout: Optional[float] = None, blob_capacity: Optional[int] = None,
-                 chip_core_threads: Optional[int] = None, chip_arena_bytes: Optional[int] = None,
-                 device_memory_bytes: Optional[int] = None, window_heap_bytes: Optional[int] = None,
-                 zero_copy: Optional[bool] = None, device: Optional[str] = None,
-                 device_platform: Optional[str] = None,
-                 record_edges: Optional[bool] = None, trace: Optional[bool] = None,
-                 trace_capacity: Optional[int] = None, spin: Optional[float] = None):
+    def __init__(
+        self,
+        level: int = 3,
+        num_chips: Optional[int] = None,
+        num_sub_workers: Optional[int] = None,
+        *,
+        task_timeout: Optional[float] = None,
+        blob_capacity: Optional[int] = None,
+        chip_core_threads: Optional[int] = None,
+        chip_arena_bytes: Optional[int] = None,
+        device_memory_bytes: Optional[int] = None,
+        window_heap_bytes: Optional[int] = None,
+        zero_copy: Optional[bool] = None,
+        device: Optional[str] = None,
+        device_platform: Optional[str] = None,
+        record_edges: Optional[bool] = None,
+        trace: Optional[bool] = None,
+        trace_capacity: Optional[int] = None,
+        spin: Optional[float] = None,
+    ):
         """A Worker of `level` (3: a host, with chips and sub-workers; 4 and up:
         a pod, with Workers one level down). Each keyword sets the WorkerConfig
         field of its name (or the one simpler.runtime.config renames it to); None
         keeps the default. Nothing starts before init()."""
         level = check_int("Worker.level", level, minimum=None)
         if not 3 <= level <= MAX_LEVEL:
-            raise ValueError(f"Worker(level={level}): a Worker is level 3 (a host) to {MAX_LEVEL}; level 2 is a chip, "
-                             "level 4 a pod of hosts, and each level above drives Workers of the one below")
+            raise ValueError(
+                f"Worker(level={level}): a Worker is level 3 (a host) to {MAX_LEVEL}; level 2 is a chip, "
+                "level 4 a pod of hosts, and each level above drives Workers of the one below"
+            )
         if level > 3 and num_chips:
-            raise ValueError(f"Worker(level={level}, num_chips={num_chips}): the next level of a level-{level} Worker "
-                             f"is level-{level - 1} Workers (add_worker), not chips; chips belong to level-3 Workers")
+            raise ValueError(
+                f"Worker(level={level}, num_chips={num_chips}): the next level of a level-{level} Worker "
+                f"is level-{level - 1} Workers (add_worker), not chips; chips belong to level-3 Workers"
+            )
         config = worker_config(
-            num_chips=num_chips, num_sub_workers=num_sub_workers, task_timeout=task_timeout,
-            blob_capacity=blob_capacity, chip_core_threads=chip_core_threads, chip_arena_bytes=chip_arena_bytes,
-            device_memory_bytes=device_memory_bytes, window_heap_bytes=window_heap_bytes, zero_copy=zero_copy,
-            device=default_device(device), device_platform=device_platform,
-            record_edges=record_edges, trace=trace, trace_capacity=trace_capacity, spin=spin)
+            num_chips=num_chips,
+            num_sub_workers=num_sub_workers,
+            task_timeout=task_timeout,
+            blob_capacity=blob_capacity,
+            chip_core_threads=chip_core_threads,
+            chip_arena_bytes=chip_arena_bytes,
+            device_memory_bytes=device_memory_bytes,
+            window_heap_bytes=window_heap_bytes,
+            zero_copy=zero_copy,
+            device=default_device(device),
+            device_platform=device_platform,
+            record_edges=record_edges,
+            trace=trace,
+            trace_capacity=trace_capacity,
+            spin=spin,
+        )
         self._state = RuntimeState(level, config)
         self._children: List[Worker] = []  # next-level Workers (add_worker); their states are the state's children
         self._heartbeat_timeout = remote.DEFAULT_HEARTBEAT_TIMEOUT_S
@@ -125,8 +152,9 @@ class Worker:
         callables' names are added to it, and by each register() after it)."""
         return self._state.config
 
-    def register(self, fn: Union[ChipCallable, Callable[..., None], str],
-                 kind: Optional[TaskKind] = None) -> CallableHandle:
+    def register(
+        self, fn: Union[ChipCallable, Callable[..., None], str], kind: Optional[TaskKind] = None
+    ) -> CallableHandle:
         """Registers a callable and returns the handle a task names it by:
         - a ChipCallable: a chip orchestration, run by submit_next_level on a
           level-3 Worker's chips (registered on a level-4 or higher Worker, it
@@ -160,35 +188,24 @@ class Worker:
         state = self._state
         state.check_process("add_worker")
         check_type("Worker.add_worker.child", child, Worker)
-        if self.level == 3:
-            raise ValueError("Worker.add_worker: a level-3 Worker's next level is chips (num_chips); Workers are "
-                             "children of a level-4 or higher Worker")
-        if state.core is not None:
-            raise RuntimeError("Worker.add_worker: add children before init() — they are forked at init()")
-        if child.level != self.level - 1:
-            raise ValueError(f"Worker.add_worker: the children of a level-{self.level} Worker are level-"
-                             f"{self.level - 1} Workers (got a level-{child.level} one)")
-        if state.remote:
-            raise RuntimeError("Worker.add_worker: add the local children before add_remote_workers (remote "
-                               "children take the indices after them)")
-        if child is self or child._state.parent is not None or child in self._children:
-            raise ValueError(f"Worker.add_worker: {child!r} is already a child of a Worker")
-        if child._state.core is not None:
-            raise ValueError("Worker.add_worker: the child was initialised; add it before init() and let this "
-                             "Worker start it")
-        if child._state.callables.has_registrations():
-            raise ValueError("Worker.add_worker: the child registered callables of its own; register them on the "
-                             "top Worker, whose children all know them by the same handles")
-        if child._buffers:
-            raise ValueError("Worker.add_worker: the child owns buffers already; create them on the top Worker "
-                             "(or inside the child's orchestration)")
+        taken = child is self or child._state.parent is not None or child in self._children
+        children.check_local_child(
+            state, child._state, taken=repr(child) if taken else None, owns_buffers=bool(child._buffers)
+        )
         child._state.parent = state
         state.children.append(child._state)
         self._children.append(child)
         return len(self._children) - 1
 
-    def add_remote_workers(self, n: int, num_chips: Optional[int] = None, num_sub_workers: Optional[int] = None,
-                           *, heartbeat_timeout: Optional[float] = None, **options: Any) -> List[int]:
+    def add_remote_workers(
+        self,
+        n: int,
+        num_chips: Optional[int] = None,
+        num_sub_workers: Optional[int] = None,
+        *,
+        heartbeat_timeout: Optional[float] = None,
+        **options: Any,
+    ) -> List[int]:
         """Adds `n` level-(N-1) Workers that live in other MPI ranks (other
         hosts) as next-level children of this level-N Worker (N >= 4, the top
         of its tree), after the local ones, and returns their indices. The
@@ -199,24 +216,9 @@ class Worker:
         state = self._state
         state.check_process("add_remote_workers")
         n = check_int("Worker.add_remote_workers.n", n, minimum=1)
-        if self.level == 3:
-            raise ValueError("Worker.add_remote_workers: a level-3 Worker's next level is chips (num_chips); remote "
-                             "Workers are children of a level-4 or higher Worker")
-        if state.parent is not None:
-            raise ValueError(f"Worker.add_remote_workers: this Worker is {self.path}, a child of another Worker; "
-                             "remote Workers are children of the top Worker (rank 0)")
-        if state.core is not None:
-            raise RuntimeError("Worker.add_remote_workers: add children before init() — they start at init()")
-        if self.level != 4:
-            raise ValueError(f"Worker.add_remote_workers: remote children are level-3 Workers, the children of a "
-                             f"level-4 Worker (this one is level {self.level})")
-        remote.require_mpi("Worker.add_remote_workers")  # MPI is loaded at run time: missing, it fails here
+        heartbeat_timeout = children.check_remote_children(state, heartbeat_timeout)
         if heartbeat_timeout is not None:
-            if isinstance(heartbeat_timeout, bool) or not isinstance(heartbeat_timeout, (int, float)) or \
-                    not 0 < heartbeat_timeout <= 3600:
-                raise ValueError(f"Worker.add_remote_workers.heartbeat_timeout: seconds, > 0 and at most 3600 "
-                                 f"(got {heartbeat_timeout!r})")
-            self._heartbeat_timeout = float(heartbeat_timeout)
+            self._heartbeat_timeout = heartbeat_timeout
         options = {"num_chips": num_chips, "num_sub_workers": num_sub_workers, **options}
         options = {k: v for k, v in options.items() if v is not None}
         worker_config(**options)  # refused here, on every rank, naming the option
@@ -228,20 +230,8 @@ class Worker:
         """In child process `index` of `parent`, right after its fork: this
         Worker takes the tree's registrations and its place in the tree, and is
         handed to the child side of its lane (simpler.tree)."""
-        state = self._state
-        state.pid = os.getpid()
-        state.callables = parent.callables
-        if parent.global_first_slot and parent.forking_core is not None:
-            # This Worker's chips reach the parent's global windows (inherited with this process).
-            state.config.inherit_global_windows(parent.forking_core, parent.global_first_slot[index])
-        state.path_name = child_name(parent.level, index)
-        state.path = f"{parent.path}/{state.path_name}"
-        state.tree_trace = parent.tree_trace
-        if state.tree_trace is not None:
-            # a traced tree traces every level, and records every level's edges when the top does
-            state.config.trace = state.config.trace or parent.config.trace
-            state.config.record_edges = state.config.record_edges or parent.config.record_edges
-        return ChildWorker(state, self.init, self.close, self._runs.run_forwarded)
+        children.adopt(self._state, parent, index)
+        return ChildWorker(self._state, self.init, self.close, self._runs.run_forwarded)
 
     def _remote_child(self, hello: Dict[str, Any]) -> ChildWorker:
         """On a remote rank: the level-3 Worker rank 0's HELLO describes, as child `index` of this (top) Worker."""
@@ -257,8 +247,10 @@ class Worker:
         state = self._state
         state.check_process("init")
         if state.core is not None:
-            raise RuntimeError("Worker.init: " + ("the Worker is closed; create a new one" if state.core.closed
-                                                   else "already initialized"))
+            raise RuntimeError(
+                "Worker.init: "
+                + ("the Worker is closed; create a new one" if state.core.closed else "already initialized")
+            )
         table = state.callables
         if state.remote and state.parent is None:
             rank = remote.mpi_rank()
@@ -289,8 +281,13 @@ class Worker:
         if children and (config.trace or config.record_edges) and state.tree_trace is None:
             state.tree_trace = TreeTrace()
         worker_start = (lambda index: start_child(self._children[index]._adopted(state, index))) if children else None
-        relays = (remote.remote_children(state, len(children), state.remote, self._heartbeat_timeout,
-                                         weakref.WeakMethod(self.close)) if state.remote else None)
+        relays = (
+            remote.remote_children(
+                state, len(children), state.remote, self._heartbeat_timeout, weakref.WeakMethod(self.close)
+            )
+            if state.remote
+            else None
+        )
         core = EngineWorker(config, None, dispatch, worker_start, relays, install)
         state.forking_core = core
         try:
@@ -315,8 +312,9 @@ class Worker:
         self._buffers.append(buffer)
         return buffer
 
-    def alloc_shared_tensor(self, shape: Sequence[int], dtype: DataType,
-                            access: AccessMode = AccessMode.READWRITE) -> SharedTensor:
+    def alloc_shared_tensor(
+        self, shape: Sequence[int], dtype: DataType, access: AccessMode = AccessMode.READWRITE
+    ) -> SharedTensor:
         """Host memory for one (shape, dtype), shared with every child and closed
         with this Worker. Before init() it is a FORK_SHM region (the children
         inherit it at the same address: nothing to map); after init() a POSIX shm
@@ -326,8 +324,11 @@ class Worker:
         check_type("alloc_shared_tensor.access", access, AccessMode)
         nbytes = math.prod(shape) * element_size(dtype)
         path_id = intern_owner_path(self.path)
-        owner = (create_fork_shm(nbytes, access, path_id) if self._state.core is None
-                 else create_posix_shm(nbytes, access, path_id))
+        owner = (
+            create_fork_shm(nbytes, access, path_id)
+            if self._state.core is None
+            else create_posix_shm(nbytes, access, path_id)
+        )
         return self._keep(SharedTensor(owner, shape, dtype))
 
     def share(self, obj: Any, access: Optional[AccessMode] = None, copy: bool = False) -> SharedTensor:
@@ -352,8 +353,11 @@ class Worker:
         core = self._state.core
         if core is not None and core.closed:
             raise RuntimeError("Worker.share: the Worker is closed; create a new Worker")
-        return self._keep(share_memory(obj, access, copy, owner_path=self.path, initialized=core is not None,
-                                       alloc=self.alloc_shared_tensor))
+        return self._keep(
+            share_memory(
+                obj, access, copy, owner_path=self.path, initialized=core is not None, alloc=self.alloc_shared_tensor
+            )
+        )
 
     def release_buffer(self, buffer: Buffer, wait: bool = False) -> None:
         """Releases a host buffer: never frees bytes a queued or running task
@@ -369,8 +373,10 @@ class Worker:
         wait = check_bool("release_buffer.wait", wait)
         owner = buffer._worker() if buffer._worker is not None else None
         if owner is not None and owner is not self:
-            raise ValueError(f"Worker.release_buffer: buffer {buffer.identity} belongs to another Worker "
-                             f"({owner.path}), whose tasks may name it; release it with that Worker's release_buffer")
+            raise ValueError(
+                f"Worker.release_buffer: buffer {buffer.identity} belongs to another Worker "
+                f"({owner.path}), whose tasks may name it; release it with that Worker's release_buffer"
+            )
         buffer.close()
         if wait:
             buffer.wait_freed()
@@ -378,8 +384,7 @@ class Worker:
             self._buffers.remove(buffer)
 
     # -- running --------------------------------------------------------------
-    def submit(self, orch_fn: Callable[[Orchestrator, Any, Any], None], args: Any = None,
-               cfg: Any = None) -> RunFuture:
+    def submit(self, orch_fn: Callable[[Orchestrator, Any, Any], None], args: Any = None, cfg: Any = None) -> RunFuture:
         """run() without waiting: returns at once a RunFuture (a
         concurrent.futures.Future; asyncio.wrap_future accepts it) whose result()
         is what run() returns or raises. orch_fn runs on this Worker's
@@ -397,8 +402,7 @@ class Worker:
         self._runs.check_not_nested("submit")
         return self._runs.submit(orch_fn, args, cfg)
 
-    def run(self, orch_fn: Callable[[Orchestrator, Any, Any], None], args: Any = None,
-            cfg: Any = None) -> Orchestrator:
+    def run(self, orch_fn: Callable[[Orchestrator, Any, Any], None], args: Any = None, cfg: Any = None) -> Orchestrator:
         """Calls orch_fn(orch, args, cfg) to build the graph, then waits for the
         run's tasks. If orch_fn raises, the tasks it already submitted still
         finish first. Device memory the run allocated in no inner scope is
@@ -431,8 +435,9 @@ class Worker:
         them. Needs record_edges=True on this (the top) Worker."""
         self._state.running()
         if self._state.tree_trace is None or not self._state.config.record_edges:
-            raise RuntimeError("Worker.take_edge_logs_below: needs a Worker with nested Workers created with "
-                               "record_edges=True")
+            raise RuntimeError(
+                "Worker.take_edge_logs_below: needs a Worker with nested Workers created with record_edges=True"
+            )
         return self._state.tree_trace.take_edges()
 
     def device_stats(self, chip: int) -> Dict[str, int]:
@@ -443,8 +448,10 @@ class Worker:
         counts until they have finished."""
         chip = check_int("device_stats.chip", chip, bits=32)
         if self.level > 3:
-            raise ValueError(f"Worker.device_stats: {self.path} is level {self.level}; device memory belongs to the "
-                             "chips of a level-3 Worker")
+            raise ValueError(
+                f"Worker.device_stats: {self.path} is level {self.level}; device memory belongs to the "
+                "chips of a level-3 Worker"
+            )
         return dict(self._state.running().device_stats(chip))
 
     def global_window_stats(self) -> Dict[str, int]:
@@ -453,8 +460,10 @@ class Worker:
         live_windows (one per member of each domain) and live_domains. A domain
         released while tasks still name it counts until they have finished."""
         if self.level != 4:
-            raise ValueError(f"Worker.global_window_stats: {self.path} is level {self.level}; global windows belong "
-                             "to a level-4 Worker (allocate_global_domain)")
+            raise ValueError(
+                f"Worker.global_window_stats: {self.path} is level {self.level}; global windows belong "
+                "to a level-4 Worker (allocate_global_domain)"
+            )
         return dict(self._state.running().global_window_stats())
 
     def progress(self) -> Progress:
@@ -475,8 +484,7 @@ class Worker:
     # -- tracing --------------------------------------------------------------
     def _traced(self, what: str) -> Optional[EngineWorker]:
         if not self._state.config.trace:
-            raise RuntimeError(f"Worker.{what}: this Worker records no trace — create it with "
-                               f"Worker(..., trace=True)")
+            raise RuntimeError(f"Worker.{what}: this Worker records no trace — create it with Worker(..., trace=True)")
         return self._state.core
 
     def trace_events(self) -> List[TraceEvent]:
@@ -500,9 +508,15 @@ class Worker:
         core = self._traced("write_trace")
         events = core.trace_events() if core else []
         below = self._state.tree_trace.timelines() if self._state.tree_trace is not None else self._tree_below
-        trace = chrome_trace(events, self._state.trace_names(), num_chips=self.num_chips,
-                             num_sub_workers=self.num_sub_workers, dropped=core.trace_dropped() if core else 0,
-                             process_name=f"simpler Worker {self.path} (level {self.level})", below=below)
+        trace = chrome_trace(
+            events,
+            self._state.trace_names(),
+            num_chips=self.num_chips,
+            num_sub_workers=self.num_sub_workers,
+            dropped=core.trace_dropped() if core else 0,
+            process_name=f"simpler Worker {self.path} (level {self.level})",
+            below=below,
+        )
         write_chrome_trace(path, trace)
 
     # -- teardown -------------------------------------------------------------
@@ -546,4 +560,3 @@ class Worker:
         workers = f"num_workers={self.num_workers}" if self.level > 3 else f"num_chips={self.num_chips}"
         where = f"{self.path}, " if self._state.parent is not None else ""
         return f"Worker({where}level={self.level}, {workers}, num_sub_workers={self.num_sub_workers}, {state})"
-

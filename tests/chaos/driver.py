@@ -44,8 +44,10 @@ CLEANUP_BOUND_S = 30.0
 def describe(p: Program) -> str:
     runs = [s for s in p.steps if s.what == "run"]
     extra = [f"{sum(1 for s in p.steps if s.what == w)} {w}" for w in ("sync", "release", "create")]
-    return (f"{p.tree.text()}, {len(p.buffers)} buffers, {len(runs)} runs ({sum(s.future for s in runs)} futures), "
-            f"{p.task_count()} tasks, " + ", ".join(extra))
+    return (
+        f"{p.tree.text()}, {len(p.buffers)} buffers, {len(runs)} runs ({sum(s.future for s in runs)} futures), "
+        f"{p.task_count()} tasks, " + ", ".join(extra)
+    )
 
 
 def run_program(seed: int, faults: bool) -> Dict:
@@ -53,8 +55,13 @@ def run_program(seed: int, faults: bool) -> Dict:
     and, under "problem", what went wrong."""
     program = generate(seed, faults=faults)
     fault = program.fault.kind if program.fault else "none"
-    rec: Dict = {"seed": seed, "tasks": program.task_count(), "level": program.tree.level, "fault": fault,
-                 "text": describe(program) + (f", fault {fault}" if faults else "")}
+    rec: Dict = {
+        "seed": seed,
+        "tasks": program.task_count(),
+        "level": program.tree.level,
+        "fault": fault,
+        "text": describe(program) + (f", fault {fault}" if faults else ""),
+    }
     rec["remote"] = program.tree.remote
     cmd = [sys.executable, RUNNER, str(seed), *(["--faults"] if faults else [])]
     if program.tree.remote and not REMOTE:
@@ -88,8 +95,9 @@ def run_program(seed: int, faults: bool) -> Dict:
             continue
     done = [x for x in lines if "done" in x]
     problems = [x["problem"] for x in lines if "problem" in x]
-    rec["landed"] = killed or bool(done and done[0]["failed_ops"]) or any(x.get("outcome") == "interrupted"
-                                                                         for x in lines)
+    rec["landed"] = (
+        killed or bool(done and done[0]["failed_ops"]) or any(x.get("outcome") == "interrupted" for x in lines)
+    )
     if "problem" in rec:
         pass
     elif problems:
@@ -129,8 +137,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(prog="./dev chaos", description=__doc__.split("\n\n")[0])
     ap.add_argument("--programs", type=int, default=200, help="how many programs (default 200)")
     ap.add_argument("--seed", type=int, default=1, help="the first program's seed (default 1)")
-    ap.add_argument("--faults", action=argparse.BooleanOptionalAction, default=True,
-                    help="inject one random fault per program (default: yes)")
+    ap.add_argument(
+        "--faults",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="inject one random fault per program (default: yes)",
+    )
     ap.add_argument("--no-namespace", action="store_true", help="use the machine's /dev/shm as it is")
     opts = ap.parse_args()
     rc = rerun_in_private_dev_shm(opts.no_namespace)
@@ -149,8 +161,9 @@ def main() -> int:
             verdict += ", the fault landed" if rec["landed"] else ", the fault touched nothing"
         print(f"program {seed}: {rec['text']}: {verdict} ({rec['seconds']:.2f} s)", flush=True)
         if "problem" in rec:
-            print(f"  replay: ./dev chaos --seed {seed} --programs 1{'' if opts.faults else ' --no-faults'}",
-                  flush=True)
+            print(
+                f"  replay: ./dev chaos --seed {seed} --programs 1{'' if opts.faults else ' --no-faults'}", flush=True
+            )
     failed = [r["seed"] for r in records if "problem" in r]
     summary = {
         "programs": len(records),
@@ -167,12 +180,15 @@ def main() -> int:
         "private_dev_shm": in_private_dev_shm(),
         "wall_seconds": round(time.monotonic() - t0, 1),
     }
-    print(f"chaos: {summary['programs']} programs (seeds {opts.seed}..{opts.seed + opts.programs - 1}), "
-          f"{summary['tasks']} tasks, {summary['level4_trees']} level-4 trees "
-          f"({summary['remote_trees']} with remote level-3 children under mpirun), "
-          f"faults {' '.join(f'{k}={v[0]}({v[1]} landed)' for k, v in summary['faults'].items()) or 'none'}; "
-          f"{len(failed)} failed, {summary['leaked_processes']} leftover processes, "
-          f"{summary['leaked_shm_objects']} leftover /dev/shm objects; {summary['wall_seconds']} s", flush=True)
+    print(
+        f"chaos: {summary['programs']} programs (seeds {opts.seed}..{opts.seed + opts.programs - 1}), "
+        f"{summary['tasks']} tasks, {summary['level4_trees']} level-4 trees "
+        f"({summary['remote_trees']} with remote level-3 children under mpirun), "
+        f"faults {' '.join(f'{k}={v[0]}({v[1]} landed)' for k, v in summary['faults'].items()) or 'none'}; "
+        f"{len(failed)} failed, {summary['leaked_processes']} leftover processes, "
+        f"{summary['leaked_shm_objects']} leftover /dev/shm objects; {summary['wall_seconds']} s",
+        flush=True,
+    )
     print(json.dumps(summary), flush=True)
     return 1 if failed or summary["leaked_processes"] or summary["leaked_shm_objects"] else 0
 

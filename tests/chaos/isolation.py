@@ -72,7 +72,7 @@ def rerun_in_private_dev_shm(no_namespace: bool) -> Optional[int]:
     unshare = shutil.which("unshare")
     if in_private_dev_shm() or no_namespace or os.geteuid() != 0 or not unshare:
         return None
-    script = "mount -t tmpfs -o size=256m tmpfs /dev/shm || exit 125; exec \"$@\""
+    script = 'mount -t tmpfs -o size=256m tmpfs /dev/shm || exit 125; exec "$@"'
     cmd = [unshare, "-m", "sh", "-c", script, "sh", sys.executable, *sys.argv]
     r = subprocess.run(cmd, env={**os.environ, NAMESPACE_MARK: "1"})
     return None if r.returncode == 125 else r.returncode  # 125: the namespace could not be set up

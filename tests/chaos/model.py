@@ -32,8 +32,8 @@ def start_values(program: Program, buf: int) -> np.ndarray:
 def view_of(arr: np.ndarray, v: View) -> np.ndarray:
     """The (h, w) NumPy view of `arr` that View `v` names."""
     if v.transposed:
-        return arr[v.r0:v.r0 + (v.w - 1) * v.rstep + 1:v.rstep, v.c0:v.c0 + (v.h - 1) * v.cstep + 1:v.cstep].T
-    return arr[v.r0:v.r0 + (v.h - 1) * v.rstep + 1:v.rstep, v.c0:v.c0 + (v.w - 1) * v.cstep + 1:v.cstep]
+        return arr[v.r0 : v.r0 + (v.w - 1) * v.rstep + 1 : v.rstep, v.c0 : v.c0 + (v.h - 1) * v.cstep + 1 : v.cstep].T
+    return arr[v.r0 : v.r0 + (v.h - 1) * v.rstep + 1 : v.rstep, v.c0 : v.c0 + (v.w - 1) * v.cstep + 1 : v.cstep]
 
 
 def fold(x: np.ndarray, k: int) -> np.ndarray:
@@ -56,8 +56,12 @@ def result(op: Op, inputs: List[np.ndarray]) -> np.ndarray:
 
 def accesses(op: Op) -> List[Tuple[View, bool]]:
     """The views an op orders against others, each with whether it writes it (NO_DEP inputs order nothing)."""
-    return [(v, i == len(m.views) - 1) for m in op.members or [op] for i, (v, t) in
-            enumerate(zip(m.views, m.tags, strict=True)) if t != "NO_DEP"]
+    return [
+        (v, i == len(m.views) - 1)
+        for m in op.members or [op]
+        for i, (v, t) in enumerate(zip(m.views, m.tags, strict=True))
+        if t != "NO_DEP"
+    ]
 
 
 def conflicts(a: List[Tuple[View, bool]], b: List[Tuple[View, bool]]) -> bool:
@@ -75,8 +79,13 @@ class Outcome:
         self.problems: List[str] = []
 
 
-def evaluate(program: Program, log: List[tuple], status: Callable[[tuple], List[str]],
-             touched: Callable[[tuple], bool], may_run_after: Callable[[tuple, tuple], bool]) -> Outcome:
+def evaluate(
+    program: Program,
+    log: List[tuple],
+    status: Callable[[tuple], List[str]],
+    touched: Callable[[tuple], bool],
+    may_run_after: Callable[[tuple, tuple], bool],
+) -> Outcome:
     """Replays `log` (("create", buf), ("release", buf), ("op", op, step, ...))
     with status(entry), the outcome of each task the op submitted ("ok",
     "failed" or "none": not run; a staged op's copy in, then its add_scalar
@@ -106,8 +115,11 @@ def evaluate(program: Program, log: List[tuple], status: Callable[[tuple], List[
                 out.problems.append(f"{op.text()} ran although {wrong[0][1].text()} before it {wrong[1]}")
             values = [result(m, [view_of(out.arrays[v.buf], v).copy() for v in m.views[:-1]]) for m in members]
             for m, value in zip(members, values, strict=True):
-                unknown = any(view_of(out.unknown[v.buf], v).any()
-                              for v, t in zip(m.views[:-1], m.tags[:-1], strict=True) if t != "NO_DEP")
+                unknown = any(
+                    view_of(out.unknown[v.buf], v).any()
+                    for v, t in zip(m.views[:-1], m.tags[:-1], strict=True)
+                    if t != "NO_DEP"
+                )
                 view_of(out.arrays[m.views[-1].buf], m.views[-1])[...] = value
                 view_of(out.unknown[m.views[-1].buf], m.views[-1])[...] = unknown
             continue

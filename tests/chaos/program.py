@@ -141,14 +141,29 @@ class Tree:
         return 0 if child < first_remote else child - first_remote + 1
 
     def text(self) -> str:
-        l3 = ", ".join(f"L3{f'@rank{self.rank(i)}' if self.rank(i) else ''}({c} chips, {s} subs)"
-                       for i, (c, s) in enumerate(self.l3s))
+        l3 = ", ".join(
+            f"L3{f'@rank{self.rank(i)}' if self.rank(i) else ''}({c} chips, {s} subs)"
+            for i, (c, s) in enumerate(self.l3s)
+        )
         return l3 if self.level == 3 else f"L4 over [{l3}]"
 
 
 REMOTE_SHARE = 0.3  # of the level-4 trees (about a third of the programs): their last 1-2 children are remote
-FAULTS = ("chip_kill", "sub_kill", "l3_kill", "below_kill", "task_raise", "chip_fail", "hang", "named_again",
-          "domain_again", "sigint", "top_kill", "rank_kill", "rank_stop")
+FAULTS = (
+    "chip_kill",
+    "sub_kill",
+    "l3_kill",
+    "below_kill",
+    "task_raise",
+    "chip_fail",
+    "hang",
+    "named_again",
+    "domain_again",
+    "sigint",
+    "top_kill",
+    "rank_kill",
+    "rank_stop",
+)
 
 
 @dataclass
@@ -209,8 +224,17 @@ class _Gen:
             span_r = ((w if transposed else h) - 1) * rstep + 1
             span_c = ((h if transposed else w) - 1) * cstep + 1
             if span_r <= rows and span_c <= cols:
-                return View(buf, cols, r.randrange(rows - span_r + 1), r.randrange(cols - span_c + 1), h, w, rstep,
-                            cstep, transposed)
+                return View(
+                    buf,
+                    cols,
+                    r.randrange(rows - span_r + 1),
+                    r.randrange(cols - span_c + 1),
+                    h,
+                    w,
+                    rstep,
+                    cstep,
+                    transposed,
+                )
         return None
 
 
@@ -322,7 +346,7 @@ def _name_a_released_buffer(p: Program, r: random.Random) -> bool:
     for i, step in enumerate(p.steps):
         if step.what != "release":
             continue
-        later = [s for s in p.steps[i + 1:] if s.what == "run"]
+        later = [s for s in p.steps[i + 1 :] if s.what == "run"]
         rows, cols = p.buffers[step.buf]
         for s in later:
             op = next((op for op in s.ops if not op.members and op.kind != "staged" and op.child == 0), None)
@@ -333,8 +357,10 @@ def _name_a_released_buffer(p: Program, r: random.Random) -> bool:
             stale = View(step.buf, cols, 0, 0, h, w, 1, 1, False)
             out = op.views[-1]
             out = View(out.buf, out.cols, out.r0, out.c0, h, w, out.rstep, out.cstep, out.transposed)
-            s.ops.insert(r.randrange(len(s.ops) + 1), Op("copy", [stale, out], ["IN", "OUTPUT_EXISTING"],
-                                                          chip=op.chip, child=op.child, fault="named_again"))
+            s.ops.insert(
+                r.randrange(len(s.ops) + 1),
+                Op("copy", [stale, out], ["IN", "OUTPUT_EXISTING"], chip=op.chip, child=op.child, fault="named_again"),
+            )
             return True
     return False
 
@@ -378,8 +404,16 @@ def _op(g: _Gen, tree: Tree, buffers: List[Tuple[int, int]], live: List[int], co
     return op
 
 
-def _simple(g: _Gen, kind: str, buffers: List[Tuple[int, int]], live: List[int], const: Optional[int], h: int,
-            w: int, avoid: List[View]) -> Optional[Op]:
+def _simple(
+    g: _Gen,
+    kind: str,
+    buffers: List[Tuple[int, int]],
+    live: List[int],
+    const: Optional[int],
+    h: int,
+    w: int,
+    avoid: List[View],
+) -> Optional[Op]:
     """One task of `kind` over (h, w) views, none touching `avoid` (the other
     members of its group); None when the draw does not fit."""
     r = g.rng

@@ -45,15 +45,23 @@ THREAD_EXIT_S = 2.0
 
 # What an error a fault caused must say (its cause), by fault kind.
 CAUSES = {
-    "chip_kill": r"signal 9|CHILD_DIED", "sub_kill": r"signal 9|CHILD_DIED", "l3_kill": r"signal 9|CHILD_DIED",
-    "below_kill": r"signal 9|CHILD_DIED", "task_raise": re.escape(INJECTED), "chip_fail": r"std\.add_scalar takes",
-    "hang": r"TIMED_OUT|timed out|timeout", "named_again": r"released", "domain_again": r"released",
-    "rank_kill": r"rank \d+ \(L4/L3\[\d+\]\) was lost", "rank_stop": r"rank \d+ \(L4/L3\[\d+\]\) was lost",
+    "chip_kill": r"signal 9|CHILD_DIED",
+    "sub_kill": r"signal 9|CHILD_DIED",
+    "l3_kill": r"signal 9|CHILD_DIED",
+    "below_kill": r"signal 9|CHILD_DIED",
+    "task_raise": re.escape(INJECTED),
+    "chip_fail": r"std\.add_scalar takes",
+    "hang": r"TIMED_OUT|timed out|timeout",
+    "named_again": r"released",
+    "domain_again": r"released",
+    "rank_kill": r"rank \d+ \(L4/L3\[\d+\]\) was lost",
+    "rank_stop": r"rank \d+ \(L4/L3\[\d+\]\) was lost",
 }
 
 
 def touched_by(fault: Optional[Fault], interrupted: Optional[int]):
     """Whether the fault may make an op (a log entry) fail or not run."""
+
     def touched(entry: tuple) -> bool:
         op = entry[1]
         if fault is None:
@@ -120,8 +128,10 @@ class ProgramRun:
     # -- runs -------------------------------------------------------------------
     def orchestration(self, step: int, ops: List[Op]):
         # The views are made now: a future's orchestration runs later, maybe after a release of their buffer.
-        made = [[(m, [self.tensor(v) for v in m.views], [TAGS[t] for t in m.tags]) for m in op.members or [op]]
-                for op in ops]
+        made = [
+            [(m, [self.tensor(v) for v in m.views], [TAGS[t] for t in m.tags]) for m in op.members or [op]]
+            for op in ops
+        ]
         releases = list(self.pending_releases)
         self.pending_releases.clear()
 
@@ -148,11 +158,22 @@ class ProgramRun:
         if self.l3_ops is None:
             return self.l3.submit(o, op.kind, members[0][1], members[0][2], op.param, op.chip, op.fault)
         if op.kind == "chip_group" and len(self.p.tree.l3s) == 2:  # one member on each level-3 child
-            return [o.submit_next_level_group(self.l3_ops, [task_args(ts, tags, encode([m])) for m, ts, tags in
-                                                            members], workers=[0, 1])]
-        return [o.submit_next_level(self.l3_ops, task_args([t for _, ts, _ in members for t in ts],
-                                                           [t for _, _, tags in members for t in tags],
-                                                           encode([m for m, _, _ in members])), worker=op.child)]
+            return [
+                o.submit_next_level_group(
+                    self.l3_ops, [task_args(ts, tags, encode([m])) for m, ts, tags in members], workers=[0, 1]
+                )
+            ]
+        return [
+            o.submit_next_level(
+                self.l3_ops,
+                task_args(
+                    [t for _, ts, _ in members for t in ts],
+                    [t for _, _, tags in members for t in tags],
+                    encode([m for m, _, _ in members]),
+                ),
+                worker=op.child,
+            )
+        ]
 
     def on_sigint(self, _sig, _frame) -> None:
         if not self.sigint["armed"]:
@@ -201,8 +222,10 @@ class ProgramRun:
             bad = np.argwhere(known & ~((got == want) | (np.isnan(got) & np.isnan(want))))
             if len(bad):
                 r, c = (int(x) for x in bad[0])
-                self.problems.append(f"step {step}: wrong bytes: buffer {b} element ({r}, {c}): {got[r, c]} != "
-                                     f"{want[r, c]} ({len(bad)} elements differ)")
+                self.problems.append(
+                    f"step {step}: wrong bytes: buffer {b} element ({r}, {c}): {got[r, c]} != "
+                    f"{want[r, c]} ({len(bad)} elements differ)"
+                )
         print(json.dumps({"check": step, "buffers": len(out.arrays)}), flush=True)
 
     def check_runs(self) -> int:
@@ -219,8 +242,10 @@ class ProgramRun:
             if rec["outcome"] == "raised":
                 cause = CAUSES.get(fault.kind) if fault else None
                 if cause is None or not re.search(cause, rec["error"]):
-                    self.problems.append(f"run of step {step} raised without naming the fault's cause "
-                                         f"({fault.kind if fault else 'no fault'}): {rec['error']}")
+                    self.problems.append(
+                        f"run of step {step} raised without naming the fault's cause "
+                        f"({fault.kind if fault else 'no fault'}): {rec['error']}"
+                    )
                 elif fault.kind in ("task_raise", "chip_fail", "hang") and not re.search(r"task \d+", rec["error"]):
                     self.problems.append(f"run of step {step} raised without naming the task: {rec['error']}")
             for e in logged:
@@ -335,8 +360,18 @@ def main() -> int:
     while len(os.listdir("/proc/self/task")) > allowed and time.monotonic() < deadline:
         time.sleep(0.01)
     left = len(os.listdir("/proc/self/task")) - allowed
-    print(json.dumps({"done": program.task_count(), "seconds": round(time.monotonic() - t0, 3), "threads_left": left,
-                      "fault": fault.kind if fault else "none", "failed_ops": missed}), flush=True)
+    print(
+        json.dumps(
+            {
+                "done": program.task_count(),
+                "seconds": round(time.monotonic() - t0, 3),
+                "threads_left": left,
+                "fault": fault.kind if fault else "none",
+                "failed_ops": missed,
+            }
+        ),
+        flush=True,
+    )
     return 0 if not pr.problems and left <= 0 else 1
 
 

@@ -21,8 +21,13 @@ from program import Op
 from simpler import ChipCallable, DataType, TaskArgs, TaskHandle, TaskKind, TensorArgType, Worker
 
 F32 = DataType.FLOAT32
-TAGS = {"IN": TensorArgType.INPUT, "NO_DEP": TensorArgType.NO_DEP, "OUTPUT": TensorArgType.OUTPUT,
-        "OUTPUT_EXISTING": TensorArgType.OUTPUT_EXISTING, "INOUT": TensorArgType.INOUT}
+TAGS = {
+    "IN": TensorArgType.INPUT,
+    "NO_DEP": TensorArgType.NO_DEP,
+    "OUTPUT": TensorArgType.OUTPUT,
+    "OUTPUT_EXISTING": TensorArgType.OUTPUT_EXISTING,
+    "INOUT": TensorArgType.INOUT,
+}
 KINDS = ["add", "add_scalar", "copy", "staged", "fold", "sum"]  # an op's code in a forwarded task's scalars
 FAULT_CODES = ["", "task_raise", "chip_fail", "hang", "domain_again", "named_again"]
 INJECTED = "chaos: injected failure"
@@ -64,11 +69,15 @@ class Level3:
     registered on the top Worker (a level-4 one hands them to its children)."""
 
     def __init__(self, w: Worker):
-        self.chip = {k: w.register(ChipCallable(f"std.{n}")) for k, n in
-                     (("add", "vector_add"), ("add_scalar", "add_scalar"), ("copy", "copy"))}
+        self.chip = {
+            k: w.register(ChipCallable(f"std.{n}"))
+            for k, n in (("add", "vector_add"), ("add_scalar", "add_scalar"), ("copy", "copy"))
+        }
         kind = TaskKind.SUB if w.level == 4 else None
-        self.sub = {name: w.register(fn, kind=kind) for name, fn in
-                    (("fold", sub_fold), ("sum", sub_sum), ("task_raise", sub_boom), ("hang", sub_nap))}
+        self.sub = {
+            name: w.register(fn, kind=kind)
+            for name, fn in (("fold", sub_fold), ("sum", sub_sum), ("task_raise", sub_boom), ("hang", sub_nap))
+        }
         self.domains = 0
         _level3[:] = [self]
 
@@ -80,12 +89,16 @@ class Level3:
             name = f"stage{os.getpid()}.{self.domains}"
             with o.allocate_domain(name, workers=[chip], window_size=h * w * 4, buffers={"t": h * w * 4}) as dom:
                 win = dom.buffer("t", chip).tensor((h, w), F32)
-                first = o.submit_next_level(self.chip["copy"], task_args([tensors[0], win],
-                                            [tags[0], TensorArgType.OUTPUT]), worker=chip)
+                first = o.submit_next_level(
+                    self.chip["copy"], task_args([tensors[0], win], [tags[0], TensorArgType.OUTPUT]), worker=chip
+                )
                 if fault == "domain_again":
                     dom.release()  # the window is refused at submit from here on
-                second = o.submit_next_level(self.chip["add_scalar"], task_args([win, tensors[1]], [
-                    TensorArgType.INPUT, tags[1]], (f32_bits(param / 2),)), worker=chip)
+                second = o.submit_next_level(
+                    self.chip["add_scalar"],
+                    task_args([win, tensors[1]], [TensorArgType.INPUT, tags[1]], (f32_bits(param / 2),)),
+                    worker=chip,
+                )
             return [first, second]
         if kind in self.chip and fault == "chip_fail":  # std.add_scalar without its scalar: the kernel refuses
             return [o.submit_next_level(self.chip["add_scalar"], task_args(tensors, tags), worker=chip)]
@@ -101,9 +114,13 @@ class Level3:
             return [o.submit_sub_group(self.sub[members[0][0]], [task_args(m[1], m[2], (m[3],)) for m in members])]
         k = members[0][0]
         scalars = [(f32_bits(m[3] / 2),) if k == "add_scalar" else () for m in members]
-        return [o.submit_next_level_group(self.chip[k], [task_args(m[1], m[2], s)
-                                                         for m, s in zip(members, scalars, strict=True)],
-                                          workers=[m[4] for m in members])]
+        return [
+            o.submit_next_level_group(
+                self.chip[k],
+                [task_args(m[1], m[2], s) for m, s in zip(members, scalars, strict=True)],
+                workers=[m[4] for m in members],
+            )
+        ]
 
 
 def encode(ops: List[Op]) -> tuple:
@@ -142,5 +159,4 @@ def l3_ops(o, a, _c) -> None:
     if n == 1:
         l3.submit(o, *members[0])
     else:
-        l3.submit_group(o, "sub_group" if members[0][0] in ("fold", "sum") else "chip_group",
-                        [m[:5] for m in members])
+        l3.submit_group(o, "sub_group" if members[0][0] in ("fold", "sum") else "chip_group", [m[:5] for m in members])

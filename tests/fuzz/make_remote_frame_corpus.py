@@ -63,8 +63,9 @@ def call_config(block_dim: int, written: list[int]) -> bytes:
     return struct.pack("<IBB26x", block_dim, 0, 0) + bytes(mask)
 
 
-def task(seq: int, callable_id: int, written: list[int], flags: list[int], tensors: list[bytes],
-         scalars: list[int]) -> bytes:
+def task(
+    seq: int, callable_id: int, written: list[int], flags: list[int], tensors: list[bytes], scalars: list[int]
+) -> bytes:
     padded = (len(flags) + 7) // 8 * 8
     blob = struct.pack("<ii", len(tensors), len(scalars)) + b"".join(tensors)
     blob += b"".join(struct.pack("<Q", s) for s in scalars)
@@ -86,8 +87,14 @@ def seeds() -> dict[str, bytes]:
         "forget": frame(FORGET, identity(1) + identity(2, 3), count=2),
         "shutdown": frame(SHUTDOWN, b""),
         "bye": frame(BYE, b""),
-        "task_views": task(9, 3, [1, 2], [FETCH, WRITE_BACK, FETCH | WRITE_BACK, FETCH],
-                           [block, transposed, rank5, whole], [42, 2**64 - 1]),
+        "task_views": task(
+            9,
+            3,
+            [1, 2],
+            [FETCH, WRITE_BACK, FETCH | WRITE_BACK, FETCH],
+            [block, transposed, rank5, whole],
+            [42, 2**64 - 1],
+        ),
         "task_scalars_only": task(10, 0, [], [], [], [1, 2, 3]),
         "task_one_view": task(11, 1, [0], [WRITE_BACK], [whole], []),
     }

@@ -47,7 +47,7 @@ def split_cpp(text: str):
         if text.startswith("//", i):
             j = text.find("\n", i)
             j = n if j < 0 else j
-            comments.append((line, text[i + 2:j]))
+            comments.append((line, text[i + 2 : j]))
             i = j
         elif text.startswith("/*", i):
             j = text.find("*/", i + 2)
@@ -85,8 +85,12 @@ def docstring_lines(tree) -> set[int]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
                 lines.update(range(body[0].lineno, body[0].end_lineno + 1))
     return lines
 
@@ -145,9 +149,12 @@ def misses(root: Path):
 
 
 def main() -> int:
-    return lint_tree.run(__doc__.splitlines()[0], misses,
-                         "{count} comment(s) name a function the code does not have: fix the comment, or add a "
-                         f"standard name to {ALLOWLIST.name}")
+    return lint_tree.run(
+        __doc__.splitlines()[0],
+        misses,
+        "{count} comment(s) name a function the code does not have: fix the comment, or add a "
+        f"standard name to {ALLOWLIST.name}",
+    )
 
 
 if __name__ == "__main__":

@@ -33,8 +33,17 @@ FLOORS: List[Tuple[str, List[str]]] = [
     ("the runtime", ["simpler.runtime", "simpler.runtime.*"]),
     ("the tree and the collectives", ["simpler.tree", "simpler.tree.*", "simpler.collectives"]),
     ("the Worker", ["simpler.worker"]),
-    ("the package's face and its commands", ["simpler", "simpler.__main__", "simpler.install_paths",
-                                             "simpler.runtime_libraries", "simpler.cli", "simpler.cli.*"]),
+    (
+        "the package's face and its commands",
+        [
+            "simpler",
+            "simpler.__main__",
+            "simpler.install_paths",
+            "simpler.runtime_libraries",
+            "simpler.cli",
+            "simpler.cli.*",
+        ],
+    ),
 ]
 
 
@@ -120,7 +129,7 @@ def cycle(graph: Dict[str, Set[str]]) -> Optional[List[str]]:
         path.append(m)
         for n in sorted(graph.get(m, ())):
             if state.get(n) == 1:
-                return [*path[path.index(n):], n]
+                return [*path[path.index(n) :], n]
             if n not in state:
                 found = visit(n)
                 if found:
@@ -159,8 +168,10 @@ def hits(root: Path) -> Iterator[str]:
             graph.setdefault(module, set()).add(target)
             theirs = floor_of(target)
             if theirs is not None and theirs > mine:
-                yield (f"{rel}:{line}: {module} ({FLOORS[mine][0]}) imports {target} ({FLOORS[theirs][0]}), a floor "
-                       "above it; hand it what it needs instead (a narrow object or a callable)")
+                yield (
+                    f"{rel}:{line}: {module} ({FLOORS[mine][0]}) imports {target} ({FLOORS[theirs][0]}), a floor "
+                    "above it; hand it what it needs instead (a narrow object or a callable)"
+                )
             if name is not None and private(name):
                 yield f"{rel}:{line}: {module} imports {target}'s private name {name}"
         aliases = module_aliases(module, tree, known)

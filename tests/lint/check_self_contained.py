@@ -26,8 +26,10 @@ PATTERNS = [
     (re.compile(DOTS + r"/shared\b"), "a path into the shared folder outside the repository"),
     (re.compile(r"\bshared/(?:design|seed)/"), "a path into the design folder outside the repository"),
     (re.compile(r"buffer-tensor-memory-" + r"model\.md"), "the seed document (docs/memory-model.md restates it)"),
-    (re.compile(r"\b(?:ABI|DEPENDENCIES|ARCHITECTURE)" + r"\.md\b"),
-     "an upper-case design file (name docs/abi.md, docs/dependencies.md or docs/architecture.md)"),
+    (
+        re.compile(r"\b(?:ABI|DEPENDENCIES|ARCHITECTURE)" + r"\.md\b"),
+        "an upper-case design file (name docs/abi.md, docs/dependencies.md or docs/architecture.md)",
+    ),
 ]
 
 
@@ -45,8 +47,11 @@ def hits(root: Path):
 
 
 def main() -> int:
-    return lint_tree.run(__doc__.splitlines()[0], hits,
-                         "{count} reference(s) to files outside the repository; name the docs/ page instead")
+    return lint_tree.run(
+        __doc__.splitlines()[0],
+        hits,
+        "{count} reference(s) to files outside the repository; name the docs/ page instead",
+    )
 
 
 if __name__ == "__main__":

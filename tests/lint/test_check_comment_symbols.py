@@ -27,10 +27,14 @@ def write(root, name, text):
 
 
 def test_a_cpp_comment_naming_a_missing_function_fails(tmp_path):
-    write(tmp_path, "src/a.h", "// Widget: see Widget::size() and child_status().\n"
-                               "struct Widget { int size() const; };\n"
-                               "int child_status();\n"
-                               "// usable_children() says what is left.\n")
+    write(
+        tmp_path,
+        "src/a.h",
+        "// Widget: see Widget::size() and child_status().\n"
+        "struct Widget { int size() const; };\n"
+        "int child_status();\n"
+        "// usable_children() says what is left.\n",
+    )
     result = run_lint(tmp_path)
     assert result.returncode == 1
     assert "src/a.h:4: usable_children()" in result.stderr
@@ -38,13 +42,17 @@ def test_a_cpp_comment_naming_a_missing_function_fails(tmp_path):
 
 
 def test_a_python_comment_or_docstring_naming_a_missing_function_fails(tmp_path):
-    write(tmp_path, "python/m.py", '"""Calls helper() and os.fork()."""\n'
-                                   "import os\n\n\n"
-                                   "def helper():\n"
-                                   "    return os.fork()  # then reap_all()\n"
-                                   "\n\n"
-                                   "def g():\n"
-                                   '    """Like Frob.twiddle()."""\n')
+    write(
+        tmp_path,
+        "python/m.py",
+        '"""Calls helper() and os.fork()."""\n'
+        "import os\n\n\n"
+        "def helper():\n"
+        "    return os.fork()  # then reap_all()\n"
+        "\n\n"
+        "def g():\n"
+        '    """Like Frob.twiddle()."""\n',
+    )
     result = run_lint(tmp_path)
     assert result.returncode == 1
     assert "python/m.py:6: reap_all()" in result.stderr

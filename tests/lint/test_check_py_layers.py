@@ -17,8 +17,14 @@ def run_lint(root):
 def package(tmp_path, files):
     """A package python/simpler under tmp_path (not a git work tree: every file counts) with `files`."""
     base = tmp_path / "python/simpler"
-    for name, text in {"__init__.py": "", "model/__init__.py": "", "runtime/__init__.py": "",
-                       "model/buffer.py": "X = 1\n", "runtime/state.py": "", **files}.items():
+    for name, text in {
+        "__init__.py": "",
+        "model/__init__.py": "",
+        "runtime/__init__.py": "",
+        "model/buffer.py": "X = 1\n",
+        "runtime/state.py": "",
+        **files,
+    }.items():
         (base / name).parent.mkdir(parents=True, exist_ok=True)
         (base / name).write_text(text)
     return tmp_path
@@ -30,33 +36,49 @@ def test_the_project_tree_is_clean():
 
 
 def test_a_clean_package_passes(tmp_path):
-    result = run_lint(package(tmp_path, {"runtime/runs.py": "from simpler.model.buffer import X\n"
-                                                            "from simpler.runtime import state\n"}))
+    result = run_lint(
+        package(
+            tmp_path, {"runtime/runs.py": "from simpler.model.buffer import X\nfrom simpler.runtime import state\n"}
+        )
+    )
     assert result.returncode == 0, result.stderr
 
 
 def test_an_import_up_a_floor_fails_wherever_it_is_written(tmp_path):
     up = "simpler.model.buffer (the data model) imports simpler.runtime.state (the runtime), a floor above it"
-    for text in ("from simpler.runtime.state import S\n",
-                 "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from simpler.runtime.state import S\n",
-                 "def f():\n    from simpler.runtime import state\n    return state\n",
-                 "import simpler.runtime.state\n"):
+    for text in (
+        "from simpler.runtime.state import S\n",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from simpler.runtime.state import S\n",
+        "def f():\n    from simpler.runtime import state\n    return state\n",
+        "import simpler.runtime.state\n",
+    ):
         result = run_lint(package(tmp_path, {"model/buffer.py": text}))
         assert result.returncode == 1, text
         assert up in result.stderr, (text, result.stderr)
 
 
 def test_a_cycle_within_a_floor_fails_naming_it(tmp_path):
-    result = run_lint(package(tmp_path, {"runtime/a.py": "from simpler.runtime import b\n",
-                                         "runtime/b.py": "from simpler.runtime.a import f\n"}))
+    result = run_lint(
+        package(
+            tmp_path,
+            {"runtime/a.py": "from simpler.runtime import b\n", "runtime/b.py": "from simpler.runtime.a import f\n"},
+        )
+    )
     assert result.returncode == 1
     assert "an import cycle: simpler.runtime.a -> simpler.runtime.b -> simpler.runtime.a" in result.stderr
 
 
 def test_a_private_name_of_another_module_fails(tmp_path):
-    result = run_lint(package(tmp_path, {"runtime/a.py": "from simpler.model.buffer import _cache\n",
-                                         "runtime/b.py": "from simpler.model import buffer\nbuffer._cache.clear()\n",
-                                         "runtime/c.py": "from simpler import _core\n_core.f()\n"}))
+    result = run_lint(
+        package(
+            tmp_path,
+            {
+                "runtime/a.py": "from simpler.model.buffer import _cache\n",
+                "runtime/b.py": "from simpler.model import buffer\nbuffer._cache.clear()\n",
+                "runtime/c.py": "from simpler import _core\n_core.f()\n",
+            },
+        )
+    )
     assert result.returncode == 1
     assert "runtime/a.py:1: simpler.runtime.a imports simpler.model.buffer's private name _cache" in result.stderr
     assert "runtime/b.py:2: simpler.runtime.b reads simpler.model.buffer's private name _cache" in result.stderr

@@ -42,8 +42,9 @@ def mpi_library_dir() -> Optional[Path]:
     """The folder of the libmpi this build loads (as a process maps it); None without MPI."""
     if not _core.remote_available():
         return None
-    out = subprocess.run([sys.executable, "-c", _FIND_MPI], capture_output=True, text=True, check=False,
-                         timeout=60).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", _FIND_MPI], capture_output=True, text=True, check=False, timeout=60
+    ).stdout.strip()
     return Path(os.path.realpath(out)).parent if out else None
 
 
@@ -60,5 +61,16 @@ def why_not_maskable() -> Optional[str]:
 
 def masked(cmd: List[str], work: Path) -> List[str]:
     """`cmd` run with Open MPI hidden; `work` is an empty folder the namespace mounts its overlay on."""
-    return ["unshare", "-m", "--propagation", "private", "sh", "-c", _MASK, "sh", str(work),
-            str(mpi_library_dir()), *cmd]
+    return [
+        "unshare",
+        "-m",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        _MASK,
+        "sh",
+        str(work),
+        str(mpi_library_dir()),
+        *cmd,
+    ]

@@ -60,8 +60,9 @@ def run_app(name: str, n: int, *args: str, timeout: float = 180.0) -> AppRun:
         launch.append("--isolate")
     cmd = [sys.executable, os.path.abspath(__file__), *launch, os.path.join(APPS, name), *args]
     # A session of its own: a run that overstays the hang guard goes with its whole process group.
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
-                         start_new_session=True)
+    p = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, start_new_session=True
+    )
     try:
         out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -64,6 +64,7 @@ def set_attr(obj, name, value):
 
 
 # (id, thunk, exception, text in the message)
+# fmt: off
 CASES = [
     # simpler.Tensor
     ("tensor-shape-negative", lambda: tensor(shapes=(-1,)), ValueError, "Tensor.shapes[0]: must be >= 0 (got -1)"),
@@ -158,8 +159,10 @@ CASES = [
     # ChipCallable
     ("chip-callable-int", lambda: ChipCallable(3), TypeError, "ChipCallable.orchestration: expected a str (got int 3)"),
 ]
+# fmt: on
 
 # Refusals that were already right: kept here so they stay right.
+# fmt: off
 ALREADY_RIGHT = [
     ("worker-num-chips-negative", lambda: Worker(num_chips=-1), ValueError, "WorkerConfig.num_chips: -1 does not fit the field"),
     ("worker-num-chips-huge", lambda: Worker(num_chips=2**70), ValueError, "WorkerConfig.num_chips"),
@@ -170,6 +173,7 @@ ALREADY_RIGHT = [
     ("tensor-shape-too-long", lambda: tensor(shapes=(1,) * 6), ValueError, "Tensor.ndims: must be in 1..5 (got 6)"),
     ("chip-callable-empty", lambda: ChipCallable(""), ValueError, "ChipCallable.orchestration"),
 ]
+# fmt: on
 
 
 def _check(thunk, exc, text):
@@ -244,6 +248,7 @@ def _host(w):
     return w.create_buffer(64).tensor((16,), F32)
 
 
+# fmt: off
 WORKER_CASES = [
     ("alloc-child-worker-negative", lambda w, c, s: _in_run(w, lambda o: o.alloc_child_tensor(-1, (4,), F32)),
      ValueError, "alloc_child_tensor.worker: must be >= 0 (got -1)"),
@@ -285,6 +290,7 @@ WORKER_CASES = [
     ("buffer-tensor-dtype-int", lambda w, c, s: w.create_buffer(64).tensor((4,), 3),
      TypeError, "Tensor.dtype: expected a DataType (got int 3)"),
 ]
+# fmt: on
 
 
 @pytest.mark.parametrize("thunk, exc, text", [c[1:] for c in WORKER_CASES], ids=[c[0] for c in WORKER_CASES])

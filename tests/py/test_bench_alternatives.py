@@ -21,8 +21,9 @@ def importable(name: str) -> bool:
 
 
 def test_quick_run_prints_the_table():
-    r = subprocess.run([sys.executable, BENCH, "--quick"], capture_output=True, text=True, timeout=180,
-                       stdin=subprocess.DEVNULL)
+    r = subprocess.run(
+        [sys.executable, BENCH, "--quick"], capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     out = r.stdout
     assert re.search(r"^load average [\d.]+ [\d.]+ [\d.]+ \(\d+ cores\); medians of 2 rounds", out, re.M), out
@@ -30,8 +31,7 @@ def test_quick_run_prints_the_table():
     assert lines[0].startswith("| system | round trip, empty task | independent empty tasks | chain"), out
     rows = {ln.split(" | ")[0][2:]: [c.strip() for c in ln.strip("| ").split(" | ")[1:]] for ln in lines[1:]}
 
-    expected = ["simpler, 2 sub-workers", "simpler, 2 chips", "simpler, 2 chips, zero-copy",
-                "multiprocessing.Pool(2)"]
+    expected = ["simpler, 2 sub-workers", "simpler, 2 chips", "simpler, 2 chips, zero-copy", "multiprocessing.Pool(2)"]
     if importable("torch"):
         expected.append("torch.multiprocessing")
     # An alternative that imports but cannot start on this machine is a skipped line saying why.

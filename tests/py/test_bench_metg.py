@@ -25,15 +25,22 @@ PATTERNS = bench_metg.PATTERNS
 
 def test_quick_run_prints_a_metg_line_for_every_pattern_and_writes_the_plot(tmp_path):
     png = tmp_path / "metg.png"
-    r = subprocess.run([sys.executable, BENCH, "--quick", "--width", "4", "--host-patterns", ",".join(PATTERNS),
-                        "--plot", str(png)], capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+    r = subprocess.run(
+        [sys.executable, BENCH, "--quick", "--width", "4", "--host-patterns", ",".join(PATTERNS), "--plot", str(png)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
-    assert re.search(r"^\| serial \| \(one core\) \| 512 \| [\d.]+ ms \| [\d.]+ µs \| peak [\d.]+ GFLOP/s a core \|$",
-                     r.stdout, re.M), r.stdout
+    assert re.search(
+        r"^\| serial \| \(one core\) \| 512 \| [\d.]+ ms \| [\d.]+ µs \| peak [\d.]+ GFLOP/s a core \|$", r.stdout, re.M
+    ), r.stdout
     for config in ("chip", "chips", "subs"):
         for pattern in PATTERNS:
-            rows = re.findall(rf"^\| {config} \| {pattern} \| (\d+) \| [\d.]+ ms \| [\d.]+ µs \| ([\d.]+) % \|$",
-                              r.stdout, re.M)
+            rows = re.findall(
+                rf"^\| {config} \| {pattern} \| (\d+) \| [\d.]+ ms \| [\d.]+ µs \| ([\d.]+) % \|$", r.stdout, re.M
+            )
             assert rows and rows[0][0] == "512", (config, pattern, r.stdout)
             assert re.search(rf"^\| {config} \| {pattern} \| [<> ]*[\d.]+ µs \|$", r.stdout, re.M), r.stdout
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

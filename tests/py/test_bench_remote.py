@@ -20,13 +20,19 @@ DRIVER = os.path.join(ROOT, "benchmarks", "run_remote_bench.py")
 MPI_RAW = os.path.join(ROOT, "build", "py", "benchmarks", "mpi_raw")
 
 pytestmark = pytest.mark.skipif(
-    not _core.remote_available() or shutil.which("mpirun") is None or shutil.which("unshare") is None
-    or os.geteuid() != 0 or not os.access(MPI_RAW, os.X_OK),
-    reason="needs simpler built with MPI, mpirun, unshare, root (--isolate) and build/py/benchmarks/mpi_raw")
+    not _core.remote_available()
+    or shutil.which("mpirun") is None
+    or shutil.which("unshare") is None
+    or os.geteuid() != 0
+    or not os.access(MPI_RAW, os.X_OK),
+    reason="needs simpler built with MPI, mpirun, unshare, root (--isolate) and build/py/benchmarks/mpi_raw",
+)
 
 # Runs "$@" on a private /dev/shm, then prints what is left on it.
-PRIVATE_SHM = ('mount -t tmpfs -o size=1g simpler-test-shm /dev/shm || exit 125; "$@"; rc=$?; '
-               'echo "SHM_LEFT:$(ls -A /dev/shm | tr "\\n" " ")"; exit $rc')
+PRIVATE_SHM = (
+    'mount -t tmpfs -o size=1g simpler-test-shm /dev/shm || exit 125; "$@"; rc=$?; '
+    'echo "SHM_LEFT:$(ls -A /dev/shm | tr "\\n" " ")"; exit $rc'
+)
 
 
 def processes_with(mark):
@@ -53,8 +59,8 @@ def test_the_remote_benchmarks_run_and_move_only_the_views_bytes():
     assert len(goals) == 2, p.stdout
     assert any("round trip" in ln and "<= 2x" in ln for ln in goals), p.stdout
     assert any("64 MiB fetched + 64 MiB written back" in ln and ">= 70 %" in ln for ln in goals), p.stdout
-    raw = json.loads(next(ln for ln in p.stdout.splitlines() if ln.startswith("raw: "))[len("raw: "):])
-    simpler = json.loads(next(ln for ln in p.stdout.splitlines() if ln.startswith("simpler: "))[len("simpler: "):])
+    raw = json.loads(next(ln for ln in p.stdout.splitlines() if ln.startswith("raw: "))[len("raw: ") :])
+    simpler = json.loads(next(ln for ln in p.stdout.splitlines() if ln.startswith("simpler: "))[len("simpler: ") :])
     assert raw[0]["ping_bytes"] == 104 and raw[0]["pong_bytes"] == 32
     assert raw[0]["blocking_round_trip_us"] > 0 and raw[0]["blocking_gib_s"] > 0
     assert simpler[0]["bytes"] == 64 << 20

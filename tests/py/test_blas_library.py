@@ -25,8 +25,9 @@ N = 32
 def blas_in_a_fresh_process(**env):
     base = {k: v for k, v in os.environ.items() if k != "SIMPLER_BLAS"}
     code = "import json, simpler; print(json.dumps(simpler._core.blas_library()))"
-    out = subprocess.run([sys.executable, "-c", code], env={**base, **env}, check=True, capture_output=True, text=True,
-                         timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env={**base, **env}, check=True, capture_output=True, text=True, timeout=60
+    )
     return json.loads(out.stdout)
 
 
@@ -57,17 +58,25 @@ def matmul_worker(closing):
     c[...] = -1
 
     def run():
-        w.run(lambda o, _a, _c: o.submit_next_level(
-            mm, args(*((buf.tensor((N, N), F32), tag) for buf, tag in zip(bufs, (IN, IN, OUT), strict=True))),
-            worker=0))
+        w.run(
+            lambda o, _a, _c: o.submit_next_level(
+                mm,
+                args(*((buf.tensor((N, N), F32), tag) for buf, tag in zip(bufs, (IN, IN, OUT), strict=True))),
+                worker=0,
+            )
+        )
+
     return w, run, a, b, c
 
 
 def test_a_library_that_does_not_load_fails_the_kernel_naming_it_and_writes_nothing(closing, monkeypatch):
     monkeypatch.setenv("SIMPLER_BLAS", "/nonexistent/libblas.so")
     _, run, _, _, c = matmul_worker(closing)
-    with pytest.raises(RuntimeError, match=r"std\.matmul: SIMPLER_BLAS=/nonexistent/libblas\.so did not load: "
-                                            r"/nonexistent/libblas\.so: cannot open shared object file"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"std\.matmul: SIMPLER_BLAS=/nonexistent/libblas\.so did not load: "
+        r"/nonexistent/libblas\.so: cannot open shared object file",
+    ):
         run()
     assert (c == -1).all()
 
@@ -112,8 +121,13 @@ with Worker(level=3, num_chips=1, task_timeout=30) as w:
 def test_a_chip_runs_the_blas_on_its_own_core_threads():
     # OpenBLAS would start a pool of cpu_count - 1 threads as it loads; the chip sets it to one.
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "SIMPLER_BLAS")}
-    out = subprocess.run([sys.executable, "-c", THREADS, str(Path(__file__).parent)], env=env, capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", THREADS, str(Path(__file__).parent)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     before, after, ok, loaded = out.stdout.split()
     assert ok == "True", "the chip's std.matmul computed a wrong product"

@@ -59,6 +59,7 @@ def test_block_dim_outside_u32_is_refused(v):
 
 def test_call_config_py_holds_no_layout():
     from pathlib import Path
+
     root = Path(__file__).resolve().parents[2] / "python" / "simpler"
     assert not (root / "call_config.py").exists()
     assert not any("struct.Struct" in p.read_text() and "CallConfig" in p.read_text() for p in root.glob("*.py"))

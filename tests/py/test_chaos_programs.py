@@ -33,8 +33,9 @@ def test_every_fault_kind_is_drawn_and_each_program_has_one():
     assert {p.fault.kind for p in programs} == set(FAULTS)
     for p in programs:  # a marked op is in a run; a sigint's step is a blocking run
         marked = [op for s in p.steps for op in s.ops if op.fault]
-        assert (len(marked) == 1) == (p.fault.kind in ("task_raise", "chip_fail", "hang", "named_again",
-                                                       "domain_again"))
+        assert (len(marked) == 1) == (
+            p.fault.kind in ("task_raise", "chip_fail", "hang", "named_again", "domain_again")
+        )
         assert all(op.fault == p.fault.kind for op in marked)
         if p.fault.kind == "sigint":
             assert p.steps[p.fault.step].what == "run" and not p.steps[p.fault.step].future
@@ -66,20 +67,26 @@ def test_the_model_finds_a_dependant_that_ran_after_its_producer_failed():
     p = generate(9)
     log = _log(p)
     ops = [e for e in log if e[0] == "op"]
-    victim = next(e for e in ops if e[1].kind != "staged" and any(
-        f[2] == e[2] and f is not e and ops.index(f) > ops.index(e) and conflicts(accesses(e[1]), accesses(f[1]))
-        for f in ops))
+    victim = next(
+        e
+        for e in ops
+        if e[1].kind != "staged"
+        and any(
+            f[2] == e[2] and f is not e and ops.index(f) > ops.index(e) and conflicts(accesses(e[1]), accesses(f[1]))
+            for f in ops
+        )
+    )
 
     def tasks(e, what):
         return [what] * (2 if e[1].kind == "staged" else 1)
 
-    out = evaluate(p, log, lambda e: tasks(e, "failed" if e is victim else "ok"), lambda e: e is victim,
-                   lambda m, e: m[2] != e[2])
+    out = evaluate(
+        p, log, lambda e: tasks(e, "failed" if e is victim else "ok"), lambda e: e is victim, lambda m, e: m[2] != e[2]
+    )
     assert out.problems and all("ran although" in x and victim[1].text() in x for x in out.problems)
     assert not evaluate(p, log, lambda e: tasks(e, "ok"), lambda e: False, lambda m, e: False).problems
     # Said to have failed while the fault did not touch it: a failure the model cannot explain.
-    out = evaluate(p, log, lambda e: tasks(e, "failed" if e is victim else "none"), lambda e: False,
-                   lambda m, e: False)
+    out = evaluate(p, log, lambda e: tasks(e, "failed" if e is victim else "none"), lambda e: False, lambda m, e: False)
     assert out.problems[0].startswith(victim[1].text()) and "the fault did not touch it" in out.problems[0]
 
 
@@ -112,7 +119,7 @@ def test_generated_programs_keep_the_rules(seed):
                     rows, cols = p.buffers[v.buf]
                     assert max(v.elements()) < rows * cols and v.cols == cols
             for i, a in enumerate(members):  # a group's members touch disjoint elements
-                for b in members[i + 1:]:
+                for b in members[i + 1 :]:
                     assert not any(x.touches(y) for x in a.views for y in b.views)
 
 
@@ -135,8 +142,12 @@ def test_the_models_views_are_the_runtimes_geometry(seed):
 
 @pytest.mark.parametrize("faults", ["--faults", "--no-faults"])
 def test_twenty_fixed_seeds_end_right_or_clearly_failed_and_leave_nothing(faults):
-    r = subprocess.run([sys.executable, os.path.join(CHAOS, "driver.py"), "--programs", "20", "--seed", "1", faults],
-                       capture_output=True, text=True, timeout=20 * 120)
+    r = subprocess.run(
+        [sys.executable, os.path.join(CHAOS, "driver.py"), "--programs", "20", "--seed", "1", faults],
+        capture_output=True,
+        text=True,
+        timeout=20 * 120,
+    )
     lines = r.stdout.strip().splitlines()
     assert lines, r.stderr
     summary = json.loads(lines[-1])

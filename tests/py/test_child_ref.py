@@ -45,8 +45,9 @@ def test_status_trace_lanes_and_errors_name_children_and_tasks_by_their_handles(
 
     def first(o, _a, _c):
         handles.append(o.submit_sub(fill, args((x, TensorArgType.OUTPUT_EXISTING))))
-        handles.append(o.submit_next_level(copy, args((x, TensorArgType.INPUT), (y, TensorArgType.OUTPUT_EXISTING)),
-                                           worker=1))
+        handles.append(
+            o.submit_next_level(copy, args((x, TensorArgType.INPUT), (y, TensorArgType.OUTPUT_EXISTING)), worker=1)
+        )
 
     worker.run(first)
     assert (view_array(y) == 1).all()

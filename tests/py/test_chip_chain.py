@@ -132,8 +132,9 @@ def test_a_chip_killed_mid_chain_fails_the_run_and_poisons_the_rest_of_the_chain
     def orch(o, _a, _c):
         submit_chain(o, add, x, y, before)
         # reads x (after the chain's last write), waits 10 s for a partner: chip 0 dies in it
-        o.submit_next_level(rdv, args((where, IN), (x, IN), (slot.tensor((2,), I32), OUT), scalars=(0, 10_000)),
-                            worker=0)
+        o.submit_next_level(
+            rdv, args((where, IN), (x, IN), (slot.tensor((2,), I32), OUT), scalars=(0, 10_000)), worker=0
+        )
         submit_chain(o, add, y, x, after)  # the first writes x: after the waiting task's read (WAR), and so on
         killer.start()
 
@@ -296,7 +297,8 @@ def test_ctrl_c_withdraws_a_chained_task_its_chip_has_not_begun(closing, tmp_pat
     # the withdrawn task is counted as cancelled, not listed as still running
     assert err.value.__notes__ == [
         "Worker.run interrupted: 2 task(s) not yet dispatched were cancelled; still running on their children, "
-        "and waited for by the next run(): task 1 of run 0 (callable 'test.gate', member 0) on chip 0"]
+        "and waited for by the next run(): task 1 of run 0 (callable 'test.gate', member 0) on chip 0"
+    ]
     gates[0].open()
     w.run(lambda o, _a, _c: None)  # waits for the gate
     gate, first = chained_behind_gate(w, handles["gate"])

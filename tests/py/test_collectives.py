@@ -97,14 +97,24 @@ class Harness:
     def load(self, o, dom, name, dtype, count):
         """std.copy of each rank's host input into its window buffer, on its chip."""
         for r, chip in enumerate(dom.workers):
-            o.submit_next_level(self.copy, args((self.inputs[r].tensor((count,), dtype), IN),
-                                                (dom.buffer(name, chip).tensor((count,), dtype), OUT)), worker=chip)
+            o.submit_next_level(
+                self.copy,
+                args(
+                    (self.inputs[r].tensor((count,), dtype), IN), (dom.buffer(name, chip).tensor((count,), dtype), OUT)
+                ),
+                worker=chip,
+            )
 
     def store(self, o, dom, name, dtype, count):
         """std.copy of each rank's window buffer back into its host output."""
         for r, chip in enumerate(dom.workers):
-            o.submit_next_level(self.copy, args((dom.buffer(name, chip).tensor((count,), dtype), IN),
-                                                (self.outputs[r].tensor((count,), dtype), OUT)), worker=chip)
+            o.submit_next_level(
+                self.copy,
+                args(
+                    (dom.buffer(name, chip).tensor((count,), dtype), IN), (self.outputs[r].tensor((count,), dtype), OUT)
+                ),
+                worker=chip,
+            )
 
     def run(self, collective, data, dtype, count, buffer_bytes=None, workers=None, **kw):
         """Loads `data` (one array per rank), runs `collective` on buffer "x" of a domain over `workers`
@@ -113,8 +123,9 @@ class Harness:
         size = buffer_bytes or count * simpler.element_size(dtype)
 
         def orch(o, _a, _c):
-            with o.allocate_domain("d", workers=workers or list(range(len(data))), window_size=size,
-                                   buffers={"x": size}) as dom:
+            with o.allocate_domain(
+                "d", workers=workers or list(range(len(data))), window_size=size, buffers={"x": size}
+            ) as dom:
                 self.load(o, dom, "x", dtype, count)
                 collective(o, dom, "x", dtype, **kw)
                 self.store(o, dom, "x", dtype, count)
@@ -238,8 +249,8 @@ def test_every_collective_on_4_chips(closing):
     for r, got in enumerate(h.run(simpler.all_reduce, data, I32, count)):
         np.testing.assert_array_equal(got, want, err_msg=f"all_reduce rank {r}")
     for r, got in enumerate(h.run(simpler.reduce_scatter, data, I32, count)):
-        np.testing.assert_array_equal(got[r * 251:(r + 1) * 251], want[r * 251:(r + 1) * 251])
-    gathered = np.concatenate([data[q][q * 251:(q + 1) * 251] for q in range(4)])
+        np.testing.assert_array_equal(got[r * 251 : (r + 1) * 251], want[r * 251 : (r + 1) * 251])
+    gathered = np.concatenate([data[q][q * 251 : (q + 1) * 251] for q in range(4)])
     for r, got in enumerate(h.run(simpler.all_gather, data, I32, count)):
         np.testing.assert_array_equal(got, gathered, err_msg=f"all_gather rank {r}")
     for r, got in enumerate(h.run(simpler.broadcast, data, I32, count, root=2)):
@@ -305,7 +316,7 @@ def test_a_chip_killed_mid_collective_fails_the_run_and_poisons_its_dependents(c
     msg = str(info.value)
     assert "chip 0" in msg and "dependent task(s) were not run" in msg, msg
     for r in range(2):
-        assert h.outputs[r].shm.buf[: 4] == b"\xcd" * 4, f"rank {r}'s result was copied back from a poisoned run"
+        assert h.outputs[r].shm.buf[:4] == b"\xcd" * 4, f"rank {r}'s result was copied back from a poisoned run"
     assert h.w.child_status()[1] == "chip 1: usable", h.w.child_status()
     assert h.w.device_stats(1)["window_bytes_in_use"] == 0
 
@@ -325,21 +336,60 @@ def test_refusals_name_the_collective_and_submit_nothing(closing):
 
     def orch(o, _a, _c):
         with o.allocate_domain("tp", workers=[0, 1], window_size=1024, buffers={"x": 1000}) as dom:
-            expect(ValueError, "all_reduce: dtype INT16 is not supported; the collectives take FLOAT32, FLOAT64, "
-                   "FLOAT16, BFLOAT16, INT32", simpler.all_reduce, o, dom, "x", DataType.INT16)
+            expect(
+                ValueError,
+                "all_reduce: dtype INT16 is not supported; the collectives take FLOAT32, FLOAT64, "
+                "FLOAT16, BFLOAT16, INT32",
+                simpler.all_reduce,
+                o,
+                dom,
+                "x",
+                DataType.INT16,
+            )
             expect(TypeError, "all_gather.dtype: expected a DataType", simpler.all_gather, o, dom, "x", "float32")
-            expect(ValueError, "reduce_scatter: count 251 FLOAT32 elements (1004 bytes) do not fit buffer 'x' of "
-                   "domain 'tp' (1000 bytes, 250 elements)", simpler.reduce_scatter, o, dom, "x", F32, count=251)
+            expect(
+                ValueError,
+                "reduce_scatter: count 251 FLOAT32 elements (1004 bytes) do not fit buffer 'x' of "
+                "domain 'tp' (1000 bytes, 250 elements)",
+                simpler.reduce_scatter,
+                o,
+                dom,
+                "x",
+                F32,
+                count=251,
+            )
             expect(ValueError, "all_reduce.count: must be > 0 (got 0)", simpler.all_reduce, o, dom, "x", F32, count=0)
             expect(TypeError, "all_reduce.count: expected an int", simpler.all_reduce, o, dom, "x", F32, count=2.0)
-            expect(ValueError, "broadcast: domain 'tp' has no buffer 'y' (its buffers: 'x')", simpler.broadcast,
-                   o, dom, "y", F32)
-            expect(ValueError, "broadcast: root 2 is not a rank of domain 'tp' (ranks 0 to 1)", simpler.broadcast,
-                   o, dom, "x", F32, root=2)
+            expect(
+                ValueError,
+                "broadcast: domain 'tp' has no buffer 'y' (its buffers: 'x')",
+                simpler.broadcast,
+                o,
+                dom,
+                "y",
+                F32,
+            )
+            expect(
+                ValueError,
+                "broadcast: root 2 is not a rank of domain 'tp' (ranks 0 to 1)",
+                simpler.broadcast,
+                o,
+                dom,
+                "x",
+                F32,
+                root=2,
+            )
             expect(TypeError, "all_reduce.dom: expected a Domain", simpler.all_reduce, o, object(), "x", F32)
             expect(TypeError, "all_reduce.orch: expected an Orchestrator", simpler.all_reduce, None, dom, "x", F32)
-        expect(ValueError, "all_gather: domain 'tp' was released (its with block ended or release() was called)",
-               simpler.all_gather, o, dom, "x", F32)
+        expect(
+            ValueError,
+            "all_gather: domain 'tp' was released (its with block ended or release() was called)",
+            simpler.all_gather,
+            o,
+            dom,
+            "x",
+            F32,
+        )
         seen["submitted"] = len(o.submitted)
 
     seen = {}

@@ -12,8 +12,13 @@ from simpler import _core
 
 
 def _devices(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "simpler", "devices", *args], env={**os.environ, **(env or {})},
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "simpler", "devices", *args],
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_it_lists_every_opencl_device_with_its_facts_in_the_order_chips_take_them():
@@ -30,7 +35,7 @@ def test_it_lists_every_opencl_device_with_its_facts_in_the_order_chips_take_the
     # Six lines a device, in find_devices' order.
     assert len(lines) == 2 + 6 * len(found), out.stdout
     for i, d in enumerate(found):
-        block = lines[2 + 6 * i: 8 + 6 * i]
+        block = lines[2 + 6 * i : 8 + 6 * i]
         assert block[0] == f"  device {i}: {d.name}"
         assert block[1] == f"    platform:       {d.platform}"
         assert d.version.startswith("OpenCL ") and block[2] == f"    version:        {d.version}"
@@ -47,8 +52,10 @@ def test_the_platform_filter_picks_platforms_as_the_worker_option_does():
     assert f"    platform:       {platform}" in out.stdout.splitlines()
     none = _devices("--platform", "no such platform")
     assert none.returncode == 1
-    assert (f"opencl: none found. OpenCL: no platform's name contains 'no such platform' (found '{platform}')"
-            in none.stdout), none.stdout
+    assert (
+        f"opencl: none found. OpenCL: no platform's name contains 'no such platform' (found '{platform}')"
+        in none.stdout
+    ), none.stdout
 
 
 def test_with_no_driver_it_says_where_it_looked_and_what_to_install(tmp_path):

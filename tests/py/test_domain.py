@@ -95,8 +95,9 @@ def test_the_domain_says_ranks_bases_buffers_and_context(closing):
     seen = {}
 
     def orch(o, _a, _c):
-        with o.allocate_domain("ring", workers=[2, 0], window_size=8192,
-                               buffers=[("a", 10), ("b", 100), ("c", 64)]) as dom:
+        with o.allocate_domain(
+            "ring", workers=[2, 0], window_size=8192, buffers=[("a", 10), ("b", 100), ("c", 64)]
+        ) as dom:
             seen["dom"] = dom
             assert isinstance(dom, Domain)
             assert (dom.name, dom.workers, dom.size) == ("ring", (2, 0), 2)
@@ -141,8 +142,11 @@ def test_a_kernel_reaches_its_peers_window_through_the_context(closing):
             off = dom.buffer("x", 0).offset
             for chip in dom.workers:
                 peer = dom.workers[(dom.rank(chip) + 1) % dom.size]
-                o.submit_next_level(put, args((dom.buffer("x", peer).tensor((N,), F32), OUT),
-                                              scalars=(*dom.context(chip), off, N)), worker=chip)
+                o.submit_next_level(
+                    put,
+                    args((dom.buffer("x", peer).tensor((N,), F32), OUT), scalars=(*dom.context(chip), off, N)),
+                    worker=chip,
+                )
             for chip in dom.workers:
                 o.copy_from(backs[chip].tensor((N,), F32), dom.buffer("x", chip).tensor((N,), F32))
             seen["ranks"] = {c: dom.rank(c) for c in dom.workers}
@@ -161,16 +165,25 @@ def test_a_refused_domain_changes_nothing_and_names_what_was_wrong(closing):
     cases = [
         (dict(name="", workers=[0], window_size=64), ValueError, "name must be a non-empty string"),
         (dict(name="a", workers=[], window_size=64), ValueError, "workers must name at least one chip"),
-        (dict(name="a", workers=[0, 2], window_size=64), ValueError,
-         r"workers\[1\]=2 is not a chip of this Worker \(it has 2 chips\)"),
+        (
+            dict(name="a", workers=[0, 2], window_size=64),
+            ValueError,
+            r"workers\[1\]=2 is not a chip of this Worker \(it has 2 chips\)",
+        ),
         (dict(name="a", workers=[1, 1], window_size=64), ValueError, "chip 1 is listed twice in workers"),
         (dict(name="a", workers=[0], window_size=0), ValueError, "window_size must be > 0"),
         (dict(name="a", workers=[0], window_size=1 << 20), ValueError, "larger than a chip's window heap"),
         (dict(name="a", workers=[0], window_size=128, buffers={"": 8}), ValueError, "name must be non-empty"),
-        (dict(name="a", workers=[0], window_size=128, buffers=[("x", 8), ("x", 8)]), ValueError,
-         "buffer name 'x' appears twice"),
-        (dict(name="a", workers=[0], window_size=100, buffers={"x": 8, "y": 40}), ValueError,
-         r"do not fit in window_size 100 bytes \(x 8 B at 0, y 40 B at 64"),
+        (
+            dict(name="a", workers=[0], window_size=128, buffers=[("x", 8), ("x", 8)]),
+            ValueError,
+            "buffer name 'x' appears twice",
+        ),
+        (
+            dict(name="a", workers=[0], window_size=100, buffers={"x": 8, "y": 40}),
+            ValueError,
+            r"do not fit in window_size 100 bytes \(x 8 B at 0, y 40 B at 64",
+        ),
         (dict(name="a", workers=[0], window_size=128, buffers={"x": -1}), ValueError, r"buffers\['x'\]"),
         (dict(name="a", workers=["0"], window_size=64), TypeError, r"workers\[0\]"),
         (dict(name=7, workers=[0], window_size=64), TypeError, "allocate_domain.name"),
@@ -185,8 +198,11 @@ def test_a_refused_domain_changes_nothing_and_names_what_was_wrong(closing):
         with o.allocate_domain("tp", workers=[0], window_size=40 << 10):
             with pytest.raises(ValueError, match=r"a domain of that name is live \(chips 0\)"):
                 o.allocate_domain("tp", workers=[1], window_size=64)
-            with pytest.raises(RuntimeError, match=r"the window heaps of chips 0, 1 have no common free range of "
-                                                   r"32768 bytes .*chip 0: 40960 in use in 1 windows"):
+            with pytest.raises(
+                RuntimeError,
+                match=r"the window heaps of chips 0, 1 have no common free range of "
+                r"32768 bytes .*chip 0: 40960 in use in 1 windows",
+            ):
                 o.allocate_domain("dp", workers=[0, 1], window_size=32 << 10)
             seen["held"] = [w.device_stats(c) for c in (0, 1)]
         # after the refusals a good domain works, on the same chips
@@ -194,8 +210,11 @@ def test_a_refused_domain_changes_nothing_and_names_what_was_wrong(closing):
             src = seen["src"] = w.create_buffer(NB)
             src.array((N,), F32)[...] = 7
             o.copy_to(dom.buffer("x", 0).tensor((N,), F32), src.tensor((N,), F32))
-            o.submit_next_level(copy, args((dom.buffer("x", 0).tensor((N,), F32), IN),
-                                           (dom.buffer("x", 1).tensor((N,), F32), OUT)), worker=1)
+            o.submit_next_level(
+                copy,
+                args((dom.buffer("x", 0).tensor((N,), F32), IN), (dom.buffer("x", 1).tensor((N,), F32), OUT)),
+                worker=1,
+            )
             o.copy_from(src.tensor((N,), F32), dom.buffer("x", 1).tensor((N,), F32))
 
     w.run(orch)
@@ -228,8 +247,10 @@ def test_a_window_tensor_is_refused_on_a_sub_worker_and_on_a_chip_outside_the_do
 
     w.run(orch)
     assert seen["n"] == 0, "a refused submit recorded a task"
-    assert ("window buffer 'x' of chip 1 in domain 'tp' (chips 0, 1) may only be named by a task on a chip of "
-            "that domain, not by a host sub-worker") in seen["sub"]
+    assert (
+        "window buffer 'x' of chip 1 in domain 'tp' (chips 0, 1) may only be named by a task on a chip of "
+        "that domain, not by a host sub-worker"
+    ) in seen["sub"]
     assert "window buffer 'x' of chip 1 in domain 'tp' (chips 0, 1)" in seen["outside"]
     assert seen["outside"].endswith("not by chip 2")
     assert "not by chip 2" in seen["group"]
@@ -361,8 +382,9 @@ def test_a_freed_domains_buffer_is_refused_naming_the_domain_and_a_domain_left_o
         seen["held"] = window_stats(w, 1)
 
     w.run(orch)
-    assert ("window buffer 'x' of chip 0 in domain 'tp' was released (the domain's block ended or release() was "
-            "called)") in seen["freed"]
+    assert (
+        "window buffer 'x' of chip 0 in domain 'tp' was released (the domain's block ended or release() was called)"
+    ) in seen["freed"]
     assert seen["held"] == (4096, 1)
     assert seen["open"].released
     wait_windows_freed(w, (0, 1))
@@ -387,8 +409,12 @@ def test_a_peer_read_is_ordered_after_the_write_on_the_other_chip_by_the_usual_i
     edges = [e for e in w.take_edge_log() if e.successor == seen["read"].id]
     assert len(edges) == 1, edges
     e = edges[0]
-    assert (e.predecessor, e.kind, e.identity, e.scope) == (seen["write"].id, EdgeKind.READ_AFTER_WRITE,
-                                                           seen["x0"], WINDOW_SCOPE)
+    assert (e.predecessor, e.kind, e.identity, e.scope) == (
+        seen["write"].id,
+        EdgeKind.READ_AFTER_WRITE,
+        seen["x0"],
+        WINDOW_SCOPE,
+    )
     assert "(window)" in repr(e)
 
 
@@ -431,11 +457,17 @@ def test_a_domain_in_a_level_3_worker_below_a_level_4_worker(closing):
     src, dst = w4.create_buffer(NB), w4.create_buffer(NB)
     src.array((N,), F32)[...] = np.arange(N, dtype=np.float32) + 5
     dst.array((N,), F32)[...] = 0
-    w4.run(lambda o, _a, _c: o.submit_next_level(fn, args((src.tensor((N,), F32), IN),
-                                                          (dst.tensor((N,), F32), OUT)), worker=0))
+    w4.run(
+        lambda o, _a, _c: o.submit_next_level(
+            fn, args((src.tensor((N,), F32), IN), (dst.tensor((N,), F32), OUT)), worker=0
+        )
+    )
     np.testing.assert_array_equal(dst.array((N,), F32), np.arange(N, dtype=np.float32) + 5)
-    with pytest.raises(ValueError, match=r"allocate_domain on L4 \(level 4, 0 chips\): windows belong to the chips "
-                                         "of a level-3 Worker"):
+    with pytest.raises(
+        ValueError,
+        match=r"allocate_domain on L4 \(level 4, 0 chips\): windows belong to the chips "
+        "of a level-3 Worker",
+    ):
         w4.run(lambda o, _a, _c: o.allocate_domain("tp", workers=[0], window_size=4096))
 
 

@@ -62,13 +62,17 @@ def test_cholesky_in_float64_and_of_a_matrix_that_is_not_positive_definite(capsy
 
 def test_the_readme_example_is_examples_quickstart():
     readme = (ROOT / "README.md").read_text()
-    code = re.search(r"```python\n(.*?)```", readme[readme.index("## Example"):], re.S).group(1)
-    head, with_block = code[:code.index("with Worker")], code[code.index("with Worker"):]
+    code = re.search(r"```python\n(.*?)```", readme[readme.index("## Example") :], re.S).group(1)
+    head, with_block = code[: code.index("with Worker")], code[code.index("with Worker") :]
     example = (EXAMPLES / "quickstart.py").read_text()
-    body = example[example.index("    # --- the README's example, as printed there ---\n"):
-                   example.index("    # --- end of the README's example ---")].splitlines(keepends=True)[1:]
-    assert "".join(line[4:] if line.strip() else line for line in body) == with_block, \
+    body = example[
+        example.index("    # --- the README's example, as printed there ---\n") : example.index(
+            "    # --- end of the README's example ---"
+        )
+    ].splitlines(keepends=True)[1:]
+    assert "".join(line[4:] if line.strip() else line for line in body) == with_block, (
         "README.md's example and examples/quickstart.py differ"
+    )
     for line in head.splitlines():
         assert line in example.splitlines(), f"README.md's line {line!r} is not in examples/quickstart.py"
 

@@ -32,8 +32,9 @@ L3_FNS = {}
 def on_chip(o, a, _c):
     """In an L3 child: chip callable CHIP_HANDLES[scalar 0] on chip `scalar 1` with the task's tensors and the
     scalars after those two."""
-    ta = args(*[(a[i], a.tag(i)) for i in range(a.tensor_count)],
-              scalars=[a.scalar(k) for k in range(2, a.scalar_count)])
+    ta = args(
+        *[(a[i], a.tag(i)) for i in range(a.tensor_count)], scalars=[a.scalar(k) for k in range(2, a.scalar_count)]
+    )
     o.submit_next_level(CHIP_HANDLES[a.scalar(0)], ta, worker=a.scalar(1))
 
 
@@ -92,15 +93,16 @@ def test_a_task_on_one_l3_child_reads_a_window_of_another(closing):
     seen = {}
 
     def orch(o, _a, _c):
-        with o.allocate_global_domain("g", members=[(0, 0), (1, 0)], window_size=2 * NB,
-                                      buffers={"x": NB, "y": NB}) as dom:
+        with o.allocate_global_domain(
+            "g", members=[(0, 0), (1, 0)], window_size=2 * NB, buffers={"x": NB, "y": NB}
+        ) as dom:
             seen["dom"] = repr(dom)
             seen["ranks"] = (dom.rank((0, 0)), dom.rank((1, 0)), dom.size, dom.members)
             x0 = dom.buffer("x", (0, 0)).tensor((N,), F32)
             y1 = dom.buffer("y", (1, 0)).tensor((N,), F32)
             copy_on(o, fn, 0, 0, src.tensor((N,), F32), x0)  # fill (0, 0)'s window from the host
-            copy_on(o, fn, 1, 0, x0, y1)                      # L3[1]'s chip reads its peer's window, writes its own
-            copy_on(o, fn, 1, 0, y1, dst.tensor((N,), F32))   # back to the host
+            copy_on(o, fn, 1, 0, x0, y1)  # L3[1]'s chip reads its peer's window, writes its own
+            copy_on(o, fn, 1, 0, y1, dst.tensor((N,), F32))  # back to the host
             seen["stats"] = global_stats(w4)
 
     w4.run(orch)
@@ -193,8 +195,7 @@ def test_an_all_reduce_across_l3_children_equals_numpys_sum(closing):
     members = [(0, 0), (1, 0)]
 
     def orch(o, _a, _c):
-        with o.allocate_global_domain("dp", members=members, window_size=count * 4,
-                                      buffers={"grad": count * 4}) as dom:
+        with o.allocate_global_domain("dp", members=members, window_size=count * 4, buffers={"grad": count * 4}) as dom:
             assert isinstance(dom, GlobalDomain)
             views = [dom.buffer("grad", m).tensor((count,), F32) for m in members]
             for (l3, chip), h, v in zip(members, hosts, views, strict=True):
@@ -239,8 +240,9 @@ def test_a_refused_global_domain_names_what_was_wrong_and_changes_nothing(closin
     w4.run(orch)
     for key, (_, pattern) in cases.items():
         assert re.search(pattern, seen[key]), (key, seen[key])
-    assert seen["taken"].startswith("allocate_global_domain 'g': a domain of that name is live (members L3[0] chip 0, "
-                                    "L3[1] chip 1)")
+    assert seen["taken"].startswith(
+        "allocate_global_domain 'g': a domain of that name is live (members L3[0] chip 0, L3[1] chip 1)"
+    )
     assert seen["fit"].startswith("allocate_global_domain 'h': the buffers do not fit in window_size 64 bytes")
     assert seen["after"] == ((0, 0, 0), [])
     wait_global_windows_freed(w4)
@@ -248,11 +250,17 @@ def test_a_refused_global_domain_names_what_was_wrong_and_changes_nothing(closin
     w3 = Worker(level=3, num_chips=1)
     closing(w3)
     w3.init()
-    with pytest.raises(ValueError, match=r"allocate_global_domain on L3 \(level 3\): the chips of a level-3 Worker "
-                                         "share windows through allocate_domain"):
+    with pytest.raises(
+        ValueError,
+        match=r"allocate_global_domain on L3 \(level 3\): the chips of a level-3 Worker "
+        "share windows through allocate_domain",
+    ):
         w3.run(lambda o, _a, _c: o.allocate_global_domain("g", members=[(0, 0)], window_size=4096))
-    with pytest.raises(ValueError, match=r"Worker.global_window_stats: L3 is level 3; global windows belong to a "
-                                         r"level-4 Worker \(allocate_global_domain\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"Worker.global_window_stats: L3 is level 3; global windows belong to a "
+        r"level-4 Worker \(allocate_global_domain\)",
+    ):
         w3.global_window_stats()
 
 
@@ -263,22 +271,27 @@ def test_the_l3_admits_a_global_window_only_on_a_member_chip(closing, tmp_path):
 
     def attempt(chip, l3=0, member=(0, 0)):
         def orch(o, _a, _c):
-            with o.allocate_global_domain("g", members=[(0, 0), (1, 0)], window_size=4096,
-                                          buffers={"x": NB}) as dom:
+            with o.allocate_global_domain("g", members=[(0, 0), (1, 0)], window_size=4096, buffers={"x": NB}) as dom:
                 x = dom.buffer("x", member).tensor((N,), F32)
                 seen["dom"] = dom
-                o.submit_next_level(try_fn, args((x, IN), (host.tensor((N,), F32), OUT), scalars=(0, chip)),
-                                    worker=l3)
+                o.submit_next_level(try_fn, args((x, IN), (host.tensor((N,), F32), OUT), scalars=(0, chip)), worker=l3)
+
         return orch
 
     with pytest.raises(RuntimeError) as non_member:  # L3[0] chip 1 is not a member
         w4.run(attempt(1))
-    assert ("window buffer" in str(non_member.value) and "of global domain 'g' may only be named by a task on a chip "
-            "that is a member of its domain; chip 1 (L3[0] chip 1) is not a member" in str(non_member.value))
+    assert (
+        "window buffer" in str(non_member.value)
+        and "of global domain 'g' may only be named by a task on a chip "
+        "that is a member of its domain; chip 1 (L3[0] chip 1) is not a member"
+        in str(non_member.value)
+    )
     with pytest.raises(RuntimeError) as on_sub:  # a sub-worker of a member's L3
         w4.run(attempt(99, member=(1, 0)))
-    assert "of global domain 'g' may only be named by a task on a chip that is a member of its domain, not by a " \
+    assert (
+        "of global domain 'g' may only be named by a task on a chip that is a member of its domain, not by a "
         "host sub-worker" in str(on_sub.value)
+    )
     wait_global_windows_freed(w4)
 
     # The L4 sends a window only to a child that holds a member chip, and a released domain to none.
@@ -295,8 +308,10 @@ def test_the_l3_admits_a_global_window_only_on_a_member_chip(closing, tmp_path):
 
     w4.run(l4_side)
     assert seen["n"] == 0
-    assert ("window buffer 'x' of L3[1] chip 0 in domain 'g' (members L3[0] chip 0, L3[1] chip 0) may only go to a "
-            "child that holds a member chip, not to worker 2") in seen["no_member"]
+    assert (
+        "window buffer 'x' of L3[1] chip 0 in domain 'g' (members L3[0] chip 0, L3[1] chip 0) may only go to a "
+        "child that holds a member chip, not to worker 2"
+    ) in seen["no_member"]
     assert "window buffer 'x' of L3[1] chip 0 in domain 'g'" in seen["released"]
     assert "was released" in seen["released"]
     wait_global_windows_freed(w4)

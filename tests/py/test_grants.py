@@ -110,8 +110,10 @@ def test_numpy_and_memoryview_refuse_an_input_view_of_a_writable_buffer(write, m
         view_array(buf.tensor((N,), DataType.FLOAT32))[...] = 1.0
         with pytest.raises(RuntimeError, match=match) as info:
             w.run(lambda o, a, c: o.submit_sub(h, args((buf.tensor((N,), DataType.FLOAT32), TensorArgType.INPUT))))
-        assert (f"read-only arguments of this task: argument 0: buffer {buf.identity} (POSIX_SHM, grants READWRITE; "
-                "not written by this task (INPUT), so mapped read-only)") in str(info.value)
+        assert (
+            f"read-only arguments of this task: argument 0: buffer {buf.identity} (POSIX_SHM, grants READWRITE; "
+            "not written by this task (INPUT), so mapped read-only)"
+        ) in str(info.value)
         assert (view_array(buf.tensor((N,), DataType.FLOAT32)) == 1.0).all()
     finally:
         close_and_check(w)

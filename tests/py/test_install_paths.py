@@ -45,8 +45,10 @@ def test_the_command_line_prints_the_include_flag_and_the_cmake_dir():
     assert _cli("--includes").stdout == f"-I{simpler.get_include()}\n"
     assert _cli("--cmakedir").stdout == f"{simpler.get_cmake_dir()}\n"
     both = _cli("--includes", "--cmakedir")
-    assert both.returncode == 0 and both.stdout.split("\n")[:2] == [f"-I{simpler.get_include()}",
-                                                                   simpler.get_cmake_dir()]
+    assert both.returncode == 0 and both.stdout.split("\n")[:2] == [
+        f"-I{simpler.get_include()}",
+        simpler.get_cmake_dir(),
+    ]
 
 
 def test_the_command_line_refuses_a_flag_with_a_command_and_nothing_at_all():
@@ -69,6 +71,8 @@ def test_from_source_refuses_an_include_dir_without_the_headers(tmp_path, monkey
     monkeypatch.setenv("SIMPLER_CHIP_INCLUDE_DIR", str(tmp_path))
     with pytest.raises(RuntimeError) as e:
         ChipCallable.from_source(KERNELS, "example.axpb", cache_dir=str(tmp_path / "cache"))
-    assert str(e.value) == (f"build_library: the include dir {tmp_path} (from $SIMPLER_CHIP_INCLUDE_DIR) holds no "
-                            "simpler/chip/library_abi.h")
+    assert str(e.value) == (
+        f"build_library: the include dir {tmp_path} (from $SIMPLER_CHIP_INCLUDE_DIR) holds no "
+        "simpler/chip/library_abi.h"
+    )
     assert not (tmp_path / "cache").exists()

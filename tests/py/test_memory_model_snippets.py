@@ -37,9 +37,9 @@ def test_allocating_buffers():
         fork_shared = worker.alloc_shared_tensor((M, N), dtype)  # before init(): a FORK_SHM region
         worker.init()
         # -- the snippet --
-        h  = worker.create_buffer(nbytes)                 # kind3: explicit shared host buffer (POSIX shm)
+        h = worker.create_buffer(nbytes)  # kind3: explicit shared host buffer (POSIX shm)
         assert h.backend == BackendKind.POSIX_SHM and h.nbytes == nbytes
-        h  = worker.alloc_shared_tensor((M, N), dtype)    # kind3: shape-sized create_buffer
+        h = worker.alloc_shared_tensor((M, N), dtype)  # kind3: shape-sized create_buffer
         assert h.shape == (M, N) and h.nbytes == nbytes
         assert fork_shared.backend == BackendKind.FORK_SHM
         h.array()[...] = np.arange(M * N, dtype=np.float32).reshape(M, N)
@@ -50,7 +50,7 @@ def test_allocating_buffers():
         def my_orch(orch, args, cfg):
             worker = 0  # set-up: the chip the device memory lives on
             # inside an orch fn, for device (chip-private) memory:
-            d  = orch.alloc_child_tensor(worker, (M, N), dtype)  # kind4: DEVICE_MALLOC on that chip
+            d = orch.alloc_child_tensor(worker, (M, N), dtype)  # kind4: DEVICE_MALLOC on that chip
             seen.append(d)
             orch.copy_to(d.tensor(), h.tensor())  # .base is the copy_to destination
             orch.copy_from(out.tensor(), d.tensor())
@@ -83,8 +83,9 @@ def test_submitting_a_task(zero_copy):
             orch.submit_next_level(chip_handle, ta, cfg, worker=0)
 
         worker.run(my_orch, None, run_cfg)
-        np.testing.assert_array_equal(view_array(out_h.tensor((SIZE,), DataType.FLOAT32)),
-                                      np.arange(SIZE, dtype=np.float32))
+        np.testing.assert_array_equal(
+            view_array(out_h.tensor((SIZE,), DataType.FLOAT32)), np.arange(SIZE, dtype=np.float32)
+        )
 
 
 def test_naming_a_view():

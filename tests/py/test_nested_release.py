@@ -49,7 +49,8 @@ def import_log(tmp_path, monkeypatch):
 
 
 def test_one_l4_buffer_has_one_identity_at_every_level_no_map_on_the_hop_and_one_in_the_leaf(
-        closing, tmp_path, import_log):
+    closing, tmp_path, import_log
+):
     w4 = Worker(level=4)
     w4.add_worker(Worker(level=3, num_chips=1))
     closing(w4)
@@ -59,8 +60,16 @@ def test_one_l4_buffer_has_one_identity_at_every_level_no_map_on_the_hop_and_one
     def forward(o, a, cfg):
         stats = default_registry().stats
         with open(report, "a") as f:
-            f.write(json.dumps({"ids": [str(a[i].buffer.identity) for i in range(a.tensor_count)],
-                                "maps": stats["maps"], "reexports": stats["reexports"]}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "ids": [str(a[i].buffer.identity) for i in range(a.tensor_count)],
+                        "maps": stats["maps"],
+                        "reexports": stats["reexports"],
+                    }
+                )
+                + "\n"
+            )
         o.submit_next_level(add_scalar, a, worker=0)
 
     h = w4.register(forward)
@@ -69,8 +78,11 @@ def test_one_l4_buffer_has_one_identity_at_every_level_no_map_on_the_hop_and_one
     z = w4.create_buffer(N * 4)
     # x stays as created (zeros)
     for _ in range(2):  # twice: the second task finds both buffers mapped
-        w4.run(lambda o, _a, _c: o.submit_next_level(
-            h, args((x.tensor((N,), F32), IN), (z.tensor((N,), F32), OUT), scalars=(bits(1),)), worker=0))
+        w4.run(
+            lambda o, _a, _c: o.submit_next_level(
+                h, args((x.tensor((N,), F32), IN), (z.tensor((N,), F32), OUT), scalars=(bits(1),)), worker=0
+            )
+        )
     assert (z.array((N,), F32) == 1).all()
     ids = [str(x.identity), str(z.identity)]
     hops = [json.loads(line) for line in report.read_text().splitlines()]
@@ -134,8 +146,13 @@ def test_release_of_a_buffer_named_by_tasks_in_flight_at_l3_and_l2(closing, tmp_
     b_view = b.tensor((PATH + N * 4,), DataType.UINT8)
 
     def top(o, _a, _c):
-        o.submit_next_level(h_held, args((b_view, IN), (hold.tensor((16,), F32), OUT), (c.tensor((N,), F32), OUT),
-                                         (flag.tensor((1,), F32), OUT)), worker=0)
+        o.submit_next_level(
+            h_held,
+            args(
+                (b_view, IN), (hold.tensor((16,), F32), OUT), (c.tensor((N,), F32), OUT), (flag.tensor((1,), F32), OUT)
+            ),
+            worker=0,
+        )
         # in flight at L3 (the orchestration's run) and at L2 (the gate on chip 1): release it now
         w4.release_buffer(b)
         assert os.path.exists(f"/dev/shm/{name}")  # the tasks that name it still run
@@ -147,8 +164,11 @@ def test_release_of_a_buffer_named_by_tasks_in_flight_at_l3_and_l2(closing, tmp_
     assert (c.array((N,), F32) == 42).all()  # the tasks read the right bytes
     assert not os.path.exists(f"/dev/shm/{name}")  # freed once they finished
     # every import cache below forgot it: the chips of L3[0] (forget lines), and its sub-worker
-    w4.run(lambda o, _a, _c: o.submit_next_level(h_peek, args((c.tensor((N,), F32), IN),
-                                                              (flag.tensor((1,), F32), OUT)), worker=0))
+    w4.run(
+        lambda o, _a, _c: o.submit_next_level(
+            h_peek, args((c.tensor((N,), F32), IN), (flag.tensor((1,), F32), OUT)), worker=0
+        )
+    )
     assert b_id not in json.loads(cache_file.read_text())
     log = chip_log(import_log)
     assert any(b_id in entry[4] for entry in log if entry[2] == "task")  # a chip had mapped it
@@ -182,8 +202,11 @@ def test_a_stopped_l3_child_that_never_answers_a_forget_is_lost_at_the_task_time
     os.kill(l3, signal.SIGSTOP)
     w4.release_buffer(gone)  # no task names it: freed now, and forgotten on every lane
     with pytest.raises(RuntimeError) as info:
-        w4.run(lambda o, _a, _c: o.submit_next_level(
-            h, args((x.tensor((N,), F32), IN), (z.tensor((N,), F32), OUT), scalars=(bits(1),)), worker=0))
+        w4.run(
+            lambda o, _a, _c: o.submit_next_level(
+                h, args((x.tensor((N,), F32), IN), (z.tensor((N,), F32), OUT), scalars=(bits(1),)), worker=0
+            )
+        )
     msg = str(info.value)
     assert "TIMED_OUT: it did not answer a forget message (buffers released) within task_timeout (1 s)" in msg, msg
     (status,) = w4.child_status()

@@ -73,7 +73,7 @@ def test_two_l3_children_write_disjoint_halves_of_one_l4_buffer_at_once(closing,
 
     w4.run(top)
     got = out.array((N,), DataType.INT32)
-    assert (got[: N // 2] == 1).all() and (got[N // 2:] == 2).all()
+    assert (got[: N // 2] == 1).all() and (got[N // 2 :] == 2).all()
     assert w4.take_edge_log() == []  # disjoint halves: no edge at L4
 
 
@@ -93,8 +93,9 @@ def test_overlapping_writes_from_two_l3_children_are_ordered_and_the_edge_explai
 
     def top(o, _a, _c):
         # c = a + b on L3[0], then c[N/2:] = c[N/2:] + b[N/2:] on L3[1]: ordered after it
-        o.submit_next_level(fwd, args((a.tensor((N,), F32), IN), (b.tensor((N,), F32), IN),
-                                      (c.tensor((N,), F32), OUT)), worker=0)
+        o.submit_next_level(
+            fwd, args((a.tensor((N,), F32), IN), (b.tensor((N,), F32), IN), (c.tensor((N,), F32), OUT)), worker=0
+        )
         d = w4_d.tensor((N // 2,), F32)
         o.submit_next_level(fwd, args((halves(c)[1], IN), (halves(b)[1], IN), (d, OUT)), worker=1)
 
@@ -102,7 +103,7 @@ def test_overlapping_writes_from_two_l3_children_are_ordered_and_the_edge_explai
     w4.run(top)
     expect = np.arange(N, dtype=np.float32) + 1
     np.testing.assert_array_equal(c.array((N,), F32), expect)
-    np.testing.assert_array_equal(w4_d.array((N // 2,), F32), expect[N // 2:] + 1)
+    np.testing.assert_array_equal(w4_d.array((N // 2,), F32), expect[N // 2 :] + 1)
     edges = w4.take_edge_log()
     assert len(edges) == 1, edges
     e = edges[0]
@@ -122,13 +123,14 @@ def test_a_write_after_write_across_l3_children_is_ordered(closing, tmp_path):
     src.array((N,), F32)[...] = 0
 
     def top(o, _a, _c):
-        o.submit_next_level(fwd, args((src.tensor((N,), F32), IN), (out.tensor((N,), F32), OUT), scalars=(bits(1),)),
-                            worker=0)
+        o.submit_next_level(
+            fwd, args((src.tensor((N,), F32), IN), (out.tensor((N,), F32), OUT), scalars=(bits(1),)), worker=0
+        )
         o.submit_next_level(fwd, args((halves(src)[1], IN), (halves(out)[1], OUT), scalars=(bits(2),)), worker=1)
 
     w4.run(top)
     got = out.array((N,), F32)
-    assert (got[: N // 2] == 1).all() and (got[N // 2:] == 2).all()  # the second write landed last
+    assert (got[: N // 2] == 1).all() and (got[N // 2 :] == 2).all()  # the second write landed last
     edges = w4.take_edge_log()
     assert [e.kind for e in edges] == [EdgeKind.WRITE_AFTER_WRITE] and edges[0].identity == out.identity
     assert "WRITE_AFTER_WRITE" in repr(edges[0]) and "PARTIAL (SHARED_BYTES)" in repr(edges[0])  # proven
@@ -145,8 +147,11 @@ def test_identity_is_the_same_at_l4_and_l3_and_the_forwarding_hop_maps_nothing(c
         stats = default_registry().stats
         ids = [str(a[i].buffer.identity) for i in range(a.tensor_count)]
         tags = [a.tag(i).name for i in range(a.tensor_count)]
-        report.write_text(json.dumps({"ids": ids, "tags": tags, "maps": stats["maps"],
-                                      "reexports": stats["reexports"], "pid": os.getpid()}))
+        report.write_text(
+            json.dumps(
+                {"ids": ids, "tags": tags, "maps": stats["maps"], "reexports": stats["reexports"], "pid": os.getpid()}
+            )
+        )
         o.submit_next_level(vadd, a, worker=0)
 
     fwd = w4.register(forward)
@@ -185,8 +190,10 @@ def test_a_kernel_failure_at_l2_is_raised_at_l4_with_the_whole_path_and_the_tree
         w4.run(lambda o, _a, _c: o.submit_next_level(failing, ta, worker=0))
     text = str(e.value)
     assert text.startswith("L4 → L3[0] → chip 1: "), text
-    assert "callable 'test_a_kernel_failure_at_l2_is_raised_at_l4_with_the_whole_path_and_the_tree_goes_on." \
-           "<locals>.on_chip_1'" in text  # the L4 task
+    assert (
+        "callable 'test_a_kernel_failure_at_l2_is_raised_at_l4_with_the_whole_path_and_the_tree_goes_on."
+        "<locals>.on_chip_1'" in text
+    )  # the L4 task
     assert "(callable 'test.fail', member 0) on chip 1 failed" in text  # the L3 task
     assert fail_cause() in text  # the cause
     ta = args((a.tensor((N,), F32), IN), (a.tensor((N,), F32), IN), (c.tensor((N,), F32), OUT))
@@ -257,8 +264,11 @@ def test_a_sigkilled_l3_child_or_chip_below_it_is_reported_at_l4_and_the_rest_go
     killer = threading.Thread(target=kill)
     killer.start()
     with pytest.raises(RuntimeError) as e:
-        w4.run(lambda o, _a, _c: o.submit_next_level(
-            held, args((path, IN), (hold.tensor((16,), F32), OUT), scalars=(60_000,)), worker=0))
+        w4.run(
+            lambda o, _a, _c: o.submit_next_level(
+                held, args((path, IN), (hold.tensor((16,), F32), OUT), scalars=(60_000,)), worker=0
+            )
+        )
     killer.join()
     text = str(e.value)
     if victim == "l3":
@@ -372,8 +382,11 @@ def test_five_four_three_runs_a_chip_task_through_two_forwarding_hops(closing):
     w5.init()
     x, z = w5.create_buffer(N * 4), w5.create_buffer(N * 4)
     x.array((N,), F32)[...] = 4
-    w5.run(lambda o, _a, _c: o.submit_next_level(
-        h4, args((x.tensor((N,), F32), IN), (x.tensor((N,), F32), IN), (z.tensor((N,), F32), OUT)), worker=0))
+    w5.run(
+        lambda o, _a, _c: o.submit_next_level(
+            h4, args((x.tensor((N,), F32), IN), (x.tensor((N,), F32), IN), (z.tensor((N,), F32), OUT)), worker=0
+        )
+    )
     assert (z.array((N,), F32) == 8).all()
     with pytest.raises(RuntimeError, match=r"^L5 → L4\[0\] → L3\[0\] → chip 0: .*" + fail_cause()):
         w5.run(lambda o, _a, _c: o.submit_next_level(h4, args((z.tensor((N,), F32), OUT), scalars=(1,)), worker=0))
@@ -417,8 +430,10 @@ def test_a_group_across_l3_children_is_one_node_and_l4_sub_workers_read_its_outp
     src.array((N,), F32)[...] = 0
 
     def top(o, _a, _c):
-        group = [args((h_in, IN), (h_out, OUT), scalars=(bits(k + 1),))
-                 for k, (h_in, h_out) in enumerate(zip(halves(src), halves(out), strict=True))]
+        group = [
+            args((h_in, IN), (h_out, OUT), scalars=(bits(k + 1),))
+            for k, (h_in, h_out) in enumerate(zip(halves(src), halves(out), strict=True))
+        ]
         o.submit_next_level_group(fwd, group)
         o.submit_sub(total, args(*[(h, IN) for h in halves(out)], (s.tensor((1,), F32), OUT)))
 
@@ -440,8 +455,7 @@ def test_a_nested_orchestration_may_not_reach_beyond_the_views_it_was_forwarded(
     src, out = w4.create_buffer(N * 2), w4.create_buffer(N * 4)
     src_t = src.tensor((N // 2,), F32)
     with pytest.raises(RuntimeError, match="outside every view of it written by the parent's task forwarded"):
-        w4.run(lambda o, _a, _c: o.submit_next_level(
-            h_input, args((src_t, IN), (halves(out)[1], OUT)), worker=0))
+        w4.run(lambda o, _a, _c: o.submit_next_level(h_input, args((src_t, IN), (halves(out)[1], OUT)), worker=0))
     assert (out.array((N,), F32)[: N // 2] == 0).all()
 
 
@@ -491,23 +505,34 @@ def test_the_trace_of_a_tree_shows_every_level_as_its_own_process_on_one_clock(c
     w4.write_trace(path)
     events = json.loads(path.read_text())["traceEvents"]
     processes = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
-    assert sorted(processes.values()) == ["simpler Worker L4 (level 4)", "simpler Worker L4/L3[0]",
-                                          "simpler Worker L4/L3[1]"]
+    assert sorted(processes.values()) == [
+        "simpler Worker L4 (level 4)",
+        "simpler Worker L4/L3[0]",
+        "simpler Worker L4/L3[1]",
+    ]
     by_name = {v: k for k, v in processes.items()}
     slices = [e for e in events if e["ph"] == "X"]
     top = [e for e in slices if e["pid"] == by_name["simpler Worker L4 (level 4)"]]
-    assert sorted(e["name"] for e in top) == ["test_the_trace_of_a_tree_shows_every_level_as_its_own_process_on_one_"
-                                              "clock.<locals>.add"] * 2
+    assert (
+        sorted(e["name"] for e in top)
+        == ["test_the_trace_of_a_tree_shows_every_level_as_its_own_process_on_one_clock.<locals>.add"] * 2
+    )
     for k in range(2):
         child = [e for e in slices if e["pid"] == by_name[f"simpler Worker L4/L3[{k}]"]]
         assert [e["name"] for e in child] == ["std.vector_add"]
-        lane = [e for e in events if e.get("name") == "thread_name" and e["pid"] == child[0]["pid"]
-                and e["tid"] == child[0]["tid"]]
+        lane = [
+            e
+            for e in events
+            if e.get("name") == "thread_name" and e["pid"] == child[0]["pid"] and e["tid"] == child[0]["tid"]
+        ]
         assert lane[0]["args"]["name"] == "chip 1"
         # on one clock: the chip run lies inside the L4 task's run on that child
         l4 = by_name["simpler Worker L4 (level 4)"]
-        worker_lane = next(e["tid"] for e in events if e.get("name") == "thread_name" and e["pid"] == l4
-                           and e["args"]["name"] == f"worker {k}")
+        worker_lane = next(
+            e["tid"]
+            for e in events
+            if e.get("name") == "thread_name" and e["pid"] == l4 and e["args"]["name"] == f"worker {k}"
+        )
         parent = next(e for e in top if e["tid"] == worker_lane)
         assert parent["ts"] <= child[0]["ts"] and child[0]["ts"] + child[0]["dur"] <= parent["ts"] + parent["dur"]
 
@@ -521,13 +546,22 @@ def test_what_an_l3_child_makes_carries_its_owner_path_and_l4_sees_only_an_id(cl
         host = o.worker.create_buffer(64)
         device = o.alloc_child_tensor(1, (16,), F32)
         try:  # a DEVICE block of chip 1 sent to chip 0: the refusal names where it was made
-            o.submit_next_level(vadd, args((device.tensor(), IN), (device.tensor(), IN), (device.tensor(), OUT)),
-                                worker=0)
+            o.submit_next_level(
+                vadd, args((device.tensor(), IN), (device.tensor(), IN), (device.tensor(), OUT)), worker=0
+            )
         except ValueError as e:
             refused = str(e)
-        report.write_text(json.dumps({"host": repr(host.descriptor), "device": repr(device.descriptor),
-                                      "refused": refused, "forwarded": repr(a[0].buffer),
-                                      "host_id": host.descriptor.owner_worker_path_id}))
+        report.write_text(
+            json.dumps(
+                {
+                    "host": repr(host.descriptor),
+                    "device": repr(device.descriptor),
+                    "refused": refused,
+                    "forwarded": repr(a[0].buffer),
+                    "host_id": host.descriptor.owner_worker_path_id,
+                }
+            )
+        )
 
     h = w4.register(make)
     w4.init()
@@ -544,8 +578,11 @@ def test_what_an_l3_child_makes_carries_its_owner_path_and_l4_sees_only_an_id(cl
 def test_device_memory_cannot_be_allocated_at_l4_and_the_refusal_says_where_it_can(closing):
     w4 = tree(closing, children=1, chips=1)
     w4.init()
-    with pytest.raises(ValueError, match=r"device memory belongs to the chips of a level-3 Worker.*inside the "
-                                         r"orchestration function that runs there"):
+    with pytest.raises(
+        ValueError,
+        match=r"device memory belongs to the chips of a level-3 Worker.*inside the "
+        r"orchestration function that runs there",
+    ):
         w4.run(lambda o, _a, _c: o.alloc_child_tensor(0, (16,), F32))
 
 
@@ -556,12 +593,16 @@ def test_a_nested_orchestration_may_not_pass_on_a_forwarded_buffer_with_another_
     def upgrade(o, a, cfg):
         d = a[0].buffer
         forged = BufferDescriptor(d.identity, d.backend_kind, AccessMode.READWRITE, d.nbytes, d.body)
-        o.submit_next_level(add_scalar, args((a[1], IN), (Tensor(forged, (N // 2,), F32), OUT), scalars=(bits(1),)),
-                            worker=0)
+        o.submit_next_level(
+            add_scalar, args((a[1], IN), (Tensor(forged, (N // 2,), F32), OUT), scalars=(bits(1),)), worker=0
+        )
 
     h = w4.register(upgrade)
     w4.init()
     ro, src = w4.create_buffer(N * 2, AccessMode.READ), w4.create_buffer(N * 2)
     with pytest.raises(RuntimeError, match="with a descriptor other than the one the parent's task forwarded"):
-        w4.run(lambda o, _a, _c: o.submit_next_level(
-            h, args((ro.tensor((N // 2,), F32), IN), (src.tensor((N // 2,), F32), IN)), worker=0))
+        w4.run(
+            lambda o, _a, _c: o.submit_next_level(
+                h, args((ro.tensor((N // 2,), F32), IN), (src.tensor((N // 2,), F32), IN)), worker=0
+            )
+        )

@@ -55,8 +55,10 @@ def test_a_platform_nothing_matches_is_refused_at_init_naming_those_found(closin
     closing(w)
     with pytest.raises(RuntimeError) as e:
         w.init()
-    assert str(e.value) == (f"Worker.init: chips on opencl devices: OpenCL: no platform's name contains "
-                            f"'no such platform' (found '{platform}')")
+    assert str(e.value) == (
+        f"Worker.init: chips on opencl devices: OpenCL: no platform's name contains "
+        f"'no such platform' (found '{platform}')"
+    )
     assert descendants(os.getpid()) == []
 
 
@@ -73,8 +75,9 @@ def _init_error(env: dict) -> str:
             print("no error")
         w.close()
     """)
-    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
 
@@ -82,8 +85,9 @@ def _init_error(env: dict) -> str:
 def test_no_platform_is_refused_at_init_naming_where_drivers_were_looked_for(tmp_path):
     require_opencl()
     message = _init_error({"OCL_ICD_VENDORS": str(tmp_path)})
-    assert message.startswith("Worker.init: chips on opencl devices: OpenCL: the ICD loader libOpenCL.so.1 found no "
-                              "platform"), message
+    assert message.startswith(
+        "Worker.init: chips on opencl devices: OpenCL: the ICD loader libOpenCL.so.1 found no platform"
+    ), message
     assert f"it reads the drivers listed in OCL_ICD_VENDORS={tmp_path}" in message, message
     assert "pocl-opencl-icd" in message, message
 
@@ -94,8 +98,9 @@ def test_no_loader_is_refused_at_init_naming_the_library_and_what_to_install(tmp
     if not _core.opencl_built():
         assert "this build of simpler drives no OpenCL devices" in message, message
         return
-    assert message.startswith(f"Worker.init: chips on opencl devices: OpenCL: cannot load the ICD loader {missing}"), \
+    assert message.startswith(f"Worker.init: chips on opencl devices: OpenCL: cannot load the ICD loader {missing}"), (
         message
+    )
     assert "as SIMPLER_OPENCL_LIBRARY asked" in message and "ocl-icd-libopencl1" in message, message
 
 
@@ -121,11 +126,13 @@ IN, OUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING
 
 def _doubles(vadd, a, out, chip: int):
     """An orchestration: out = a + a, one std.vector_add task on `chip`."""
+
     def orch(o, _args, _cfg):
         ta = TaskArgs()
         for t, tag in ((a, IN), (a, IN), (out, OUT)):
             ta.add_tensor(t.tensor(), tag)
         o.submit_next_level(vadd, ta, worker=chip)
+
     return orch
 
 
@@ -144,10 +151,12 @@ def _vadd_worker(closing, num_chips: int):
 def test_the_readme_example_runs_on_opencl_chips():
     require_opencl()
     text = README.read_text()
-    code = re.search(r"```python\n(.*?)```", text[text.index("## Example"):], re.S).group(1)
+    code = re.search(r"```python\n(.*?)```", text[text.index("## Example") :], re.S).group(1)
     assert "Worker(level=3, num_chips=2, num_sub_workers=1)" in code
-    code = code.replace("Worker(level=3, num_chips=2, num_sub_workers=1)",
-                        'Worker(level=3, num_chips=2, num_sub_workers=1, device="opencl")')
+    code = code.replace(
+        "Worker(level=3, num_chips=2, num_sub_workers=1)",
+        'Worker(level=3, num_chips=2, num_sub_workers=1, device="opencl")',
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
 
@@ -155,8 +164,12 @@ def test_the_readme_example_runs_on_opencl_chips():
 @pytest.mark.parametrize("levels", ["3", "4"])
 def test_the_demo_runs_on_opencl_chips(levels):
     require_opencl()
-    result = subprocess.run([sys.executable, "-m", "simpler", "demo", "--levels", levels, "--device", "opencl"],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "simpler", "demo", "--levels", levels, "--device", "opencl"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "C matches NumPy: True" in result.stdout, result.stdout
 
@@ -205,7 +218,7 @@ def test_device_memory_on_an_opencl_chip_round_trips_through_copies(closing):
         ta = TaskArgs()
         for t, tag in ((d, IN), (d, IN), (e, OUT)):
             ta.add_tensor(t, tag)
-        o.submit_next_level(vadd, ta, worker=1)   # e = d + d, on the device
+        o.submit_next_level(vadd, ta, worker=1)  # e = d + d, on the device
         o.copy_from(dst.tensor(), e)
 
     w.run(orch)
@@ -227,8 +240,9 @@ def test_a_cpp_kernel_on_an_opencl_chip_fails_naming_the_kernel_and_the_device(c
         ta.add_scalar(0)
         o.submit_next_level(overrun, ta, worker=0)
 
-    with pytest.raises(RuntimeError,
-                       match=rf"kernel 'test.overrun' has no OpenCL form on device '{re.escape(device)}'"):
+    with pytest.raises(
+        RuntimeError, match=rf"kernel 'test.overrun' has no OpenCL form on device '{re.escape(device)}'"
+    ):
         w.run(orch)
 
 
@@ -242,8 +256,11 @@ def test_communication_domains_are_refused_on_opencl_chips_saying_why(closing):
         with o.allocate_domain("tp", workers=[0, 1], window_size=4096, buffers={"x": 1024}):
             pass
 
-    with pytest.raises(ValueError, match=r"allocate_domain 'tp': this Worker's chips drive opencl devices, whose "
-                                         r"kernels reach only their own device memory"):
+    with pytest.raises(
+        ValueError,
+        match=r"allocate_domain 'tp': this Worker's chips drive opencl devices, whose "
+        r"kernels reach only their own device memory",
+    ):
         w.run(orch)
 
 
@@ -259,8 +276,11 @@ def test_global_domains_over_opencl_level_3_children_are_refused_saying_which_ch
         with o.allocate_global_domain("dp", members=[(0, 0), (1, 0)], window_size=4096, buffers={"x": 1024}):
             pass
 
-    with pytest.raises(ValueError, match=r"^allocate_global_domain 'dp': members\[1\]: L3\[1\]'s chips drive opencl "
-                                         r"devices, whose kernels reach only their own device memory"):
+    with pytest.raises(
+        ValueError,
+        match=r"^allocate_global_domain 'dp': members\[1\]: L3\[1\]'s chips drive opencl "
+        r"devices, whose kernels reach only their own device memory",
+    ):
         w4.run(orch)
     w4.run(lambda o, _a, _c: None)  # the Worker goes on
 
@@ -303,8 +323,9 @@ def test_an_l4_tree_runs_an_opencl_kernel_on_the_chips_of_each_level_3_child(clo
 def test_simpler_device_sets_the_default_device(monkeypatch):
     monkeypatch.setenv("SIMPLER_DEVICE", "opencl")
     assert Worker(level=3, num_chips=1).config.chip_lane.chip.device.kind == _core.DeviceKind.OPENCL
-    assert Worker(level=3, num_chips=1, device="simulated").config.chip_lane.chip.device.kind == \
-        _core.DeviceKind.SIMULATED
+    assert (
+        Worker(level=3, num_chips=1, device="simulated").config.chip_lane.chip.device.kind == _core.DeviceKind.SIMULATED
+    )
     monkeypatch.setenv("SIMPLER_DEVICE", "tpu")
     with pytest.raises(ValueError, match=r"^SIMPLER_DEVICE='tpu' \(the default of Worker.device\) is not one of "):
         Worker(level=3, num_chips=1)
@@ -325,12 +346,14 @@ def _f32_scalar(v: float) -> int:
 
 def _axpy(handle, x, y, a: float, chip: int):
     """An orchestration: one task of `handle` on `chip` with x (INPUT view), y (INOUT view) and the f32 scalar a."""
+
     def orch(o, _args, _cfg):
         ta = TaskArgs()
         ta.add_tensor(x, IN)
         ta.add_tensor(y, TensorArgType.INOUT)
         ta.add_scalar(_f32_scalar(a))
         o.submit_next_level(handle, ta, worker=chip)
+
     return orch
 
 
@@ -382,8 +405,9 @@ def test_a_kernel_registered_before_init_that_does_not_build_fails_its_tasks_wit
     require_opencl()
     w = Worker(level=3, num_chips=1, device="opencl")
     closing(w)
-    broken = w.register(ChipCallable.from_opencl("__kernel void broken2(__global float* x) { x[0] = nope2; }",
-                                                 "broken2"))
+    broken = w.register(
+        ChipCallable.from_opencl("__kernel void broken2(__global float* x) { x[0] = nope2; }", "broken2")
+    )
     a = w.alloc_shared_tensor((8,), DataType.FLOAT32)
     w.init()
 
@@ -403,8 +427,11 @@ def test_an_opencl_c_kernel_on_a_simulated_chip_fails_saying_where_it_runs(closi
     x, y = (w.alloc_shared_tensor((8,), DataType.FLOAT32) for _ in range(2))
     w.init()
 
-    with pytest.raises(RuntimeError, match=r"kernel 'saxpy' \(task \d+\) failed: it is OpenCL C, which runs on OpenCL "
-                                           r"chips only"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"kernel 'saxpy' \(task \d+\) failed: it is OpenCL C, which runs on OpenCL "
+        r"chips only",
+    ):
         w.run(_axpy(saxpy, x.tensor(), y.tensor(), 1.0, chip=0))
 
 

@@ -144,9 +144,13 @@ def test_the_simpler_logger_records_starts_refusals_and_a_lost_child(closing, ca
         assert time.monotonic() < deadline, w.child_status()
         time.sleep(0.01)
     a = w.create_buffer(16)
-    w.run(lambda o, _a, _c: o.submit_next_level(vadd, args((a.tensor((4,), F32), IN), (a.tensor((4,), F32), IN),
-                                                             (w.create_buffer(16).tensor((4,), F32), OUT)),
-                                                worker=1))
+    w.run(
+        lambda o, _a, _c: o.submit_next_level(
+            vadd,
+            args((a.tensor((4,), F32), IN), (a.tensor((4,), F32), IN), (w.create_buffer(16).tensor((4,), F32), OUT)),
+            worker=1,
+        )
+    )
     lost = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(lost) == 1, caplog.text
     assert lost[0].getMessage().startswith("L3: chip 0 lost (") and "signal 9" in lost[0].getMessage()

@@ -10,8 +10,13 @@ from simpler.model import buffer, deps, share, task_interface
 
 
 def test_all_covers_every_submodule_export():
-    exported = (set(buffer.__all__) | set(collectives.__all__) | set(deps.__all__) | set(share.__all__)
-                | set(task_interface.__all__))
+    exported = (
+        set(buffer.__all__)
+        | set(collectives.__all__)
+        | set(deps.__all__)
+        | set(share.__all__)
+        | set(task_interface.__all__)
+    )
     missing = exported - set(simpler.__all__)
     assert not missing, f"simpler.__all__ lacks {sorted(missing)}"
 

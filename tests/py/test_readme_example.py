@@ -10,7 +10,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 def test_readme_example_runs():
     text = README.read_text()
-    section = text[text.index("## Example"):]
+    section = text[text.index("## Example") :]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr

@@ -81,8 +81,9 @@ def _params(arguments, is_method):
     out = []
     for i, a in enumerate(positional):
         required = i + offset < defaults_from
-        out.append(Param(a.arg, ast.unparse(a.annotation) if a.annotation else "", required,
-                         a in arguments.posonlyargs, False))
+        out.append(
+            Param(a.arg, ast.unparse(a.annotation) if a.annotation else "", required, a in arguments.posonlyargs, False)
+        )
     for a, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True):
         out.append(Param(a.arg, ast.unparse(a.annotation) if a.annotation else "", default is None, False, True))
     return out
@@ -189,10 +190,25 @@ def _refusal(call):
 
 def test_the_walk_covers_the_module():
     quals = {c[1] for c in CASES}
-    for expected in ("Tensor", "TaskArgs", "TaskArgs.add_tensor", "CanonicalIdentity", "BufferDescriptor",
-                     "BufferDescriptor.for_address", "ChildRef", "ChipStorageTaskArgs", "ChipTensor",
-                     "DependencyTracker", "ImportRegistry", "TaskArgsBatch", "TaskHandle", "EngineWorker.submit",
-                     "TaskHandles.__getitem__", "element_size", "create_posix_shm"):
+    for expected in (
+        "Tensor",
+        "TaskArgs",
+        "TaskArgs.add_tensor",
+        "CanonicalIdentity",
+        "BufferDescriptor",
+        "BufferDescriptor.for_address",
+        "ChildRef",
+        "ChipStorageTaskArgs",
+        "ChipTensor",
+        "DependencyTracker",
+        "ImportRegistry",
+        "TaskArgsBatch",
+        "TaskHandle",
+        "EngineWorker.submit",
+        "TaskHandles.__getitem__",
+        "element_size",
+        "create_posix_shm",
+    ):
         assert expected in quals
     assert len(CASES) > 100
     assert {"WorkerConfig.num_chips", "RuntimeConfig.core_threads", "CallConfig.block_dim"} <= {s[0] for s in SETTERS}
@@ -287,22 +303,30 @@ def test_a_message_reads_as_the_docs_say():
     descriptor = core.BufferDescriptor(identity, BackendKind.POSIX_SHM, AccessMode.READWRITE, 64, b"x")
     sub = ChildKind.SUB_WORKER
     cases = [
-        (lambda: Tensor(),
-         "Tensor.buffer: missing; expected a BufferDescriptor; takes Tensor(buffer: BufferDescriptor, "
-         "shapes: Sequence[int], dtype: DataType, strides: Sequence[int] | None = None, byte_offset: int = 0)"),
+        (
+            lambda: Tensor(),
+            "Tensor.buffer: missing; expected a BufferDescriptor; takes Tensor(buffer: BufferDescriptor, "
+            "shapes: Sequence[int], dtype: DataType, strides: Sequence[int] | None = None, byte_offset: int = 0)",
+        ),
         (lambda: Tensor(3), "Tensor.buffer: expected a BufferDescriptor (got int 3)"),
-        (lambda: Tensor(descriptor, (4,), DataType.FLOAT32, colour=1),
-         "Tensor.colour: no such argument; takes Tensor("),
+        (
+            lambda: Tensor(descriptor, (4,), DataType.FLOAT32, colour=1),
+            "Tensor.colour: no such argument; takes Tensor(",
+        ),
         (lambda: TaskArgs(1), "TaskArgs: takes no positional arguments (got 1); takes TaskArgs()"),
         (lambda: CanonicalIdentity(1, 2, 3), "CanonicalIdentity.owner_instance_id: expected bytes (got int 1)"),
         (lambda: core.ChildRef(), "ChildRef.kind: missing; expected a ChildKind"),
         (lambda: TaskArgs()["x"], "TaskArgs.__getitem__.index: expected an int (got str 'x')"),
-        (lambda: core.DependencyTracker(1, 2, 3, 4),
-         "DependencyTracker: takes at most 3 positional arguments (got 4); "
-         "takes DependencyTracker(exact_strides: bool = True, work_cap: int = "),
-        (lambda: core.TaskArgsBatch.tiled(),
-         "TaskArgsBatch.tiled.operands: missing; "
-         "expected a sequence of (Tensor, TensorArgType, Sequence[int] | None) tuples"),
+        (
+            lambda: core.DependencyTracker(1, 2, 3, 4),
+            "DependencyTracker: takes at most 3 positional arguments (got 4); "
+            "takes DependencyTracker(exact_strides: bool = True, work_cap: int = ",
+        ),
+        (
+            lambda: core.TaskArgsBatch.tiled(),
+            "TaskArgsBatch.tiled.operands: missing; "
+            "expected a sequence of (Tensor, TensorArgType, Sequence[int] | None) tuples",
+        ),
         (lambda: core.ChildRef(kind=sub, index=0, kind2=1), "ChildRef.kind2: no such argument"),
         (lambda: core.ChildRef(sub, kind=sub), "ChildRef.kind: given twice (by position and by name)"),
     ]

@@ -41,7 +41,7 @@ def f32_bits(x: float) -> int:
 
 
 def sub_pids(w):
-    return set(w.child_pids()[w.num_chips:w.num_chips + w.num_sub_workers])
+    return set(w.child_pids()[w.num_chips : w.num_chips + w.num_sub_workers])
 
 
 def run_on_every_sub_worker(w, handle, marker):
@@ -50,8 +50,11 @@ def run_on_every_sub_worker(w, handle, marker):
     n = w.num_sub_workers
     out = w.alloc_shared_tensor((n, 2), DataType.INT64)
     out.array()[:] = -1
-    w.run(lambda o, _a, _c: o.submit_sub_group(
-        handle, [args((out.tensor((2,), byte_offset=16 * i), OUT), scalars=(marker,)) for i in range(n)]))
+    w.run(
+        lambda o, _a, _c: o.submit_sub_group(
+            handle, [args((out.tensor((2,), byte_offset=16 * i), OUT), scalars=(marker,)) for i in range(n)]
+        )
+    )
     return {(int(p), int(v)) for p, v in out.array()}
 
 
@@ -93,14 +96,20 @@ def test_chip_callables_registered_after_init_run_on_every_chip(closing, tmp_pat
         for chip in (0, 1):
             row = a.tensor((8,), byte_offset=32 * chip)
             o.submit_next_level(fill, args((row, OUT), scalars=(f32_bits(chip + 1.5),)), worker=chip)
-            o.submit_next_level(add, args((row, IN), (c.tensor((8,), byte_offset=32 * chip), OUT),
-                                          scalars=(f32_bits(10.0),)), worker=chip)
+            o.submit_next_level(
+                add,
+                args((row, IN), (c.tensor((8,), byte_offset=32 * chip), OUT), scalars=(f32_bits(10.0),)),
+                worker=chip,
+            )
 
     w.run(orch)
     assert np.array_equal(a.array(), [[1.5] * 8, [2.5] * 8])
     assert np.array_equal(c.array(), [[11.5] * 8, [12.5] * 8])
-    ran = {e.child.name() for e in w.trace_events()
-           if e.phase == TracePhase.RUN and e.kind == TaskKind.NEXT_LEVEL and e.callable == fill.id}
+    ran = {
+        e.child.name()
+        for e in w.trace_events()
+        if e.phase == TracePhase.RUN and e.kind == TaskKind.NEXT_LEVEL and e.callable == fill.id
+    }
     assert ran == {"chip 0", "chip 1"}
     assert w.callable_name(TaskKind.NEXT_LEVEL, fill.id) == "late.fill"
     w.write_trace(tmp_path / "run.json")
@@ -122,8 +131,7 @@ def test_a_failing_late_callable_is_named_in_the_run_error(closing):
     with pytest.raises(RuntimeError, match=r"(?s)callable 'boom'.*on sub-worker 0 failed.*KeyError: 'late boom'"):
         w.run(lambda o, _a, _c: o.submit_sub(fails_in_sub, args((ta.tensor(), OUT))))
     with pytest.raises(RuntimeError, match=r"(?s)callable 'test.fail'.*on chip 0 failed.*" + fail_cause()):
-        w.run(lambda o, _a, _c: o.submit_next_level(fails_on_chip, args((ta.tensor(), OUT), scalars=(0,)),
-                                                    worker=0))
+        w.run(lambda o, _a, _c: o.submit_next_level(fails_on_chip, args((ta.tensor(), OUT), scalars=(0,)), worker=0))
 
 
 def test_a_callable_pickle_cannot_carry_is_refused_before_anything_is_sent(sub_worker):
@@ -185,8 +193,11 @@ def test_a_sub_worker_that_dies_installing_is_named_and_lost_and_the_rest_goes_o
     add = w.register(ChipCallable("std.add_scalar"))  # the chip still takes late callables
     a = w.alloc_shared_tensor((4,), DataType.FLOAT32)
     c = w.alloc_shared_tensor((4,), DataType.FLOAT32)
-    w.run(lambda o, _a, _c: o.submit_next_level(add, args((a.tensor(), IN), (c.tensor(), OUT),
-                                                          scalars=(f32_bits(2.0),)), worker=0))
+    w.run(
+        lambda o, _a, _c: o.submit_next_level(
+            add, args((a.tensor(), IN), (c.tensor(), OUT), scalars=(f32_bits(2.0),)), worker=0
+        )
+    )
     assert np.array_equal(c.array(), [2.0] * 4)
     assert w.register(stamp_here).id == 1  # no sub-worker left to ask: the refused install took id 0
 
@@ -201,8 +212,11 @@ def test_a_function_defined_in_main_after_init_is_refused_with_the_way_out(sub_w
     made_in_main.__module__, made_in_main.__qualname__ = "__main__", "simpler_made_in_main"
     main.simpler_made_in_main = made_in_main
     try:
-        with pytest.raises(RuntimeError, match=r"sub-worker 0: AttributeError.*__main__ after init\(\).*"
-                                               r"'pkg\.module:fn'"):
+        with pytest.raises(
+            RuntimeError,
+            match=r"sub-worker 0: AttributeError.*__main__ after init\(\).*"
+            r"'pkg\.module:fn'",
+        ):
             w.register(made_in_main)
     finally:
         delattr(main, "simpler_made_in_main")
@@ -222,8 +236,11 @@ def test_a_chip_library_or_name_refused_in_the_parent_takes_nothing_and_the_chip
     assert add.id == 2  # after std.copy and std.sum_n: the refusals took no id
     a = w.alloc_shared_tensor((4,), DataType.FLOAT32)
     c = w.alloc_shared_tensor((4,), DataType.FLOAT32)
-    w.run(lambda o, _a, _c: o.submit_next_level(add, args((a.tensor(), IN), (c.tensor(), OUT),
-                                                          scalars=(f32_bits(1.0),)), worker=1))
+    w.run(
+        lambda o, _a, _c: o.submit_next_level(
+            add, args((a.tensor(), IN), (c.tensor(), OUT), scalars=(f32_bits(1.0),)), worker=1
+        )
+    )
     assert np.array_equal(c.array(), [1.0] * 4)
 
 
@@ -241,8 +258,14 @@ def test_a_chip_library_the_chips_refuse_fails_register_naming_each_chip(closing
     assert "built for chip ABI 1002" in text
     fill = w.register(ChipCallable.from_source(CHIP_SOURCES / "late_kernels.cpp", "late.fill"))
     a = w.alloc_shared_tensor((2, 4), DataType.FLOAT32)
-    w.run(lambda o, _a, _c: [o.submit_next_level(fill, args((a.tensor((4,), byte_offset=16 * i), OUT),
-                                                            scalars=(f32_bits(4.0),)), worker=i) for i in (0, 1)])
+    w.run(
+        lambda o, _a, _c: [
+            o.submit_next_level(
+                fill, args((a.tensor((4,), byte_offset=16 * i), OUT), scalars=(f32_bits(4.0),)), worker=i
+            )
+            for i in (0, 1)
+        ]
+    )
     assert np.array_equal(a.array(), [[4.0] * 4] * 2)
 
 
@@ -259,7 +282,7 @@ def test_register_from_inside_an_orchestration_function_is_ordered_with_the_task
     made = {}
 
     def orch(o, _a, _c):
-        o.submit_sub(first, args((x.tensor(), IN), (y.tensor(), OUT)))     # may still run while we register
+        o.submit_sub(first, args((x.tensor(), IN), (y.tensor(), OUT)))  # may still run while we register
         made["stamp"] = w.register(stamp_here)
         made["fill"] = w.register(ChipCallable.from_source(CHIP_SOURCES / "late_kernels.cpp", "late.fill"))
         o.submit_sub(made["stamp"], args((s.tensor(), OUT), scalars=(5,)))
@@ -338,7 +361,7 @@ def dir_tensor(w, tmp_path):
     t = w.alloc_shared_tensor((256,), DataType.UINT8)
     t.array()[:] = 0
     raw = str(tmp_path).encode()
-    t.array()[:len(raw)] = np.frombuffer(raw, np.uint8)
+    t.array()[: len(raw)] = np.frombuffer(raw, np.uint8)
     return t
 
 

@@ -47,6 +47,7 @@ def path_of(view) -> str:
 
 # -- sub-worker callables (forked at init; they read their paths from their arguments) --
 
+
 def held_double(a):
     """Marks itself started, waits for the gate file, then out = in * 2.
     args: [paths (UINT8: 'started\\0gate\\0'), in, out]."""
@@ -169,8 +170,7 @@ def test_release_waits_for_in_flight_chip_and_sub_tasks(closing, tmp_path, how):
     w.run(after)
     report = w.create_buffer(3 * 8)
     report.array((3,), I64)[...] = -1
-    w.run(lambda o, _a, _c: o.submit_sub(probe, args((late, IN), (report.tensor((3,), I64), OUT),
-                                                     scalars=(late_n,))))
+    w.run(lambda o, _a, _c: o.submit_sub(probe, args((late, IN), (report.tensor((3,), I64), OUT), scalars=(late_n,))))
     in_cache, refused_stale, kept = report.array((3,), I64)
     assert in_cache == 0, "the sub-worker's import cache still holds the freed buffer"
     assert refused_stale == 1, "a late descriptor of the freed buffer was not refused as stale"
@@ -195,14 +195,16 @@ def test_release_of_idle_buffer_is_immediate_while_another_task_runs(closing, tm
 
     # idle was named by a task that has finished: nothing unfinished names it now.
     open(tmp_path / "gate", "w").close()
-    w.run(lambda o, _a, _c: o.submit_sub(double, args((open_paths, IN), (idle.tensor((N,), F32), IN),
-                                                      (idle_out.tensor((N,), F32), OUT))))
+    w.run(
+        lambda o, _a, _c: o.submit_sub(
+            double, args((open_paths, IN), (idle.tensor((N,), F32), IN), (idle_out.tensor((N,), F32), OUT))
+        )
+    )
     os.remove(tmp_path / "gate")  # the next task waits again
     idle_path = shm_path(idle)
 
     def orch(o, _a, _c):
-        o.submit_sub(double, args((sub_paths, IN), (busy_in.tensor((N,), F32), IN),
-                                  (busy_out.tensor((N,), F32), OUT)))
+        o.submit_sub(double, args((sub_paths, IN), (busy_in.tensor((N,), F32), IN), (busy_out.tensor((N,), F32), OUT)))
         wait_for_file(str(tmp_path / "started"), "the held task")
         w.release_buffer(idle)
         seen["gone"] = not os.path.exists(idle_path)
@@ -344,7 +346,9 @@ def test_a_child_that_never_answers_a_forget_is_lost_at_the_task_timeout(closing
     with pytest.raises(RuntimeError) as info:
         w.run(lambda o, _a, _c: o.submit_sub(fn, args((x, IN), (out, OUT))))
     msg = str(info.value)
-    assert "not dispatched to sub-worker 0: the child is gone (TIMED_OUT: it did not answer a forget message " \
-           "(buffers released) within task_timeout (1 s); the child was killed)" in msg, msg
+    assert (
+        "not dispatched to sub-worker 0: the child is gone (TIMED_OUT: it did not answer a forget message "
+        "(buffers released) within task_timeout (1 s); the child was killed)" in msg
+    ), msg
     (status,) = w.child_status()
     assert status.startswith("sub-worker 0: lost") and "forget message" in status, status

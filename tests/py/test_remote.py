@@ -13,8 +13,9 @@ from remote_helpers import isolating, run_app, shm_objects
 from simpler import Worker, _core
 from simpler.cli import launch as launcher
 
-needs_mpi = pytest.mark.skipif(not _core.remote_available() or shutil.which("mpirun") is None,
-                               reason="built without MPI, or no mpirun")
+needs_mpi = pytest.mark.skipif(
+    not _core.remote_available() or shutil.which("mpirun") is None, reason="built without MPI, or no mpirun"
+)
 
 
 @pytest.fixture
@@ -76,8 +77,10 @@ def test_a_stopped_remote_rank_is_lost_killed_with_the_job_and_the_launcher_retu
     no_leaks.append(r)
     assert r.result["ok"] == "ok", r.stdout + r.stderr
     assert "simpler launch: rank 2 (L4/L3[1]) was lost: no heartbeat for" in r.stderr
-    assert (f"simpler launch: mpirun had not exited {launcher.FINISH_GRACE_S:g} s after rank 0 closed its Workers: "
-            "the job was ended (every rank still running was killed)") in r.stderr, r.stderr
+    assert (
+        f"simpler launch: mpirun had not exited {launcher.FINISH_GRACE_S:g} s after rank 0 closed its Workers: "
+        "the job was ended (every rank still running was killed)"
+    ) in r.stderr, r.stderr
     assert r.rc == launcher.LOST_RANK_STATUS
 
 
@@ -175,8 +178,9 @@ def test_the_launcher_builds_an_isolated_loopback_job_with_recovery(monkeypatch)
     assert "btl_tcp_if_include lo" in text and "oob_tcp_if_include lo" in text
     assert "--mca btl self,tcp" in text and "--mca pml ob1" in text
     assert "orte_enable_recovery 1" in text or "--enable-recovery" in cmd
-    assert text.endswith("-n 1 py app.py x : -n 2 " + shutil.which("unshare") + " -m -- sh -c "
-                         + launcher._ISOLATE + " sh py app.py x")
+    assert text.endswith(
+        "-n 1 py app.py x : -n 2 " + shutil.which("unshare") + " -m -- sh -c " + launcher._ISOLATE + " sh py app.py x"
+    )
     plain = launcher.command(2, ["app.py"], mpirun_args=["--hostfile", "hosts"], python="py")
     assert "unshare" not in " ".join(plain) and "btl_tcp_if_include" not in plain
     assert plain[-3:] == ["-n", "2", "py"] or plain[-4:] == ["-n", "2", "py", "app.py"]

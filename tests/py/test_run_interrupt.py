@@ -105,8 +105,11 @@ def test_close_before_the_wait_makes_run_raise_too(tmp_path):
         while not w._state.core.closed:
             time.sleep(0.001)
 
-    with pytest.raises(RuntimeError, match=r"closed while the run waited; these had not finished and never will: "
-                                           r"sub task 1 of run 0 \(callable '_hang', member 0\) on sub-worker 0"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"closed while the run waited; these had not finished and never will: "
+        r"sub task 1 of run 0 \(callable '_hang', member 0\) on sub-worker 0",
+    ):
         w.run(orch)
     close_and_check(w)
 
@@ -186,8 +189,13 @@ _INTERRUPTED = textwrap.dedent("""
 def test_ctrl_c_ends_a_waiting_run_and_the_worker_goes_on(tmp_path):
     # A process group of its own, signalled as a whole, as a terminal's Ctrl-C
     # does: the children get the SIGINT too.
-    proc = subprocess.Popen([sys.executable, "-c", _INTERRUPTED, str(tmp_path)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _INTERRUPTED, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         _wait_for_file(str(tmp_path / "started"))
         _wait_for_file(str(tmp_path / "submitted"))
@@ -201,9 +209,11 @@ def test_ctrl_c_ends_a_waiting_run_and_the_worker_goes_on(tmp_path):
     assert proc.returncode == 0, f"exit {proc.returncode}\n{out}\n{err}"
     lines = out.splitlines()
     assert lines[0].startswith("interrupted at"), out
-    assert ("note: Worker.run interrupted: 1 task(s) not yet dispatched were cancelled; still running on their "
-            "children, and waited for by the next run(): sub task 1 of run 0 (callable 'held', member 0) on "
-            "sub-worker ") in lines[1], out
+    assert (
+        "note: Worker.run interrupted: 1 task(s) not yet dispatched were cancelled; still running on their "
+        "children, and waited for by the next run(): sub task 1 of run 0 (callable 'held', member 0) on "
+        "sub-worker "
+    ) in lines[1], out
     assert lines[2] == "x 1 y 0 z 5", out  # held finished, follower never ran, the next run ran
     assert lines[3] == "follower ran: False", out
     assert lines[4] == "children left: []", out
@@ -224,6 +234,7 @@ def test_ctrl_c_inside_the_orchestration_function_cancels_without_waiting(tmp_pa
         w.run(orch)
     assert err.value.__notes__ == [
         "Worker.run interrupted: 1 task(s) not yet dispatched were cancelled; still running on their children, and "
-        "waited for by the next run(): sub task 1 of run 0 (callable '_hang', member 0) on sub-worker 0"]
+        "waited for by the next run(): sub task 1 of run 0 (callable '_hang', member 0) on sub-worker 0"
+    ]
     w.close()
     assert not wait_gone(pids), "a child outlived close()"

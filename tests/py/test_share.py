@@ -58,8 +58,12 @@ def worker():
 
 
 def _register(w):
-    return (w.register(ChipCallable("std.copy")), w.register(_fill_sevens), w.register(_total),
-            w.register(_wait_for_file))
+    return (
+        w.register(ChipCallable("std.copy")),
+        w.register(_fill_sevens),
+        w.register(_total),
+        w.register(_wait_for_file),
+    )
 
 
 def test_share_memory_tensor_before_init_is_fork_shm_written_in_place_by_chip_and_sub_worker(worker):
@@ -79,8 +83,9 @@ def test_share_memory_tensor_before_init_is_fork_shm_written_in_place_by_chip_an
 
     def orch(o, _a, _c):
         o.submit_sub(fill, args((b.tensor((N,)), OUT), (addr.tensor(), OUT)))
-        o.submit_next_level(copy, args((s.tensor(), IN), (b.tensor((N,), byte_offset=4 * N), OUT)),
-                            CallConfig(zero_copy=True), worker=0)
+        o.submit_next_level(
+            copy, args((s.tensor(), IN), (b.tensor((N,), byte_offset=4 * N), OUT)), CallConfig(zero_copy=True), worker=0
+        )
 
     worker.run(orch)
     assert t.data_ptr() == pointer
@@ -115,10 +120,13 @@ def test_numpy_over_shared_memory_is_fork_shm_before_init_and_posix_shm_after(wo
         assert out.array()[0] == sum(range(N))
         assert np.array_equal(c, a)  # the chip's write is in the user's array
 
-        worker.run(lambda o, _a, _c: o.submit_sub(
-            total, args((bc.tensor((N // 2,), byte_offset=4 * N // 2), IN), (order.tensor(), IN),
-                        (out.tensor(), OUT))))
-        assert out.array()[0] == float(c[N // 2:].sum())
+        worker.run(
+            lambda o, _a, _c: o.submit_sub(
+                total,
+                args((bc.tensor((N // 2,), byte_offset=4 * N // 2), IN), (order.tensor(), IN), (out.tensor(), OUT)),
+            )
+        )
+        assert out.array()[0] == float(c[N // 2 :].sum())
         worker.release_buffer(bc, wait=True)
         worker.release_buffer(ba, wait=True)
         a = c = ba = bc = None  # the arrays export shm.buf: let go of every holder
@@ -149,8 +157,12 @@ def test_a_plain_array_before_init_is_fork_cow_filled_by_its_owner_and_read_by_c
         args((b.tensor((N,)), OUT))
 
     def orch(o, _a, _c):
-        o.submit_next_level(copy, args((b.tensor((N,), byte_offset=4096 + 12), IN), (out.tensor(), OUT)),
-                            CallConfig(zero_copy=True), worker=0)
+        o.submit_next_level(
+            copy,
+            args((b.tensor((N,), byte_offset=4096 + 12), IN), (out.tensor(), OUT)),
+            CallConfig(zero_copy=True),
+            worker=0,
+        )
         o.submit_sub(total, args((b.tensor(), IN), (out.tensor(), IN), (total_out.tensor(), OUT)))
         o.submit_sub(total, args((s.tensor(), IN), (out.tensor(), IN), (total_s.tensor(), OUT)))
 
@@ -183,8 +195,10 @@ def test_fork_cow_bytes_the_host_writes_after_init_refuse_the_next_task_instead_
             if sub:
                 o.submit_sub(total, args((b.tensor((8,), F32), IN), (out.tensor(), IN), (sums.tensor(), OUT)))
             else:
-                o.submit_next_level(copy, args((b.tensor((8,), F32), IN), (out.tensor((8,)), OUT)),
-                                    CallConfig(zero_copy=True), worker=0)
+                o.submit_next_level(
+                    copy, args((b.tensor((8,), F32), IN), (out.tensor((8,)), OUT)), CallConfig(zero_copy=True), worker=0
+                )
+
         return orch
 
     for b in shared.values():  # unchanged since init(): both kinds of child read them

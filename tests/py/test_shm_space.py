@@ -65,11 +65,10 @@ def test_in_a_small_dev_shm_the_pages_are_reserved_at_create_and_an_overflow_is_
     unshare = shutil.which("unshare")
     if os.geteuid() != 0 or unshare is None:
         pytest.skip("needs root and unshare(1) to mount a small tmpfs on /dev/shm")
-    probe = subprocess.run([unshare, "-m", "sh", "-c", "mount -t tmpfs -o size=4m tmpfs /dev/shm"],
-                           capture_output=True)
+    probe = subprocess.run([unshare, "-m", "sh", "-c", "mount -t tmpfs -o size=4m tmpfs /dev/shm"], capture_output=True)
     if probe.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs in a new mount namespace: {probe.stderr!r}")
-    script = f"mount -t tmpfs -o size=4m tmpfs /dev/shm && exec {sys.executable} -c \"$0\""
+    script = f'mount -t tmpfs -o size=4m tmpfs /dev/shm && exec {sys.executable} -c "$0"'
     r = subprocess.run([unshare, "-m", "sh", "-c", script, SMALL_SHM], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()

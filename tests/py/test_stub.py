@@ -40,26 +40,28 @@ def test_stub_matches_the_built_module(tmp_path):
 
 
 def test_compact_joins_only_short_docstrings_after_a_header():
-    text = "\n".join([
-        "class A:",
-        '    """',
-        "    Short.",
-        '    """',
-        "    def f(self) -> None:",
-        '        """',
-        "        " + "x" * 120,
-        '        """',
-        "    def g(self) -> None:",
-        '        """',
-        "        Two",
-        "        lines.",
-        '        """',
-        "    def h(self) -> None:",
-        '        """',
-        "        Short too.",
-        '        """',
-        "",
-    ])
+    text = "\n".join(
+        [
+            "class A:",
+            '    """',
+            "    Short.",
+            '    """',
+            "    def f(self) -> None:",
+            '        """',
+            "        " + "x" * 120,
+            '        """',
+            "    def g(self) -> None:",
+            '        """',
+            "        Two",
+            "        lines.",
+            '        """',
+            "    def h(self) -> None:",
+            '        """',
+            "        Short too.",
+            '        """',
+            "",
+        ]
+    )
     assert _script("compact_stub").compact(text).split("\n") == [
         "class A:",
         '    """Short."""',
@@ -80,30 +82,32 @@ def test_compact_joins_only_short_docstrings_after_a_header():
 
 def test_drop_keeps_only_the_real_forms():
     mark = "*args, _simpler_refused_arguments: int = 0, **kwargs) -> object: ..."
-    text = "\n".join([
-        "from typing import overload",
-        "",
-        "@overload",
-        "def f(x: int) -> int: ...",
-        "",
-        "@overload",
-        "def f(" + mark,
-        "",
-        "class A:",
-        "    @overload",
-        "    def g(self, i: int) -> int: ...",
-        "    @overload",
-        "    def g(self, s: slice) -> list: ...",
-        "    @overload",
-        "    def g(self, " + mark,
-        "    @overload",
-        "    @staticmethod",
-        "    def h(x: int) -> None: ...",
-        "    @overload",
-        "    @staticmethod",
-        "    def h(" + mark,
-        "",
-    ])
+    text = "\n".join(
+        [
+            "from typing import overload",
+            "",
+            "@overload",
+            "def f(x: int) -> int: ...",
+            "",
+            "@overload",
+            "def f(" + mark,
+            "",
+            "class A:",
+            "    @overload",
+            "    def g(self, i: int) -> int: ...",
+            "    @overload",
+            "    def g(self, s: slice) -> list: ...",
+            "    @overload",
+            "    def g(self, " + mark,
+            "    @overload",
+            "    @staticmethod",
+            "    def h(x: int) -> None: ...",
+            "    @overload",
+            "    @staticmethod",
+            "    def h(" + mark,
+            "",
+        ]
+    )
     assert _script("drop_refusal_overloads").drop(text).split("\n") == [
         "from typing import overload",
         "",

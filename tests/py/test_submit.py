@@ -140,8 +140,11 @@ def test_a_chip_task_of_the_second_run_reads_what_a_sub_task_of_the_first_writes
         o.submit_sub(s.held_write, args((gate, TensorArgType.INPUT), (x, TensorArgType.OUTPUT_EXISTING)))
 
     def second(o, _a, _c):
-        o.submit_next_level(s.vadd, args((x, TensorArgType.INPUT), (x, TensorArgType.INPUT),
-                                         (y, TensorArgType.OUTPUT_EXISTING)), worker=0)
+        o.submit_next_level(
+            s.vadd,
+            args((x, TensorArgType.INPUT), (x, TensorArgType.INPUT), (y, TensorArgType.OUTPUT_EXISTING)),
+            worker=0,
+        )
         o.submit_sub(s.touch, args((gate, TensorArgType.INPUT)))
 
     futures = [s.w.submit(first), s.w.submit(second)]
@@ -186,8 +189,10 @@ def test_each_future_carries_its_own_runs_failure(setup):
     assert isinstance(e0, RuntimeError) and isinstance(e1, RuntimeError)
     assert "sub task 1 of run 0 (callable '_held_raise', member 0)" in str(e0)
     assert "boom in run 0" in str(e0)
-    assert "sub task 2 of run 1 (callable '_plus_one', member 0) was not run: it needs what sub task 1 of run 0 " \
-           "(callable '_held_raise', member 0) on sub-worker" in str(e1)
+    assert (
+        "sub task 2 of run 1 (callable '_plus_one', member 0) was not run: it needs what sub task 1 of run 0 "
+        "(callable '_held_raise', member 0) on sub-worker" in str(e1)
+    )
     assert "boom in run 0" in str(e1) and "(in another run)" in str(e1)
     assert list(view_array(y)) == [0] * 4
     s.w.run(lambda o, _a, _c: None)  # the Worker goes on
@@ -211,8 +216,11 @@ def test_an_orchestration_function_that_raises_fails_its_future_after_its_tasks(
 def test_wait_is_false_while_the_run_goes_on_then_true(setup):
     s = setup()
     gate, x = s.path("gate"), s.ints()
-    f = s.w.submit(lambda o, _a, _c: o.submit_sub(
-        s.held_write, args((gate, TensorArgType.INPUT), (x, TensorArgType.OUTPUT_EXISTING))))
+    f = s.w.submit(
+        lambda o, _a, _c: o.submit_sub(
+            s.held_write, args((gate, TensorArgType.INPUT), (x, TensorArgType.OUTPUT_EXISTING))
+        )
+    )
     assert f.wait(0.05) is False
     assert not f.done() and f.running()
     open(str(s.tmp / "gate"), "w").close()
@@ -230,12 +238,20 @@ def test_fifty_runs_in_flight_at_once(setup):
     gate = s.path("gate")
     buf = s.w.create_buffer(n * 4)
     slot = [buf.tensor((1,), DataType.INT32, byte_offset=4 * i) for i in range(n)]
-    first = s.w.submit(lambda o, _a, _c: o.submit_sub(
-        s.held_write, args((gate, TensorArgType.INPUT), (slot[0], TensorArgType.OUTPUT_EXISTING))))
+    first = s.w.submit(
+        lambda o, _a, _c: o.submit_sub(
+            s.held_write, args((gate, TensorArgType.INPUT), (slot[0], TensorArgType.OUTPUT_EXISTING))
+        )
+    )
     futures = [first]
     for i in range(1, n):
-        futures.append(s.w.submit(lambda o, _a, _c, i=i: o.submit_sub(
-            s.fill_index, args((slot[i], TensorArgType.OUTPUT_EXISTING), scalars=(i,)))))
+        futures.append(
+            s.w.submit(
+                lambda o, _a, _c, i=i: o.submit_sub(
+                    s.fill_index, args((slot[i], TensorArgType.OUTPUT_EXISTING), scalars=(i,))
+                )
+            )
+        )
     # the last run opens the first one's gate: every run is in flight until then
     futures.append(s.w.submit(lambda o, _a, _c: o.submit_sub(s.touch, args((gate, TensorArgType.INPUT)))))
     done, not_done = concurrent.futures.wait(futures, _BOUND_S)
@@ -248,8 +264,9 @@ def test_run_after_submits_is_built_after_them(setup):
     s = setup()
     x, y = s.ints(), s.ints()
     s.w.submit(lambda o, _a, _c: o.submit_sub(s.fill_index, args((x, TensorArgType.OUTPUT_EXISTING), scalars=(4,))))
-    s.w.run(lambda o, _a, _c: o.submit_sub(s.plus_one, args((x, TensorArgType.INPUT),
-                                                            (y, TensorArgType.OUTPUT_EXISTING))))
+    s.w.run(
+        lambda o, _a, _c: o.submit_sub(s.plus_one, args((x, TensorArgType.INPUT), (y, TensorArgType.OUTPUT_EXISTING)))
+    )
     assert list(view_array(y)) == [5] * 4
 
 
@@ -292,8 +309,9 @@ def test_cancel_stops_only_a_run_not_yet_started(setup):
         assert release.wait(_BOUND_S)
 
     f1 = s.w.submit(blocking)
-    f2 = s.w.submit(lambda o, _a, _c: ran.append(o.submit_sub(
-        s.fill_index, args((x, TensorArgType.OUTPUT_EXISTING), scalars=(1,)))))
+    f2 = s.w.submit(
+        lambda o, _a, _c: ran.append(o.submit_sub(s.fill_index, args((x, TensorArgType.OUTPUT_EXISTING), scalars=(1,))))
+    )
     assert entered.wait(_BOUND_S)
     assert not f1.cancel() and f1.running()  # started: runs to its end
     assert f2.cancel() and f2.cancelled()
@@ -321,8 +339,11 @@ def test_close_ends_every_run_in_flight_with_an_error(setup):
     _wait_file(str(s.tmp / "started"))
     assert entered.wait(_BOUND_S)
     s.w.close()
-    with pytest.raises(RuntimeError, match=r"the Worker was closed while the run waited; these had not finished "
-                                           r"and never will: sub task 1 of run 0 \(callable '_hang', member 0\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"the Worker was closed while the run waited; these had not finished "
+        r"and never will: sub task 1 of run 0 \(callable '_hang', member 0\)",
+    ):
         hung.result(_BOUND_S)
     with pytest.raises(RuntimeError, match="the Worker was closed before the run started"):
         queued.result(_BOUND_S)
@@ -360,8 +381,11 @@ def test_submit_refuses_misuse(setup):
     f1 = s.w.submit(waits_for_a_later_run)
     later.append(s.w.submit(lambda o, _a, _c: None))
     ready.set()
-    with pytest.raises(RuntimeError, match=r"RunFuture.result: called from an orchestration function for a run "
-                                           r"not built yet \(this run or a later one\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"RunFuture.result: called from an orchestration function for a run "
+        r"not built yet \(this run or a later one\)",
+    ):
         f1.result(_BOUND_S)
     later[0].result(_BOUND_S)
     unstarted = Worker(num_sub_workers=1)
@@ -390,13 +414,20 @@ def test_a_level_4_worker_submits_and_its_child_refuses(tmp_path):
         y = w4.create_buffer(16).tensor((4,), DataType.FLOAT32)
         view_array(x)[...] = 3
         view_array(y)[...] = 0
-        f = w4.submit(lambda o, _a, _c: o.submit_next_level(
-            fwd, args((x, TensorArgType.INPUT), (x, TensorArgType.INPUT), (y, TensorArgType.OUTPUT_EXISTING)),
-            worker=0))
+        f = w4.submit(
+            lambda o, _a, _c: o.submit_next_level(
+                fwd,
+                args((x, TensorArgType.INPUT), (x, TensorArgType.INPUT), (y, TensorArgType.OUTPUT_EXISTING)),
+                worker=0,
+            )
+        )
         f.result(_BOUND_S)
         assert list(view_array(y)) == [6.0] * 4
-        with pytest.raises(RuntimeError, match=r"Worker.submit: this Worker is L3, a child of another "
-                                               r"Worker; its runs are its parent's tasks"):
+        with pytest.raises(
+            RuntimeError,
+            match=r"Worker.submit: this Worker is L3, a child of another "
+            r"Worker; its runs are its parent's tasks",
+        ):
             child.submit(lambda o, _a, _c: None)
     finally:
         pids = w4.child_pids()
@@ -407,8 +438,11 @@ def test_a_level_4_worker_submits_and_its_child_refuses(tmp_path):
 def test_a_done_callback_may_not_wait_for_a_run_still_in_flight(setup):
     s = setup()
     gate, x = s.path("gate"), s.ints()
-    held = s.w.submit(lambda o, _a, _c: o.submit_sub(
-        s.held_write, args((gate, TensorArgType.INPUT), (x, TensorArgType.OUTPUT_EXISTING))))
+    held = s.w.submit(
+        lambda o, _a, _c: o.submit_sub(
+            s.held_write, args((gate, TensorArgType.INPUT), (x, TensorArgType.OUTPUT_EXISTING))
+        )
+    )
     go = threading.Event()
     quick = s.w.submit(lambda o, _a, _c: go.wait(_BOUND_S))
     seen = []
@@ -425,5 +459,6 @@ def test_a_done_callback_may_not_wait_for_a_run_still_in_flight(setup):
     assert held.running()
     open(str(s.tmp / "gate"), "w").close()
     held.result(_BOUND_S)
-    assert len(seen) == 1 and seen[0].startswith("RunFuture.result: called from a done-callback for a run that has "
-                                                 "not finished"), seen
+    assert len(seen) == 1 and seen[0].startswith(
+        "RunFuture.result: called from a done-callback for a run that has not finished"
+    ), seen

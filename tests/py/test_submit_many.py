@@ -95,7 +95,7 @@ def _edges_of(how, form, release, closing):
     buf, name = w.create_buffer(256), w.create_buffer(256)
     path = np.frombuffer(str(release).encode(), np.uint8)
     view_array(name.tensor((256,), DataType.UINT8))[...] = 0
-    view_array(name.tensor((256,), DataType.UINT8))[:len(path)] = path
+    view_array(name.tensor((256,), DataType.UINT8))[: len(path)] = path
     tasks = _chain_batch(buf, 12)
 
     def orch(o, _a, _c):
@@ -168,8 +168,11 @@ def test_a_refusal_names_the_index_and_submits_none_of_the_batch(closing):
     seen = {}
 
     def orch(o, _a, _c):
-        with pytest.raises(ValueError, match=r"submit_many: task 2 of the batch refused \(none of its 4 tasks was "
-                                             r"submitted\): submit of task 3 refused: .*worker=5"):
+        with pytest.raises(
+            ValueError,
+            match=r"submit_many: task 2 of the batch refused \(none of its 4 tasks was "
+            r"submitted\): submit of task 3 refused: .*worker=5",
+        ):
             o.submit_many(vadd, [good, good, good, good], workers=[0, 0, 5, 0])
         seen["after_worker"] = len(o.submitted)
         with pytest.raises(TypeError, match=r"args_list\[1\]"):
@@ -179,8 +182,9 @@ def test_a_refusal_names_the_index_and_submits_none_of_the_batch(closing):
         with pytest.raises(ValueError, match="worker=-1"):
             o.submit_many(vadd, [good], workers=-1)
         seen["end"] = len(o.submitted)
-        overlap = args((a.tensor((4,), F32), OUT), (a.tensor((2,), F32, byte_offset=4), INOUT),
-                       (c.tensor((4,), F32), OUT))
+        overlap = args(
+            (a.tensor((4,), F32), OUT), (a.tensor((2,), F32, byte_offset=4), INOUT), (c.tensor((4,), F32), OUT)
+        )
         with pytest.raises(ValueError, match=r"task 1 of the batch refused .*task 2 refused"):
             o.submit_many(vadd, [good, overlap])
         seen["overlap"] = len(o.submitted)
@@ -227,8 +231,10 @@ def test_an_empty_batch_submits_nothing_and_a_batch_works_inside_submit_runs(clo
     x, y = w.create_buffer(n * 4), w.create_buffer(n * 4)
     view_array(x.tensor((n,), F32))[...] = 7
     batch = TaskArgsBatch.tiled([(x.tensor((n,), F32), IN, (8,)), (y.tensor((n,), F32), OUT, (8,))])
-    futures = [w.submit(lambda o, _a, _c: o.submit_sub_many(h, batch)),
-               w.submit(lambda o, _a, _c: o.submit_sub_many(h, []))]
+    futures = [
+        w.submit(lambda o, _a, _c: o.submit_sub_many(h, batch)),
+        w.submit(lambda o, _a, _c: o.submit_sub_many(h, [])),
+    ]
     for f in futures:
         f.result(timeout=60)
     np.testing.assert_array_equal(view_array(y.tensor((n,), F32)), np.full(n, 8, np.float32))

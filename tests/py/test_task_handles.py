@@ -45,7 +45,7 @@ def test_a_batch_is_the_handles_the_engine_gave_its_tasks(closing):
     seen, submits = _run_batches(closing)
     assert len(submits) == 2 * (F32_TILES + 2)
     for r, (batch, submitted, live, (first, last)) in enumerate(seen):
-        run_submits = submits[r * (F32_TILES + 2):(r + 1) * (F32_TILES + 2)]
+        run_submits = submits[r * (F32_TILES + 2) : (r + 1) * (F32_TILES + 2)]
         assert isinstance(batch, TaskHandles) and isinstance(batch, Sequence)
         assert len(batch) == F32_TILES
         assert list(batch) == run_submits[1:-1]  # exactly the engine's handles, in submit order
@@ -65,8 +65,17 @@ def test_indexing_slicing_and_iteration(closing):
     n = len(handles)
     for i in range(-n, n):
         assert batch[i] == handles[i]
-    for s in (slice(None), slice(2, 5), slice(None, None, 2), slice(None, None, -1), slice(5, 1, -2),
-              slice(-3, None), slice(4, 2), slice(100, 200), slice(-100, 3)):
+    for s in (
+        slice(None),
+        slice(2, 5),
+        slice(None, None, 2),
+        slice(None, None, -1),
+        slice(5, 1, -2),
+        slice(-3, None),
+        slice(4, 2),
+        slice(100, 200),
+        slice(-100, 3),
+    ):
         part = batch[s]
         assert isinstance(part, TaskHandles)
         assert list(part) == handles[s], s
@@ -87,8 +96,9 @@ def test_indexing_slicing_and_iteration(closing):
         batch.index(handles[4], 5)
     with pytest.raises(TypeError):
         hash(batch)
-    assert repr(batch) == (f"TaskHandles({n} tasks: task {handles[0].id}, ..., task {handles[-1].id} "
-                           f"of run {handles[0].run})")
+    assert repr(batch) == (
+        f"TaskHandles({n} tasks: task {handles[0].id}, ..., task {handles[-1].id} of run {handles[0].run})"
+    )
     assert repr(batch[:0]) == "TaskHandles(0 tasks)" and list(batch[:0]) == []
 
 

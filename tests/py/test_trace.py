@@ -112,8 +112,11 @@ def test_disjoint_tiles_of_one_buffer_on_two_chips_overlap_in_the_trace(tmp_path
         def orch(o, _a, _c):
             for chip, col in ((0, 0), (1, 8)):
                 tile = x.tensor((m, 4), DataType.INT32, (n, 1), col * 4)
-                o.submit_next_level(rdv, args((where, TensorArgType.INPUT), (tile, TensorArgType.OUTPUT_EXISTING),
-                                              scalars=(chip, 10_000)), worker=chip)
+                o.submit_next_level(
+                    rdv,
+                    args((where, TensorArgType.INPUT), (tile, TensorArgType.OUTPUT_EXISTING), scalars=(chip, 10_000)),
+                    worker=chip,
+                )
 
         w.run(orch)
         want = np.zeros((m, n), np.int32)
@@ -165,8 +168,11 @@ def test_a_failed_task_is_a_failed_slice_with_its_error(tmp_path):
         w.init()
         buf = w.create_buffer(64)
         with pytest.raises(RuntimeError, match="boom"):
-            w.run(lambda o, a, c: o.submit_sub(h, args((buf.tensor((16,), DataType.FLOAT32),
-                                                        TensorArgType.OUTPUT_EXISTING))))
+            w.run(
+                lambda o, a, c: o.submit_sub(
+                    h, args((buf.tensor((16,), DataType.FLOAT32), TensorArgType.OUTPUT_EXISTING))
+                )
+            )
         trace = chrome_trace(w.trace_events(), {(h.kind, h.id): h.name})
     (x,) = [e for e in trace["traceEvents"] if e["ph"] == "X"]
     assert x["args"]["ok"] is False and "KeyError" in x["args"]["error"]
@@ -175,13 +181,26 @@ def test_a_failed_task_is_a_failed_slice_with_its_error(tmp_path):
 
 def test_chip_lanes_come_first_and_chip_callables_are_named_by_kind_and_id():
     def ev(phase, task, child, kind, callable_id, start, end):
-        return SimpleNamespace(phase=phase, task=TaskHandle(task, 0), member=0, child=child, kind=kind,
-                               callable=callable_id, start_ns=start, end_ns=end, ok=True, error="", members=1)
+        return SimpleNamespace(
+            phase=phase,
+            task=TaskHandle(task, 0),
+            member=0,
+            child=child,
+            kind=kind,
+            callable=callable_id,
+            start_ns=start,
+            end_ns=end,
+            ok=True,
+            error="",
+            members=1,
+        )
 
     chip1, sub0 = ChildRef(ChildKind.CHIP, 1), ChildRef(ChildKind.SUB_WORKER, 0)
-    events = [ev(TracePhase.SUBMIT, 1, chip1, TaskKind.NEXT_LEVEL, 0, 1000, 1000),
-              ev(TracePhase.RUN, 1, chip1, TaskKind.NEXT_LEVEL, 0, 2000, 5000),
-              ev(TracePhase.RUN, 2, sub0, TaskKind.SUB, 0, 3000, 4000)]
+    events = [
+        ev(TracePhase.SUBMIT, 1, chip1, TaskKind.NEXT_LEVEL, 0, 1000, 1000),
+        ev(TracePhase.RUN, 1, chip1, TaskKind.NEXT_LEVEL, 0, 2000, 5000),
+        ev(TracePhase.RUN, 2, sub0, TaskKind.SUB, 0, 3000, 4000),
+    ]
     names = {(TaskKind.NEXT_LEVEL, 0): "matmul", (TaskKind.SUB, 0): "post"}
     trace = chrome_trace(events, names, num_chips=2, num_sub_workers=1, pid=7)
     threads = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"}

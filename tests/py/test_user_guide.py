@@ -9,8 +9,18 @@ import simpler
 GUIDE = (Path(__file__).resolve().parents[2] / "docs" / "user-guide.md").read_text()
 
 # The classes a user holds, whose public members the guide must name (as `.member`).
-HELD = [simpler.Worker, simpler.Orchestrator, simpler.Buffer, simpler.SharedTensor, simpler.DeviceBuffer,
-        simpler.Domain, simpler.GlobalDomain, simpler.WindowBuffer, simpler.MappedArgs, simpler.Progress]
+HELD = [
+    simpler.Worker,
+    simpler.Orchestrator,
+    simpler.Buffer,
+    simpler.SharedTensor,
+    simpler.DeviceBuffer,
+    simpler.Domain,
+    simpler.GlobalDomain,
+    simpler.WindowBuffer,
+    simpler.MappedArgs,
+    simpler.Progress,
+]
 
 
 def named(word: str) -> bool:
@@ -25,6 +35,10 @@ def test_every_exported_name_is_in_the_guide():
 
 
 def test_every_public_member_of_a_held_class_is_in_the_guide():
-    missing = [f"{cls.__name__}.{m}" for cls in HELD for m in dir(cls)
-               if not m.startswith("_") and not named(f".{m}") and not named(f"{cls.__name__}.{m}")]
+    missing = [
+        f"{cls.__name__}.{m}"
+        for cls in HELD
+        for m in dir(cls)
+        if not m.startswith("_") and not named(f".{m}") and not named(f"{cls.__name__}.{m}")
+    ]
     assert not missing, f"docs/user-guide.md does not name {missing}"

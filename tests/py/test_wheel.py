@@ -56,10 +56,12 @@ def _run(cmd, *, cwd, env, timeout=600, masked=True):
     if masked and why_not_maskable() is None:
         work = Path(tempfile.mkdtemp(prefix="mask-", dir=cwd))
         cmd = mask_mpi(list(map(str, cmd)), work)
-    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-                            stdin=subprocess.DEVNULL)
-    assert result.returncode == 0, (f"{cmd} failed ({result.returncode}):\n"
-                                    f"{result.stdout[-6000:]}\n{result.stderr[-6000:]}")
+    result = subprocess.run(
+        cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
+    assert result.returncode == 0, (
+        f"{cmd} failed ({result.returncode}):\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
+    )
     return result
 
 
@@ -101,18 +103,28 @@ def installed(request):
     try:
         env = _build_env(work)
         dist = work / "dist"
-        out = _run([sys.executable, str(BUILD_WHEEL), "--out", str(dist), "--build-dir", str(ROOT / "build" / "wheel")],
-                   cwd=work, env=env, timeout=BUILD_TIMEOUT, masked=False)
+        out = _run(
+            [sys.executable, str(BUILD_WHEEL), "--out", str(dist), "--build-dir", str(ROOT / "build" / "wheel")],
+            cwd=work,
+            env=env,
+            timeout=BUILD_TIMEOUT,
+            masked=False,
+        )
         wheel = Path(out.stdout.strip().splitlines()[-1])
         assert wheel.parent == dist and wheel.name.startswith("simpler_runtime-"), wheel
         venv = work / "venv"
         _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=work, env=env, masked=False)
         py = venv / "bin" / "python"
-        purelib = _run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                       cwd=work, env=env).stdout.strip()
+        purelib = _run(
+            [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=work, env=env
+        ).stdout.strip()
         Path(purelib, "dependencies_only.pth").write_text(f"{_dependencies_dir(work)}\n")
-        _run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index", str(wheel)],
-             cwd=work, env=env, masked=False)
+        _run(
+            [sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index", str(wheel)],
+            cwd=work,
+            env=env,
+            masked=False,
+        )
         yield work, wheel, venv, py, env
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -122,8 +134,14 @@ def test_the_wheel_ships_headers_static_libraries_and_the_cmake_package(installe
     _work, wheel, _venv, _py, _env = installed
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
-        for header in ("chip/library_abi.h", "chip/kernel_api.h", "chip/orchestration_api.h",
-                       "task_interface/tensor.h", "engine/worker.h", "backing/fork_owner.h"):
+        for header in (
+            "chip/library_abi.h",
+            "chip/kernel_api.h",
+            "chip/orchestration_api.h",
+            "task_interface/tensor.h",
+            "engine/worker.h",
+            "backing/fork_owner.h",
+        ):
             assert f"simpler/include/simpler/{header}" in names, header
         for module in ("task_interface", "ipc", "view", "backing", "chip", "deps", "engine", "remote"):
             archive = f"simpler/lib/libsimpler_{module}.a"
@@ -169,14 +187,37 @@ def test_a_cpp_host_program_builds_with_find_package_and_runs_a_worker_with_a_ch
     shutil.copytree(EXAMPLE, project)
     cmake = _tool("cmake")
     generator = ["-G", "Ninja"] if shutil.which("ninja", path=env["PATH"]) else []
-    _run([cmake, "-S", str(project), "-B", str(project / "build"), *generator, "-DCMAKE_BUILD_TYPE=Release",
-          f"-Dsimpler_DIR={cmakedir}"], cwd=work, env=env)
+    _run(
+        [
+            cmake,
+            "-S",
+            str(project),
+            "-B",
+            str(project / "build"),
+            *generator,
+            "-DCMAKE_BUILD_TYPE=Release",
+            f"-Dsimpler_DIR={cmakedir}",
+        ],
+        cwd=work,
+        env=env,
+    )
     _run([cmake, "--build", str(project / "build")], cwd=work, env=env, timeout=BUILD_TIMEOUT)
     result = _run([str(project / "build" / "cpp_host")], cwd=work, env=env, timeout=120)
     assert result.stdout.startswith("cpp_host: ok, task"), result.stdout + result.stderr
     # find_package also finds it on CMAKE_PREFIX_PATH, and the targets point into the venv.
-    configured = _run([cmake, "-S", str(project), "-B", str(project / "build-prefix-path"), *generator,
-                       f"-DCMAKE_PREFIX_PATH={cmakedir}"], cwd=work, env=env)
+    configured = _run(
+        [
+            cmake,
+            "-S",
+            str(project),
+            "-B",
+            str(project / "build-prefix-path"),
+            *generator,
+            f"-DCMAKE_PREFIX_PATH={cmakedir}",
+        ],
+        cwd=work,
+        env=env,
+    )
     assert "Configuring done" in configured.stdout, configured.stdout
     cache = (project / "build-prefix-path" / "CMakeCache.txt").read_text()
     assert f"simpler_DIR:PATH={cmakedir}" in cache, cache
@@ -187,8 +228,9 @@ def test_the_wheel_is_manylinux_and_its_libraries_name_no_mpi_and_no_blas(instal
     work, wheel, venv, _py, env = installed
     assert re.search(r"-manylinux_2_\d+_x86_64\.whl$", wheel.name), wheel.name
     shown = _run([_tool("auditwheel"), "show", str(wheel)], cwd=work, env=env, masked=False)
-    assert re.search(r'consistent with\s+the following platform tag: "manylinux_2_\d+_x86_64"', shown.stdout), \
+    assert re.search(r'consistent with\s+the following platform tag: "manylinux_2_\d+_x86_64"', shown.stdout), (
         shown.stdout
+    )
     (core,) = venv.glob("lib/python*/site-packages/simpler/_core.*.so")
     (shim,) = venv.glob("lib/python*/site-packages/simpler/lib/libsimpler_mpi.so")
     for elf in (core, shim):
@@ -200,7 +242,7 @@ def test_the_wheel_is_manylinux_and_its_libraries_name_no_mpi_and_no_blas(instal
 def test_the_readme_example_and_every_example_run_where_mpi_is_not_installed(installed):
     work, _wheel, _venv, py, env = installed
     readme = (ROOT / "README.md").read_text()
-    code = re.search(r"```python\n(.*?)```", readme[readme.index("## Example"):], re.S).group(1)
+    code = re.search(r"```python\n(.*?)```", readme[readme.index("## Example") :], re.S).group(1)
     _run([str(py), "-c", code], cwd=work, env=env, timeout=300)
     for name, args in SMALL_ARGS.items():
         if name == "training_step":  # needs torch, which the fresh venv has not (tests/py/test_examples.py runs it)
@@ -212,13 +254,17 @@ def test_the_readme_example_and_every_example_run_where_mpi_is_not_installed(ins
 @pytest.mark.skipif(why_not_maskable() is not None, reason=str(why_not_maskable()))
 def test_without_mpi_add_remote_workers_fails_naming_the_missing_library(installed):
     work, _wheel, _venv, py, env = installed
-    code = ("from simpler import Worker\n"
-            "w = Worker(level=4)\n"
-            "try:\n"
-            "    w.add_remote_workers(1, num_chips=1)\n"
-            "except RuntimeError as e:\n"
-            "    print(e)\n")
+    code = (
+        "from simpler import Worker\n"
+        "w = Worker(level=4)\n"
+        "try:\n"
+        "    w.add_remote_workers(1, num_chips=1)\n"
+        "except RuntimeError as e:\n"
+        "    print(e)\n"
+    )
     out = _run([str(py), "-c", code], cwd=work, env=env).stdout
-    assert out.startswith("Worker.add_remote_workers: remote: MPI could not be loaded: libmpi.so.40 did not load: "
-                          "libmpi.so.40: cannot open shared object file"), out
+    assert out.startswith(
+        "Worker.add_remote_workers: remote: MPI could not be loaded: libmpi.so.40 did not load: "
+        "libmpi.so.40: cannot open shared object file"
+    ), out
     assert "apt install openmpi-bin" in out, out

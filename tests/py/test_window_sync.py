@@ -33,16 +33,24 @@ def test_a_task_on_chip_1_waits_for_a_word_a_task_on_chip_0_sets(closing):
     def orch(o, _a, _c):
         with o.allocate_domain("sync", workers=[0, 1], window_size=256, buffers={"flag": 8}) as dom:
             for chip in dom.workers:  # both flags start at 0
-                o.submit_next_level(copy, args((zero.tensor((2,), U32), IN),
-                                               (dom.buffer("flag", chip).tensor((2,), U32), OUT)), worker=chip)
+                o.submit_next_level(
+                    copy,
+                    args((zero.tensor((2,), U32), IN), (dom.buffer("flag", chip).tensor((2,), U32), OUT)),
+                    worker=chip,
+                )
             # The waiter first: it can finish only once the notifier, a task with no edge to it, has run at
             # the same time on the other chip (each names only its own flag; the peer's goes by peer_address).
-            o.submit_next_level(wait, args((dom.buffer("flag", 1).tensor((2,), U32), OUT),
-                                           scalars=(0, 7, 20_000, *dom.context(1))), worker=1)
-            o.submit_next_level(notify, args((dom.buffer("flag", 0).tensor((2,), U32), OUT),
-                                             scalars=(7, *dom.context(0))), worker=0)
-            o.submit_next_level(copy, args((dom.buffer("flag", 1).tensor((2,), U32), IN),
-                                           (seen.tensor((2,), U32), OUT)), worker=1)
+            o.submit_next_level(
+                wait,
+                args((dom.buffer("flag", 1).tensor((2,), U32), OUT), scalars=(0, 7, 20_000, *dom.context(1))),
+                worker=1,
+            )
+            o.submit_next_level(
+                notify, args((dom.buffer("flag", 0).tensor((2,), U32), OUT), scalars=(7, *dom.context(0))), worker=0
+            )
+            o.submit_next_level(
+                copy, args((dom.buffer("flag", 1).tensor((2,), U32), IN), (seen.tensor((2,), U32), OUT)), worker=1
+            )
 
     w.run(orch)
     assert view_array(seen.tensor((2,), U32))[1] == 7
@@ -53,12 +61,17 @@ def test_a_wait_whose_notifier_never_comes_fails_with_the_timeout(closing):
 
     def orch(o, _a, _c):
         with o.allocate_domain("sync", workers=[0, 1], window_size=256, buffers={"flag": 8}) as dom:
-            o.submit_next_level(copy, args((zero.tensor((2,), U32), IN),
-                                           (dom.buffer("flag", 0).tensor((2,), U32), OUT)), worker=0)
-            o.submit_next_level(copy, args((zero.tensor((2,), U32), IN),
-                                           (dom.buffer("flag", 1).tensor((2,), U32), OUT)), worker=1)
-            o.submit_next_level(wait, args((dom.buffer("flag", 1).tensor((2,), U32), OUT),
-                                           scalars=(0, 5, 150, *dom.context(1))), worker=1)
+            o.submit_next_level(
+                copy, args((zero.tensor((2,), U32), IN), (dom.buffer("flag", 0).tensor((2,), U32), OUT)), worker=0
+            )
+            o.submit_next_level(
+                copy, args((zero.tensor((2,), U32), IN), (dom.buffer("flag", 1).tensor((2,), U32), OUT)), worker=1
+            )
+            o.submit_next_level(
+                wait,
+                args((dom.buffer("flag", 1).tensor((2,), U32), OUT), scalars=(0, 5, 150, *dom.context(1))),
+                worker=1,
+            )
 
     with pytest.raises(RuntimeError) as info:
         w.run(orch)

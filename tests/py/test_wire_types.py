@@ -25,9 +25,22 @@ def test_enum_values_are_the_abi_values():
     assert BackendKind.FORK_SHM.value == 0 and BackendKind.FORK_COW.value == 5
     assert BackendKind.DEVICE_MALLOC.value == 4 and BackendKind.REMOTE_SIDECAR.value == 3
     sizes = {
-        "FLOAT32": 4, "FLOAT16": 2, "INT32": 4, "INT16": 2, "INT8": 1, "UINT8": 1, "BFLOAT16": 2,
-        "INT64": 8, "UINT64": 8, "UINT16": 2, "UINT32": 4, "BOOL": 1, "FP8E4M3FN": 1, "FP8E8M0": 1,
-        "FP4E2M1": 1, "FLOAT64": 8,
+        "FLOAT32": 4,
+        "FLOAT16": 2,
+        "INT32": 4,
+        "INT16": 2,
+        "INT8": 1,
+        "UINT8": 1,
+        "BFLOAT16": 2,
+        "INT64": 8,
+        "UINT64": 8,
+        "UINT16": 2,
+        "UINT32": 4,
+        "BOOL": 1,
+        "FP8E4M3FN": 1,
+        "FP8E8M0": 1,
+        "FP4E2M1": 1,
+        "FLOAT64": 8,
     }
     for value, (name, size) in enumerate(sizes.items()):
         dtype = getattr(DataType, name)
@@ -108,16 +121,23 @@ def test_address_descriptor_stores_base_little_endian():
         (dict(backend_kind=BackendKind.FORK_SHM, body=b"\x01" * 7), "exactly 8"),
         (dict(backend_kind=BackendKind.FORK_SHM, body=b"\x00" * 8), "address base must be non-zero"),
         (dict(backend_kind=BackendKind.REMOTE_SIDECAR, body=b"x"), "must be 0 for REMOTE_SIDECAR"),
-        (dict(backend_kind=BackendKind.FORK_COW, body=b"\x01" * 8, access=AccessMode.WRITE),
-         "FORK_COW must grant READ only"),
-        (dict(backend_kind=BackendKind.FORK_COW, body=b"\x01" * 8, access=AccessMode.READWRITE),
-         "FORK_COW must grant READ only"),
-        (dict(backend_kind=BackendKind.POSIX_SHM, body=b"n", address_space=AddressSpace.DEVICE),
-         "must be HOST"),
-        (dict(backend_kind=BackendKind.DEVICE_MALLOC, body=b"\x01" * 8, address_space=AddressSpace.HOST),
-         "must be DEVICE"),
-        (dict(backend_kind=BackendKind.VMM_WINDOW, body=b"\x01" * 8, address_space=AddressSpace.HOST),
-         "must be DEVICE"),
+        (
+            dict(backend_kind=BackendKind.FORK_COW, body=b"\x01" * 8, access=AccessMode.WRITE),
+            "FORK_COW must grant READ only",
+        ),
+        (
+            dict(backend_kind=BackendKind.FORK_COW, body=b"\x01" * 8, access=AccessMode.READWRITE),
+            "FORK_COW must grant READ only",
+        ),
+        (dict(backend_kind=BackendKind.POSIX_SHM, body=b"n", address_space=AddressSpace.DEVICE), "must be HOST"),
+        (
+            dict(backend_kind=BackendKind.DEVICE_MALLOC, body=b"\x01" * 8, address_space=AddressSpace.HOST),
+            "must be DEVICE",
+        ),
+        (
+            dict(backend_kind=BackendKind.VMM_WINDOW, body=b"\x01" * 8, address_space=AddressSpace.HOST),
+            "must be DEVICE",
+        ),
     ],
 )
 def test_descriptor_constructor_refuses_each_rule(kwargs, match):

@@ -29,8 +29,11 @@ def setup(closing):
 
 
 def run_overrun(w, overrun, buf, past, cfg):
-    w.run(lambda o, _a, _c: o.submit_next_level(
-        overrun, args((buf.tensor((VIEW,), U8), OUT), scalars=(past,)), cfg, worker=0))
+    w.run(
+        lambda o, _a, _c: o.submit_next_level(
+            overrun, args((buf.tensor((VIEW,), U8), OUT), scalars=(past,)), cfg, worker=0
+        )
+    )
 
 
 def test_a_write_past_the_view_fails_a_checked_task_and_leaves_the_host_intact(closing):
@@ -40,9 +43,11 @@ def test_a_write_past_the_view_fails_a_checked_task_and_leaves_the_host_intact(c
     msg = str(e.value)
     del e  # its traceback holds this frame, and with it `host`, a view the Worker's close() must not find alive
     assert "callable 'test.overrun'" in msg and "on chip 0 failed: TASK_FAILED" in msg, msg
-    assert (f"checked run of 'test.overrun': tensor 0 (buffer {buf.identity}): wrote past the end of its view: "
-            "8 bytes changed outside the views the task may write, as far as 8 bytes past the view's last byte; "
-            "nothing was copied back") in msg, msg
+    assert (
+        f"checked run of 'test.overrun': tensor 0 (buffer {buf.identity}): wrote past the end of its view: "
+        "8 bytes changed outside the views the task may write, as far as 8 bytes past the view's last byte; "
+        "nothing was copied back"
+    ) in msg, msg
     assert (host[VIEW:] == 0x55).all(), "the bytes past the view are intact"
     assert (host[:VIEW] == 0).all(), "a failed checked run copies nothing back"
 
@@ -66,5 +71,5 @@ def test_staged_and_zero_copy_runs_behave_as_before(closing):
     host[:VIEW] = 0
     run_overrun(w, overrun, buf, 8, CallConfig(zero_copy=True))  # zero-copy trusts the kernel
     assert (host[:VIEW] == 0x11).all()
-    np.testing.assert_array_equal(host[VIEW:VIEW + 8], np.full(8, 0xEE, np.uint8))
-    assert (host[VIEW + 8:] == 0x55).all()
+    np.testing.assert_array_equal(host[VIEW : VIEW + 8], np.full(8, 0xEE, np.uint8))
+    assert (host[VIEW + 8 :] == 0x55).all()

@@ -46,7 +46,6 @@ def cfg_for(mode):
     return CallConfig(zero_copy=True) if mode == "task_zero_copy" else None
 
 
-
 def host(buf, shape, dtype=F32, **kw):
     return view_array(buf.tensor(shape, dtype, **kw))
 
@@ -63,9 +62,14 @@ def test_vector_add_on_host_arguments(mode, closing):
     host(b, (M, N))[...] = 0.5
     host(c, (M, N))[...] = -1
 
-    w.run(lambda o, _a, _c: o.submit_next_level(
-        vadd, args((a.tensor((M, N), F32), IN), (b.tensor((M, N), F32), IN), (c.tensor((M, N), F32), OUT)),
-        cfg_for(mode), worker=0))
+    w.run(
+        lambda o, _a, _c: o.submit_next_level(
+            vadd,
+            args((a.tensor((M, N), F32), IN), (b.tensor((M, N), F32), IN), (c.tensor((M, N), F32), OUT)),
+            cfg_for(mode),
+            worker=0,
+        )
+    )
     np.testing.assert_array_equal(host(c, (M, N)), np.arange(M * N, dtype=np.float32).reshape(M, N) + 0.5)
 
 
@@ -98,13 +102,24 @@ def test_std_matmul_of_every_layout_agrees_with_numpy(layout, mode, blas, closin
     for buf in bufs:
         host(buf, (W_ * W_,))[...] = rng.standard_normal(W_ * W_, dtype=np.float32)
     before = host(bufs[2], (W_ * W_,)).copy()
-    views = [(buf, shape, strides, off) for buf, shape, (strides, off)
-             in zip(bufs, ((M_, K_), (K_, N_), (M_, N_)), MATMUL_LAYOUTS[layout], strict=True)]
+    views = [
+        (buf, shape, strides, off)
+        for buf, shape, (strides, off) in zip(bufs, ((M_, K_), (K_, N_), (M_, N_)), MATMUL_LAYOUTS[layout], strict=True)
+    ]
     a, b, c = (host(buf, shape, strides=strides, byte_offset=off) for buf, shape, strides, off in views)
     expect = a.astype(np.float64) @ b.astype(np.float64)
-    w.run(lambda o, _a, _c: o.submit_next_level(
-        mm, args(*((buf.tensor(shape, F32, strides, off), tag) for (buf, shape, strides, off), tag
-                   in zip(views, (IN, IN, OUT), strict=True))), worker=0))
+    w.run(
+        lambda o, _a, _c: o.submit_next_level(
+            mm,
+            args(
+                *(
+                    (buf.tensor(shape, F32, strides, off), tag)
+                    for (buf, shape, strides, off), tag in zip(views, (IN, IN, OUT), strict=True)
+                )
+            ),
+            worker=0,
+        )
+    )
     np.testing.assert_allclose(c, expect, rtol=1e-4, atol=1e-4)
     c_strides, c_off = MATMUL_LAYOUTS[layout][2]
     s0, s1 = c_strides or (N_, 1)
@@ -138,8 +153,7 @@ def test_strided_views_as_input_and_as_output_leave_the_rest_untouched(mode, clo
 
     def orch(o, _a, _c):
         o.submit_next_level(copy, args((src_t, IN), (dst_cols, OUT)), cfg_for(mode), worker=0)
-        o.submit_next_level(add_scalar, args((src_cols, IN), (dst2_t, OUT), scalars=(scalar,)), cfg_for(mode),
-                            worker=0)
+        o.submit_next_level(add_scalar, args((src_cols, IN), (dst2_t, OUT), scalars=(scalar,)), cfg_for(mode), worker=0)
 
     w.run(orch)
     expected = np.full((N, 2 * M), -1, dtype=np.float32)
@@ -173,8 +187,9 @@ def test_device_arguments_via_alloc_child_tensor_copy_to_and_copy_from(mode, clo
         seen["live"] = w._state.core.device_stats(1)["live_allocations"]
         o.copy_to(d_a.tensor(), a.tensor())
         # one task mixing a DEVICE input, a HOST input and a DEVICE output
-        o.submit_next_level(vadd, args((d_a.tensor(), IN), (b.tensor((M, N), F32), IN), (d_c.tensor(), OUT)),
-                            cfg_for(mode), worker=1)
+        o.submit_next_level(
+            vadd, args((d_a.tensor(), IN), (b.tensor((M, N), F32), IN), (d_c.tensor(), OUT)), cfg_for(mode), worker=1
+        )
         o.copy_from(out.tensor(), d_c.tensor())
 
     w.run(orch)
@@ -222,8 +237,9 @@ def test_a_device_allocation_outside_any_scope_lives_until_release(closing):
 
     def second(o, _a, _c):
         d = kept["d"]
-        o.submit_next_level(add_scalar, args((d.tensor(), IN), (d.tensor(), OUT),
-                                             scalars=(int(np.float32(2).view(np.uint32)),)))
+        o.submit_next_level(
+            add_scalar, args((d.tensor(), IN), (d.tensor(), OUT), scalars=(int(np.float32(2).view(np.uint32)),))
+        )
 
     w.run(first)
     assert w._state.core.device_stats(0)["live_allocations"] == 1
@@ -233,8 +249,9 @@ def test_a_device_allocation_outside_any_scope_lives_until_release(closing):
     def second_ok(o, _a, _c):
         d = kept["d"]
         tmp = o.alloc_child_tensor(0, (n,), F32)
-        o.submit_next_level(add_scalar, args((d.tensor(), IN), (tmp.tensor(), OUT),
-                                             scalars=(int(np.float32(2).view(np.uint32)),)))
+        o.submit_next_level(
+            add_scalar, args((d.tensor(), IN), (tmp.tensor(), OUT), scalars=(int(np.float32(2).view(np.uint32)),))
+        )
         o.copy_from(h.tensor(), tmp.tensor())
 
     w.run(second_ok)
@@ -262,11 +279,21 @@ def test_a_group_spans_two_chips_and_its_successor_sees_both_members(mode, closi
         return buf.tensor((M // 2, N), F32, byte_offset=i * half)
 
     def orch(o, _a, _c):
-        o.submit_next_level_group(vadd, [args((rows(a, i), IN), (rows(b, i), IN), (rows(c, i), OUT))
-                                         for i in range(2)], cfg_for(mode), workers=[1, 0])
+        o.submit_next_level_group(
+            vadd,
+            [args((rows(a, i), IN), (rows(b, i), IN), (rows(c, i), OUT)) for i in range(2)],
+            cfg_for(mode),
+            workers=[1, 0],
+        )
         # reads all of c: depends on both members
-        o.submit_next_level(add_scalar, args((c.tensor((M, N), F32), IN), (d.tensor((M, N), F32), OUT),
-                                             scalars=(int(np.float32(1).view(np.uint32)),)), cfg_for(mode), worker=0)
+        o.submit_next_level(
+            add_scalar,
+            args(
+                (c.tensor((M, N), F32), IN), (d.tensor((M, N), F32), OUT), scalars=(int(np.float32(1).view(np.uint32)),)
+            ),
+            cfg_for(mode),
+            worker=0,
+        )
 
     w.run(orch)
     want = np.arange(M * N, dtype=np.float32).reshape(M, N) + 10
@@ -341,8 +368,11 @@ def test_naming_released_device_memory_is_refused_with_the_reason_whether_or_not
         else:
             o.submit_next_level_group(copy, [t], workers=[0])
 
-    with pytest.raises(ValueError, match=r"of chip 0 was released \(its scope ended or it was freed\); a task may "
-                                         "not name it any more"):
+    with pytest.raises(
+        ValueError,
+        match=r"of chip 0 was released \(its scope ended or it was freed\); a task may "
+        "not name it any more",
+    ):
         w.run(orch)
 
 
@@ -374,8 +404,6 @@ def test_a_scope_frees_its_device_memory_only_after_the_tasks_using_it_finish(cl
     assert 0 < s <= e
 
 
-
-
 def stamps(buf, slot):
     return view_array(buf.tensor((2,), I64, byte_offset=slot * 16))
 
@@ -391,8 +419,9 @@ def test_disjoint_slices_written_on_two_chips_run_concurrently(mode, closing):
 
     def orch(o, _a, _c):
         o.submit_next_level(stamp, args((buf.tensor((2,), I64), OUT), scalars=(STAMP_MS,)), cfg_for(mode), worker=0)
-        o.submit_next_level(stamp, args((buf.tensor((2,), I64, byte_offset=32), OUT), scalars=(STAMP_MS,)),
-                            cfg_for(mode), worker=1)
+        o.submit_next_level(
+            stamp, args((buf.tensor((2,), I64, byte_offset=32), OUT), scalars=(STAMP_MS,)), cfg_for(mode), worker=1
+        )
 
     t0 = time.monotonic_ns()
     w.run(orch)
@@ -467,8 +496,9 @@ def test_two_sub_tasks_that_rendezvous_over_interleaved_column_slices_do_not_dea
 
     def orch(o, _a, _c):
         for me, col in ((0, 0), (1, 8)):
-            o.submit_sub(h, args((path, IN), (x.tensor((M, 4), I32, strides=(N, 1), byte_offset=col * 4), OUT),
-                                 scalars=(me,)))
+            o.submit_sub(
+                h, args((path, IN), (x.tensor((M, 4), I32, strides=(N, 1), byte_offset=col * 4), OUT), scalars=(me,))
+            )
 
     w.run(orch)
     want = np.zeros((M, N), np.int32)
@@ -501,8 +531,9 @@ def test_a_chip_result_feeds_a_sub_worker_and_a_read_grant_stays_read_only(closi
     r = w.create_buffer(2 * 4)
 
     def orch(o, _a, _c):
-        o.submit_next_level(vadd, args((a.tensor((n,), F32), IN), (a.tensor((n,), F32), IN),
-                                       (c.tensor((n,), F32), OUT)), worker=0)
+        o.submit_next_level(
+            vadd, args((a.tensor((n,), F32), IN), (a.tensor((n,), F32), IN), (c.tensor((n,), F32), OUT)), worker=0
+        )
         o.submit_sub(summ, args((a.tensor((n,), F32), IN), (c.tensor((n,), F32), IN), (r.tensor((2,), F32), OUT)))
 
     w.run(orch)

@@ -32,21 +32,40 @@ def test_a_worker_built_without_options_has_the_structs_defaults():
 
 def test_worker_py_repeats_no_default_number():
     source = WORKER_PY.read_text()
-    for number in ("1 << 30", "1 << 20", "1_000_000", "1000000", "268435456", "chip_core_threads: int = 2",
-                   "= 2,", "256 << 20"):
+    for number in (
+        "1 << 30",
+        "1 << 20",
+        "1_000_000",
+        "1000000",
+        "268435456",
+        "chip_core_threads: int = 2",
+        "= 2,",
+        "256 << 20",
+    ):
         assert number not in source, f"worker.py repeats a default: {number!r}"
     # The option keywords: Worker.__init__'s signature (a method's own flag, like release_buffer's
     # wait=False, is no WorkerConfig field).
-    signature = source[source.index("    def __init__("):]
+    signature = source[source.index("    def __init__(") :]
     signature = signature[: signature.index("):")]
     literal_defaults = re.findall(r"(\w+):\s*(?:int|float|bool)\s*=\s*(?:\d|True|False)", signature)
     assert literal_defaults == ["level"], "only level (no WorkerConfig field) has a literal default"
 
 
 def test_each_keyword_lands_in_its_field():
-    w = Worker(num_chips=2, num_sub_workers=1, task_timeout=0.25, blob_capacity=4096, chip_core_threads=3,
-               chip_arena_bytes=1 << 22, device_memory_bytes=1 << 21, zero_copy=True, record_edges=True, trace=True,
-               trace_capacity=10, spin=0)
+    w = Worker(
+        num_chips=2,
+        num_sub_workers=1,
+        task_timeout=0.25,
+        blob_capacity=4096,
+        chip_core_threads=3,
+        chip_arena_bytes=1 << 22,
+        device_memory_bytes=1 << 21,
+        zero_copy=True,
+        record_edges=True,
+        trace=True,
+        trace_capacity=10,
+        spin=0,
+    )
     c = w.config
     assert (c.num_chips, c.num_sub_workers, c.blob_capacity) == (2, 1, 4096)
     assert c.task_timeout == 0.25
@@ -74,18 +93,21 @@ def test_spin_reads_back_in_seconds(spin):
     c.validate()
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    (dict(spin=1.5), "WorkerConfig.spin"),
-    (dict(spin=math.nan), "WorkerConfig.spin"),
-    (dict(task_timeout=-1), "WorkerConfig.task_timeout"),
-    (dict(task_timeout=0), "WorkerConfig.task_timeout: must be > 0 seconds"),
-    (dict(task_timeout=math.nan), "WorkerConfig.task_timeout"),
-    (dict(task_timeout=math.inf), "WorkerConfig.task_timeout"),
-    (dict(chip_core_threads=0), "Worker.chip_core_threads: must be in [1, 256] (got 0)"),
-    (dict(chip_arena_bytes=0), "Worker.chip_arena_bytes: must be > 0"),
-    (dict(num_chips=-1), "WorkerConfig.num_chips"),
-    (dict(trace_capacity=-1), "WorkerConfig.trace_capacity"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        (dict(spin=1.5), "WorkerConfig.spin"),
+        (dict(spin=math.nan), "WorkerConfig.spin"),
+        (dict(task_timeout=-1), "WorkerConfig.task_timeout"),
+        (dict(task_timeout=0), "WorkerConfig.task_timeout: must be > 0 seconds"),
+        (dict(task_timeout=math.nan), "WorkerConfig.task_timeout"),
+        (dict(task_timeout=math.inf), "WorkerConfig.task_timeout"),
+        (dict(chip_core_threads=0), "Worker.chip_core_threads: must be in [1, 256] (got 0)"),
+        (dict(chip_arena_bytes=0), "Worker.chip_arena_bytes: must be > 0"),
+        (dict(num_chips=-1), "WorkerConfig.num_chips"),
+        (dict(trace_capacity=-1), "WorkerConfig.trace_capacity"),
+    ],
+)
 def test_a_bad_option_is_a_value_error_naming_its_field(kwargs, field):
     with pytest.raises(ValueError, match=re.escape(field)):
         Worker(**kwargs)

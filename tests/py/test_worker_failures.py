@@ -52,7 +52,6 @@ F32, I32, I64 = DataType.FLOAT32, DataType.INT32, DataType.INT64
 N = 64
 
 
-
 def make_worker(closing, **kw):
     kw.setdefault("task_timeout", 30)
     w = Worker(level=3, **kw)
@@ -109,7 +108,7 @@ def test_a_kernel_error_names_task_chip_and_cause_and_poisons_chip_and_sub_succe
         g.submit(o, gate, chip=0)
         o.submit_next_level(fail, args((g.hold, IN), (vec(x), OUT)), worker=0)  # runs once the graph is built
         o.submit_next_level(copy, args((vec(x), IN), (vec(y), OUT)), worker=1)  # RAW on x
-        o.submit_sub(post, args((vec(y), IN), (vec(z), OUT)))                    # RAW on y
+        o.submit_sub(post, args((vec(y), IN), (vec(z), OUT)))  # RAW on y
         g.open()
 
     t0 = time.monotonic()
@@ -154,8 +153,11 @@ def test_an_orchestration_error_mismatched_shapes_is_reported_and_the_chip_stays
     a, b, c = w.create_buffer(N * 4), w.create_buffer(N * 4), w.create_buffer(N * 4)
     fill(c, 9)
     with pytest.raises(RuntimeError) as info:
-        w.run(lambda o, _a, _c: o.submit_next_level(
-            vadd, args((vec(a), IN), (vec(b, N // 2), IN), (vec(c), OUT)), worker=0))
+        w.run(
+            lambda o, _a, _c: o.submit_next_level(
+                vadd, args((vec(a), IN), (vec(b, N // 2), IN), (vec(c), OUT)), worker=0
+            )
+        )
     msg = str(info.value)
     assert "(callable 'std.vector_add', member 0) on chip 0" in msg, msg
     assert "std.vector_add: argument 1's shape differs" in msg, msg
@@ -205,9 +207,14 @@ def test_run_returns_only_after_every_member_of_a_failed_group_has_finished(clos
     view_array(slot.tensor((2,), I64))[...] = 0
 
     def orch(o, _a, _c):
-        o.submit_next_level_group(stamp, [args((slot.tensor((2,), I64), OUT), scalars=(500,)),
-                                          args((wrong.tensor((4,), DataType.INT32), OUT), scalars=(0,))],
-                                  workers=[0, 1])
+        o.submit_next_level_group(
+            stamp,
+            [
+                args((slot.tensor((2,), I64), OUT), scalars=(500,)),
+                args((wrong.tensor((4,), DataType.INT32), OUT), scalars=(0,)),
+            ],
+            workers=[0, 1],
+        )
 
     with pytest.raises(RuntimeError, match=r"member 1\) on chip 1 failed.*INT64"):
         w.run(orch)
@@ -448,8 +455,11 @@ def test_an_output_on_a_copy_on_write_buffer_is_refused_when_named(closing):
         with pytest.raises(ValueError, match="OUTPUT_EXISTING"):
             ta.set_tag(1, OUT)  # a tag stays mutable after add_tensor, and is checked again
         # READ is what it grants: as an INPUT, zero-copy, the chip reads it at the inherited address
-        w.run(lambda o, _a, _c: o.submit_next_level(copy, args((vec(cow), IN), (vec(dst), OUT)),
-                                                    CallConfig(zero_copy=True), worker=0))
+        w.run(
+            lambda o, _a, _c: o.submit_next_level(
+                copy, args((vec(cow), IN), (vec(dst), OUT)), CallConfig(zero_copy=True), worker=0
+            )
+        )
         np.testing.assert_array_equal(values(dst), np.arange(N, dtype=np.float32))
     finally:
         cow.close()
@@ -488,8 +498,9 @@ PARENT = textwrap.dedent("""
 
 
 def test_a_parent_that_dies_takes_its_children_with_it():
-    proc = subprocess.Popen([sys.executable, "-c", PARENT.format(tests=os.path.dirname(__file__))],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", PARENT.format(tests=os.path.dirname(__file__))], stdout=subprocess.PIPE, text=True
+    )
     try:
         line = proc.stdout.readline()
         pids = [int(p) for p in line.split()]

@@ -53,8 +53,11 @@ def test_init_from_a_thread_that_exits_leaves_chips_and_sub_workers_working(clos
         view_array(d.tensor((N,), F32))[...] = -1
 
         def orch(o, _a, _c, chip=chip):
-            o.submit_next_level(vadd, args((a.tensor((N,), F32), IN), (b.tensor((N,), F32), IN),
-                                           (c.tensor((N,), F32), OUT)), worker=chip)
+            o.submit_next_level(
+                vadd,
+                args((a.tensor((N,), F32), IN), (b.tensor((N,), F32), IN), (c.tensor((N,), F32), OUT)),
+                worker=chip,
+            )
             o.submit_sub(tri, args((c.tensor((N,), F32), IN), (d.tensor((N,), F32), OUT)))
             o.submit_sub(tri, args((a.tensor((N,), F32), IN), (b.tensor((N,), F32), OUT)))
 
@@ -117,8 +120,12 @@ def wait_shm_gone(prefix: str, bound_s: float = 30.0) -> list:
 
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "exit"])
 def test_an_owner_that_dies_leaves_no_child_no_tracker_and_no_shm_object(how):
-    proc = subprocess.Popen([sys.executable, "-c", OWNER.format(tests=os.path.dirname(__file__), how=how)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", OWNER.format(tests=os.path.dirname(__file__), how=how)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         prefix, tracker, *children = proc.stdout.readline().split()
         pids = [int(tracker)] + [int(p) for p in children]

@@ -126,8 +126,10 @@ def test_an_orchestrator_refuses_work_after_its_run():
         t = w.create_buffer(16).tensor((4,), DataType.INT32)
         view_array(t)[...] = 0
         orch = w.run(lambda o, _a, _c: None)
-        for call in (lambda: orch.submit_sub(fill, args((t, TensorArgType.OUTPUT_EXISTING))),
-                     lambda: orch.submit_sub_group(fill, [args((t, TensorArgType.OUTPUT_EXISTING))])):
+        for call in (
+            lambda: orch.submit_sub(fill, args((t, TensorArgType.OUTPUT_EXISTING))),
+            lambda: orch.submit_sub_group(fill, [args((t, TensorArgType.OUTPUT_EXISTING))]),
+        ):
             with pytest.raises(RuntimeError, match=r"Orchestrator.submit: this Orchestrator's run has ended"):
                 call()
         with pytest.raises(RuntimeError, match=r"Orchestrator.scope: this Orchestrator's run has ended"):

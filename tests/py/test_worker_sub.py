@@ -119,8 +119,14 @@ def test_an_exception_comes_back_with_type_message_and_traceback_and_poisons_suc
 
     def orch(o, _a, _c):
         o.submit_sub(bad, args((buf.tensor((16,), DataType.FLOAT32), TensorArgType.OUTPUT_EXISTING)))
-        o.submit_sub(after, args((buf.tensor((16,), DataType.FLOAT32), TensorArgType.INPUT),
-                                 (out.tensor((16,), DataType.FLOAT32), TensorArgType.OUTPUT_EXISTING), scalars=(0,)))
+        o.submit_sub(
+            after,
+            args(
+                (buf.tensor((16,), DataType.FLOAT32), TensorArgType.INPUT),
+                (out.tensor((16,), DataType.FLOAT32), TensorArgType.OUTPUT_EXISTING),
+                scalars=(0,),
+            ),
+        )
 
     with pytest.raises(RuntimeError) as info:
         worker.run(orch)
@@ -163,8 +169,9 @@ def test_a_sub_group_larger_than_the_live_sub_workers_is_refused_naming_the_lost
 def test_device_tensors_never_reach_a_sub_worker(worker):
     h = worker.register(scale)
     worker.init()
-    dev = BufferDescriptor.for_address(CanonicalIdentity(b"\x01" * 8, 1, 1), BackendKind.DEVICE_MALLOC,
-                                       AccessMode.READWRITE, 64, 0x1000)
+    dev = BufferDescriptor.for_address(
+        CanonicalIdentity(b"\x01" * 8, 1, 1), BackendKind.DEVICE_MALLOC, AccessMode.READWRITE, 64, 0x1000
+    )
     with pytest.raises(ValueError, match="sub-worker takes HOST tensors only"):
         worker.run(lambda o, a, c: o.submit_sub(h, args((Tensor(dev, (16,), DataType.FLOAT32), TensorArgType.INPUT))))
 

@@ -144,9 +144,13 @@ class Gate:
     def submit(self, orch, handle, chip: int = 0):
         from simpler import TensorArgType
 
-        return orch.submit_next_level(handle, args((self.path, TensorArgType.INPUT),
-                                                   (self.hold, TensorArgType.OUTPUT_EXISTING),
-                                                   scalars=(self.timeout_ms,)), worker=chip)
+        return orch.submit_next_level(
+            handle,
+            args(
+                (self.path, TensorArgType.INPUT), (self.hold, TensorArgType.OUTPUT_EXISTING), scalars=(self.timeout_ms,)
+            ),
+            worker=chip,
+        )
 
     def open(self):
         open(self.file, "w").close()

@@ -102,35 +102,55 @@ def run(out: Callable[[str], None] = print, trace: Optional[str] = None, device:
         c_ok = bool(np.allclose(C, expect_c, rtol=1e-4, atol=1e-3))
         sums_ok = bool(np.allclose(sums, expect_sums, rtol=1e-4, atol=1e-1))
 
-        out(f"simpler demo: C = A @ B ({M}x{K} @ {K}x{N}, float32) in {TILES} column tiles on 2 chips, "
-            f"then {ROW_BLOCKS} row-block sums on 2 sub-workers")
+        out(
+            f"simpler demo: C = A @ B ({M}x{K} @ {K}x{N}, float32) in {TILES} column tiles on 2 chips, "
+            f"then {ROW_BLOCKS} row-block sums on 2 sub-workers"
+        )
         out("")
         out("tasks:")
         t_first = min(i.start_ns for i in ran.values())
         for task in sorted(placements):
             i = ran[task]
-            out(f"  task {task.id}: {placements[task]:<28} on {i.lane:<12} "
-                f"[{(i.start_ns - t_first) / 1e6:7.2f} ms, {(i.end_ns - t_first) / 1e6:7.2f} ms]")
+            out(
+                f"  task {task.id}: {placements[task]:<28} on {i.lane:<12} "
+                f"[{(i.start_ns - t_first) / 1e6:7.2f} ms, {(i.end_ns - t_first) / 1e6:7.2f} ms]"
+            )
         chip_runs = [ran[t] for t in sorted(tiles)]
-        together = [(a.task.id, b.task.id) for a, b in itertools.combinations(chip_runs, 2)
-                    if a.lane != b.lane and a.overlaps(b)]
-        out(f"  tiles that ran at the same time on the two chips: "
-            f"{', '.join(f'{a}+{b}' for a, b in together) or 'none (the chips never overlapped)'}")
+        together = [
+            (a.task.id, b.task.id)
+            for a, b in itertools.combinations(chip_runs, 2)
+            if a.lane != b.lane and a.overlaps(b)
+        ]
+        out(
+            f"  tiles that ran at the same time on the two chips: "
+            f"{', '.join(f'{a}+{b}' for a, b in together) or 'none (the chips never overlapped)'}"
+        )
         out("")
         out(f"edges inferred ({len(edges)}):")
         for e in sorted(edges, key=lambda e: (e.successor, e.predecessor)):
-            kind = {EdgeKind.READ_AFTER_WRITE: "reads what it wrote", EdgeKind.WRITE_AFTER_WRITE: "writes after it",
-                    EdgeKind.WRITE_AFTER_READ: "writes what it read"}[e.kind]
-            out(f"  task {e.predecessor} -> task {e.successor}: {e.kind.name} ({kind}; overlap "
-                f"{e.overlap.name}, {e.reason.name})")
+            kind = {
+                EdgeKind.READ_AFTER_WRITE: "reads what it wrote",
+                EdgeKind.WRITE_AFTER_WRITE: "writes after it",
+                EdgeKind.WRITE_AFTER_READ: "writes what it read",
+            }[e.kind]
+            out(
+                f"  task {e.predecessor} -> task {e.successor}: {e.kind.name} ({kind}; overlap "
+                f"{e.overlap.name}, {e.reason.name})"
+            )
         edge_pairs = {(e.predecessor, e.successor) for e in edges}
         # Every row block reads every tile: each pair is ordered by an edge, or the
         # tile had already finished (and left the tracker) when the reader was submitted.
-        done_before = [(t, s) for s in readers for t in tiles
-                       if (t.id, s.id) not in edge_pairs and ran[t].end_ns <= submitted_ns[s]]
-        out(f"tile -> row-block pairs needing no edge, the tile having finished before the reader was "
+        done_before = [
+            (t, s)
+            for s in readers
+            for t in tiles
+            if (t.id, s.id) not in edge_pairs and ran[t].end_ns <= submitted_ns[s]
+        ]
+        out(
+            f"tile -> row-block pairs needing no edge, the tile having finished before the reader was "
             f"submitted ({len(done_before)}){': ' if done_before else ''}"
-            f"{', '.join(f'task {t.id} -> task {s.id}' for t, s in done_before)}")
+            f"{', '.join(f'task {t.id} -> task {s.id}' for t, s in done_before)}"
+        )
         avoided = []
         for (t1, v1), (t2, v2) in itertools.combinations(sorted(tiles.items()), 2):
             if _ranges_meet(v1, v2) and (t1.id, t2.id) not in edge_pairs:

@@ -72,8 +72,10 @@ def run(out: Callable[[str], None] = print, trace: Optional[str] = None, device:
         ok = bool(np.allclose(C, A @ B, rtol=1e-4, atol=1e-3))
         edges_l4 = w4.take_edge_log()
         below = w4.take_edge_logs_below()
-        out(f"simpler demo --levels 4: C = A @ B ({M}x{K} @ {K}x{N}, float32) in {TILES} column tiles over "
-            f"2 level-3 Workers (L4/L3[0], L4/L3[1]), each tile in 2 halves on its Worker's 2 chips")
+        out(
+            f"simpler demo --levels 4: C = A @ B ({M}x{K} @ {K}x{N}, float32) in {TILES} column tiles over "
+            f"2 level-3 Workers (L4/L3[0], L4/L3[1]), each tile in 2 halves on its Worker's 2 chips"
+        )
         out("")
         out(f"L4 edges inferred: {len(edges_l4)}")
         for path, lines in below.items():

@@ -14,7 +14,8 @@ INSTALL_HINT = (
     "ocl-icd-libopencl1 and one of pocl-opencl-icd (any CPU), the GPU vendor's OpenCL driver (NVIDIA: the "
     "driver's libnvidia-opencl.so.1, listed in /etc/OpenCL/vendors/nvidia.icd; AMD: ROCm's rocm-opencl-runtime; "
     "Intel: intel-opencl-icd). The loader reads the drivers listed in /etc/OpenCL/vendors, or in the folder "
-    "OCL_ICD_VENDORS names. Without one, chips run on the simulated device (the default).")
+    "OCL_ICD_VENDORS names. Without one, chips run on the simulated device (the default)."
+)
 
 
 def _size(nbytes: int) -> str:
@@ -28,8 +29,11 @@ def _describe(i: int, d: DeviceFacts, out: TextIO) -> None:
     print(f"    version:        {d.version or '(the driver gives none)'}", file=out)
     print(f"    memory:         {_size(d.memory_bytes)} ({d.memory_bytes} bytes)", file=out)
     print(f"    compute units:  {d.compute_units}", file=out)
-    shared = "shared (zero-copy runs use it in place)" if d.unified_host_memory else \
-        "separate (every run stages host arguments)"
+    shared = (
+        "shared (zero-copy runs use it in place)"
+        if d.unified_host_memory
+        else "separate (every run stages host arguments)"
+    )
     print(f"    host memory:    {shared}", file=out)
 
 
@@ -37,8 +41,9 @@ def run(platform: str, out: TextIO) -> int:
     """Lists the OpenCL devices whose platform's name contains `platform` (any
     case; empty: every platform) on `out`. 0 when at least one is found, 1 with
     the reason and what to install otherwise."""
-    print("simulated: always available (Worker(device=\"simulated\"), the default): each chip is its own process",
-          file=out)
+    print(
+        'simulated: always available (Worker(device="simulated"), the default): each chip is its own process', file=out
+    )
     try:
         found = find_devices(DeviceKind.OPENCL, platform)
     except RuntimeError as e:
@@ -46,9 +51,12 @@ def run(platform: str, out: TextIO) -> int:
         print(INSTALL_HINT, file=out)
         return 1
     platforms = sorted({d.platform for d in found})
-    print(f"opencl: {len(found)} device{'s' if len(found) != 1 else ''} on {len(platforms)} "
-          f"platform{'s' if len(platforms) != 1 else ''}, in the order Worker(device=\"opencl\") gives them to "
-          f"chips (chip i takes device i modulo {len(found)})", file=out)
+    print(
+        f"opencl: {len(found)} device{'s' if len(found) != 1 else ''} on {len(platforms)} "
+        f'platform{"s" if len(platforms) != 1 else ""}, in the order Worker(device="opencl") gives them to '
+        f"chips (chip i takes device i modulo {len(found)})",
+        file=out,
+    )
     for i, d in enumerate(found):
         _describe(i, d, out)
     return 0

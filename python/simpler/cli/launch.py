@@ -51,27 +51,31 @@ DEATH_GRACE_S = 5.0  # from rank 0's death to the job's end (a rank notices it w
 TERMINATE_GRACE_S = 10.0  # from SIGTERM to mpirun to SIGKILL
 POLL_S = 0.05
 _HOST_ARGS = ("--host", "-host", "-H", "--hostfile", "-hostfile", "--machinefile", "-machinefile")
-_ISOLATE = "mount -t tmpfs -o mode=1777 simpler-shm /dev/shm && exec \"$@\""
+_ISOLATE = 'mount -t tmpfs -o mode=1777 simpler-shm /dev/shm && exec "$@"'
 
 
 def mpirun_version(mpirun: str) -> Optional[int]:
     """The major version of Open MPI's mpirun (None when it is not Open MPI)."""
     try:
-        out = subprocess.run([mpirun, "--version"], capture_output=True, text=True, timeout=30,
-                             stdin=subprocess.DEVNULL).stdout
+        out = subprocess.run(
+            [mpirun, "--version"], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return None
     m = re.search(r"Open MPI\)? (\d+)\.", out)
     return int(m.group(1)) if m else None
 
 
-def command(n: int, program: Sequence[str], isolate: bool = False, mpirun_args: Sequence[str] = (),
-            python: str = sys.executable) -> List[str]:
+def command(
+    n: int, program: Sequence[str], isolate: bool = False, mpirun_args: Sequence[str] = (), python: str = sys.executable
+) -> List[str]:
     """The mpirun command line that runs `python program...` on n ranks."""
     mpirun = shutil.which("mpirun")
     if mpirun is None:
-        raise RuntimeError("simpler launch: mpirun not found; install Open MPI (apt-get install openmpi-bin "
-                           "libopenmpi-dev) and rebuild simpler")
+        raise RuntimeError(
+            "simpler launch: mpirun not found; install Open MPI (apt-get install openmpi-bin "
+            "libopenmpi-dev) and rebuild simpler"
+        )
     if n < 1:
         raise ValueError(f"simpler launch: -n must be at least 1 (got {n})")
     cmd = [mpirun, "--oversubscribe", "--bind-to", "none"]
@@ -91,8 +95,23 @@ def command(n: int, program: Sequence[str], isolate: bool = False, mpirun_args: 
     if not isolate or n == 1:
         return [*cmd, "-n", str(n), *rank_program]
     unshare = shutil.which("unshare") or "unshare"
-    return [*cmd, "-n", "1", *rank_program, ":", "-n", str(n - 1), unshare, "-m", "--", "sh", "-c", _ISOLATE, "sh",
-            *rank_program]
+    return [
+        *cmd,
+        "-n",
+        "1",
+        *rank_program,
+        ":",
+        "-n",
+        str(n - 1),
+        unshare,
+        "-m",
+        "--",
+        "sh",
+        "-c",
+        _ISOLATE,
+        "sh",
+        *rank_program,
+    ]
 
 
 def _alive(pid: int) -> bool:

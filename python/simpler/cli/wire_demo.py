@@ -27,8 +27,13 @@ def _refusal(action: Callable[[], object]) -> str:
 def run(out: Callable[[str], None] = print) -> int:
     M, N, K = 8, 16, 4
     owner = os.urandom(8)
-    a = BufferDescriptor(CanonicalIdentity(owner, 1, 1), BackendKind.POSIX_SHM, AccessMode.READWRITE,
-                         M * N * 4, f"sp{owner.hex()}-1g1".encode())
+    a = BufferDescriptor(
+        CanonicalIdentity(owner, 1, 1),
+        BackendKind.POSIX_SHM,
+        AccessMode.READWRITE,
+        M * N * 4,
+        f"sp{owner.hex()}-1g1".encode(),
+    )
     out(f"buffer      {a!r}")
 
     views = {
@@ -37,8 +42,10 @@ def run(out: Callable[[str], None] = print) -> int:
         "sub-region": Tensor(a, (M // 2, K), DataType.FLOAT32, strides=(N, 1), byte_offset=4 * (2 * N + 4)),
     }
     for name, v in views.items():
-        out(f"view        {name:<11} shapes={v.shapes} strides={v.strides} byte_offset={v.byte_offset} "
-            f"extent={v.extent_bytes} B")
+        out(
+            f"view        {name:<11} shapes={v.shapes} strides={v.strides} byte_offset={v.byte_offset} "
+            f"extent={v.extent_bytes} B"
+        )
 
     args = TaskArgs()
     args.add_tensor(views["contiguous"], TensorArgType.INPUT)
@@ -47,20 +54,26 @@ def run(out: Callable[[str], None] = print) -> int:
     blob = write_blob(args)
     back = read_blob(blob)
     assert back.tensors == [args[0], args[1]] and back.scalars == [42]
-    out(f"blob        {len(blob)} bytes = 8 + 144*{len(args)} + 8*{args.scalar_count}; "
-        f"read back {len(back.tensors)} tensors, scalars {back.scalars}: equal")
+    out(
+        f"blob        {len(blob)} bytes = 8 + 144*{len(args)} + 8*{args.scalar_count}; "
+        f"read back {len(back.tensors)} tensors, scalars {back.scalars}: equal"
+    )
 
-    cow = BufferDescriptor.for_address(CanonicalIdentity(owner, 2, 1), BackendKind.FORK_COW, AccessMode.READ,
-                                       64, 0x7F0000000000)
+    cow = BufferDescriptor.for_address(
+        CanonicalIdentity(owner, 2, 1), BackendKind.FORK_COW, AccessMode.READ, 64, 0x7F0000000000
+    )
     refusals: dict[str, Callable[[], object]] = {
         "copy-on-write granting WRITE": lambda: BufferDescriptor.for_address(
-            CanonicalIdentity(owner, 3, 1), BackendKind.FORK_COW, AccessMode.WRITE, 64, 0x7F0000000000),
+            CanonicalIdentity(owner, 3, 1), BackendKind.FORK_COW, AccessMode.WRITE, 64, 0x7F0000000000
+        ),
         "COW tensor named as output": lambda: TaskArgs().add_tensor(
-            Tensor(cow, (16,), DataType.FLOAT32), TensorArgType.OUTPUT_EXISTING),
+            Tensor(cow, (16,), DataType.FLOAT32), TensorArgType.OUTPUT_EXISTING
+        ),
         "view past the backing": lambda: Tensor(a, (M + 1, N), DataType.FLOAT32),
         "misaligned byte_offset": lambda: Tensor(a, (4,), DataType.FLOAT32, byte_offset=2),
-        "shm name with '/'": lambda: BufferDescriptor(CanonicalIdentity(owner, 4, 1), BackendKind.POSIX_SHM,
-                                                      AccessMode.READ, 64, b"bad/name"),
+        "shm name with '/'": lambda: BufferDescriptor(
+            CanonicalIdentity(owner, 4, 1), BackendKind.POSIX_SHM, AccessMode.READ, 64, b"bad/name"
+        ),
     }
     corrupt = bytearray(blob)
     struct.pack_into("<B", corrupt, 8 + 144 + 56 + 31, 0xEE)  # a stray byte past tensor[1]'s body_len

@@ -106,8 +106,9 @@ def _export(exporter: Any) -> memoryview:
     return memoryview(exporter)
 
 
-def _array_over(exporter: Any, shapes: Sequence[int], strides: Sequence[int], dtype: DataType, offset: int,
-                readonly: bool) -> np.ndarray:
+def _array_over(
+    exporter: Any, shapes: Sequence[int], strides: Sequence[int], dtype: DataType, offset: int, readonly: bool
+) -> np.ndarray:
     """A strided array over `exporter`'s bytes from `offset`. np.frombuffer holds
     a memoryview of the exporter for the array's lifetime, so the export (and a
     Buffer's refusal to close) lasts exactly as long as the array."""
@@ -245,8 +246,9 @@ class Buffer:
         strides > 0; byte_offset in bytes, a multiple of the element size."""
         return Tensor(self._owner.descriptor, shapes, dtype, strides, byte_offset)
 
-    def array(self, shapes: Sequence[int], dtype: DataType, strides: Optional[Sequence[int]] = None,
-              byte_offset: int = 0) -> np.ndarray:
+    def array(
+        self, shapes: Sequence[int], dtype: DataType, strides: Optional[Sequence[int]] = None, byte_offset: int = 0
+    ) -> np.ndarray:
         """`view_array(self.tensor(...))`."""
         return view_array(self.tensor(shapes, dtype, strides, byte_offset))
 
@@ -283,14 +285,28 @@ class SharedTensor(Buffer):
         self.dtype = dtype
         self.origin = origin
 
-    def tensor(self, shapes: Optional[Sequence[int]] = None, dtype: Optional[DataType] = None,
-               strides: Optional[Sequence[int]] = None, byte_offset: int = 0) -> Tensor:
+    def tensor(
+        self,
+        shapes: Optional[Sequence[int]] = None,
+        dtype: Optional[DataType] = None,
+        strides: Optional[Sequence[int]] = None,
+        byte_offset: int = 0,
+    ) -> Tensor:
         byte_offset = check_int("SharedTensor.tensor.byte_offset", byte_offset, bits=64)
-        return super().tensor(self.shape if shapes is None else shapes, self.dtype if dtype is None else dtype,
-                              strides, self.origin + byte_offset)
+        return super().tensor(
+            self.shape if shapes is None else shapes,
+            self.dtype if dtype is None else dtype,
+            strides,
+            self.origin + byte_offset,
+        )
 
-    def array(self, shapes: Optional[Sequence[int]] = None, dtype: Optional[DataType] = None,
-              strides: Optional[Sequence[int]] = None, byte_offset: int = 0) -> np.ndarray:
+    def array(
+        self,
+        shapes: Optional[Sequence[int]] = None,
+        dtype: Optional[DataType] = None,
+        strides: Optional[Sequence[int]] = None,
+        byte_offset: int = 0,
+    ) -> np.ndarray:
         return view_array(self.tensor(shapes, dtype, strides, byte_offset))
 
 

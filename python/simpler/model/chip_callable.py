@@ -43,13 +43,15 @@ class ChipCallable:
             raise ValueError(f"ChipCallable: no chip library at {self.library!r}")
 
     @classmethod
-    def from_source(cls, source_path: str, orchestration: str, flags: Optional[Sequence[str]] = None,
-                    cache_dir: str = "") -> "ChipCallable":
+    def from_source(
+        cls, source_path: str, orchestration: str, flags: Optional[Sequence[str]] = None, cache_dir: str = ""
+    ) -> "ChipCallable":
         """Builds `source_path` (one C++ file) into a chip library with the
         system compiler — a cache hit when nothing it depends on changed — and
         names `orchestration` in it. RuntimeError carries the compiler's output."""
-        path, _key, _hit = build_chip_library(os.fspath(source_path), None if flags is None else list(flags), "",
-                                              cache_dir)
+        path, _key, _hit = build_chip_library(
+            os.fspath(source_path), None if flags is None else list(flags), "", cache_dir
+        )
         return cls(orchestration, path)
 
     @classmethod
@@ -66,8 +68,9 @@ class ChipCallable:
         runs on OpenCL chips (Worker(device="opencl")), built in each chip when
         registered. ValueError when the source defines no such kernel."""
         check_type("ChipCallable.from_opencl.kernel", kernel, str)
-        if isinstance(source, os.PathLike) or (isinstance(source, str) and source.endswith(".cl")
-                                               and "\n" not in source):
+        if isinstance(source, os.PathLike) or (
+            isinstance(source, str) and source.endswith(".cl") and "\n" not in source
+        ):
             path = os.fspath(source)
             if not os.path.isfile(path):
                 raise ValueError(f"ChipCallable.from_opencl: no OpenCL source at {path!r}")
@@ -87,8 +90,10 @@ class ChipCallable:
                 os.replace(tmp, path)
         names = opencl_kernel_names(text)
         if kernel not in names:
-            raise ValueError(f"ChipCallable.from_opencl: {where} defines no __kernel {kernel!r} "
-                             f"(it defines: {', '.join(names) if names else 'none'})")
+            raise ValueError(
+                f"ChipCallable.from_opencl: {where} defines no __kernel {kernel!r} "
+                f"(it defines: {', '.join(names) if names else 'none'})"
+            )
         return cls(f"opencl:{kernel}", path)
 
 
@@ -103,6 +108,8 @@ def check_orchestrations(callables: Sequence[ChipCallable]) -> list:
     for c in callables:
         if c.orchestration not in offered:
             where = f"library {c.library!r}" if c.library else "the standard set"
-            raise ValueError(f"ChipCallable: no chip orchestration named {c.orchestration!r} in {where} "
-                             f"(offered: {', '.join(sorted(offered))})")
+            raise ValueError(
+                f"ChipCallable: no chip orchestration named {c.orchestration!r} in {where} "
+                f"(offered: {', '.join(sorted(offered))})"
+            )
     return libraries

@@ -41,8 +41,9 @@ class DeviceBackedHandle:
 
 
 class DeviceBuffer(DeviceBackedHandle):
-    def __init__(self, core: EngineWorker, descriptor: BufferDescriptor, chip: int, shape: Tuple[int, ...],
-                 dtype: DataType) -> None:
+    def __init__(
+        self, core: EngineWorker, descriptor: BufferDescriptor, chip: int, shape: Tuple[int, ...], dtype: DataType
+    ) -> None:
         self._core = core
         self.descriptor = descriptor
         self.chip = chip
@@ -54,11 +55,21 @@ class DeviceBuffer(DeviceBackedHandle):
     def released(self) -> bool:
         return self._released
 
-    def tensor(self, shapes: Optional[Sequence[int]] = None, dtype: Optional[DataType] = None,
-               strides: Optional[Sequence[int]] = None, byte_offset: int = 0) -> Tensor:
+    def tensor(
+        self,
+        shapes: Optional[Sequence[int]] = None,
+        dtype: Optional[DataType] = None,
+        strides: Optional[Sequence[int]] = None,
+        byte_offset: int = 0,
+    ) -> Tensor:
         """A view over the device memory; by default the whole (shape, dtype) it was allocated with."""
-        return Tensor(self.descriptor, self.shape if shapes is None else shapes, self.dtype if dtype is None else dtype,
-                      strides, byte_offset)
+        return Tensor(
+            self.descriptor,
+            self.shape if shapes is None else shapes,
+            self.dtype if dtype is None else dtype,
+            strides,
+            byte_offset,
+        )
 
     def release(self) -> None:
         """Refused at submit from now on; freed once every task submitted before

@@ -59,8 +59,13 @@ class WindowBuffer(DeviceBackedHandle):
     def released(self) -> bool:
         return self.domain.released
 
-    def tensor(self, shapes: Optional[Sequence[int]] = None, dtype: Optional[DataType] = None,
-               strides: Optional[Sequence[int]] = None, byte_offset: int = 0) -> Tensor:
+    def tensor(
+        self,
+        shapes: Optional[Sequence[int]] = None,
+        dtype: Optional[DataType] = None,
+        strides: Optional[Sequence[int]] = None,
+        byte_offset: int = 0,
+    ) -> Tensor:
         """A view over the buffer; by default all of it as UINT8 bytes."""
         if shapes is None:
             shapes = (self.nbytes,) if dtype is None else (self.nbytes // element_size(dtype),)
@@ -68,16 +73,25 @@ class WindowBuffer(DeviceBackedHandle):
 
     def __repr__(self) -> str:
         state = "released" if self.released else "live"
-        return (f"WindowBuffer({self.name!r} of {self.domain._member_text(self.chip)} in domain {self.domain.name!r}, "
-                f"{self.nbytes} B, "
-                f"base=0x{self.base:x}, {state})")
+        return (
+            f"WindowBuffer({self.name!r} of {self.domain._member_text(self.chip)} in domain {self.domain.name!r}, "
+            f"{self.nbytes} B, "
+            f"base=0x{self.base:x}, {state})"
+        )
 
 
 class Domain:
     """A live communication domain; a context manager that releases it on exit."""
 
-    def __init__(self, core: EngineWorker, name: str, workers: Sequence[Any], window_size: int,
-                 names: Sequence[str], carved: dict) -> None:
+    def __init__(
+        self,
+        core: EngineWorker,
+        name: str,
+        workers: Sequence[Any],
+        window_size: int,
+        names: Sequence[str],
+        carved: dict,
+    ) -> None:
         self._core = core
         self._id: int = carved["id"]
         self.name = name
@@ -89,7 +103,8 @@ class Domain:
         for rank, chip in enumerate(self.workers):
             self.buffers[chip] = {
                 n: WindowBuffer(self, n, chip, d, off)
-                for n, d, off in zip(names, carved["buffers"][rank], carved["offsets"], strict=True)}
+                for n, d, off in zip(names, carved["buffers"][rank], carved["offsets"], strict=True)
+            }
 
     @property
     def size(self) -> int:
@@ -112,8 +127,9 @@ class Domain:
         try:
             return self.workers.index(chip)
         except ValueError:
-            raise ValueError(f"domain {self.name!r}: chip {chip} is not a member (chips "
-                             f"{', '.join(map(str, self.workers))})") from None
+            raise ValueError(
+                f"domain {self.name!r}: chip {chip} is not a member (chips {', '.join(map(str, self.workers))})"
+            ) from None
 
     def window_base(self, chip: int) -> int:
         """The device address of member `chip`'s window."""
@@ -148,31 +164,43 @@ class Domain:
         for chip, mine in self.buffers.items():
             for b in mine.values():
                 if b.identity == identity:
-                    return (f"window buffer {b.name!r} of {self._member_text(chip)} in domain {self.name!r} was "
-                            "released (the "
-                            "domain's block ended or release() was called); a task may not name it any more")
+                    return (
+                        f"window buffer {b.name!r} of {self._member_text(chip)} in domain {self.name!r} was "
+                        "released (the "
+                        "domain's block ended or release() was called); a task may not name it any more"
+                    )
         return None
 
     def __enter__(self) -> "Domain":
         return self
 
-    def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException],
-                 tb: "Optional[TracebackType]") -> None:
+    def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException], tb: "Optional[TracebackType]") -> None:
         self.release()
 
     def __repr__(self) -> str:
         state = "released" if self._released else "live"
-        return (f"Domain({self.name!r}, chips {self.workers}, window_size={self.window_size}, "
-                f"buffers={list(next(iter(self.buffers.values())).keys()) if self.buffers else []}, {state})")
+        return (
+            f"Domain({self.name!r}, chips {self.workers}, window_size={self.window_size}, "
+            f"buffers={list(next(iter(self.buffers.values())).keys()) if self.buffers else []}, {state})"
+        )
 
 
 Member = Tuple[int, int]
 
+
 class GlobalDomain(Domain):
     """A live global domain; members are (l3, chip) pairs in rank order."""
 
-    def __init__(self, core: EngineWorker, name: str, members: Sequence[Member], window_size: int,
-                 names: Sequence[str], carved: dict, child_level: int) -> None:
+    def __init__(
+        self,
+        core: EngineWorker,
+        name: str,
+        members: Sequence[Member],
+        window_size: int,
+        names: Sequence[str],
+        carved: dict,
+        child_level: int,
+    ) -> None:
         self._child_level = child_level
         super().__init__(core, name, members, window_size, names, carved)
 
@@ -200,5 +228,7 @@ class GlobalDomain(Domain):
     def __repr__(self) -> str:
         state = "released" if self.released else "live"
         names = list(next(iter(self.buffers.values())).keys()) if self.buffers else []
-        return (f"GlobalDomain({self.name!r}, members {list(self.workers)}, window_size={self.window_size}, "
-                f"buffers={names}, {state})")
+        return (
+            f"GlobalDomain({self.name!r}, members {list(self.workers)}, window_size={self.window_size}, "
+            f"buffers={names}, {state})"
+        )

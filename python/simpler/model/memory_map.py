@@ -46,8 +46,17 @@ def mappings() -> List[Mapping]:
             fields = line.rstrip("\n").split(maxsplit=5)
             lo, hi = (int(x, 16) for x in fields[0].split("-"))
             major, minor = (int(x, 16) for x in fields[3].split(":"))
-            out.append(Mapping(lo, hi, fields[1], int(fields[2], 16), (major, minor), int(fields[4]),
-                               fields[5] if len(fields) > 5 else ""))
+            out.append(
+                Mapping(
+                    lo,
+                    hi,
+                    fields[1],
+                    int(fields[2], 16),
+                    (major, minor),
+                    int(fields[4]),
+                    fields[5] if len(fields) > 5 else "",
+                )
+            )
     return out
 
 
@@ -83,7 +92,7 @@ class MemoryRange:
         object under /dev/shm, else None."""
         if not self.shared or self.deleted or not self.path.startswith(SHM_DIR):
             return None
-        return self.path[len(SHM_DIR):]
+        return self.path[len(SHM_DIR) :]
 
 
 def keys_overlap(a: Tuple[object, ...], b: Tuple[object, ...]) -> bool:
@@ -115,13 +124,16 @@ def describe_range(start: int, nbytes: int, maps: Optional[List[Mapping]] = None
     is_shared = first.shared
     if is_shared:
         for m in covering:
-            if (m.dev, m.inode, m.path) != (first.dev, first.inode, first.path) or \
-                    m.offset - m.start != first.offset - first.start:
+            if (m.dev, m.inode, m.path) != (
+                first.dev,
+                first.inode,
+                first.path,
+            ) or m.offset - m.start != first.offset - first.start:
                 raise ValueError(f"the range 0x{start:x}..0x{end:x} spans more than one shared object")
     path = first.path
     deleted = path.endswith(_DELETED)
     if deleted:
-        path = path[:-len(_DELETED)]
+        path = path[: -len(_DELETED)]
     elif is_shared and path:
         # A name that now belongs to another object (unlinked and made again) is no name for these bytes.
         try:

@@ -99,8 +99,10 @@ class _Source:
             self.kind = "NumPy array"
             dtype = _NUMPY_TO_DTYPE.get(obj.dtype)
             if dtype is None:
-                raise ValueError(f"Worker.share: a NumPy array of dtype {obj.dtype} has no DataType; supported: "
-                                 f"{', '.join(sorted(str(d) for d in _NUMPY_TO_DTYPE))}")
+                raise ValueError(
+                    f"Worker.share: a NumPy array of dtype {obj.dtype} has no DataType; supported: "
+                    f"{', '.join(sorted(str(d) for d in _NUMPY_TO_DTYPE))}"
+                )
             contiguous = obj.flags.c_contiguous
             writeable = bool(obj.flags.writeable)
             address = obj.__array_interface__["data"][0]
@@ -114,15 +116,19 @@ class _Source:
             name = str(obj.dtype).removeprefix("torch.")
             dtype = _TORCH_TO_DTYPE.get(name)
             if dtype is None:
-                raise ValueError(f"Worker.share: a torch tensor of dtype {obj.dtype} has no DataType; supported: "
-                                 f"{', '.join(sorted(_TORCH_TO_DTYPE))}")
+                raise ValueError(
+                    f"Worker.share: a torch tensor of dtype {obj.dtype} has no DataType; supported: "
+                    f"{', '.join(sorted(_TORCH_TO_DTYPE))}"
+                )
             contiguous = obj.is_contiguous()
             writeable = True  # a torch tensor has no read-only flag
             address = obj.data_ptr()
             strides = tuple(obj.stride())
         else:
-            raise TypeError(f"Worker.share: expected a NumPy array or a torch tensor, got {type(obj).__name__} "
-                            "(for other memory, view it as one first: numpy.frombuffer(obj, dtype))")
+            raise TypeError(
+                f"Worker.share: expected a NumPy array or a torch tensor, got {type(obj).__name__} "
+                "(for other memory, view it as one first: numpy.frombuffer(obj, dtype))"
+            )
         self.obj = obj
         # False for a NumPy array whose WRITEABLE flag is off: no task may write through it.
         self.writeable = writeable
@@ -136,7 +142,8 @@ class _Source:
             raise ValueError(
                 f"Worker.share: the {self.kind} of shape {self.shape} is not contiguous (element strides {strides}); "
                 "share the contiguous array it views and name the strided view with "
-                "buffer.tensor(shapes, dtype, strides=..., byte_offset=...), or share a contiguous copy")
+                "buffer.tensor(shapes, dtype, strides=..., byte_offset=...), or share a contiguous copy"
+            )
 
 
 def _refuse_shared_twice(where: MemoryRange, kind: str, maps: list) -> None:
@@ -153,13 +160,17 @@ def _refuse_shared_twice(where: MemoryRange, kind: str, maps: list) -> None:
         except ValueError:
             continue
         if keys_overlap(key, where.key):
-            raise ValueError(f"Worker.share: the {kind}'s bytes are already (part of) buffer {buffer.identity}; "
-                             "name views of that buffer instead of sharing its bytes again")
+            raise ValueError(
+                f"Worker.share: the {kind}'s bytes are already (part of) buffer {buffer.identity}; "
+                "name views of that buffer instead of sharing its bytes again"
+            )
     for owner, _obj, key in _adopted:
         if owner.closed and keys_overlap(key, where.key):
-            raise ValueError(f"Worker.share: the {kind}'s bytes belong to released buffer {owner.identity}, whose "
-                             "free waits for the tasks that name it; wait for it (release_buffer(b, wait=True)) "
-                             "before sharing them again")
+            raise ValueError(
+                f"Worker.share: the {kind}'s bytes belong to released buffer {owner.identity}, whose "
+                "free waits for the tasks that name it; wait for it (release_buffer(b, wait=True)) "
+                "before sharing them again"
+            )
 
 
 # A Worker's alloc_shared_tensor(shape, dtype, access).
@@ -172,8 +183,9 @@ def _copy(alloc: _Alloc, src: _Source, access: AccessMode) -> SharedTensor:
     return t
 
 
-def share(obj: Any, access: Optional[AccessMode], copy: bool, *, owner_path: str, initialized: bool,
-          alloc: _Alloc) -> SharedTensor:
+def share(
+    obj: Any, access: Optional[AccessMode], copy: bool, *, owner_path: str, initialized: bool, alloc: _Alloc
+) -> SharedTensor:
     """Worker.share (see its docstring) for the Worker at `owner_path`, which
     init() has started or not (`initialized`); `alloc` is its
     alloc_shared_tensor (for copy=True). The caller keeps what it returns."""
@@ -186,22 +198,31 @@ def share(obj: Any, access: Optional[AccessMode], copy: bool, *, owner_path: str
         return _copy(alloc, src, AccessMode.READWRITE if access is None else access)
     if not src.writeable:
         if access not in (None, AccessMode.READ):
-            raise ValueError(f"Worker.share: the {src.kind}'s WRITEABLE flag is off, so its buffer grants READ only, "
-                             f"not {access.name}; share a writable array (arr.setflags(write=True) where its owner "
-                             "allows it), or pass copy=True for a copy tasks can write")
+            raise ValueError(
+                f"Worker.share: the {src.kind}'s WRITEABLE flag is off, so its buffer grants READ only, "
+                f"not {access.name}; share a writable array (arr.setflags(write=True) where its owner "
+                "allows it), or pass copy=True for a copy tasks can write"
+            )
         access = AccessMode.READ
     maps = mappings()
     where = describe_range(src.address, src.nbytes, maps)
     if not where.writable:
-        raise ValueError(f"Worker.share: the {src.kind}'s memory is mapped read-only in this process; its owner "
-                         "could not fill it (share a writable copy, or pass copy=True)")
+        raise ValueError(
+            f"Worker.share: the {src.kind}'s memory is mapped read-only in this process; its owner "
+            "could not fill it (share a writable copy, or pass copy=True)"
+        )
     _refuse_shared_twice(where, src.kind, maps)
     path_id = intern_owner_path(owner_path)
     origin = 0
     if not initialized:
         if where.shared:
-            owner = adopt_fork_memory(BackendKind.FORK_SHM, src.address, src.nbytes,
-                                      AccessMode.READWRITE if access is None else access, path_id)
+            owner = adopt_fork_memory(
+                BackendKind.FORK_SHM,
+                src.address,
+                src.nbytes,
+                AccessMode.READWRITE if access is None else access,
+                path_id,
+            )
         else:
             if access not in (None, AccessMode.READ):
                 raise ValueError(
@@ -209,15 +230,18 @@ def share(obj: Any, access: Optional[AccessMode], copy: bool, *, owner_path: str
                     f"FORK_COW, which children read as of the fork and cannot write, so it grants READ only, not "
                     f"{access.name}; for a buffer children write, put it in shared memory first (torch: "
                     "tensor.share_memory_(); NumPy: an array over multiprocessing.shared_memory.SharedMemory), or "
-                    "use Worker.alloc_shared_tensor")
+                    "use Worker.alloc_shared_tensor"
+                )
             owner = adopt_fork_memory(BackendKind.FORK_COW, src.address, src.nbytes, AccessMode.READ, path_id)
     else:
         name = where.shm_name
         if name is None:
             raise ValueError(_after_init_refusal(src, where))
         if not 1 <= len(name.encode()) <= 32 or not name.isprintable() or not name.isascii():
-            raise ValueError(f"Worker.share: the {src.kind} lies in shm object {name!r}, whose name does not fit a "
-                             "descriptor (1-32 printable ASCII bytes); pass copy=True, or name the object shorter")
+            raise ValueError(
+                f"Worker.share: the {src.kind} lies in shm object {name!r}, whose name does not fit a "
+                "descriptor (1-32 printable ASCII bytes); pass copy=True, or name the object shorter"
+            )
         # The object's byte 0 must be mapped in this process: the owner's bytes (and views) count from it.
         origin = where.file_offset
         try:
@@ -225,10 +249,13 @@ def share(obj: Any, access: Optional[AccessMode], copy: bool, *, owner_path: str
         except ValueError:
             object_range = None
         if object_range is None or object_range.key[:3] != where.key[:3] or object_range.file_offset != 0:
-            raise ValueError(f"Worker.share: the {src.kind} lies at byte {origin} of shm object {name!r}, whose "
-                             "start this process does not map; map the object from its byte 0")
-        owner = adopt_posix_shm(name, src.address - origin, origin + src.nbytes,
-                                AccessMode.READWRITE if access is None else access, path_id)
+            raise ValueError(
+                f"Worker.share: the {src.kind} lies at byte {origin} of shm object {name!r}, whose "
+                "start this process does not map; map the object from its byte 0"
+            )
+        owner = adopt_posix_shm(
+            name, src.address - origin, origin + src.nbytes, AccessMode.READWRITE if access is None else access, path_id
+        )
     t = AdoptedTensor(owner, src.shape, src.dtype, origin, src.obj)
     _adopted.append((owner, src.obj, where.key))
     return t
@@ -237,16 +264,22 @@ def share(obj: Any, access: Optional[AccessMode], copy: bool, *, owner_path: str
 def _after_init_refusal(src: _Source, where: MemoryRange) -> str:
     lead = f"Worker.share: after init() the {src.kind}'s bytes must be in a named POSIX shm object, which each child "
     if not where.shared:
-        return (lead + "maps by name; these are private memory, which the children (forked at init()) cannot see. "
-                "Share it before init() (it becomes FORK_COW, read-only for children), allocate shared memory "
-                "(torch: set torch.multiprocessing.set_sharing_strategy('file_system'), then tensor.share_memory_(); "
-                "NumPy: an array over multiprocessing.shared_memory.SharedMemory), or pass copy=True to copy it into "
-                "a new buffer")
+        return (
+            lead + "maps by name; these are private memory, which the children (forked at init()) cannot see. "
+            "Share it before init() (it becomes FORK_COW, read-only for children), allocate shared memory "
+            "(torch: set torch.multiprocessing.set_sharing_strategy('file_system'), then tensor.share_memory_(); "
+            "NumPy: an array over multiprocessing.shared_memory.SharedMemory), or pass copy=True to copy it into "
+            "a new buffer"
+        )
     if where.deleted:
         what = "anonymous shared memory (mmap(-1, n))" if where.path == "/dev/zero" else repr(where.path)
-        return (lead + f"maps by name; these are in {what}, which has no name any more (torch's default "
-                "'file_descriptor' sharing strategy and anonymous mmaps unlink it), so no child can open it. Share "
-                "it before init() (FORK_SHM), call torch.multiprocessing.set_sharing_strategy('file_system') before "
-                "share_memory_(), or pass copy=True")
-    return (lead + f"maps by name; these are in {where.path!r}, which is not under /dev/shm. Share it before init() "
-            "(FORK_SHM), or pass copy=True")
+        return (
+            lead + f"maps by name; these are in {what}, which has no name any more (torch's default "
+            "'file_descriptor' sharing strategy and anonymous mmaps unlink it), so no child can open it. Share "
+            "it before init() (FORK_SHM), call torch.multiprocessing.set_sharing_strategy('file_system') before "
+            "share_memory_(), or pass copy=True"
+        )
+    return (
+        lead + f"maps by name; these are in {where.path!r}, which is not under /dev/shm. Share it before init() "
+        "(FORK_SHM), or pass copy=True"
+    )

@@ -35,9 +35,11 @@ _serials = itertools.count(1)
 # How many chip callables every Worker has before any register(): the runtime's own (std.copy, std.sum_n).
 RUNTIME_CHIP_CALLABLES = 2
 
-_MAIN_HINT = ("; the sub-workers hold __main__ as it was when init() forked them, so a function defined in "
-              "__main__ after init() does not exist there: define it in a module and register it as "
-              "'pkg.module:fn', or define it before init()")
+_MAIN_HINT = (
+    "; the sub-workers hold __main__ as it was when init() forked them, so a function defined in "
+    "__main__ after init() does not exist there: define it in a module and register it as "
+    "'pkg.module:fn', or define it before init()"
+)
 
 
 def callable_name(fn: Callable[..., Any]) -> str:
@@ -141,9 +143,11 @@ def path_of(fn: Callable[..., Any]) -> str:
     module = getattr(fn, "__module__", None)
     qualname = getattr(fn, "__qualname__", None)
     if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname:
-        raise ValueError(f"{qualname or fn!r} cannot be named on another host (a closure, a lambda or a callable "
-                         "object); a remote Worker runs callables registered by import path ('pkg.module:fn') or "
-                         "defined at module level")
+        raise ValueError(
+            f"{qualname or fn!r} cannot be named on another host (a closure, a lambda or a callable "
+            "object); a remote Worker runs callables registered by import path ('pkg.module:fn') or "
+            "defined at module level"
+        )
     return f"{module}:{qualname}"
 
 
@@ -172,9 +176,11 @@ def sub_payload(fn: Callable[..., Any], name: str) -> bytes:
         try:
             data = pickle.dumps(fn, protocol=pickle.HIGHEST_PROTOCOL)
         except (pickle.PicklingError, TypeError, AttributeError) as e:
-            raise TypeError(f"Worker.register: {name} cannot be sent to the sub-workers, which init() already "
-                            f"started: pickle cannot carry it ({type(e).__name__}: {e}); register a module-level "
-                            "function, or its import path 'pkg.module:fn'") from None
+            raise TypeError(
+                f"Worker.register: {name} cannot be sent to the sub-workers, which init() already "
+                f"started: pickle cannot carry it ({type(e).__name__}: {e}); register a module-level "
+                "function, or its import path 'pkg.module:fn'"
+            ) from None
         form = "pickle"
     return pickle.dumps((form, data, list(sys.path)), protocol=pickle.HIGHEST_PROTOCOL)
 

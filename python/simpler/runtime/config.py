@@ -102,10 +102,8 @@ def _as_option(message: str, options: Dict[str, Any]) -> str:
     for name, (path, _convert) in _RENAMED.items():
         field = f"WorkerConfig.{path}:"
         if options.get(name) is not None and message.startswith(field):
-            return f"Worker.{name}:{message[len(field):]} ({field[:-1]})"
+            return f"Worker.{name}:{message[len(field) :]} ({field[:-1]})"
     return message
-
-
 
 
 def default_device(device: Optional[str]) -> Optional[str]:
@@ -114,6 +112,8 @@ def default_device(device: Optional[str]) -> Optional[str]:
     if device is None and os.environ.get("SIMPLER_DEVICE"):
         device = os.environ["SIMPLER_DEVICE"]
         if device not in _DEVICE_KINDS:
-            raise ValueError(f"SIMPLER_DEVICE={device!r} (the default of Worker.device) is not one of "
-                             f"{', '.join(map(repr, _DEVICE_KINDS))}")
+            raise ValueError(
+                f"SIMPLER_DEVICE={device!r} (the default of Worker.device) is not one of "
+                f"{', '.join(map(repr, _DEVICE_KINDS))}"
+            )
     return device

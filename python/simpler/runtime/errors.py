@@ -15,8 +15,11 @@ from typing import Optional
 _STEP = r"(?:L\d+\[\d+\]|chip \d+|sub-worker \d+)"
 _PATH = re.compile(rf"{_STEP}(?: → {_STEP})*")
 # The engine's failure text (Worker::describe_failure_locked): where the first failed task ran.
-_FAILURE = re.compile(r"(?:sub )?task \d+ of run \d+ \(callable .*?, member \d+\) on (chip|sub-worker|worker) (\d+) "
-                      r"failed: (?:[A-Z_]+: )?(.*)", re.S)
+_FAILURE = re.compile(
+    r"(?:sub )?task \d+ of run \d+ \(callable .*?, member \d+\) on (chip|sub-worker|worker) (\d+) "
+    r"failed: (?:[A-Z_]+: )?(.*)",
+    re.S,
+)
 
 
 def child_name(level: int, index: int) -> str:
@@ -38,7 +41,7 @@ def failure_path(level: int, message: str) -> Optional[str]:
     below = _PATH.match(cause)
     # The child's own text starts with its path ("L3[0] → chip 1: ..."); a child
     # that died or timed out has none, and the path ends at the child.
-    if below is not None and below.group(0).startswith(name) and cause[below.end():].startswith(": "):
+    if below is not None and below.group(0).startswith(name) and cause[below.end() :].startswith(": "):
         return below.group(0)
     return name
 

@@ -60,7 +60,8 @@ class ForwardedScope:
                 raise ValueError(
                     f"{what} refused: argument {i} names buffer {t.buffer.identity} with a descriptor other than the "
                     f"one the parent's task forwarded ({t.buffer!r}, forwarded {views[0][0].buffer!r}); a nested "
-                    "orchestration passes on the descriptors it received")
+                    "orchestration passes on the descriptors it received"
+                )
             writes = args.tag(i) in _WRITING_TAGS
             if any((w or not writes) and overlap(v, t)[0] == TensorOverlap.COVERED for v, w in views):
                 continue
@@ -68,7 +69,8 @@ class ForwardedScope:
             raise ValueError(
                 f"{what} refused: argument {i} ({args.tag(i).name}) names bytes of buffer {t.buffer.identity} outside "
                 f"every view of it{written} the parent's task forwarded; a nested orchestration may only touch the "
-                "views its task received (the parent ordered its tasks by them)")
+                "views its task received (the parent ordered its tasks by them)"
+            )
 
 
 # The scope of a task that forwarded no tensor: it restricts nothing (shared; a scope never changes).

@@ -48,12 +48,14 @@ if TYPE_CHECKING:
     from simpler._core import EngineWorker
     from simpler.runtime.forwarded import ForwardedScope
 
+
 def _check_views(what: str, src: object, dst: object) -> None:
     """TypeError naming the argument of a copy that is not a view."""
     for role, t in (("source", src), ("destination", dst)):
         if not isinstance(t, Tensor):
-            raise TypeError(f"{what} {role}: expected a Tensor (a view, e.g. DeviceBuffer.tensor()), got "
-                            f"{type(t).__name__} {t!r}")
+            raise TypeError(
+                f"{what} {role}: expected a Tensor (a view, e.g. DeviceBuffer.tensor()), got {type(t).__name__} {t!r}"
+            )
 
 
 _DEFAULT_CONFIG = CallConfig().to_bytes()
@@ -82,8 +84,13 @@ def _checked_list(field: str, values: object, item_type: Optional[type] = None) 
 
 
 class Orchestrator:
-    def __init__(self, state: RuntimeState, worker: WorkerView, scope: Optional[ForwardedScope] = None,
-                 core: Optional[EngineWorker] = None) -> None:
+    def __init__(
+        self,
+        state: RuntimeState,
+        worker: WorkerView,
+        scope: Optional[ForwardedScope] = None,
+        core: Optional[EngineWorker] = None,
+    ) -> None:
         self._state = state
         self._worker = worker  # what .worker returns: the Worker `state` is the state of
         # core: the engine as state.running() just returned it (run() checked it); else checked here
@@ -120,11 +127,18 @@ class Orchestrator:
 
     def _check_open(self, what: str) -> None:
         if self._ended:
-            raise RuntimeError(f"Orchestrator.{what}: this Orchestrator's run has ended (orch_fn returned); submit "
-                               "from inside the orchestration function, or start a new Worker.run()")
+            raise RuntimeError(
+                f"Orchestrator.{what}: this Orchestrator's run has ended (orch_fn returned); submit "
+                "from inside the orchestration function, or start a new Worker.run()"
+            )
 
-    def _submit(self, kind: TaskKind, callable: CallableHandle, members: Sequence[Tuple[TaskArgs, Optional[int]]],
-                cfg: Optional[CallConfig]) -> TaskHandle:
+    def _submit(
+        self,
+        kind: TaskKind,
+        callable: CallableHandle,
+        members: Sequence[Tuple[TaskArgs, Optional[int]]],
+        cfg: Optional[CallConfig],
+    ) -> TaskHandle:
         self._check_open("submit")
         handle = self._state.check_callable(callable, kind)
         config = _config_bytes(cfg)
@@ -138,11 +152,17 @@ class Orchestrator:
         self._submitted.append(task)
         return task
 
-    def _submit_one(self, kind: TaskKind, callable: CallableHandle, args: TaskArgs, worker: Optional[int],
-                    cfg: Optional[CallConfig]) -> TaskHandle:
+    def _submit_one(
+        self, kind: TaskKind, callable: CallableHandle, args: TaskArgs, worker: Optional[int], cfg: Optional[CallConfig]
+    ) -> TaskHandle:
         # The hot path: one member, no list, the default config prebuilt.
-        if (type(callable) is not CallableHandle or callable.runs_on != self._runs_on[kind]
-                or callable.worker_serial != self._serial or self._core.closed or self._ended):
+        if (
+            type(callable) is not CallableHandle
+            or callable.runs_on != self._runs_on[kind]
+            or callable.worker_serial != self._serial
+            or self._core.closed
+            or self._ended
+        ):
             self._check_open("submit")
             self._state.check_callable(callable, kind)
         config = _DEFAULT_CONFIG if cfg is None else _config_bytes(cfg)
@@ -155,21 +175,29 @@ class Orchestrator:
         self._submitted.append(task)
         return task
 
-    def submit_next_level(self, callable: CallableHandle, args: TaskArgs, cfg: Optional[CallConfig] = None,
-                          worker: int = 0) -> TaskHandle:
+    def submit_next_level(
+        self, callable: CallableHandle, args: TaskArgs, cfg: Optional[CallConfig] = None, worker: int = 0
+    ) -> TaskHandle:
         """Runs `callable` on next-level child `worker` with `args`: a chip
         orchestration on a chip of a level-3 Worker; an orchestration function
         as one run of a next-level Worker (level 4 and above)."""
         return self._submit_one(_NEXT_LEVEL, callable, args, worker, cfg)
 
-    def submit_next_level_group(self, callable: CallableHandle, args_list: Sequence[TaskArgs],
-                                cfg: Optional[CallConfig] = None,
-                                workers: Optional[Sequence[int]] = None) -> TaskHandle:
+    def submit_next_level_group(
+        self,
+        callable: CallableHandle,
+        args_list: Sequence[TaskArgs],
+        cfg: Optional[CallConfig] = None,
+        workers: Optional[Sequence[int]] = None,
+    ) -> TaskHandle:
         """One node of N members, member i on `workers[i]` (default: worker i), all
         dispatched together. Members are not ordered against each other."""
         args_list = _checked_list("submit_next_level_group.args_list", args_list, TaskArgs)
-        workers = list(range(len(args_list))) if workers is None else _checked_list(
-            "submit_next_level_group.workers", workers)
+        workers = (
+            list(range(len(args_list)))
+            if workers is None
+            else _checked_list("submit_next_level_group.workers", workers)
+        )
         if len(workers) != len(args_list):
             raise ValueError(f"submit_next_level_group: {len(args_list)} argument lists but {len(workers)} workers")
         return self._submit(TaskKind.NEXT_LEVEL, callable, list(zip(args_list, workers, strict=True)), cfg)
@@ -178,16 +206,23 @@ class Orchestrator:
         """Runs Python `callable(MappedArgs)` on any idle sub-worker."""
         return self._submit_one(_SUB, callable, args, None, cfg)
 
-    def submit_sub_group(self, callable: CallableHandle, args_list: Sequence[TaskArgs],
-                         cfg: Optional[CallConfig] = None) -> TaskHandle:
+    def submit_sub_group(
+        self, callable: CallableHandle, args_list: Sequence[TaskArgs], cfg: Optional[CallConfig] = None
+    ) -> TaskHandle:
         """One node of N sub tasks, dispatched together to N distinct sub-workers."""
         args_list = _checked_list("submit_sub_group.args_list", args_list, TaskArgs)
         return self._submit(TaskKind.SUB, callable, [(a, None) for a in args_list], cfg)
 
     # -- batches ------------------------------------------------------------------
-    def _submit_many(self, kind: TaskKind, what: str, callable: CallableHandle,
-                     args_list: "TaskArgsBatch | Sequence[TaskArgs]", workers: "int | List[int] | None",
-                     cfg: Optional[CallConfig]) -> TaskHandles:
+    def _submit_many(
+        self,
+        kind: TaskKind,
+        what: str,
+        callable: CallableHandle,
+        args_list: "TaskArgsBatch | Sequence[TaskArgs]",
+        workers: "int | List[int] | None",
+        cfg: Optional[CallConfig],
+    ) -> TaskHandles:
         self._check_open(what)
         handle = self._state.check_callable(callable, kind)
         config = _config_bytes(cfg)
@@ -202,15 +237,20 @@ class Orchestrator:
         tasks, refused, why = self._core.submit_many(kind, handle.id, batch, workers, config)
         if refused >= 0:
             error = self._explain(ValueError(why), [batch[refused]])
-            raise ValueError(f"{what}: task {refused} of the batch refused (none of its {len(batch)} tasks was "
-                             f"submitted): {error}")
+            raise ValueError(
+                f"{what}: task {refused} of the batch refused (none of its {len(batch)} tasks was submitted): {error}"
+            )
         if len(tasks):
             self._submitted.append(tasks)
         return tasks
 
-    def submit_many(self, callable: CallableHandle, args_list: "TaskArgsBatch | Sequence[TaskArgs]",
-                    workers: "int | Sequence[int] | None" = None,
-                    cfg: Optional[CallConfig] = None) -> TaskHandles:
+    def submit_many(
+        self,
+        callable: CallableHandle,
+        args_list: "TaskArgsBatch | Sequence[TaskArgs]",
+        workers: "int | Sequence[int] | None" = None,
+        cfg: Optional[CallConfig] = None,
+    ) -> TaskHandles:
         """N independent next-level tasks in one call: task i runs `callable` with
         args_list[i] (a TaskArgsBatch, e.g. TaskArgsBatch.tiled, or a sequence of
         TaskArgs) on `workers` (one index for all, default 0, or one per task).
@@ -226,23 +266,30 @@ class Orchestrator:
             workers = _checked_list("submit_many.workers", workers)
         return self._submit_many(TaskKind.NEXT_LEVEL, "submit_many", callable, args_list, workers, cfg)
 
-    def submit_sub_many(self, callable: CallableHandle, args_list: "TaskArgsBatch | Sequence[TaskArgs]",
-                        cfg: Optional[CallConfig] = None) -> TaskHandles:
+    def submit_sub_many(
+        self,
+        callable: CallableHandle,
+        args_list: "TaskArgsBatch | Sequence[TaskArgs]",
+        cfg: Optional[CallConfig] = None,
+    ) -> TaskHandles:
         """N independent sub tasks in one call, each as submit_sub(callable,
         args_list[i]) in order; refusals as submit_many."""
         return self._submit_many(TaskKind.SUB, "submit_sub_many", callable, args_list, None, cfg)
 
     # -- device memory ----------------------------------------------------------
-    def alloc_child_tensor(self, worker: int, shape: Sequence[int], dtype: DataType,
-                           scoped: bool = True) -> DeviceBuffer:
+    def alloc_child_tensor(
+        self, worker: int, shape: Sequence[int], dtype: DataType, scoped: bool = True
+    ) -> DeviceBuffer:
         """DEVICE_MALLOC memory for one (shape, dtype) on chip `worker`. With
         scoped=False it outlives the run, until `release()` or Worker.close()."""
         self._check_open("alloc_child_tensor")
         core = self._state.running()
         if self._state.level > 3:
-            raise ValueError(f"alloc_child_tensor on {self._state.path} (level {self._state.level}): device memory "
-                             "belongs to the chips of a level-3 Worker; allocate it inside the orchestration function "
-                             "that runs there (its orch.alloc_child_tensor)")
+            raise ValueError(
+                f"alloc_child_tensor on {self._state.path} (level {self._state.level}): device memory "
+                "belongs to the chips of a level-3 Worker; allocate it inside the orchestration function "
+                "that runs there (its orch.alloc_child_tensor)"
+            )
         worker = check_int("alloc_child_tensor.worker", worker, bits=32)
         shape = check_shape("alloc_child_tensor.shape", shape)
         check_type("alloc_child_tensor.dtype", dtype, DataType)
@@ -255,8 +302,13 @@ class Orchestrator:
         return buf
 
     # -- communication domains -------------------------------------------------
-    def allocate_domain(self, name: str, workers: Sequence[int], window_size: int,
-                        buffers: "Dict[str, int] | Sequence[Tuple[str, int]]" = ()) -> Domain:
+    def allocate_domain(
+        self,
+        name: str,
+        workers: Sequence[int],
+        window_size: int,
+        buffers: "Dict[str, int] | Sequence[Tuple[str, int]]" = (),
+    ) -> Domain:
         """A communication domain: a window of `window_size` bytes at the same
         offset on each chip of `workers` (rank order), holding the named
         `buffers` ({name: nbytes} or [(name, nbytes), ...]) in order, each on 64
@@ -269,12 +321,16 @@ class Orchestrator:
         self._check_open("allocate_domain")
         core = self._state.running()
         if self._state.level > 3 or self._state.num_chips == 0:
-            raise ValueError(f"allocate_domain on {self._state.path} (level {self._state.level}, "
-                             f"{self._state.num_chips} chips): windows belong to the chips of a level-3 Worker")
+            raise ValueError(
+                f"allocate_domain on {self._state.path} (level {self._state.level}, "
+                f"{self._state.num_chips} chips): windows belong to the chips of a level-3 Worker"
+            )
         if not isinstance(name, str):
             raise TypeError(f"allocate_domain.name: expected str (got {got(name)})")
-        chips = [check_int(f"allocate_domain.workers[{i}]", w, bits=32)
-                 for i, w in enumerate(_checked_list("allocate_domain.workers", workers))]
+        chips = [
+            check_int(f"allocate_domain.workers[{i}]", w, bits=32)
+            for i, w in enumerate(_checked_list("allocate_domain.workers", workers))
+        ]
         window_size = check_int("allocate_domain.window_size", window_size, bits=64)
         specs = _buffer_specs("allocate_domain", buffers)
         carved = core.allocate_domain(name, chips, window_size, specs)
@@ -282,8 +338,13 @@ class Orchestrator:
         self._domains.append(dom)
         return dom
 
-    def allocate_global_domain(self, name: str, members: Sequence[Tuple[int, int]], window_size: int,
-                               buffers: "Dict[str, int] | Sequence[Tuple[str, int]]" = ()) -> GlobalDomain:
+    def allocate_global_domain(
+        self,
+        name: str,
+        members: Sequence[Tuple[int, int]],
+        window_size: int,
+        buffers: "Dict[str, int] | Sequence[Tuple[str, int]]" = (),
+    ) -> GlobalDomain:
         """On a level-4 Worker: a communication domain across chips of its
         local level-3 children, `members` the (l3, chip) pairs in rank order
         (l3 a local child's index, chip one of its chips); otherwise as
@@ -297,12 +358,16 @@ class Orchestrator:
         core = self._state.running()
         worker = self._state
         if worker.level == 3:
-            raise ValueError(f"allocate_global_domain on {worker.path} (level 3): the chips of a level-3 Worker share "
-                             "windows through allocate_domain; a global domain spans the L3 children of a level-4 "
-                             "Worker")
+            raise ValueError(
+                f"allocate_global_domain on {worker.path} (level 3): the chips of a level-3 Worker share "
+                "windows through allocate_domain; a global domain spans the L3 children of a level-4 "
+                "Worker"
+            )
         if worker.level != 4:
-            raise ValueError(f"allocate_global_domain on {worker.path} (level {worker.level}): a global domain spans "
-                             "the chips of the level-3 children of a level-4 Worker")
+            raise ValueError(
+                f"allocate_global_domain on {worker.path} (level {worker.level}): a global domain spans "
+                "the chips of the level-3 children of a level-4 Worker"
+            )
         if not isinstance(name, str):
             raise TypeError(f"allocate_global_domain.name: expected str (got {got(name)})")
         children = worker.children
@@ -316,19 +381,26 @@ class Orchestrator:
             chip = check_int(f"{where}.chip", m[1], bits=32)
             if l3 >= len(children):
                 if l3 < worker.num_workers:
-                    raise ValueError(f"{where}: child {l3} of {worker.path} is a remote Worker (add_remote_workers); "
-                                     "a global domain takes local children only")
-                raise ValueError(f"{where}: l3={l3} is not a child of {worker.path} (it has {len(children)} local "
-                                 "level-3 children)")
+                    raise ValueError(
+                        f"{where}: child {l3} of {worker.path} is a remote Worker (add_remote_workers); "
+                        "a global domain takes local children only"
+                    )
+                raise ValueError(
+                    f"{where}: l3={l3} is not a child of {worker.path} (it has {len(children)} local level-3 children)"
+                )
             if chip >= children[l3].num_chips:
-                raise ValueError(f"{where}: chip={chip} is not a chip of {child_name(worker.level, l3)} (it has "
-                                 f"{children[l3].num_chips} chips)")
+                raise ValueError(
+                    f"{where}: chip={chip} is not a chip of {child_name(worker.level, l3)} (it has "
+                    f"{children[l3].num_chips} chips)"
+                )
             device = children[l3].config.chip_lane.chip.device.kind
             if device != DeviceKind.SIMULATED:
-                raise ValueError(f"{where}: {child_name(worker.level, l3)}'s chips drive {device.name.lower()} "
-                                 "devices, whose kernels reach only their own device memory, and a domain's windows "
-                                 "are host shared memory; communication domains need simulated chips "
-                                 "(device=\"simulated\")")
+                raise ValueError(
+                    f"{where}: {child_name(worker.level, l3)}'s chips drive {device.name.lower()} "
+                    "devices, whose kernels reach only their own device memory, and a domain's windows "
+                    "are host shared memory; communication domains need simulated chips "
+                    '(device="simulated")'
+                )
             if (l3, chip) in checked:
                 first = checked.index((l3, chip))
                 raise ValueError(f"{where}: member ({l3}, {chip}) is listed twice (members[{first}] and members[{i}])")
@@ -353,17 +425,29 @@ class Orchestrator:
         buf = self._allocated.get(identity)
         if buf is None or not buf.released:
             return next((w for d in self._domains if (w := d._why_released(identity)) is not None), None)
-        return (f"device memory {identity} of chip {buf.chip} was released (its scope ended or it was freed); "
-                "a task may not name it any more")
+        return (
+            f"device memory {identity} of chip {buf.chip} was released (its scope ended or it was freed); "
+            "a task may not name it any more"
+        )
 
     def _explain(self, error: ValueError, args_list: Sequence[TaskArgs]) -> ValueError:
         """The engine's refusal, plus the release when it names a block this run
         freed (unless the engine said so); logged (INFO, the `simpler` logger) as
         it is raised."""
-        why = next((w for args in args_list for i in range(args.tensor_count)
-                    if (w := self._released(args[i].buffer.identity)) is not None), None)
-        if why is not None and "(its scope ended or it was freed)" not in str(error) \
-                and "(its block ended or release() was called)" not in str(error):
+        why = next(
+            (
+                w
+                for args in args_list
+                for i in range(args.tensor_count)
+                if (w := self._released(args[i].buffer.identity)) is not None
+            ),
+            None,
+        )
+        if (
+            why is not None
+            and "(its scope ended or it was freed)" not in str(error)
+            and "(its block ended or release() was called)" not in str(error)
+        ):
             error = ValueError(f"{error}: {why}")
         logger.info("%s: submit refused: %s", self._state.path, str(error))  # text, not the traceback
         return error
@@ -374,14 +458,17 @@ class Orchestrator:
             why = self._released(t.buffer.identity)
             if why is not None:
                 raise ValueError(f"{role}: {why}")
-            raise ValueError(f"{role}: {t.buffer.identity} is not device memory of this Worker "
-                             "(allocate it with alloc_child_tensor)")
+            raise ValueError(
+                f"{role}: {t.buffer.identity} is not device memory of this Worker (allocate it with alloc_child_tensor)"
+            )
         return chip
 
     def _copy(self, src: Tensor, dst: Tensor, chip: int, cfg: Optional[CallConfig]) -> TaskHandle:
         if tuple(src.shapes) != tuple(dst.shapes) or src.dtype != dst.dtype:
-            raise ValueError(f"copy: source {tuple(src.shapes)} {src.dtype.name} and destination "
-                             f"{tuple(dst.shapes)} {dst.dtype.name} must have the same shape and dtype")
+            raise ValueError(
+                f"copy: source {tuple(src.shapes)} {src.dtype.name} and destination "
+                f"{tuple(dst.shapes)} {dst.dtype.name} must have the same shape and dtype"
+            )
         ta = TaskArgs()
         ta.add_tensor(src, TensorArgType.INPUT)
         ta.add_tensor(dst, TensorArgType.OUTPUT_EXISTING)

@@ -72,8 +72,12 @@ class Progress:
 
 def snapshot(raw: Dict[str, Any]) -> Progress:
     """Progress from the engine's dict (EngineWorker.progress())."""
-    return Progress(submitted=raw["submitted"], unfinished=raw["unfinished"], lost=raw["lost"],
-                    children={c["name"]: ChildProgress(c["done"], c["running"], c["lost"]) for c in raw["children"]})
+    return Progress(
+        submitted=raw["submitted"],
+        unfinished=raw["unfinished"],
+        lost=raw["lost"],
+        children={c["name"]: ChildProgress(c["done"], c["running"], c["lost"]) for c in raw["children"]},
+    )
 
 
 class _Display:
@@ -89,8 +93,9 @@ class _Display:
                 from tqdm import tqdm  # type: ignore[import-untyped, unused-ignore]
             except ImportError:
                 if use_tqdm:
-                    raise RuntimeError("show_progress(use_tqdm=True): tqdm is not installed "
-                                       "(pip install tqdm, or leave use_tqdm=None)") from None
+                    raise RuntimeError(
+                        "show_progress(use_tqdm=True): tqdm is not installed (pip install tqdm, or leave use_tqdm=None)"
+                    ) from None
             else:
                 self._bar = tqdm(total=0, desc=label, unit="task", file=file, dynamic_ncols=True, leave=True)
         self._tty = self._bar is None and hasattr(file, "isatty") and file.isatty()
@@ -119,8 +124,9 @@ class _Display:
 
 
 @contextlib.contextmanager
-def show_progress(worker: ProgressSource, *, interval: float = 0.2, file: Optional[IO[str]] = None,
-                  use_tqdm: Optional[bool] = None) -> Iterator[None]:
+def show_progress(
+    worker: ProgressSource, *, interval: float = 0.2, file: Optional[IO[str]] = None, use_tqdm: Optional[bool] = None
+) -> Iterator[None]:
     """Shows `worker`'s progress while the block runs: a tqdm bar when tqdm is
     installed (use_tqdm=None), else a line on `file` (default stderr) —
     rewritten in place on a terminal, appended when it changed otherwise.

@@ -35,27 +35,34 @@ from simpler.runtime.callables import PathCallable, callable_name, sub_payload
 from simpler.runtime.state import WAIT_SLICE_S, RuntimeState
 
 
-def register(state: RuntimeState, fn: Union[ChipCallable, Callable[..., None], str],
-             kind: Optional[TaskKind]) -> CallableHandle:
+def register(
+    state: RuntimeState, fn: Union[ChipCallable, Callable[..., None], str], kind: Optional[TaskKind]
+) -> CallableHandle:
     """Worker.register (see its docstring)."""
     table = state.callables
     state.check_process("register")
     if state.parent is not None:
-        raise RuntimeError(f"Worker.register: this Worker is {state.path}, a child of another Worker; register on "
-                           "the top Worker (every Worker below it knows the same callables)")
+        raise RuntimeError(
+            f"Worker.register: this Worker is {state.path}, a child of another Worker; register on "
+            "the top Worker (every Worker below it knows the same callables)"
+        )
     running = state.core is not None
     if running:
         state.running()  # refuses on a closed Worker
         if state.level > 3:
-            raise RuntimeError(f"Worker.register: {state.path} is a level-{state.level} Worker, whose tree was "
-                               "started at init() with the callables registered before it; register before "
-                               "init() (a level-3 Worker takes callables after init())")
+            raise RuntimeError(
+                f"Worker.register: {state.path} is a level-{state.level} Worker, whose tree was "
+                "started at init() with the callables registered before it; register before "
+                "init() (a level-3 Worker takes callables after init())"
+            )
     if kind is not None:
         check_type("Worker.register.kind", kind, TaskKind)
     if isinstance(fn, ChipCallable):
         if kind == TaskKind.SUB:
-            raise ValueError(f"Worker.register: a ChipCallable ({fn.orchestration!r}) runs on a chip, not on a "
-                             "sub-worker (kind=TaskKind.SUB)")
+            raise ValueError(
+                f"Worker.register: a ChipCallable ({fn.orchestration!r}) runs on a chip, not on a "
+                "sub-worker (kind=TaskKind.SUB)"
+            )
         check_orchestrations([*table.chip, fn])
         if running:
             return _register_chip(state, fn)
@@ -69,16 +76,17 @@ def register(state: RuntimeState, fn: Union[ChipCallable, Callable[..., None], s
         kind = TaskKind.NEXT_LEVEL if state.level > 3 else TaskKind.SUB
     if kind == TaskKind.NEXT_LEVEL:
         if state.level == 3:
-            raise ValueError(f"Worker.register: the next level of a level-3 Worker is chips; a Python callable "
-                             f"({callable_name(fn)}) runs on its sub-workers (kind=TaskKind.SUB), a chip "
-                             "orchestration is a ChipCallable")
+            raise ValueError(
+                f"Worker.register: the next level of a level-3 Worker is chips; a Python callable "
+                f"({callable_name(fn)}) runs on its sub-workers (kind=TaskKind.SUB), a chip "
+                "orchestration is a ChipCallable"
+            )
         table.orchestrations.append(fn)
         return CallableHandle(len(table.orchestrations) - 1, ChildKind.WORKER, callable_name(fn), table.serial)
     if running:
         return _register_sub(state, fn, callable_name(fn))
     table.sub.append(fn)
     return CallableHandle(len(table.sub) - 1, ChildKind.SUB_WORKER, callable_name(fn), table.serial)
-
 
 
 def _register_chip(state: RuntimeState, fn: ChipCallable) -> CallableHandle:
@@ -116,7 +124,9 @@ def _install(state: RuntimeState, kind: ChildKind, entry: Any, name: str, payloa
         raise
     if refused:
         what = "; ".join(f"{child.name()}: {why}" for child, why in refused)
-        raise RuntimeError(f"Worker.register: {name!r} could not be installed on {len(refused)} "
-                           f"{'child' if len(refused) == 1 else 'children'} ({what}); no handle was returned, and "
-                           "the Worker and its other callables are as they were")
+        raise RuntimeError(
+            f"Worker.register: {name!r} could not be installed on {len(refused)} "
+            f"{'child' if len(refused) == 1 else 'children'} ({what}); no handle was returned, and "
+            "the Worker and its other callables are as they were"
+        )
     return CallableHandle(callable_id, kind, name, state.serial)

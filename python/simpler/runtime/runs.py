@@ -104,7 +104,7 @@ class RunQueue:
         self._mutex = threading.Lock()
         self._cond = threading.Condition(self._mutex)
         self._queue: Deque[Union[_Job, _Turn]] = deque()
-        self._building = False   # a run is being built (on either thread)
+        self._building = False  # a run is being built (on either thread)
         self._closed = False
         self._builder: Optional[threading.Thread] = None
         self._completer: Optional[threading.Thread] = None
@@ -118,8 +118,10 @@ class RunQueue:
     # -- asking for runs ----------------------------------------------------------
     def check_not_nested(self, what: str) -> None:
         if self._building_thread == threading.get_ident():
-            raise RuntimeError(f"Worker.{what}: a run is already in progress on this Worker ({what}() called from "
-                               "inside its orchestration function; runs do not nest)")
+            raise RuntimeError(
+                f"Worker.{what}: a run is already in progress on this Worker ({what}() called from "
+                "inside its orchestration function; runs do not nest)"
+            )
 
     def submit(self, fn: OrchFn, args: Any, cfg: Any) -> RunFuture:
         future = RunFuture(self)
@@ -127,10 +129,12 @@ class RunQueue:
             if self._closed:
                 raise RuntimeError("Worker: closed; create a new Worker")
             if self._builder is None:
-                self._builder = threading.Thread(target=self._build_loop, name=f"simpler {self._state.path} runs",
-                                                 daemon=True)
-                self._completer = threading.Thread(target=self._complete_loop,
-                                                   name=f"simpler {self._state.path} run completion", daemon=True)
+                self._builder = threading.Thread(
+                    target=self._build_loop, name=f"simpler {self._state.path} runs", daemon=True
+                )
+                self._completer = threading.Thread(
+                    target=self._complete_loop, name=f"simpler {self._state.path} run completion", daemon=True
+                )
                 self._builder.start()
                 self._completer.start()
             self._queue.append(_Job(fn, args, cfg, future))
@@ -175,11 +179,15 @@ class RunQueue:
             return
         current = threading.current_thread()
         if current is self._builder and not future._built:
-            raise RuntimeError(f"RunFuture.{what}: called from an orchestration function for a run not built yet "
-                               "(this run or a later one); runs are built in submit order, so it would wait for ever")
+            raise RuntimeError(
+                f"RunFuture.{what}: called from an orchestration function for a run not built yet "
+                "(this run or a later one); runs are built in submit order, so it would wait for ever"
+            )
         if current is self._completer:
-            raise RuntimeError(f"RunFuture.{what}: called from a done-callback for a run that has not finished; the "
-                               "thread that runs done-callbacks is the one that completes the runs")
+            raise RuntimeError(
+                f"RunFuture.{what}: called from a done-callback for a run that has not finished; the "
+                "thread that runs done-callbacks is the one that completes the runs"
+            )
 
     # -- a run built on the caller's thread -------------------------------------------
     def run(self, orch_fn: OrchFn, args: Any, cfg: Any, scope: Optional[ForwardedScope]) -> Orchestrator:
@@ -234,9 +242,17 @@ class RunQueue:
             if record is not None and core is not None and config.trace:
                 events = core.trace_events()
                 core.trace_clear()
-                record.append(state.path, os.getpid(), state.trace_names(),
-                              {ChildKind.CHIP: state.num_chips, ChildKind.SUB_WORKER: state.num_sub_workers,
-                               ChildKind.WORKER: state.num_workers}, events)
+                record.append(
+                    state.path,
+                    os.getpid(),
+                    state.trace_names(),
+                    {
+                        ChildKind.CHIP: state.num_chips,
+                        ChildKind.SUB_WORKER: state.num_sub_workers,
+                        ChildKind.WORKER: state.num_workers,
+                    },
+                    events,
+                )
             if record is not None and core is not None and config.record_edges:
                 record.append_edges(state.path, core.take_edge_log())
 
@@ -335,8 +351,9 @@ class RunQueue:
                 t.join()
 
 
-def _complete(state: RuntimeState, future: RunFuture, orch: Orchestrator, error: Optional[BaseException],
-              message: str) -> None:
+def _complete(
+    state: RuntimeState, future: RunFuture, orch: Orchestrator, error: Optional[BaseException], message: str
+) -> None:
     """A finished run's future: the orchestration function's exception, else
     the run's failure, else the Orchestrator."""
     failure = state.run_outcome(message)

@@ -93,8 +93,10 @@ class RuntimeState:
     def check_process(self, what: str) -> None:
         # current_process_id(): os.getpid() without its system call, twice per run
         if current_process_id() != self.pid:
-            raise RuntimeError(f"Worker.{what}: this process (pid {os.getpid()}) was forked from the Worker's "
-                               f"owner (pid {self.pid}); a Worker runs only in the process that created it")
+            raise RuntimeError(
+                f"Worker.{what}: this process (pid {os.getpid()}) was forked from the Worker's "
+                f"owner (pid {self.pid}); a Worker runs only in the process that created it"
+            )
 
     def running(self) -> EngineWorker:
         """The engine of an initialized, open Worker in its own process; RuntimeError otherwise."""
@@ -108,8 +110,10 @@ class RuntimeState:
     def running_top(self, what: str) -> EngineWorker:
         """running(), on a Worker that is not a child of another (whose runs are its parent's tasks)."""
         if self.parent is not None:
-            raise RuntimeError(f"Worker.{what}: this Worker is {self.path}, a child of another Worker; its runs are "
-                               "its parent's tasks (submit on the top Worker)")
+            raise RuntimeError(
+                f"Worker.{what}: this Worker is {self.path}, a child of another Worker; its runs are "
+                "its parent's tasks (submit on the top Worker)"
+            )
         return self.running()
 
     def runs_on(self, kind: TaskKind) -> ChildKind:
@@ -123,14 +127,21 @@ class RuntimeState:
         if not isinstance(handle, CallableHandle):
             raise TypeError(f"expected a handle from Worker.register, got {handle!r}")
         if handle.worker_serial != self.serial:
-            raise ValueError(f"callable {handle.name!r} was registered on another Worker; a handle names a "
-                             "callable of the Worker that registered it (register it on this one too)")
+            raise ValueError(
+                f"callable {handle.name!r} was registered on another Worker; a handle names a "
+                "callable of the Worker that registered it (register it on this one too)"
+            )
         expected = self.runs_on(kind)
         if handle.runs_on != expected:
-            runs = {ChildKind.CHIP: "chips", ChildKind.WORKER: f"level-{self.level - 1} Workers",
-                    ChildKind.SUB_WORKER: "sub-workers"}[expected]
-            raise ValueError(f"callable {handle.name!r} is a {handle.describe()}; this {kind.name} submit of "
-                             f"{self.path} runs on its {runs}")
+            runs = {
+                ChildKind.CHIP: "chips",
+                ChildKind.WORKER: f"level-{self.level - 1} Workers",
+                ChildKind.SUB_WORKER: "sub-workers",
+            }[expected]
+            raise ValueError(
+                f"callable {handle.name!r} is a {handle.describe()}; this {kind.name} submit of "
+                f"{self.path} runs on its {runs}"
+            )
         self.running()
         return handle
 
@@ -148,8 +159,12 @@ class RuntimeState:
 
     def children_text(self) -> str:
         """'2 chips, 1 sub-worker' (what init() started)."""
-        counts = [(self.num_chips, "chip"), (self.num_sub_workers, "sub-worker"),
-                  (len(self.children), f"level-{self.level - 1} Worker"), (len(self.remote), "remote Worker")]
+        counts = [
+            (self.num_chips, "chip"),
+            (self.num_sub_workers, "sub-worker"),
+            (len(self.children), f"level-{self.level - 1} Worker"),
+            (len(self.remote), "remote Worker"),
+        ]
         return ", ".join(f"{n} {what}{'s' if n != 1 else ''}" for n, what in counts if n) or "no children"
 
     # -- after a run -------------------------------------------------------------

@@ -56,9 +56,11 @@ class Interval:
 
 def intervals(events: Iterable[TraceEvent]) -> List[Interval]:
     """The RUN events as Intervals, ordered by start time."""
-    out = [Interval(e.task, e.member, e.child.name(), e.kind, e.callable, e.start_ns, e.end_ns,
-                    e.ok, e.error)
-           for e in events if e.phase == TracePhase.RUN]
+    out = [
+        Interval(e.task, e.member, e.child.name(), e.kind, e.callable, e.start_ns, e.end_ns, e.ok, e.error)
+        for e in events
+        if e.phase == TracePhase.RUN
+    ]
     out.sort(key=lambda i: (i.start_ns, i.task.id, i.member))
     return out
 
@@ -67,10 +69,17 @@ def _us(ns: int) -> float:
     return ns / 1000.0
 
 
-def chrome_trace(events: Iterable[TraceEvent], callable_names: Optional[Mapping[Tuple[TaskKind, int], str]] = None,
-                 *, num_chips: int = 0, num_sub_workers: int = 0, dropped: int = 0,
-                 process_name: str = "simpler Worker", pid: Optional[int] = None,
-                 below: Sequence["ProcessTimeline"] = ()) -> dict:
+def chrome_trace(
+    events: Iterable[TraceEvent],
+    callable_names: Optional[Mapping[Tuple[TaskKind, int], str]] = None,
+    *,
+    num_chips: int = 0,
+    num_sub_workers: int = 0,
+    dropped: int = 0,
+    process_name: str = "simpler Worker",
+    pid: Optional[int] = None,
+    below: Sequence["ProcessTimeline"] = (),
+) -> dict:
     """The events as a Chrome Trace Event Format object ({"traceEvents": [...]}).
 
     One process (`pid`, default this process's id) with one thread per lane:
@@ -81,16 +90,23 @@ def chrome_trace(events: Iterable[TraceEvent], callable_names: Optional[Mapping[
     under this one (each its own process, after this one), on the same clock.
     ts and dur are microseconds (floats) from the earliest event of them all.
     """
-    top = ProcessTimeline(list(events), dict(callable_names or {}), process_name,
-                          os.getpid() if pid is None else pid,
-                          {ChildKind.CHIP: num_chips, ChildKind.SUB_WORKER: num_sub_workers})
+    top = ProcessTimeline(
+        list(events),
+        dict(callable_names or {}),
+        process_name,
+        os.getpid() if pid is None else pid,
+        {ChildKind.CHIP: num_chips, ChildKind.SUB_WORKER: num_sub_workers},
+    )
     timelines = [top, *below]
     origin = min((e.start_ns for t in timelines for e in t.events), default=0)
     out: List[dict] = []
     for sort_index, t in enumerate(timelines):
         out += t.chrome_events(origin, sort_index)
-    return {"traceEvents": out, "displayTimeUnit": "ns",
-            "otherData": {"origin_monotonic_ns": origin, "dropped_events": dropped}}
+    return {
+        "traceEvents": out,
+        "displayTimeUnit": "ns",
+        "otherData": {"origin_monotonic_ns": origin, "dropped_events": dropped},
+    }
 
 
 @dataclass
@@ -115,10 +131,16 @@ class ProcessTimeline:
         def callable_name(kind: TaskKind, callable_id: int) -> str:
             return self.names.get((kind, callable_id), f"callable {callable_id}")
 
-        out: List[dict] = [{"ph": "M", "name": "process_name", "pid": pid, "tid": SUBMIT_TID,
-                            "args": {"name": self.process_name}},
-                           {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": SUBMIT_TID,
-                            "args": {"sort_index": sort_index}}]
+        out: List[dict] = [
+            {"ph": "M", "name": "process_name", "pid": pid, "tid": SUBMIT_TID, "args": {"name": self.process_name}},
+            {
+                "ph": "M",
+                "name": "process_sort_index",
+                "pid": pid,
+                "tid": SUBMIT_TID,
+                "args": {"sort_index": sort_index},
+            },
+        ]
         lanes = [(SUBMIT_TID, "submit")] + [(tids[c], c.name()) for c in children]
         for t, name in lanes:
             out.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": t, "args": {"name": name}})
@@ -129,29 +151,62 @@ class ProcessTimeline:
         for e in events:
             if e.phase == TracePhase.SUBMIT:
                 submitted[e.task] = e
-                out.append({"ph": "i", "s": "t", "name": f"submit {e.task.name()}", "cat": "submit", "pid": pid,
-                            "tid": SUBMIT_TID, "ts": _us(e.start_ns - origin),
-                            "args": {"task": e.task.id, "run": e.task.run,
-                                     "callable": callable_name(e.kind, e.callable), "kind": e.kind.name,
-                                     "members": e.members}})
+                out.append(
+                    {
+                        "ph": "i",
+                        "s": "t",
+                        "name": f"submit {e.task.name()}",
+                        "cat": "submit",
+                        "pid": pid,
+                        "tid": SUBMIT_TID,
+                        "ts": _us(e.start_ns - origin),
+                        "args": {
+                            "task": e.task.id,
+                            "run": e.task.run,
+                            "callable": callable_name(e.kind, e.callable),
+                            "kind": e.kind.name,
+                            "members": e.members,
+                        },
+                    }
+                )
                 continue
             first_publish[e.task] = min(first_publish.get(e.task, e.start_ns), e.start_ns)
-            args = {"task": e.task.id, "run": e.task.run, "member": e.member,
-                    "callable": callable_name(e.kind, e.callable), "callable_id": e.callable, "kind": e.kind.name,
-                    "ok": e.ok}
+            args = {
+                "task": e.task.id,
+                "run": e.task.run,
+                "member": e.member,
+                "callable": callable_name(e.kind, e.callable),
+                "callable_id": e.callable,
+                "kind": e.kind.name,
+                "ok": e.ok,
+            }
             if not e.ok:
                 args["error"] = e.error
             if e.task in submitted:
                 args["queued_us"] = _us(e.start_ns - submitted[e.task].start_ns)
-            out.append({"ph": "X", "name": callable_name(e.kind, e.callable), "cat": e.child.kind.name.lower(),
-                        "pid": pid, "tid": tids[e.child], "ts": _us(e.start_ns - origin),
-                        "dur": _us(e.end_ns - e.start_ns), "args": args})
+            out.append(
+                {
+                    "ph": "X",
+                    "name": callable_name(e.kind, e.callable),
+                    "cat": e.child.kind.name.lower(),
+                    "pid": pid,
+                    "tid": tids[e.child],
+                    "ts": _us(e.start_ns - origin),
+                    "dur": _us(e.end_ns - e.start_ns),
+                    "args": args,
+                }
+            )
 
         for task, s in submitted.items():
             if task not in first_publish:
                 continue
-            common = {"cat": "queue", "name": f"queued {task.name()}", "id": f"{pid}.{task.id}", "pid": pid,
-                      "tid": SUBMIT_TID}
+            common = {
+                "cat": "queue",
+                "name": f"queued {task.name()}",
+                "id": f"{pid}.{task.id}",
+                "pid": pid,
+                "tid": SUBMIT_TID,
+            }
             out.append({**common, "ph": "b", "ts": _us(s.start_ns - origin)})
             out.append({**common, "ph": "e", "ts": _us(first_publish[task] - origin)})
         return out
@@ -176,16 +231,35 @@ class RecordedEvent:
 
 def event_record(e: Any) -> dict:
     """A TraceEvent as a JSON-able dict (RecordedEvent.of reads it back)."""
-    return {"phase": e.phase.value, "kind": e.kind.value, "ok": e.ok, "member": e.member,
-            "child": [e.child.kind.value, e.child.index], "members": e.members, "task": [e.task.id, e.task.run],
-            "callable": e.callable, "start_ns": e.start_ns, "end_ns": e.end_ns, "error": e.error}
+    return {
+        "phase": e.phase.value,
+        "kind": e.kind.value,
+        "ok": e.ok,
+        "member": e.member,
+        "child": [e.child.kind.value, e.child.index],
+        "members": e.members,
+        "task": [e.task.id, e.task.run],
+        "callable": e.callable,
+        "start_ns": e.start_ns,
+        "end_ns": e.end_ns,
+        "error": e.error,
+    }
 
 
 def recorded_event(d: dict) -> RecordedEvent:
-    return RecordedEvent(TracePhase(d["phase"]), TaskKind(d["kind"]), d["ok"], d["member"],
-                         ChildRef(ChildKind(d["child"][0]), d["child"][1]), d["members"],
-                         TaskHandle(d["task"][0], d["task"][1]), d["callable"], d["start_ns"], d["end_ns"],
-                         d["error"])
+    return RecordedEvent(
+        TracePhase(d["phase"]),
+        TaskKind(d["kind"]),
+        d["ok"],
+        d["member"],
+        ChildRef(ChildKind(d["child"][0]), d["child"][1]),
+        d["members"],
+        TaskHandle(d["task"][0], d["task"][1]),
+        d["callable"],
+        d["start_ns"],
+        d["end_ns"],
+        d["error"],
+    )
 
 
 def write_chrome_trace(path: str | os.PathLike[str], trace: dict) -> None:
@@ -208,11 +282,22 @@ class TreeTrace:
     def _file(self, path: str) -> str:
         return os.path.join(self.directory, path.replace("/", "_") + ".jsonl")
 
-    def append(self, path: str, pid: int, names: Mapping[Tuple[TaskKind, int], str], counts: Mapping[ChildKind, int],
-               events: Iterable[Any]) -> None:
+    def append(
+        self,
+        path: str,
+        pid: int,
+        names: Mapping[Tuple[TaskKind, int], str],
+        counts: Mapping[ChildKind, int],
+        events: Iterable[Any],
+    ) -> None:
         """Adds `events` of nested Worker `path` (process `pid`) to its file."""
-        record = {"path": path, "pid": pid, "names": [[k.value, i, n] for (k, i), n in names.items()],
-                  "counts": [[k.value, n] for k, n in counts.items()], "events": [event_record(e) for e in events]}
+        record = {
+            "path": path,
+            "pid": pid,
+            "names": [[k.value, i, n] for (k, i), n in names.items()],
+            "counts": [[k.value, n] for k, n in counts.items()],
+            "events": [event_record(e) for e in events],
+        }
         with open(self._file(path), "a", encoding="utf-8") as f:
             f.write(json.dumps(record) + "\n")
 

@@ -92,8 +92,10 @@ def require_mpi(who: str) -> str:
     shim and the MPI it runs. RuntimeError, prefixed with `who`, when this build has no MPI transport or
     its MPI is not installed here (naming the library, why, and how to get it)."""
     if not available():
-        raise RuntimeError(f"{who}: this simpler was built without MPI; remote Workers need Open MPI "
-                           "(apt-get install libopenmpi-dev openmpi-bin, then rebuild)")
+        raise RuntimeError(
+            f"{who}: this simpler was built without MPI; remote Workers need Open MPI "
+            "(apt-get install libopenmpi-dev openmpi-bin, then rebuild)"
+        )
     try:
         return str(_core.mpi_library())
     except RuntimeError as e:
@@ -113,8 +115,9 @@ def _callable_table(table: CallableTable) -> Dict[str, List[str]]:
 
 def hello_of(top: RuntimeState, index: int, options: Dict[str, Any], table: Dict[str, List[str]]) -> str:
     """The HELLO text of remote child `index`: its place, its options and the callables (_callable_table)."""
-    return json.dumps({"version": 1, "index": index, "level": top.level - 1, "path": top.path, "options": options,
-                       **table})
+    return json.dumps(
+        {"version": 1, "index": index, "level": top.level - 1, "path": top.path, "options": options, **table}
+    )
 
 
 # -- rank 0 -------------------------------------------------------------------
@@ -137,15 +140,22 @@ def _close_at_exit() -> None:
     _core.remote_finalize()
 
 
-def remote_children(top: RuntimeState, first_index: int, specs: Sequence[Dict[str, Any]],
-                    heartbeat_timeout: float, close: "weakref.WeakMethod[Callable[[], None]]") -> Any:
+def remote_children(
+    top: RuntimeState,
+    first_index: int,
+    specs: Sequence[Dict[str, Any]],
+    heartbeat_timeout: float,
+    close: "weakref.WeakMethod[Callable[[], None]]",
+) -> Any:
     """Rank 0, at the top Worker's init(): the RemoteChildren its EngineWorker
     serves (MPI starts when the first of them starts, after the local forks);
     `close` closes that Worker at exit if it is still open."""
     global _exit_hooked
     if not available():
-        raise RuntimeError("Worker.init: this simpler was built without MPI; remote Workers need Open MPI "
-                           "(apt-get install libopenmpi-dev openmpi-bin, then rebuild)")
+        raise RuntimeError(
+            "Worker.init: this simpler was built without MPI; remote Workers need Open MPI "
+            "(apt-get install libopenmpi-dev openmpi-bin, then rebuild)"
+        )
     try:
         table = _callable_table(top.callables)  # a callable another host cannot name is refused first
     except ValueError as e:
@@ -153,12 +163,16 @@ def remote_children(top: RuntimeState, first_index: int, specs: Sequence[Dict[st
     size = mpi_size()
     need = 1 + len(specs)
     if size is None:
-        raise RuntimeError(f"Worker.init: {len(specs)} remote Worker(s) need the program to run under mpirun with "
-                           f"{need} ranks: python -m simpler launch -n {need} {sys.argv[0] or 'script.py'}")
+        raise RuntimeError(
+            f"Worker.init: {len(specs)} remote Worker(s) need the program to run under mpirun with "
+            f"{need} ranks: python -m simpler launch -n {need} {sys.argv[0] or 'script.py'}"
+        )
     if size < need:
-        raise RuntimeError(f"Worker.init: {len(specs)} remote Worker(s) need {need} MPI ranks (rank 0 for "
-                           f"{top.path}, one per remote child), but this job has {size}; run it with "
-                           f"python -m simpler launch -n {need} ...")
+        raise RuntimeError(
+            f"Worker.init: {len(specs)} remote Worker(s) need {need} MPI ranks (rank 0 for "
+            f"{top.path}, one per remote child), but this job has {size}; run it with "
+            f"python -m simpler launch -n {need} ..."
+        )
     children = []
     for j, options in enumerate(specs):
         index = first_index + j
@@ -211,8 +225,9 @@ def _exit(code: int) -> NoReturn:
     os._exit(code)
 
 
-def serve_rank(top: RuntimeState, rank: int, heartbeat_timeout: float,
-               make_child: Callable[[Dict[str, Any]], ChildWorker]) -> NoReturn:
+def serve_rank(
+    top: RuntimeState, rank: int, heartbeat_timeout: float, make_child: Callable[[Dict[str, Any]], ChildWorker]
+) -> NoReturn:
     """Rank `rank` (> 0) at the top Worker's init(): serves remote child rank - 1
     of it, the Worker `make_child` makes from rank 0's HELLO, then exits the
     process (0 when rank 0 closed the L4, 1 when it was lost)."""
@@ -231,8 +246,10 @@ def serve_rank(top: RuntimeState, rank: int, heartbeat_timeout: float,
         mine = _callable_table(table)
         for key in ("orchestrations", "sub_callables", "chip_callables"):
             if mine[key] != hello[key]:
-                raise RuntimeError(f"the program registered other {key.replace('_', ' ')} here than on rank 0 "
-                                   f"({mine[key]} here, {hello[key]} there); every rank must run the same program")
+                raise RuntimeError(
+                    f"the program registered other {key.replace('_', ' ')} here than on rank 0 "
+                    f"({mine[key]} here, {hello[key]} there); every rank must run the same program"
+                )
         child = make_child(hello)
         child.init()
     except BaseException as e:  # noqa: BLE001 - every failure goes to rank 0's init(), which names this rank

@@ -1,5 +1,6 @@
 """Smoke: one local and two remote L3 children each run a chip task on a slice of one L4 buffer; a global
 domain with a member on a remote child is refused."""
+
 import sys
 
 import numpy as np
@@ -42,8 +43,10 @@ try:
     w4.run(lambda o, a, c: o.allocate_global_domain("g", members=[(0, 0), (1, 0)], window_size=4096))
 except ValueError as e:
     refusal = str(e)
-ok = ok and refusal == ("allocate_global_domain 'g': members[1]: child 1 of L4 is a remote Worker "
-                        "(add_remote_workers); a global domain takes local children only")
+ok = ok and refusal == (
+    "allocate_global_domain 'g': members[1]: child 1 of L4 is a remote Worker "
+    "(add_remote_workers); a global domain takes local children only"
+)
 ok = ok and w4.global_window_stats()["live_domains"] == 0
 print("RESULT", ok, flush=True)
 w4.close()

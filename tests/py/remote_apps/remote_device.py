@@ -5,6 +5,7 @@ buffer carries the remote L3's owner path.
 
 Run: python -m simpler launch -n 2 --isolate remote_device.py
 """
+
 import sys
 
 import numpy as np

@@ -5,6 +5,7 @@ is SIGKILLed after a run: the launcher exits non-zero, naming rank 0.
 
 Run: python -m simpler launch -n 3 --isolate remote_faults.py stop|kill_l4
 """
+
 import os
 import signal
 import sys

@@ -1,5 +1,6 @@
 """Sub-worker callables and checks the remote test programs name by import path
 ('remote_kernels:colsum'): every rank imports this module from the script's directory."""
+
 import os
 
 import numpy as np
@@ -19,6 +20,7 @@ def add_on_chip(o, src, dst, handle, value: float) -> None:
 def slice_tasks(handle, src, dst, n: int, children, flagged=None):
     """An L4 orch fn: for each child i, L3 callable `handle` on slice i (n FLOAT32) of src (INPUT) and of
     dst (OUTPUT_EXISTING), scalar 0 set on child `flagged` only."""
+
     def orch(o, _a, _c):
         for i in children:
             ta = TaskArgs()
@@ -26,6 +28,7 @@ def slice_tasks(handle, src, dst, n: int, children, flagged=None):
             ta.add_tensor(dst.tensor((n,), DataType.FLOAT32, None, i * n * 4), TensorArgType.OUTPUT_EXISTING)
             ta.add_scalar(int(i == flagged))
             o.submit_next_level(handle, ta, worker=i)
+
     return orch
 
 

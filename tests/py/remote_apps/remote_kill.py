@@ -4,6 +4,7 @@ the children it has left and closes cleanly.
 
 Run: python -m simpler launch -n 3 --isolate remote_kill.py
 """
+
 import os
 import signal
 import sys
@@ -50,17 +51,23 @@ except RuntimeError as e:
     message = str(e)
 detect_s = time.monotonic() - start
 S = np.arange(3 * N, dtype=np.float32)
-others_done = bool(np.array_equal(dst.array()[:2 * N], S[:2 * N] + 1))
+others_done = bool(np.array_equal(dst.array()[: 2 * N], S[: 2 * N] + 1))
 named = all(s in message for s in ("rank 2", "L4/L3[2]", "task 3 of run 0", "no heartbeat"))
 status = w4.child_status()
 dst.array()[...] = 0
 w4.run(tasks((0, 1)))  # the L4 goes on with the children it has left
-again = bool(np.array_equal(dst.array()[:2 * N], S[:2 * N] + 1))
+again = bool(np.array_equal(dst.array()[: 2 * N], S[: 2 * N] + 1))
 shm = rk.shm_prefix(src)
 w4.close()
 ok = named and others_done and again and "lost" in status[2]
 print(message, file=sys.stderr)
-rk.print_result(ok, shm=shm, named=named, others_done=others_done, again=again,
-                detect_s=f"{detect_s:.2f}",
-                child2_lost="lost" in status[2])
+rk.print_result(
+    ok,
+    shm=shm,
+    named=named,
+    others_done=others_done,
+    again=again,
+    detect_s=f"{detect_s:.2f}",
+    child2_lost="lost" in status[2],
+)
 sys.exit(0 if ok else 1)

@@ -7,6 +7,7 @@ L4's shm objects), and every chip's import log names A's identity.
 
 Run: python -m simpler launch -n 3 --isolate remote_matmul.py [--isolated] [--import-log DIR]
 """
+
 import argparse
 import os
 import sys
@@ -106,6 +107,14 @@ if opts.import_log:
             chips_with_a += any(name in line for line in log)
 shm = rk.shm_prefix(a)
 w4.close()
-rk.print_result(ok and ok_sums and ok_total and edges_ok, shm=shm, matmul=ok, tile_edges=tile_edges,
-                edges_ok=edges_ok, colsums=ok_sums, total=ok_total, chips_with_a=chips_with_a)
+rk.print_result(
+    ok and ok_sums and ok_total and edges_ok,
+    shm=shm,
+    matmul=ok,
+    tile_edges=tile_edges,
+    edges_ok=edges_ok,
+    colsums=ok_sums,
+    total=ok_total,
+    chips_with_a=chips_with_a,
+)
 sys.exit(0 if ok and ok_sums and ok_total and edges_ok else 1)

@@ -5,6 +5,7 @@ orchestration; y = 1 + 2 x checked element by element.
 
 Run: python -m simpler launch -n 2 --isolate remote_opencl.py
 """
+
 import sys
 
 import numpy as np

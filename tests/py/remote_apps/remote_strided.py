@@ -4,6 +4,7 @@ rank, and checks that only the block of the output was written.
 
 Run: python -m simpler launch -n 2 --isolate remote_strided.py
 """
+
 import sys
 
 import numpy as np
@@ -49,13 +50,18 @@ w4.run(orch)
 sent, received = (v - v0 for v, v0 in zip(_core.remote_payload_bytes(1), (sent0, received0), strict=True))
 Y = y.array().copy()
 expected = np.full((R, C), -7.0, dtype=np.float32)
-expected[:, J0:J0 + W] = X[:, J0:J0 + W] + 1
+expected[:, J0 : J0 + W] = X[:, J0 : J0 + W] + 1
 block_bytes = R * W * 4
-ok = sent == block_bytes and received == block_bytes and np.array_equal(Y, expected) and \
-    np.array_equal(x.array(), X)
+ok = sent == block_bytes and received == block_bytes and np.array_equal(Y, expected) and np.array_equal(x.array(), X)
 shm = rk.shm_prefix(x)
 w4.close()
-rk.print_result(ok, shm=shm, sent=sent, received=received, block_bytes=block_bytes,
-                bounding_bytes=((R - 1) * C + W) * 4,
-                only_block_written=bool(np.array_equal(Y, expected)))
+rk.print_result(
+    ok,
+    shm=shm,
+    sent=sent,
+    received=received,
+    block_bytes=block_bytes,
+    bounding_bytes=((R - 1) * C + W) * 4,
+    only_block_written=bool(np.array_equal(Y, expected)),
+)
 sys.exit(0 if ok else 1)

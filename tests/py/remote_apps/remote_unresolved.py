@@ -3,6 +3,7 @@ that rank and the import path; nothing is left running.
 
 Run: python -m simpler launch -n 2 --isolate remote_unresolved.py
 """
+
 import os
 import shutil
 import sys
@@ -19,6 +20,7 @@ if os.environ.get("OMPI_COMM_WORLD_RANK") == "0":
         f.write("def fn(args):\n    pass\n")
     sys.path.insert(0, here)
     import rank0_only  # noqa: F401 - resolved now: the directory goes before init()
+
     shutil.rmtree(here)
 
 w4 = Worker(level=4)
