@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from simpler import ChipCallable, DataType, TaskArgs
+from simpler import ChipCallable, DataType, TaskArgs, Worker
 
 CHIP_SOURCES = Path(__file__).parent / "chip_sources"
 TEST_KERNELS = CHIP_SOURCES / "test_kernels.cpp"
@@ -27,6 +27,15 @@ def args(*pairs, scalars=()):
 
 
 @functools.lru_cache(maxsize=None)
+def nested_tree(closing, children=2, chips=2, subs=0, top_subs=0, **options):
+    """A level-4 Worker with `children` level-3 Workers of `chips` chips each (not initialised)."""
+    w4 = Worker(level=4, num_sub_workers=top_subs, **options)
+    for _ in range(children):
+        w4.add_worker(Worker(level=3, num_chips=chips, num_sub_workers=subs))
+    closing(w4)
+    return w4
+
+
 def kernels_library() -> str:
     """The test kernels built once per session (a content-hash cache hit afterwards)."""
     return ChipCallable.from_source(TEST_KERNELS, "test.stamp").library
