@@ -34,7 +34,7 @@ from simpler._core import (
 )
 from simpler.collectives import collective_phase
 from simpler.model.arg_checks import check_bool, check_int, check_shape, check_type, got
-from simpler.model.buffer import AccessMode, Buffer, SharedTensor, create_buffer
+from simpler.model.buffer import AccessMode, Buffer, SharedTensor, create_buffer, set_worker, worker_of
 from simpler.model.callable_handle import CallableHandle
 from simpler.model.chip_callable import ChipCallable, check_orchestrations
 from simpler.model.share import share as share_memory
@@ -308,7 +308,7 @@ class Worker:
 
     def _keep(self, buffer: _B) -> _B:
         """Makes `buffer` this Worker's: closed with it, and released by its release_buffer only."""
-        buffer._worker = weakref.ref(self)
+        set_worker(buffer, self)
         self._buffers.append(buffer)
         return buffer
 
@@ -371,7 +371,7 @@ class Worker:
         Buffer.close() is the same release without the wait."""
         check_type("release_buffer.buffer", buffer, Buffer)
         wait = check_bool("release_buffer.wait", wait)
-        owner = buffer._worker() if buffer._worker is not None else None
+        owner = worker_of(buffer)
         if owner is not None and owner is not self:
             raise ValueError(
                 f"Worker.release_buffer: buffer {buffer.identity} belongs to another Worker "
@@ -411,7 +411,7 @@ class Worker:
         threads builds the runs one at a time and waits for each alone.
 
         Ctrl-C (KeyboardInterrupt) while orch_fn runs or run() waits ends the run
-        within about _WAIT_SLICE_S: tasks not yet dispatched never run, nor does
+        within about 50 ms (WAIT_SLICE_S): tasks not yet dispatched never run, nor does
         a task queued on a chip's lane that the chip has not begun; tasks a child
         has begun finish there (or hit task_timeout) and the next run() waits
         for them too; the KeyboardInterrupt carries a note saying which. The

@@ -26,7 +26,6 @@ def args(*pairs, scalars=()):
     return ta
 
 
-@functools.lru_cache(maxsize=None)
 def nested_tree(closing, children=2, chips=2, subs=0, top_subs=0, **options):
     """A level-4 Worker with `children` level-3 Workers of `chips` chips each (not initialised)."""
     w4 = Worker(level=4, num_sub_workers=top_subs, **options)
@@ -36,6 +35,7 @@ def nested_tree(closing, children=2, chips=2, subs=0, top_subs=0, **options):
     return w4
 
 
+@functools.lru_cache(maxsize=None)
 def kernels_library() -> str:
     """The test kernels built once per session (a content-hash cache hit afterwards)."""
     return ChipCallable.from_source(TEST_KERNELS, "test.stamp").library

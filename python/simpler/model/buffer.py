@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import sys
 import weakref
-from typing import Any, Optional, Sequence
+from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
@@ -360,6 +360,27 @@ def mapped_array(arg: MappedArg) -> np.ndarray:
     """A zero-copy NumPy array over a MappedArg's view (read-only when the
     MappedArg is: a READ grant, or a view the task does not write)."""
     return _array_over(arg, arg.shapes, arg.strides, arg.dtype, 0, arg.read_only)
+
+
+def open_here() -> List[Buffer]:
+    """Every open buffer this process created (its own or adopted memory)."""
+    pid = os.getpid()
+    return [b for b in list(live_buffers.values()) if not b.closed and b._pid == pid]
+
+
+def base_address(buffer: Buffer) -> int:
+    """The address of byte 0 of `buffer`'s backing in the process that created it."""
+    return int(buffer._owner.address)
+
+
+def set_worker(buffer: Buffer, worker: Any) -> None:
+    """Makes `buffer` Worker `worker`'s (held weakly: a buffer does not keep its Worker alive)."""
+    buffer._worker = weakref.ref(worker)
+
+
+def worker_of(buffer: Buffer) -> Any:
+    """The Worker `buffer` belongs to while that Worker lives; None for a buffer of none."""
+    return buffer._worker() if buffer._worker is not None else None
 
 
 def view_array(tensor: Tensor, registry: Optional[ImportRegistry] = None) -> np.ndarray:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import ctypes
 import math
-import os
 import sys
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
@@ -36,7 +35,7 @@ import numpy as np
 
 from simpler._core import AccessMode, BackendKind, BackingOwner, adopt_fork_memory, adopt_posix_shm, intern_owner_path
 from simpler.model.arg_checks import check_bool, check_type
-from simpler.model.buffer import NUMPY_DTYPES, DataType, SharedTensor, element_size, live_buffers
+from simpler.model.buffer import NUMPY_DTYPES, DataType, SharedTensor, base_address, element_size, open_here
 from simpler.model.memory_map import MemoryRange, describe_range, keys_overlap, mappings
 
 __all__ = ["AdoptedTensor"]
@@ -149,12 +148,9 @@ class _Source:
 def _refuse_shared_twice(where: MemoryRange, kind: str, maps: list) -> None:
     """ValueError when the bytes are (partly) a live buffer's of this process,
     or an adopted buffer's whose free still waits."""
-    pid = os.getpid()
-    for buffer in list(live_buffers.values()):
-        if buffer.closed or buffer._pid != pid:
-            continue
+    for buffer in open_here():
         origin = getattr(buffer, "origin", 0)
-        start = buffer._owner.address + origin
+        start = base_address(buffer) + origin
         try:
             key = describe_range(start, buffer.nbytes - origin, maps).key
         except ValueError:
@@ -179,7 +175,7 @@ _Alloc = Callable[[Sequence[int], DataType, AccessMode], SharedTensor]
 
 def _copy(alloc: _Alloc, src: _Source, access: AccessMode) -> SharedTensor:
     t: SharedTensor = alloc(src.shape, src.dtype, access)
-    ctypes.memmove(t._owner.address, src.address, src.nbytes)
+    ctypes.memmove(base_address(t), src.address, src.nbytes)
     return t
 
 

@@ -527,3 +527,10 @@ def callables_of(orch: Orchestrator) -> CallableTable:
     """The callables of the Worker `orch` builds a run of, the runtime's own
     included (simpler.collectives submits std.copy, std.sum_n and the phases)."""
     return orch._state.callables
+
+
+def end_run(orch: Orchestrator) -> None:
+    """The run `orch` builds has finished building (its orchestration function
+    returned or raised): nothing more may be submitted through it, and its
+    scopes' device memory and its domains are released."""
+    orch._end_run()

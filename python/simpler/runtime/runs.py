@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, List, Optional, Tu
 from simpler._core import ChildKind
 from simpler.model.arg_checks import got
 from simpler.runtime.forwarded import ForwardedScope
-from simpler.runtime.orchestrator import Orchestrator
+from simpler.runtime.orchestrator import Orchestrator, end_run
 from simpler.runtime.state import WAIT_SLICE_S, RuntimeState, WorkerView
 
 if TYPE_CHECKING:
@@ -205,7 +205,7 @@ class RunQueue:
                 except BaseException as e:  # noqa: BLE001 - raised below, once the run has ended
                     error = e
                 finally:
-                    orch._end_run()
+                    end_run(orch)
             finally:
                 run = core.end_run(False)
         finally:
@@ -282,7 +282,8 @@ class RunQueue:
         try:
             if state.core is not None and state.core.closed:
                 raise RuntimeError(_CLOSED_BEFORE_START)
-            orch = Orchestrator(state, self._worker)
+            core = state.running()
+            orch = Orchestrator(state, self._worker, None, core)
         except BaseException as e:  # noqa: BLE001 - the future carries it
             future._built = True
             future.set_exception(e)
@@ -295,8 +296,7 @@ class RunQueue:
             error = e
         finally:
             self._building_thread = None
-            orch._end_run()
-        core = orch._core
+            end_run(orch)
         with self._lock:
             run = core.end_run(True)
             future._built = True
