@@ -17,19 +17,62 @@ from simpler import runtime_libraries as _runtime_libraries
 from simpler._core import CallConfig, ChildKind, ChildRef, TaskHandle, TaskHandles, TaskKind
 from simpler.collectives import COLLECTIVE_DTYPES, all_gather, all_reduce, broadcast, reduce_scatter
 from simpler.install_paths import get_cmake_dir, get_include
-from simpler.model.buffer import *  # noqa: F403
+from simpler.model.buffer import (
+    AccessMode,
+    AddressSpace,
+    BackendKind,
+    BackingOwner,
+    Buffer,
+    BufferDescriptor,
+    CanonicalIdentity,
+    DataType,
+    ImportRefusal,
+    ImportRefused,
+    ImportRegistry,
+    MappedArg,
+    SharedTensor,
+    Tensor,
+    check_identity_live,
+    create_buffer,
+    default_registry,
+    element_size,
+    mapped_array,
+    numpy_dtype,
+    view_array,
+)
+from simpler.model.callable_handle import CallableHandle
 from simpler.model.chip_callable import ChipCallable
-from simpler.model.deps import *  # noqa: F403
+from simpler.model.deps import (
+    HOST_SCOPE,
+    OVERLAP_DEFAULT_WORK_CAP,
+    WINDOW_SCOPE,
+    DependencyTracker,
+    EdgeExplanation,
+    EdgeKind,
+    OverlapReason,
+    TensorOverlap,
+    overlap,
+)
 from simpler.model.device_buffer import DeviceBuffer
 from simpler.model.domain import Domain, GlobalDomain, WindowBuffer
 from simpler.model.share import AdoptedTensor
 from simpler.model.submitted_tasks import SubmittedTasks
-from simpler.model.task_interface import *  # noqa: F403
+from simpler.model.task_interface import (
+    ChipStorageTaskArgs,
+    ChipTensor,
+    DecodedTaskArgs,
+    TaskArgs,
+    TaskArgsBatch,
+    TensorArgType,
+    blob_size,
+    read_blob,
+    write_blob,
+)
 from simpler.runtime.orchestrator import Orchestrator
 from simpler.runtime.progress import ChildProgress, Progress, show_progress
 from simpler.runtime.runs import RunFuture
 from simpler.runtime.sub_worker import MappedArgs
-from simpler.worker import CallableHandle, Worker
+from simpler.worker import Worker
 
 # The BLAS the chips load, registered before any chip process is forked.
 _runtime_libraries.register()
