@@ -19,6 +19,12 @@ Configurations:
          (metg.point), point x on chip x mod 2
   subs   2 Python sub-workers; every point task submitted from the Python host, each running the
          same kernel (metg_work, through ctypes) after the same check, in Python
+  tree   L4 -> L3 -> chip: every point task submitted from a level-4 Worker's Python host to its one
+         level-3 child (2 chips of one core thread each), whose orchestration runs metg.point on
+         chip x mod 2: each point crosses one forwarding hop more than `chips`
+  remote as tree, the level-3 child a remote Worker on MPI rank 1; run it alone under the launcher:
+         python -m simpler launch -n 2 --isolate benchmarks/metg/bench_metg.py --configs remote
+         (rank 1 serves the child and exits; the serial baseline runs on the child's chip 0)
 
     python benchmarks/metg/bench_metg.py [--configs chip,chips,subs] [--patterns stencil_1d,...]
         [--width 2] [--steps 1000] [--host-steps 200] [--repeats 3] [--plot docs/img/bench_metg.png]
@@ -99,12 +105,28 @@ def sub_point(args) -> None:
     out[0], out[1] = t, x
 
 
+_TREE: Dict[str, object] = {}  # the L4's chip handles, set before its init() forks the L3 child
+
+
+def tree_point(orch, args, _cfg) -> None:
+    """A point task of the L4, run as one run of its L3 child: metg.point on chip x mod 2."""
+    orch.submit_next_level(_TREE["point"], args, worker=args.scalar(1) % 2)
+
+
+def tree_serial(orch, args, _cfg) -> None:
+    """The serial baseline through the tree: metg.serial on chip 0 of the L3 child."""
+    orch.submit_next_level(_TREE["serial"], args, worker=0)
+
+
 class Bench:
     def __init__(self, config: str, width: int, kind: str, core_threads: int = 0, spin: Optional[float] = None) -> None:
         chips = 1 if config in ("chip", "subs") else 2
         self.config, self.width, self.kind = config, width, kind
         lib = ChipCallable.from_source(SOURCE, "metg.point", flags=["-O2"])
         _LIBRARY["path"] = lib.library
+        if config in ("tree", "remote"):
+            self._tree(lib, spin, config == "remote")
+            return
         self.w = Worker(
             level=3,
             num_chips=chips,
@@ -119,6 +141,26 @@ class Bench:
         self.graph = self.w.register(ChipCallable.from_library(lib.library, "metg.graph"))
         self.serial = self.w.register(ChipCallable.from_library(lib.library, "metg.serial"))
         self.w.init()
+        self._rows()
+
+    def _tree(self, lib: ChipCallable, spin: Optional[float], remote: bool) -> None:
+        """The tree configurations: an L4 whose one L3 child (local, or on MPI rank 1) has 2 chips of
+        one core thread each."""
+        self.w = Worker(level=4, task_timeout=3600, spin=spin)
+        child = {"num_chips": 2, "chip_core_threads": 1, "zero_copy": True, "task_timeout": 3600, "spin": spin}
+        if remote:
+            self.w.add_remote_workers(1, **child)
+        else:
+            self.w.add_worker(Worker(level=3, **child))
+        _TREE["point"] = self.w.register(lib)
+        _TREE["serial"] = self.w.register(ChipCallable.from_library(lib.library, "metg.serial"))
+        self.point = self.w.register(tree_point)
+        self.serial = self.w.register(tree_serial)
+        self.w.init()
+        self._rows()
+
+    def _rows(self) -> None:
+        width = self.width
         self.buf = self.w.create_buffer(2 * width * ROW * 8)
         self.rows = [
             [self.buf.tensor((1, ROW), DataType.FLOAT64, (ROW, 1), ((g * width + x) * ROW) * 8) for x in range(width)]
@@ -154,6 +196,8 @@ class Bench:
                     self._scalars(ta, (t, x, width, p, iterations, kind))
                     if self.config == "subs":
                         o.submit_sub(self.sub, ta)
+                    elif self.config in ("tree", "remote"):
+                        o.submit_next_level(self.point, ta, worker=0)
                     else:
                         o.submit_next_level(self.point, ta, worker=x % 2)
 
@@ -217,7 +261,7 @@ def sweep(bench: Bench, pattern: str, steps: int, opts, peak: float) -> List[dic
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--configs", default="chip,chips,subs")
+    p.add_argument("--configs", default="chip,chips,subs,tree")
     p.add_argument("--patterns", default=",".join(PATTERNS), help="for the chip configuration")
     p.add_argument("--host-patterns", default="stencil_1d", help="for the host-submitted configurations")
     p.add_argument("--kind", choices=sorted(KINDS), default="compute")
@@ -253,13 +297,14 @@ def main(argv=None) -> int:
     rows: List[dict] = []
     summary: Dict[Tuple[str, str], str] = {}
     peak = 0.0
-    print(f"METG, {opts.kind}-bound kernel, width {opts.width}, {CORES} cores; medians of {opts.repeats}\n")
-    print("| configuration | pattern | iterations | wall | granularity | efficiency |")
-    print("|---|---|---|---|---|---|")
     for config in configs:
         bench = Bench(config, opts.width, opts.kind, opts.chip_core_threads if config == "chip" else 0, opts.spin)
         try:
             if peak == 0.0:  # the serial baseline, at the largest grain, in this run
+                # (printed once a Worker has started: a remote child's rank never gets here)
+                print(f"METG, {opts.kind}-bound kernel, width {opts.width}, {CORES} cores; medians of {opts.repeats}\n")
+                print("| configuration | pattern | iterations | wall | granularity | efficiency |")
+                print("|---|---|---|---|---|---|")
                 steps = opts.steps
                 serial = min(bench.run_serial(steps, opts.iterations) for _ in range(opts.repeats + 1))
                 per_core = opts.width * steps * opts.iterations * FLOP_PER_ITERATION[opts.kind] / serial

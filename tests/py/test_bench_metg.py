@@ -1,18 +1,19 @@
-"""benchmarks/metg: --quick runs every pattern on one chip, on chips fed from the host and on Python
-sub-workers (at width 4, where the patterns differ, so the chip kernel's check that it got exactly
-the inputs metg_kernels.cpp's deps() names cross-checks the Python graph against the C++ one),
-prints a METG line for each and writes its plot; a point task that reads rows no task of the step
-before wrote, or fewer rows than its pattern names, fails the run naming the point, on a chip and
-on a sub-worker."""
+"""benchmarks/metg: --quick runs every pattern on one chip, on chips fed from the host, on Python
+sub-workers and through an L4 -> L3 -> chip tree (at width 4, where the patterns differ, so the
+chip kernel's check that it got exactly the inputs metg_kernels.cpp's deps() names cross-checks the
+Python graph against the C++ one), prints a METG line for each and writes its plot; a point task
+that reads rows no task of the step before wrote, or fewer rows than its pattern names, fails the
+run naming the point, on a chip, on a sub-worker and through the tree."""
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 
 import pytest
 
-from simpler import TaskArgs
+from simpler import TaskArgs, _core
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 BENCH = os.path.join(ROOT, "benchmarks", "metg", "bench_metg.py")
@@ -36,7 +37,7 @@ def test_quick_run_prints_a_metg_line_for_every_pattern_and_writes_the_plot(tmp_
     assert re.search(
         r"^\| serial \| \(one core\) \| 512 \| [\d.]+ ms \| [\d.]+ µs \| peak [\d.]+ GFLOP/s a core \|$", r.stdout, re.M
     ), r.stdout
-    for config in ("chip", "chips", "subs"):
+    for config in ("chip", "chips", "subs", "tree"):
         for pattern in PATTERNS:
             rows = re.findall(
                 rf"^\| {config} \| {pattern} \| (\d+) \| [\d.]+ ms \| [\d.]+ µs \| ([\d.]+) % \|$", r.stdout, re.M
@@ -46,7 +47,26 @@ def test_quick_run_prints_a_metg_line_for_every_pattern_and_writes_the_plot(tmp_
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture(params=["chips", "subs"])
+@pytest.mark.skipif(
+    not _core.remote_available() or shutil.which("mpirun") is None or os.geteuid() != 0,
+    reason="needs simpler built with MPI, mpirun and root (--isolate)",
+)
+def test_the_remote_configuration_runs_under_the_launcher():
+    r = subprocess.run(
+        [sys.executable, "-m", "simpler", "launch", "-n", "2", "--isolate", BENCH, "--quick", "--configs", "remote"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("| configuration | pattern | iterations |") == 1, r.stdout  # rank 1 prints nothing
+    assert re.search(r"^\| serial \| \(one core\) \| 512 \| ", r.stdout, re.M), r.stdout
+    assert re.search(r"^\| remote \| stencil_1d \| 512 \| [\d.]+ ms \| [\d.]+ µs \| [\d.]+ % \|$", r.stdout, re.M)
+    assert re.search(r"^\| remote \| stencil_1d \| [<> ]*[\d.]+ µs \|$", r.stdout, re.M), r.stdout
+
+
+@pytest.fixture(params=["chips", "subs", "tree"])
 def bench(request):
     b = bench_metg.Bench(request.param, 4, "compute")
     yield b
