@@ -19,12 +19,16 @@ Configurations:
          (metg.point), point x on chip x mod 2
   subs   2 Python sub-workers; every point task submitted from the Python host, each running the
          same kernel (metg_work, through ctypes) after the same check, in Python
-  tree   L4 -> L3 -> chip: every point task submitted from a level-4 Worker's Python host to its one
-         level-3 child (2 chips of one core thread each), whose orchestration runs metg.point on
-         chip x mod 2: each point crosses one forwarding hop more than `chips`
-  remote as tree, the level-3 child a remote Worker on MPI rank 1; run it alone under the launcher:
-         python -m simpler launch -n 2 --isolate benchmarks/metg/bench_metg.py --configs remote
-         (rank 1 serves the child and exits; the serial baseline runs on the child's chip 0)
+  tree   L4 -> L3 -> chip: every point task submitted from a level-4 Worker's Python host, point x
+         to level-3 child x mod 2 (2 children of one chip of one core thread each), whose
+         orchestration runs metg.point on its chip: each point crosses one forwarding hop more
+         than `chips`. Two children, not one with 2 chips: a child runs one task of its parent at
+         a time (each is one run of the child), so one child would run a step's points in turn
+  remote as tree, the level-3 children remote Workers on MPI ranks 1 and 2; under the launcher,
+         first in --configs (ranks 1 and 2 serve the children and exit when they close; rank 0
+         goes on with the rest):
+         python -m simpler launch -n 3 --isolate benchmarks/metg/bench_metg.py --configs remote,chips
+         (the serial baseline, when remote is first, runs through the tree on child 0's chip)
 
     python benchmarks/metg/bench_metg.py [--configs chip,chips,subs] [--patterns stencil_1d,...]
         [--width 2] [--steps 1000] [--host-steps 200] [--repeats 3] [--plot docs/img/bench_metg.png]
@@ -109,12 +113,12 @@ _TREE: Dict[str, object] = {}  # the L4's chip handles, set before its init() fo
 
 
 def tree_point(orch, args, _cfg) -> None:
-    """A point task of the L4, run as one run of its L3 child: metg.point on chip x mod 2."""
-    orch.submit_next_level(_TREE["point"], args, worker=args.scalar(1) % 2)
+    """A point task of the L4, run as one run of an L3 child: metg.point on its chip."""
+    orch.submit_next_level(_TREE["point"], args, worker=0)
 
 
 def tree_serial(orch, args, _cfg) -> None:
-    """The serial baseline through the tree: metg.serial on chip 0 of the L3 child."""
+    """The serial baseline through the tree: metg.serial on the chip of an L3 child."""
     orch.submit_next_level(_TREE["serial"], args, worker=0)
 
 
@@ -144,14 +148,15 @@ class Bench:
         self._rows()
 
     def _tree(self, lib: ChipCallable, spin: Optional[float], remote: bool) -> None:
-        """The tree configurations: an L4 whose one L3 child (local, or on MPI rank 1) has 2 chips of
-        one core thread each."""
+        """The tree configurations: an L4 with 2 L3 children (local, or on MPI ranks 1 and 2) of one
+        chip of one core thread each."""
         self.w = Worker(level=4, task_timeout=3600, spin=spin)
-        child = {"num_chips": 2, "chip_core_threads": 1, "zero_copy": True, "task_timeout": 3600, "spin": spin}
+        child = {"num_chips": 1, "chip_core_threads": 1, "zero_copy": True, "task_timeout": 3600, "spin": spin}
         if remote:
-            self.w.add_remote_workers(1, **child)
+            self.w.add_remote_workers(CORES, **child)
         else:
-            self.w.add_worker(Worker(level=3, **child))
+            for _ in range(CORES):
+                self.w.add_worker(Worker(level=3, **child))
         _TREE["point"] = self.w.register(lib)
         _TREE["serial"] = self.w.register(ChipCallable.from_library(lib.library, "metg.serial"))
         self.point = self.w.register(tree_point)
@@ -197,7 +202,7 @@ class Bench:
                     if self.config == "subs":
                         o.submit_sub(self.sub, ta)
                     elif self.config in ("tree", "remote"):
-                        o.submit_next_level(self.point, ta, worker=0)
+                        o.submit_next_level(self.point, ta, worker=x % 2)
                     else:
                         o.submit_next_level(self.point, ta, worker=x % 2)
 
