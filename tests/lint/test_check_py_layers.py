@@ -51,6 +51,7 @@ def test_an_import_up_a_floor_fails_wherever_it_is_written(tmp_path):
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from simpler.runtime.state import S\n",
         "def f():\n    from simpler.runtime import state\n    return state\n",
         "import simpler.runtime.state\n",
+        "from ..runtime.state import S\n",
     ):
         result = run_lint(package(tmp_path, {"model/buffer.py": text}))
         assert result.returncode == 1, text

@@ -95,7 +95,7 @@ class Orchestrator:
         self._worker = worker  # what .worker returns: the Worker `state` is the state of
         # core: the engine as state.running() just returned it (run() checked it); else checked here
         self._core = state.running() if core is None else core
-        self._serial = state.callables.serial  # not the property: twice an attribute, once per run
+        self._serial = state.callables.serial
         # Where each kind of task runs (a handle must be of that kind of child); the Worker's, read-only.
         self._runs_on = state.runs_on_by_kind
         # A nested run: what its parent's task forwarded, which every submit must stay within.

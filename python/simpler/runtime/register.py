@@ -129,4 +129,4 @@ def _install(state: RuntimeState, kind: ChildKind, entry: Any, name: str, payloa
             f"{'child' if len(refused) == 1 else 'children'} ({what}); no handle was returned, and "
             "the Worker and its other callables are as they were"
         )
-    return CallableHandle(callable_id, kind, name, state.serial)
+    return CallableHandle(callable_id, kind, name, state.callables.serial)

@@ -72,11 +72,6 @@ class RuntimeState:
         self.runs_on_by_kind = {k: self.runs_on(k) for k in (TaskKind.NEXT_LEVEL, TaskKind.SUB)}
 
     @property
-    def serial(self) -> int:
-        """What this Worker's CallableHandles carry (its tree's)."""
-        return self.callables.serial
-
-    @property
     def num_chips(self) -> int:
         return int(self.config.num_chips)
 
@@ -126,7 +121,7 @@ class RuntimeState:
         """`handle` when it names a callable of this Worker that runs on the child `kind` tasks run on."""
         if not isinstance(handle, CallableHandle):
             raise TypeError(f"expected a handle from Worker.register, got {handle!r}")
-        if handle.worker_serial != self.serial:
+        if handle.worker_serial != self.callables.serial:
             raise ValueError(
                 f"callable {handle.name!r} was registered on another Worker; a handle names a "
                 "callable of the Worker that registered it (register it on this one too)"
