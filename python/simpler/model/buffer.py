@@ -19,6 +19,7 @@ elsewhere when the grant is READ.
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import weakref
@@ -335,6 +336,13 @@ def create_buffer(
 
 
 _default_registry: list = [None, 0]
+
+
+@atexit.register
+def _drop_default_registry() -> None:
+    """Frees this process's registry before the interpreter's teardown, which may free the extension's
+    types first (nanobind then reports the registry as leaked)."""
+    _default_registry[0] = None
 
 
 def default_registry() -> ImportRegistry:
