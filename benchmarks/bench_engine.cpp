@@ -74,7 +74,7 @@ void drain(EngineCore& core, std::vector<Dispatch>& d) {
     while (core.unfinished() > 0) {
         d.clear();
         core.take(d);
-        for (const Dispatch& x : d) core.member_finished(x, "");
+        for (const Dispatch& x : d) core.member_finished(x, {});
     }
 }
 
@@ -87,7 +87,7 @@ void BM_EngineRoundTrip(benchmark::State& state) {
         core.submit(TaskKind::SUB, 1, {&m, 1}, TaskConfig{});
         d.clear();
         core.take(d);
-        core.member_finished(d.front(), "");
+        core.member_finished(d.front(), {});
         (void)core.end_run();
         core.clear_failure();
     }

@@ -192,6 +192,7 @@ void bind_engine(nb::module_& m) {
         .def("__hash__", [](const TaskHandle& t) { return std::hash<uint64_t>{}(t.id); })
         .def("__repr__", [](const TaskHandle& t) { return "TaskHandle(" + t.name() + ")"; });
     bind_worker_config(m);  // here, so the stub keeps its order
+    simpler::bindings::bind_failure_report(m);
 
     nb::enum_<TracePhase>(m, "TracePhase").value("SUBMIT", TracePhase::SUBMIT).value("RUN", TracePhase::RUN);
     nb::class_<TraceEvent>(m, "TraceEvent",

@@ -45,8 +45,9 @@ void bind_engine_runs(nb::class_<Worker>& cls) {
                return w.wait_until(until);
            },
            "timeout"_a = nb::none(),
-           "Waits (spin, then futex) until every task has finished and returns True; RuntimeError names the "
-           "first failure. With a timeout (seconds) returns False when tasks are still unfinished then.")
+           "Waits (spin, then futex) until every task has finished and returns True; EngineRunError (a "
+           "RuntimeError) carries the first failure's report. With a timeout (seconds) returns False when tasks are "
+           "still unfinished then.")
         .def("cancel_run", nb::overload_cast<const std::string&>(&Worker::cancel_run), "why"_a,
              "Ends the run early: tasks not yet dispatched never run; those on a child finish there and the next "
              "wait() waits for them. Returns what it did, in words.")
@@ -63,7 +64,7 @@ void bind_engine_runs(nb::class_<Worker>& cls) {
                 return w.wait_run(run, until);
             },
             "run"_a, "timeout"_a = nb::none(),
-            "Waits until run `run` has finished, forgets it and returns True; RuntimeError names its first "
+            "Waits until run `run` has finished, forgets it and returns True; EngineRunError carries its first "
             "failure. With a timeout (seconds) returns False while it has not finished.")
         .def(
             "take_finished_runs",
@@ -74,13 +75,14 @@ void bind_engine_runs(nb::class_<Worker>& cls) {
                     nb::gil_scoped_release release;
                     finished = w.take_finished_runs(until);
                 }
-                std::vector<std::pair<uint64_t, std::string>> runs;
-                for (Worker::RunOutcome& r : finished.runs) runs.emplace_back(r.run, std::move(r.error));
+                std::vector<std::pair<uint64_t, std::optional<simpler::FailureReport>>> runs;
+                for (Worker::RunOutcome& r : finished.runs) runs.emplace_back(r.run, std::move(r.failure));
                 return std::make_pair(std::move(runs), finished.closed);
             },
             "timeout"_a = nb::none(),
-            "([(run, error)], closed): the collected runs that finished (error '' for success), each forgotten; "
-            "waits for one until the timeout. Once closed: every collected run left, and closed True.")
+            "([(run, failure)], closed): the collected runs that finished (failure None for success, else its "
+            "FailureReport), each forgotten; waits for one until the timeout. Once closed: every collected run "
+            "left, and closed True.")
         .def(
             "begin_install",
             [](Worker& w, ChildKind kind, uint64_t callable, const std::string& name, const nb::bytes& payload) {

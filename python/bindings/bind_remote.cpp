@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "python_handlers.h"
 #include "remote_children.h"
 
 #ifdef SIMPLER_HAVE_MPI
@@ -140,14 +141,13 @@ void bind_remote(nb::module_& m) {
             [](simpler::RemoteServer& s, const nb::object& run, const nb::object& forget) {
                 simpler::RemoteServeHandlers h;
                 h.run = [run](uint64_t callable, std::span<const std::byte> blob,
-                              const simpler::CallConfig& config) -> std::string {
+                              const simpler::CallConfig& config) -> simpler::ipc::TaskOutcome {
                     nb::gil_scoped_acquire gil;
                     try {
-                        nb::object r =
-                            run(callable, nb::bytes(blob.data(), blob.size()), nb::bytes(&config, sizeof config));
-                        return r.is_none() ? std::string() : nb::cast<std::string>(r);
+                        return simpler::bindings::outcome_of(
+                            run(callable, nb::bytes(blob.data(), blob.size()), nb::bytes(&config, sizeof config)));
                     } catch (nb::python_error& e) {
-                        return error_text(e);
+                        return {simpler::ipc::TaskError::TASK_FAILED, error_text(e)};
                     }
                 };
                 h.forget = [forget](std::span<const simpler::CanonicalIdentity> ids) {
@@ -162,7 +162,8 @@ void bind_remote(nb::module_& m) {
                 return s.serve(h);
             },
             "run"_a, "forget"_a,
-            "Serves TASK frames with run(callable, blob, config) -> None | failure text, FORGET frames with "
+            "Serves TASK frames with run(callable, blob, config) -> None | FailureReport | failure text, FORGET "
+            "frames with "
             "forget(identities), until SHUTDOWN (0) or the L4 is lost (1, ended_why says why).")
         .def("bye", &simpler::RemoteServer::bye, "Closes every host copy and says goodbye to the L4.")
         .def_prop_ro("ended_why", &simpler::RemoteServer::ended_why)

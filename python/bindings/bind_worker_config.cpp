@@ -69,6 +69,7 @@ void bind_worker_config(nb::module_& m) {
                              "A Worker's options, each default the C++ initializer's. spin and task_timeout are "
                              "seconds; validate() raises ValueError naming the field and the rule.")
         .def(nb::init<>())
+        .def_rw("level", &WorkerConfig::level, "3: a host (chips below); 4 to 8: a pod (Workers below).")
         .def_rw("num_chips", &WorkerConfig::num_chips)
         .def_rw("num_sub_workers", &WorkerConfig::num_sub_workers)
         .def_rw("num_workers", &WorkerConfig::num_workers, "Next-level Worker children (a level-4 Worker's L3s).")

@@ -21,4 +21,7 @@ void bind_engine_runs(nanobind::class_<Worker>& cls);
 // bind_engine_memory.cpp: device blocks, communication domains, and the arena and window stats.
 void bind_engine_memory(nanobind::class_<Worker>& cls);
 
+// bind_failure_report.cpp: FailedTask, FailureReport and EngineRunError (a RunError in Python).
+void bind_failure_report(nanobind::module_& m);
+
 }  // namespace simpler::bindings

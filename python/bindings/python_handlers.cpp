@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "checked_args.h"
+#include "simpler/engine/failure_report.h"
+#include "simpler/ipc/mailbox_frame.h"
 
 namespace nb = nanobind;
 
@@ -24,14 +26,21 @@ std::string python_error_text(const nb::python_error& e) {
     }
 }
 
+simpler::ipc::TaskOutcome outcome_of(const nb::object& answer) {
+    if (answer.is_none()) return {};
+    if (nb::isinstance<simpler::FailureReport>(answer))
+        return {simpler::ipc::TaskError::FAILED_BELOW,
+                simpler::encode_failure(nb::cast<const simpler::FailureReport&>(answer),
+                                        simpler::ipc::ERROR_MESSAGE_BYTES - 1)};
+    return {simpler::ipc::TaskError::TASK_FAILED, simpler::bindings::utf8_of(answer)};
+}
+
 simpler::ipc::TaskHandler python_handler(const nb::object& dispatch) {
     return [dispatch](const simpler::ipc::TaskView& task) -> simpler::ipc::TaskOutcome {
         try {
             nb::bytes blob(reinterpret_cast<const char*>(task.blob.data()), task.blob.size());
             nb::bytes config(reinterpret_cast<const char*>(task.config.bytes), sizeof task.config.bytes);
-            nb::object r = dispatch(task.callable_id, blob, config);
-            if (r.is_none()) return {};
-            return {simpler::ipc::TaskError::TASK_FAILED, simpler::bindings::utf8_of(r)};
+            return outcome_of(dispatch(task.callable_id, blob, config));
         } catch (const nb::python_error& e) {
             return {simpler::ipc::TaskError::TASK_FAILED, python_error_text(e)};
         }

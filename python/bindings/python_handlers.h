@@ -17,10 +17,14 @@ namespace simpler::bindings {
 // (nanobind's what() cannot encode a lone surrogate).
 std::string python_error_text(const nanobind::python_error& e);
 
-// Hands the task to the Python dispatcher, which returns None on success or
-// the failure's text (type, message and traceback). The text crosses as UTF-8
-// with what UTF-8 cannot hold (a lone surrogate) backslash-escaped; an
-// exception escaping the dispatcher itself is reported the same way.
+// A Python dispatcher's answer as a task's outcome: None succeeded; a
+// FailureReport (a next-level Worker's run failed) is FAILED_BELOW with the
+// report encoded to fit a result message; anything else is TASK_FAILED with its
+// text, as UTF-8 with what UTF-8 cannot hold (a lone surrogate) backslash-escaped.
+simpler::ipc::TaskOutcome outcome_of(const nanobind::object& answer);
+
+// Hands the task to the Python dispatcher, whose answer is outcome_of()'s; an
+// exception escaping the dispatcher is TASK_FAILED with its type, message and traceback.
 simpler::ipc::TaskHandler python_handler(const nanobind::object& dispatch);
 
 // A forget handed to Python function `forget(ids: list)`. There is nothing to

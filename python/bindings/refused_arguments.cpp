@@ -1,5 +1,9 @@
 #include "refused_arguments.h"
 
+// The std::string caster: every nb::cast<std::string> in the extension must see it
+// (one without it instantiates the generic caster, and the linker may keep that one).
+#include <nanobind/stl/string.h>
+
 #include <memory>
 #include <string>
 #include <string_view>

@@ -14,7 +14,7 @@ Orchestrator.submitted is), ChildRef and ChildKind (which child a task ran on); 
 installed headers and CMake package are: get_include(), get_cmake_dir()."""
 
 from simpler import runtime_libraries as _runtime_libraries
-from simpler._core import CallConfig, ChildKind, ChildRef, TaskHandle, TaskHandles, TaskKind
+from simpler._core import CallConfig, ChildKind, ChildRef, FailedTask, FailureReport, TaskHandle, TaskHandles, TaskKind
 from simpler.collectives import COLLECTIVE_DTYPES, all_gather, all_reduce, broadcast, reduce_scatter
 from simpler.install_paths import get_cmake_dir, get_include
 from simpler.model.buffer import (
@@ -68,6 +68,7 @@ from simpler.model.task_interface import (
     read_blob,
     write_blob,
 )
+from simpler.runtime.errors import RunError
 from simpler.runtime.orchestrator import Orchestrator
 from simpler.runtime.progress import ChildProgress, Progress, show_progress
 from simpler.runtime.runs import RunFuture
@@ -107,6 +108,8 @@ __all__ = [
     "Domain",
     "EdgeExplanation",
     "EdgeKind",
+    "FailedTask",
+    "FailureReport",
     "GlobalDomain",
     "ImportRefusal",
     "ImportRefused",
@@ -116,6 +119,7 @@ __all__ = [
     "Orchestrator",
     "OverlapReason",
     "Progress",
+    "RunError",
     "RunFuture",
     "SharedTensor",
     "SubmittedTasks",

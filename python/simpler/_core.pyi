@@ -708,6 +708,11 @@ class WorkerConfig:
     """
     def __init__(self) -> None: ...
     @property
+    def level(self) -> int:
+        """3: a host (chips below); 4 to 8: a pod (Workers below)."""
+    @level.setter
+    def level(self, arg: int, /) -> None: ...
+    @property
     def num_chips(self) -> int: ...
     @num_chips.setter
     def num_chips(self, arg: int, /) -> None: ...
@@ -806,6 +811,84 @@ class WorkerConfig:
     def __eq__(self, other: object, /) -> bool:
         """Every option equal (the C++ handlers and hooks are not options)."""
 
+class FailedTask:
+    """
+    One Worker's part of a run's failure: the first task that failed or was not run (when has_task), the child it ran on, the cause (code, text) and how many tasks needing it were not run.
+    """
+    @property
+    def level(self) -> int:
+        """The level of the Worker whose run failed."""
+    @property
+    def has_task(self) -> bool:
+        """False when no one task failed (code RAISED, NOT_STARTED, CLOSED or UNKNOWN_CALLABLE)."""
+    @property
+    def task(self) -> int: ...
+    @property
+    def run(self) -> int: ...
+    @property
+    def sub(self) -> bool:
+        """A sub-worker task."""
+    @property
+    def callable_id(self) -> int: ...
+    @property
+    def callable(self) -> str:
+        """The callable's registered name ('' when it has none)."""
+    @property
+    def member(self) -> int: ...
+    @property
+    def child_kind(self) -> str:
+        """'chip', 'sub-worker' or 'worker' (a next-level Worker)."""
+    @property
+    def child_index(self) -> int | None:
+        """Its index among the Worker's children of that kind; None when it was not run before a child was chosen."""
+    @property
+    def code(self) -> str:
+        """
+        The cause: a TaskError name (TASK_FAILED, BAD_ARGUMENTS, UNKNOWN_CALLABLE, CHILD_DIED, TIMED_OUT, PROTOCOL, SKIPPED), NOT_RUN, NOT_DISPATCHED, FAILED_BELOW, RAISED, NOT_STARTED or CLOSED.
+        """
+    @property
+    def text(self) -> str: ...
+    @property
+    def not_run(self) -> int: ...
+    @property
+    def cause(self) -> FailedTask | None:
+        """The task of another run whose failure kept this one from running; None otherwise."""
+    def task_text(self) -> str:
+        """'task 3 of run 1 (callable 'name', member 0)'."""
+    def hop(self) -> str:
+        """The child in a failure path: 'chip 1', 'sub-worker 0', 'L3[2]'."""
+    def __repr__(self) -> str: ...
+
+class FailureReport:
+    """
+    Why a run failed: levels[0] is the Worker whose run failed, levels[i + 1] the failure inside levels[i]'s next-level Worker.
+    """
+    @property
+    def levels(self) -> list[FailedTask]: ...
+    def render(self) -> str:
+        """The sentence a RunError says (without the path from the top)."""
+    def path(self) -> list[str]:
+        """The hops from levels[0]'s child down to where it happened."""
+    def encode(self, max_bytes: int = 4095) -> str:
+        """
+        The report as the text a next-level Worker's failed task answers with (at most max_bytes bytes; the longest texts are shortened to fit).
+        """
+    @staticmethod
+    def of_worker(level: int, code: str, text: str) -> FailureReport:
+        """
+        The report of a level-`level` Worker's run that failed before any task did: its orchestration raised (RAISED), the Worker did not start (NOT_STARTED), or the parent named an orchestration it does not have (UNKNOWN_CALLABLE).
+        """
+    @staticmethod
+    def decode(text: str) -> FailureReport:
+        """encode()'s text as a report; ValueError naming the field and the rule."""
+    def __repr__(self) -> str: ...
+
+class EngineRunError(RuntimeError):
+    """
+    The engine's RunError: a run failed; .report is its FailureReport (simpler.RunError, which the Worker raises, is made from it).
+    """
+    report: FailureReport
+
 class TracePhase(enum.Enum):
     SUBMIT = 0
     RUN = 1
@@ -860,7 +943,7 @@ class EngineWorker:
         """
     def wait(self, timeout: float | None = None) -> bool:
         """
-        Waits (spin, then futex) until every task has finished and returns True; RuntimeError names the first failure. With a timeout (seconds) returns False when tasks are still unfinished then.
+        Waits (spin, then futex) until every task has finished and returns True; EngineRunError (a RuntimeError) carries the first failure's report. With a timeout (seconds) returns False when tasks are still unfinished then.
         """
     @overload
     def cancel_run(self, why: str) -> str:
@@ -876,11 +959,11 @@ class EngineWorker:
         """
     def wait_run(self, run: int, timeout: float | None = None) -> bool:
         """
-        Waits until run `run` has finished, forgets it and returns True; RuntimeError names its first failure. With a timeout (seconds) returns False while it has not finished.
+        Waits until run `run` has finished, forgets it and returns True; EngineRunError carries its first failure. With a timeout (seconds) returns False while it has not finished.
         """
-    def take_finished_runs(self, timeout: float | None = None) -> tuple[list[tuple[int, str]], bool]:
+    def take_finished_runs(self, timeout: float | None = None) -> tuple[list[tuple[int, FailureReport | None]], bool]:
         """
-        ([(run, error)], closed): the collected runs that finished (error '' for success), each forgotten; waits for one until the timeout. Once closed: every collected run left, and closed True.
+        ([(run, failure)], closed): the collected runs that finished (failure None for success, else its FailureReport), each forgotten; waits for one until the timeout. Once closed: every collected run left, and closed True.
         """
     def begin_install(self, kind: ChildKind, callable: int, name: str, payload: bytes) -> int:
         """
@@ -1013,7 +1096,7 @@ class RemoteServer:
         """Answers the HELLO: '' started, else why not."""
     def serve(self, run: object, forget: object) -> int:
         """
-        Serves TASK frames with run(callable, blob, config) -> None | failure text, FORGET frames with forget(identities), until SHUTDOWN (0) or the L4 is lost (1, ended_why says why).
+        Serves TASK frames with run(callable, blob, config) -> None | FailureReport | failure text, FORGET frames with forget(identities), until SHUTDOWN (0) or the L4 is lost (1, ended_why says why).
         """
     def bye(self) -> None:
         """Closes every host copy and says goodbye to the L4."""

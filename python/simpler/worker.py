@@ -94,6 +94,7 @@ class Worker:
                 f"is level-{level - 1} Workers (add_worker), not chips; chips belong to level-3 Workers"
             )
         config = worker_config(
+            level=level,
             num_chips=num_chips,
             num_sub_workers=num_sub_workers,
             task_timeout=task_timeout,

@@ -27,8 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto r = mb.poll_result(Clock::now());
     if (r) {
         if (r->message.size() > ERROR_MESSAGE_BYTES - 1) std::abort();
-        // TaskError runs from NONE to SKIPPED (the last value): nothing else may come back.
-        if (static_cast<int32_t>(r->error) < 0 || r->error > TaskError::SKIPPED) std::abort();
+        // TaskError runs from NONE to FAILED_BELOW (the last value): nothing else may come back.
+        if (static_cast<int32_t>(r->error) < 0 || r->error > TaskError::FAILED_BELOW) std::abort();
         if (r->error == TaskError::PROTOCOL && mb.usable()) std::abort();
         if (mb.in_flight()) std::abort();
     } else if (!mb.in_flight()) {

@@ -122,6 +122,7 @@ def instances():
     registry.import_backing(owner.descriptor)
     mapped = registry.map_arg(Tensor(owner.descriptor, (4,), DataType.FLOAT32))
     engine = core.EngineWorker(core.WorkerConfig())
+    report = core.FailureReport.of_worker(3, "RAISED", "the orchestration raised")
     made = {
         "BackingOwner": owner,
         "BufferDescriptor": descriptor,
@@ -134,6 +135,8 @@ def instances():
         "DependencyTracker": core.DependencyTracker(),
         "DeviceChoice": core.DeviceChoice(),
         "EngineWorker": engine,
+        "FailedTask": report.levels[0],
+        "FailureReport": report,
         "ImportRegistry": registry,
         "MappedArg": mapped,
         "RemoteChildren": core.RemoteChildren([], 0, 1.0, 1.0),

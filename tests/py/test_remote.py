@@ -70,6 +70,20 @@ def test_a_killed_remote_rank_fails_its_task_naming_rank_child_and_task_and_the_
 
 
 @needs_mpi
+def test_a_chip_failure_on_a_remote_l3_reaches_the_l4_as_a_run_error_with_every_level(no_leaks):
+    r = run_app("remote_run_error.py", 2)
+    no_leaks.append(r)
+    res = r.result
+    assert res["ok"] == "ok", r.stdout + r.stderr
+    assert (res["path"], res["code"], res["levels"]) == ("L4/L3[0]/chip_0", "TASK_FAILED", "2"), res
+    task, run, kind, index, code = res["top"].split(":")
+    assert (f"{task}:{run}", kind, index, code) == (res["handle"], "worker", "0", "FAILED_BELOW"), res
+    assert res["below"] == "3:std.vector_add:chip:0", res
+    assert (res["cause_named"], res["message_has_path"]) == ("True", "True"), r.stderr
+    assert r.rc == 0, r.stderr
+
+
+@needs_mpi
 def test_a_stopped_remote_rank_is_lost_killed_with_the_job_and_the_launcher_returns(no_leaks):
     # The stopped rank never exits by itself: mpirun waited for it for ever before (no_leaks
     # checks that no process of the job is left, the stopped rank among them).

@@ -31,7 +31,18 @@ def test_stub_matches_the_built_module(tmp_path):
     pytest.importorskip("nanobind.stubgen")
     out = tmp_path / "_core.pyi"
     subprocess.run(
-        [sys.executable, "-m", "nanobind.stubgen", "-q", "-m", "simpler._core", "-o", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "nanobind.stubgen",
+            "-q",
+            "-m",
+            "simpler._core",
+            "-p",
+            str(ROOT / "scripts" / "stub_patterns.txt"),
+            "-o",
+            str(out),
+        ],
         check=True,
         capture_output=True,
     )

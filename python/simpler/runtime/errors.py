@@ -1,25 +1,18 @@
-"""How a failure names where it happened: the path of Workers, chips and
-sub-workers from a Worker down to the task that failed.
+"""RunError: a run's failure as a value, and the names a failure path uses.
 
-A child's failure text starts with the path from that child down to where the
-failure happened (`L3[0] → chip 1: ...`), and the top Worker's run() error
-starts with the whole path (`L4 → L3[0] → chip 1: ...`).
+The engine keeps why a run failed as a FailureReport (simpler._core): one
+level per Worker from the one whose run failed down to where it happened, each
+with the task, the child it ran on, the cause (a code and its text) and how
+many tasks that needed it were not run. A next-level Worker's child answers its
+parent's task with its own run's report, so nothing reads an error message to
+learn where or why; the message is rendered from the fields.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Optional
+from typing import Any, Optional, Tuple
 
-# One step of a failure path: a nested Worker, a chip or a sub-worker.
-_STEP = r"(?:L\d+\[\d+\]|chip \d+|sub-worker \d+)"
-_PATH = re.compile(rf"{_STEP}(?: → {_STEP})*")
-# The engine's failure text (Worker::describe_failure_locked): where the first failed task ran.
-_FAILURE = re.compile(
-    r"(?:sub )?task \d+ of run \d+ \(callable .*?, member \d+\) on (chip|sub-worker|worker) (\d+) "
-    r"failed: (?:[A-Z_]+: )?(.*)",
-    re.S,
-)
+from simpler._core import FailedTask, FailureReport
 
 
 def child_name(level: int, index: int) -> str:
@@ -27,26 +20,62 @@ def child_name(level: int, index: int) -> str:
     return f"L{level - 1}[{index}]"
 
 
-def failure_path(level: int, message: str) -> Optional[str]:
-    """The path below a level-`level` Worker to where its run's first failure
-    happened ('chip 1', 'L3[0] → chip 1'), read from the engine's failure text;
-    None when the text names no child."""
-    m = _FAILURE.match(message)
-    if m is None:
-        return None
-    kind, index, cause = m.group(1), int(m.group(2)), m.group(3)
-    if kind != "worker":
-        return f"{kind} {index}"
-    name = child_name(level, index)
-    below = _PATH.match(cause)
-    # The child's own text starts with its path ("L3[0] → chip 1: ..."); a child
-    # that died or timed out has none, and the path ends at the child.
-    if below is not None and below.group(0).startswith(name) and cause[below.end() :].startswith(": "):
-        return below.group(0)
-    return name
+class RunError(RuntimeError):
+    """A run failed (Worker.run(), a RunFuture, Worker.wait()).
+
+    The fields describe the first task of the run that failed or was not run,
+    on the Worker whose run it is: `task`, `run`, `callable` (its registered
+    name), `member`, `child_kind` ('chip', 'sub-worker', 'worker') and
+    `child_index` (None when it was not run before a child was chosen), and
+    `not_run` (the tasks of the run that needed it and were not run); each is
+    None when no one task failed (code RAISED, NOT_STARTED or CLOSED).
+    `code` and `text` are the cause where it happened — at the bottom of a
+    tree, the chip's or sub-worker's: a TaskError name (TASK_FAILED,
+    BAD_ARGUMENTS, UNKNOWN_CALLABLE, CHILD_DIED, TIMED_OUT, PROTOCOL, SKIPPED),
+    NOT_RUN, NOT_DISPATCHED, RAISED, NOT_STARTED or CLOSED. `path` is the hops
+    from the Worker down to where it happened (('L4', 'L3[0]', 'chip 1') at
+    the top of a tree; ('chip 1',) on a level-3 Worker), `levels` each
+    Worker's part (FailedTask, top first) and `report` the whole
+    FailureReport. The message is rendered from these."""
+
+    report: FailureReport
+    levels: Tuple[FailedTask, ...]
+    path: Tuple[str, ...]
+    code: str
+    text: str
+    task: Optional[int]
+    run: Optional[int]
+    callable: Optional[str]
+    member: Optional[int]
+    child_kind: Optional[str]
+    child_index: Optional[int]
+    not_run: Optional[int]
+
+    def __init__(self, report: FailureReport, head: Optional[str] = None):
+        """`head`: the name of the top of a tree of Workers ('L4'), which leads
+        the path and the message; None on a Worker that is not one."""
+        self.report = report
+        self.levels = tuple(report.levels)
+        self._head = head
+        below = tuple(report.path())
+        self.path = ((head,) if head else ()) + below
+        top, root = self.levels[0], self.levels[-1]
+        self.code, self.text = root.code, root.text
+        if top.has_task:
+            self.task, self.run, self.member = top.task, top.run, top.member
+            self.callable = top.callable or str(top.callable_id)
+            self.child_kind, self.child_index, self.not_run = top.child_kind, top.child_index, top.not_run
+        else:
+            self.task = self.run = self.member = self.child_index = self.not_run = None
+            self.callable = self.child_kind = None
+        message = report.render()
+        if head:
+            message = f"{' → '.join(self.path)}: {message}"
+        super().__init__(message)
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (_rebuilt, (self.report.encode(1 << 20), self._head))
 
 
-def with_path(head: str, level: int, message: str) -> str:
-    """`message` led by the failure's path from `head` down ('L4 → L3[0] → chip 1: ...')."""
-    below = failure_path(level, message)
-    return f"{head} → {below}: {message}" if below else f"{head}: {message}"
+def _rebuilt(text: str, head: Optional[str]) -> RunError:
+    return RunError(FailureReport.decode(text), head)

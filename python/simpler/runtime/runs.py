@@ -28,7 +28,7 @@ import threading
 from collections import deque
 from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, List, Optional, Tuple, Union
 
-from simpler._core import ChildKind
+from simpler._core import ChildKind, EngineRunError, FailureReport
 from simpler.model.arg_checks import got
 from simpler.runtime.forwarded import ForwardedScope
 from simpler.runtime.orchestrator import Orchestrator, end_run
@@ -45,7 +45,7 @@ _CLOSED_BEFORE_START = "Worker.submit: the Worker was closed before the run star
 class RunFuture(concurrent.futures.Future):
     """One submitted run (Worker.submit). result() is what Worker.run() returns
     (the run's Orchestrator) and raises what it raises: the orchestration
-    function's exception, or RuntimeError naming the run's first failure.
+    function's exception, or RunError (a RuntimeError) for the run's first failure.
     cancel() succeeds only before the run's orchestration function has
     started (running() is then True until the run's tasks have finished)."""
 
@@ -210,24 +210,30 @@ class RunQueue:
                 run = core.end_run(False)
         finally:
             self.end_turn()
-        failed = ""
+        report: Optional[FailureReport] = None
         try:
             if isinstance(error, KeyboardInterrupt):
                 raise error  # Ctrl-C while orch_fn built the graph: cancelled without waiting
             try:
                 if not core.wait_run(run, WAIT_SLICE_S):  # the first slice inline: most runs end in it
                     _wait(core, run)
-            except RuntimeError as e:
-                failed = str(e)  # kept as text: no local holds the exception in a cycle
-            failed = self._state.run_outcome(failed)
+            except EngineRunError as e:
+                report = e.report  # kept alone: no local holds the exception in a cycle
+            failed = self._state.run_outcome(report)
         except KeyboardInterrupt as interrupt:
             # wherever it struck: in orch_fn or in the wait
             _cancel(core, run, interrupt)
             raise
-        if error is not None:
-            raise error  # the orchestration error is the one to report
-        if failed:
-            raise RuntimeError(failed)
+        raised = error if error is not None else failed  # the orchestration error is the one to report
+        if raised is not None:
+            # No local of this frame keeps the exception once it is raised: its
+            # traceback holds the frame, and a cycle would keep the run's
+            # arguments (and the buffers they view) alive until a gc pass.
+            error = failed = None
+            try:
+                raise raised
+            finally:
+                raised = None
         return orch
 
     def run_forwarded(self, orch_fn: OrchFn, args: Any, cfg: Any, scope: ForwardedScope) -> None:
@@ -304,12 +310,12 @@ class RunQueue:
             if not direct:
                 self._pending[run] = (future, orch, error)
         if direct:  # the Worker closed and the completion thread is gone: the outcome is known now
-            message = ""
+            report: Optional[FailureReport] = None
             try:
                 core.wait_run(run)
-            except RuntimeError as e:
-                message = str(e)
-            _complete(state, future, orch, error, message)
+            except EngineRunError as e:
+                report = e.report
+            _complete(state, future, orch, error, report)
 
     # -- the completion thread --------------------------------------------------
     def _complete_loop(self) -> None:
@@ -321,9 +327,9 @@ class RunQueue:
                 if closed:
                     self._completer_gone = True
                     runs += core.take_finished_runs(0)[0]  # those ended since, before the flag was set
-                done = [(self._pending.pop(run), message) for run, message in runs if run in self._pending]
-            for (future, orch, error), message in done:
-                _complete(self._state, future, orch, error, message)
+                done = [(self._pending.pop(run), report) for run, report in runs if run in self._pending]
+            for (future, orch, error), report in done:
+                _complete(self._state, future, orch, error, report)
             if closed:
                 return
 
@@ -352,15 +358,19 @@ class RunQueue:
 
 
 def _complete(
-    state: RuntimeState, future: RunFuture, orch: Orchestrator, error: Optional[BaseException], message: str
+    state: RuntimeState,
+    future: RunFuture,
+    orch: Orchestrator,
+    error: Optional[BaseException],
+    report: Optional[FailureReport],
 ) -> None:
     """A finished run's future: the orchestration function's exception, else
-    the run's failure, else the Orchestrator."""
-    failure = state.run_outcome(message)
+    the run's failure (a RunError), else the Orchestrator."""
+    failure = state.run_outcome(report)
     if error is not None:
         future.set_exception(error)
-    elif failure:
-        future.set_exception(RuntimeError(failure))
+    elif failure is not None:
+        future.set_exception(failure)
     else:
         future.set_result(orch)
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional, Protocol
 
-from simpler._core import ChildKind, EngineWorker, TaskKind, WorkerConfig, current_process_id
+from simpler._core import ChildKind, EngineWorker, FailureReport, TaskKind, WorkerConfig, current_process_id
 from simpler.model.callable_handle import CallableHandle
 from simpler.runtime.callables import CallableTable
-from simpler.runtime.errors import with_path
+from simpler.runtime.errors import RunError
 from simpler.runtime.log import ChildWatch, logger
 from simpler.runtime.trace import TreeTrace
 
@@ -163,17 +163,16 @@ class RuntimeState:
         return ", ".join(f"{n} {what}{'s' if n != 1 else ''}" for n, what in counts if n) or "no children"
 
     # -- after a run -------------------------------------------------------------
-    def run_outcome(self, failure: str) -> str:
+    def run_outcome(self, failure: Optional[FailureReport]) -> Optional[RunError]:
         """After a run's wait (run() and the submit completion thread): logs the
-        children lost meanwhile, and for a failed run returns what its
-        RuntimeError says — at the top of a tree of Workers led by its path from
-        here ('L4 → L3[0] → chip 1: ...'; a nested Worker's server adds its own)
-        — logged (INFO). Empty for a run that succeeded."""
+        children lost meanwhile, and for a failed run returns its RunError — at
+        the top of a tree of Workers with its path from here ('L4 → L3[0] →
+        chip 1: ...'; a nested Worker's child hands its report to its parent
+        instead) — logged (INFO). None for a run that succeeded."""
         if self.core is not None:
             self.watch.check(self.core, self.path)
-        if not failure:
-            return ""
-        if self.num_workers and self.parent is None:
-            failure = with_path(self.path_name, self.level, failure)
-        logger.info("%s: run failed: %s", self.path, failure)
-        return failure
+        if failure is None:
+            return None
+        error = RunError(failure, self.path_name if self.num_workers and self.parent is None else None)
+        logger.info("%s: run failed: %s", self.path, error)
+        return error

@@ -18,10 +18,10 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Tuple
 
-from simpler._core import CallConfig
+from simpler._core import CallConfig, FailureReport
 from simpler.model.buffer import forget_imports
 from simpler.model.task_interface import TaskArgs
-from simpler.runtime.errors import with_path
+from simpler.runtime.errors import RunError
 from simpler.runtime.forwarded import ForwardedScope, forwarded_args
 from simpler.runtime.state import RuntimeState
 
@@ -41,31 +41,33 @@ class ChildWorker:
 class NextLevelServer:
     """What a nested Worker's child process calls per task of its parent:
     runs orchestration `callable_id` as one run of the child's Worker; returns
-    None on success, or the failure as text led by its path."""
+    None on success, else the run's FailureReport (the parent's engine puts it
+    below its own task's part)."""
 
     def __init__(self, child: ChildWorker):
         self._child = child
         self._orchestrations = list(child.state.callables.orchestrations)
 
-    def __call__(self, callable_id: int, blob: bytes, config: bytes) -> Optional[str]:
-        name = self._child.state.path_name
+    def __call__(self, callable_id: int, blob: bytes, config: bytes) -> Optional[FailureReport]:
+        level = self._child.state.level
         try:
             fn = self._orchestrations[callable_id]
         except IndexError:
-            return f"{name}: unknown orchestration {callable_id}"
+            return FailureReport.of_worker(level, "UNKNOWN_CALLABLE", f"unknown orchestration {callable_id}")
         try:
             cfg = CallConfig.from_bytes(config)
             args, scope = forwarded_args(blob, cfg)
             self._child.run(fn, args, cfg, scope)
-        except RuntimeError as e:
-            return with_path(name, self._child.state.level, str(e))
+        except RunError as e:
+            return e.report
         except BaseException as e:  # noqa: BLE001 - every failure goes back to the parent as data
             text = "".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip()
-            return f"{name}: the orchestration {getattr(fn, '__qualname__', repr(fn))!r} raised:\n{text}"
+            name = getattr(fn, "__qualname__", repr(fn))
+            return FailureReport.of_worker(level, "RAISED", f"the orchestration {name!r} raised:\n{text}")
         return None
 
 
-Dispatch = Callable[[int, bytes, bytes], Optional[str]]
+Dispatch = Callable[[int, bytes, bytes], Optional[FailureReport]]
 
 
 def start_child(child: ChildWorker) -> Tuple[Dispatch, Callable[[], None], Callable[[list], None]]:
@@ -78,9 +80,11 @@ def start_child(child: ChildWorker) -> Tuple[Dispatch, Callable[[], None], Calla
     try:
         child.init()
     except BaseException as e:  # noqa: BLE001 - reported on every task instead
-        why = f"{child.state.path_name}: the Worker did not start: {type(e).__name__}: {e}"
+        why = FailureReport.of_worker(
+            child.state.level, "NOT_STARTED", f"the Worker did not start: {type(e).__name__}: {e}"
+        )
 
-        def refuse(callable_id: int, blob: bytes, config: bytes) -> str:
+        def refuse(callable_id: int, blob: bytes, config: bytes) -> FailureReport:
             return why
 
         return refuse, child.close, forget_imports

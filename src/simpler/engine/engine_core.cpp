@@ -65,7 +65,7 @@ void EngineCore::take(std::vector<Dispatch>& out) {
     if (!chain_candidates_.empty()) take_chained(out);
 }
 
-void EngineCore::member_finished(const Dispatch& d, const std::string& error) {
+void EngineCore::member_finished(const Dispatch& d, const MemberFault& fault) {
     const TaskId task = d.task.id;
     if (chains() && d.child.kind == ChildKind::CHIP) {
         chip_member_done(task, d.child);
@@ -80,14 +80,14 @@ void EngineCore::member_finished(const Dispatch& d, const std::string& error) {
         if (r.outstanding == 0 && r.undispatched == 0) finish_task(task);
         return;
     }
-    if (!error.empty() && !r.failed) {
+    if (fault.failed() && !r.failed) {
         r.failed = true;
         auto root = std::make_shared<const RunFailure>(
-            RunFailure{d.task, r.kind, r.callable, d.member, MemberTarget::child(d.child), error, nullptr});
+            RunFailure{d.task, r.kind, r.callable, d.member, MemberTarget::child(d.child), fault, nullptr});
         note_failure(*root);
         failed_roots_[task] = std::move(root);
         scratch_.clear();
-        graph_.fail(task, error, scratch_);
+        graph_.fail(task, fault.words(d.child), scratch_);
         on_poisoned(scratch_);
     }
     if (r.outstanding > 0 || r.undispatched > 0) return;
@@ -135,13 +135,14 @@ void EngineCore::account_poisoned(TaskId task) {
     ++run.poisoned;
     if (run.first_failure) return;
     RunFailure f{TaskHandle{task, r.run}, r.kind, r.callable, 0, r.targets().front(), {}, nullptr};
+    f.fault.code = failure_code::NOT_RUN;
     const TaskFailure* cause = graph_.failure(task);
     const auto root = cause != nullptr ? failed_roots_.find(cause->task) : failed_roots_.end();
     if (root != failed_roots_.end() && root->second->task.run != r.run) {
-        f.message = "not run: it needs what " + root->second->task.name() + " failed to produce";
+        f.fault.text = "it needs what " + root->second->task.name() + " failed to produce";
         f.cause = root->second;
     } else {
-        f.message = "not run: " + (cause != nullptr ? cause->message : std::string("a task it needs failed"));
+        f.fault.text = cause != nullptr ? cause->message : std::string("a task it needs failed");
     }
     run.first_failure = std::move(f);
 }
@@ -217,7 +218,7 @@ void EngineCore::child_lost(ChildRef child, const std::string& why) {
         if (r == nullptr) continue;  // poisoned through an earlier one
         // a run that loses work must fail, even if no task failed
         note_failure(RunFailure{TaskHandle{id, r->run}, r->kind, r->callable, 0, MemberTarget::child(child),
-                                "not run: " + why, nullptr});
+                                MemberFault{std::string(failure_code::NOT_RUN), why, nullptr}, nullptr});
         scratch_.clear();
         graph_.poison(id, TaskFailure{id, why}, scratch_);
         on_poisoned(scratch_);
@@ -245,7 +246,7 @@ void EngineCore::abandon(const std::string& why, const Withdraw& withdraw) {
                                     r.callable,
                                     0,
                                     r.targets().front(),
-                                    "not run: " + why,
+                                    MemberFault{std::string(failure_code::NOT_RUN), why, nullptr},
                                     nullptr};
     }
     on_poisoned(scratch_);

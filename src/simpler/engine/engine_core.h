@@ -40,6 +40,7 @@
 #include "simpler/deps/task_table.h"
 #include "simpler/engine/child_ref.h"
 #include "simpler/engine/dispatch_queue.h"
+#include "simpler/engine/failure_report.h"
 #include "simpler/engine/task_config.h"
 #include "simpler/engine/task_graph.h"
 #include "simpler/engine/task_handle.h"
@@ -166,7 +167,7 @@ struct RunFailure {
     uint64_t callable;
     uint32_t member;
     MemberTarget where;  // the child it ran on, or would have run on
-    std::string message;
+    MemberFault fault;
     // Set when `task` was not run because a task of another run failed: that
     // task's failure (its `cause` is empty).
     std::shared_ptr<const RunFailure> cause;
@@ -237,10 +238,10 @@ public:
     // until member_finished().
     void take(std::vector<Dispatch>& out);
 
-    // Reports one dispatched member finished (error empty on success). A task
-    // finishes when all its members have; its first failing member fails it and
-    // poisons every task after it.
-    void member_finished(const Dispatch& d, const std::string& error);
+    // Reports one dispatched member finished (fault.failed() false on
+    // success). A task finishes when all its members have; its first failing
+    // member fails it and poisons every task after it.
+    void member_finished(const Dispatch& d, const MemberFault& fault);
 
     // A child is gone for good: nothing is dispatched to it again, every
     // unstarted task that needs it is poisoned with `why`, and a later submit

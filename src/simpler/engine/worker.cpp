@@ -54,6 +54,8 @@ void WorkerConfig::validate() const {
     if (close_grace.count() < 0)
         throw std::invalid_argument("WorkerConfig.close_grace: must be >= 0 seconds (got " + seconds_text(close_grace) +
                                     ")");
+    if (level < 3 || level > 8)
+        throw std::invalid_argument("WorkerConfig.level: must be in [3, 8] (got " + std::to_string(level) + ")");
     if (num_relay_workers > num_workers)
         throw std::invalid_argument("WorkerConfig.num_relay_workers: at most num_workers (got " +
                                     std::to_string(num_relay_workers) + " of " + std::to_string(num_workers) +
@@ -73,13 +75,13 @@ void WorkerConfig::validate() const {
 }
 
 bool WorkerConfig::same_options(const WorkerConfig& o) const {
-    return num_chips == o.num_chips && num_sub_workers == o.num_sub_workers && num_workers == o.num_workers &&
-           num_relay_workers == o.num_relay_workers && worker_callable_names == o.worker_callable_names &&
-           blob_capacity == o.blob_capacity && spin == o.spin && task_timeout == o.task_timeout &&
-           close_grace == o.close_grace && chip_lane == o.chip_lane && device_memory_bytes == o.device_memory_bytes &&
-           window_heap_bytes == o.window_heap_bytes && record_edges == o.record_edges &&
-           sub_callable_names == o.sub_callable_names && trace == o.trace && trace_capacity == o.trace_capacity &&
-           path == o.path;
+    return level == o.level && num_chips == o.num_chips && num_sub_workers == o.num_sub_workers &&
+           num_workers == o.num_workers && num_relay_workers == o.num_relay_workers &&
+           worker_callable_names == o.worker_callable_names && blob_capacity == o.blob_capacity && spin == o.spin &&
+           task_timeout == o.task_timeout && close_grace == o.close_grace && chip_lane == o.chip_lane &&
+           device_memory_bytes == o.device_memory_bytes && window_heap_bytes == o.window_heap_bytes &&
+           record_edges == o.record_edges && sub_callable_names == o.sub_callable_names && trace == o.trace &&
+           trace_capacity == o.trace_capacity && path == o.path;
 }
 
 Worker::Worker(WorkerConfig config)

@@ -92,6 +92,7 @@
 #include "simpler/engine/chip_lane.h"
 #include "simpler/engine/device_memory.h"
 #include "simpler/engine/engine_core.h"
+#include "simpler/engine/failure_report.h"
 #include "simpler/engine/progress.h"
 #include "simpler/engine/status_channel.h"
 #include "simpler/engine/task_handles.h"
@@ -117,6 +118,7 @@ inline constexpr uint32_t CHIP_LANE_DEPTH = 2;
 // initializer here and nowhere else) and its collaborators (handlers, hooks).
 // The Python Worker fills one from its keywords (python/simpler/worker.py).
 struct WorkerConfig {
+    uint32_t level = 3;  // 3: a host (chips below); 4 to 8: a pod (Workers below); names hops in failure reports
     uint32_t num_chips = 0;
     uint32_t num_sub_workers = 0;
     uint32_t num_workers = 0;  // next-level Worker children (an L4's L3s); a Worker has chips or Workers, not both
@@ -178,10 +180,15 @@ struct InstallRefusal {
     std::string why;
 };
 
-// The first failure of a run (Python: RuntimeError).
+// The first failure of a run, as a value (Python: simpler.RunError, a
+// RuntimeError); what() is report.render().
 class RunError : public std::runtime_error {
 public:
-    explicit RunError(const std::string& message) : std::runtime_error(message) {}
+    explicit RunError(FailureReport report) : std::runtime_error(report.render()), report_(std::move(report)) {}
+    [[nodiscard]] const FailureReport& report() const noexcept { return report_; }
+
+private:
+    FailureReport report_;
 };
 
 class Worker {
@@ -260,15 +267,15 @@ public:
     // Ends a run early, as cancel_run(why) does, for run `run` only: its tasks
     // not yet dispatched never run (nor what depends on them, in any run).
     std::string cancel_run(uint64_t run, const std::string& why);
-    // The collected runs that finished, each with its outcome: an empty text
-    // for success, else what wait_run() would throw; each is then forgotten.
+    // The collected runs that finished, each with its outcome: no failure for
+    // success, else the report wait_run() would throw; each is then forgotten.
     // Blocks (asleep, on a condition variable; the lanes are driven by the
     // other threads) until at least one has finished, or until `until`. Once
     // the Worker is closed it returns every collected run left, unfinished
     // ones with the close() error, and `closed` true.
     struct RunOutcome {
         uint64_t run;
-        std::string error;
+        std::optional<FailureReport> failure;
     };
     struct FinishedRuns {
         std::vector<RunOutcome> runs;
@@ -483,11 +490,16 @@ private:
     [[nodiscard]] static std::string reserved_callable_refusal(uint64_t callable);
     // Why member `member`'s argument blob cannot go to a mailbox (too large), or empty.
     [[nodiscard]] std::string blob_refusal(size_t member, const MemberSubmit& m) const;
-    [[nodiscard]] std::string describe_failure_locked(const RunFailure& f, size_t poisoned) const;
-    // What wait_run(run) reports for a finished run: empty for success.
-    [[nodiscard]] std::string run_outcome_locked(uint64_t run) const;
+    // This Worker's part of failure `f` of a run with `poisoned` tasks not run.
+    [[nodiscard]] FailedTask failed_task_locked(const RunFailure& f, size_t poisoned) const;
+    // The whole report: this Worker's part, then the next-level Worker's below it.
+    [[nodiscard]] FailureReport report_locked(const RunFailure& f, size_t poisoned) const;
+    // What wait_run(run) reports for a finished run: nothing for success.
+    [[nodiscard]] std::optional<FailureReport> run_outcome_locked(uint64_t run) const;
     // Wakes take_finished_runs() when a run ended or finished since the last call.
     void notify_runs_locked();
+    // A callable's registered name ("" when it has none), and as messages show it ("'name'", or the id).
+    [[nodiscard]] std::string callable_label(TaskKind kind, uint64_t callable) const;
     [[nodiscard]] std::string callable_name(TaskKind kind, uint64_t callable) const;
     // The members still on a child, one per line item ("task 1 of run 0 (callable 'f', member 0) on
     // sub-worker 0"), at most `limit` of them and a count of the rest.
@@ -496,10 +508,9 @@ private:
     // What a cancel did, in words: how many tasks it cancelled, and what of the
     // run (every run: nullopt) still runs on a child.
     [[nodiscard]] std::string cancelled_text_locked(size_t cancelled, std::optional<uint64_t> run) const;
-    // wait()'s error when close() ended the run: what had not finished, and the run's first failure.
-    [[nodiscard]] std::string describe_closed_run_locked() const;
-    // wait_run(run)'s error when close() ended it.
-    [[nodiscard]] std::string describe_closed_run_locked(uint64_t run) const;
+    // wait()'s (nullopt) or wait_run(run)'s error when close() ended the run:
+    // a CLOSED report saying what had not finished, and the run's first failure.
+    [[nodiscard]] FailureReport closed_report_locked(std::optional<uint64_t> run) const;
     EngineConfig engine_config();
     ChildHandlers make_child_handler(ChildRef child);
 

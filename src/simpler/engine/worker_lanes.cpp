@@ -32,6 +32,20 @@ const char* publish_status_text(ipc::PublishStatus s) noexcept {
     return "unknown publish status";
 }
 
+// A result's failure as the engine keeps it. FAILED_BELOW's text is the child
+// Worker's encoded report; one that does not decode fails the task as PROTOCOL.
+MemberFault fault_of(const ipc::TaskResult& r) {
+    if (r.ok()) return {};
+    if (r.error == ipc::TaskError::FAILED_BELOW) {
+        std::string why;
+        if (std::optional<FailureReport> below = decode_failure(r.message, why))
+            return {
+                std::string(failure_code::FAILED_BELOW), {}, std::make_shared<const FailureReport>(std::move(*below))};
+        return {"PROTOCOL", "the child's failure report does not decode: " + why, nullptr};
+    }
+    return {ipc::task_error_name(r.error), r.message, nullptr};
+}
+
 }  // namespace
 
 void Worker::scheduler_loop() noexcept {
@@ -131,13 +145,13 @@ void Worker::collect_results_locked() {
                 // The next task's time starts now: it ran only after this one.
                 if (!l.in_flight.empty() && config_.task_timeout.count() > 0)
                     l.mailbox->restart_oldest_deadline(ipc::Clock::now() + config_.task_timeout);
-                if (trace_) trace_->collected(i, r->ok() ? "" : ipc::task_error_name(r->error) + (": " + r->message));
-                std::string failure =
-                    r->ok() ? std::string() : std::string(ipc::task_error_name(r->error)) + ": " + r->message;
+                MemberFault fault = fault_of(*r);
                 // A relay that lost its child with a task published but not yet taken never ran it.
                 if (r->error == ipc::TaskError::CHILD_DIED && !l.relay_lost_why.empty())
-                    failure = "not dispatched to " + d.child.name() + ": the child is gone (" + l.relay_lost_why + ")";
-                core_.member_finished(d, failure);
+                    fault = {std::string(failure_code::NOT_DISPATCHED), "the child is gone (" + l.relay_lost_why + ")",
+                             nullptr};
+                if (trace_) trace_->collected(i, r->ok() ? "" : fault.words(d.child));
+                core_.member_finished(d, fault);
                 ++l.done;
                 if (!r->ok() && l.relay_lost && !l.lost) {
                     std::string why;
@@ -219,7 +233,7 @@ void Worker::publish_locked(size_t i, const Dispatch& d) {
         const std::string how = dead_lane_why_locked(l);
         if (!how.empty()) why += " (" + how + ")";
     }
-    core_.member_finished(d, "not dispatched to " + d.child.name() + ": " + why);
+    core_.member_finished(d, MemberFault{std::string(failure_code::NOT_DISPATCHED), why, nullptr});
     if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, dead_lane_why_locked(l));
 }
 
@@ -284,7 +298,8 @@ void Worker::lose_lane_locked(size_t lane, const std::string& why) {
     while (!l.held.empty()) {
         const Dispatch d = l.held.front();
         l.held.pop_front();
-        core_.member_finished(d, "not dispatched to " + d.child.name() + ": the child is gone (" + l.lost_why + ")");
+        core_.member_finished(d, MemberFault{std::string(failure_code::NOT_DISPATCHED),
+                                             "the child is gone (" + l.lost_why + ")", nullptr});
     }
     if (trace_) trace_->lane_lost(lane, l.lost_why);
     core_.child_lost(l.ref, l.ref.name() + " " + l.lost_why);

@@ -57,17 +57,18 @@ bool Worker::wait_until(ipc::Deadline until) {
         if (stopping_ && core_.unfinished() > 0) {
             // close() ran (from another thread, or before this wait): the
             // children are going away, so what has not finished never will.
-            std::string message = describe_closed_run_locked();
+            FailureReport closed = closed_report_locked(std::nullopt);
             (void)core_.end_run();
             core_.clear_failure();
-            throw RunError(message);
+            throw RunError(std::move(closed));
         }
         if (core_.unfinished() > 0) return false;
         (void)core_.end_run();
         const std::optional<RunFailure>& f = core_.first_failure();
-        std::string message = f ? describe_failure_locked(*f, core_.poisoned_count()) : std::string();
+        std::optional<FailureReport> report;
+        if (f) report = report_locked(*f, core_.poisoned_count());
         core_.clear_failure();  // also forgets the runs, every one finished
-        if (!message.empty()) throw RunError(message);
+        if (report) throw RunError(std::move(*report));
         return true;
     });
 }
@@ -92,11 +93,16 @@ std::string Worker::cancelled_text_locked(size_t cancelled, std::optional<uint64
     return out + "; still running on their children, and waited for by the next run(): " + running;
 }
 
-std::string Worker::callable_name(TaskKind kind, uint64_t callable) const {
+std::string Worker::callable_label(TaskKind kind, uint64_t callable) const {
     const std::vector<std::string>& names = kind == TaskKind::SUB     ? config_.sub_callable_names
                                             : config_.num_workers > 0 ? config_.worker_callable_names
                                                                       : config_.chip_lane.chip.orchestrations;
-    return callable < names.size() ? "'" + names[callable] + "'" : std::to_string(callable);
+    return callable < names.size() ? names[callable] : std::string();
+}
+
+std::string Worker::callable_name(TaskKind kind, uint64_t callable) const {
+    const std::string label = callable_label(kind, callable);
+    return label.empty() ? std::to_string(callable) : "'" + label + "'";
 }
 
 std::string Worker::describe_in_flight_locked(size_t limit, std::optional<uint64_t> run) const {
@@ -122,22 +128,20 @@ std::string Worker::describe_in_flight_locked(size_t limit, std::optional<uint64
     return out;
 }
 
-std::string Worker::describe_closed_run_locked() const {
-    std::string out = "the Worker was closed while the run waited";
-    const std::string running = describe_in_flight_locked(8);
-    if (!running.empty()) out += "; these had not finished and never will: " + running;
-    if (const std::optional<RunFailure>& f = core_.first_failure())
-        out += "; " + describe_failure_locked(*f, core_.poisoned_count());
-    return out;
-}
-
-std::string Worker::describe_closed_run_locked(uint64_t run) const {
-    std::string out = "the Worker was closed while the run waited";
+FailureReport Worker::closed_report_locked(std::optional<uint64_t> run) const {
+    FailedTask closed;
+    closed.level = config_.level;
+    closed.code = failure_code::CLOSED;
+    closed.text = "the Worker was closed while the run waited";
     const std::string running = describe_in_flight_locked(8, run);
-    if (!running.empty()) out += "; these had not finished and never will: " + running;
-    if (const RunState* state = core_.run_state(run); state != nullptr && state->first_failure)
-        out += "; " + describe_failure_locked(*state->first_failure, state->poisoned);
-    return out;
+    if (!running.empty()) closed.text += "; these had not finished and never will: " + running;
+    if (!run) {
+        if (const std::optional<RunFailure>& f = core_.first_failure())
+            closed.text += "; " + report_locked(*f, core_.poisoned_count()).render();
+    } else if (const RunState* state = core_.run_state(*run); state != nullptr && state->first_failure) {
+        closed.text += "; " + report_locked(*state->first_failure, state->poisoned).render();
+    }
+    return FailureReport{{std::move(closed)}};
 }
 
 ipc::Deadline Worker::progress_locked() {
@@ -156,25 +160,43 @@ ipc::Deadline Worker::progress_locked() {
     return deadline;
 }
 
-std::string Worker::describe_failure_locked(const RunFailure& f, size_t poisoned) const {
-    const std::string task = std::string(f.kind == TaskKind::SUB ? "sub " : "") + f.task.name() + " (callable " +
-                             callable_name(f.kind, f.callable) + ", member " + std::to_string(f.member) + ")";
-    std::string out;
+FailedTask Worker::failed_task_locked(const RunFailure& f, size_t poisoned) const {
+    FailedTask t;
+    t.level = config_.level;
+    t.has_task = true;
+    t.task = f.task.id;
+    t.run = f.task.run;
+    t.sub = f.kind == TaskKind::SUB;
+    t.callable_id = f.callable;
+    t.callable = callable_label(f.kind, f.callable);
+    t.member = f.member;
+    t.child = ChildRef{f.where.kind, f.where.index()};
+    t.any_child = !f.where.named();
+    t.code = f.fault.code;
+    t.text = f.fault.text;
+    t.not_run = poisoned;
     if (f.cause) {
-        // Poisoned by another run's failure: the task, then that failure.
-        out = task + " was not run: it needs what " + describe_failure_locked(*f.cause, 0) + " (in another run)";
-        if (poisoned > 1) out += "; " + std::to_string(poisoned - 1) + " more task(s) of this run were not run";
-        return out;
+        FailedTask cause = failed_task_locked(*f.cause, 0);
+        if (f.cause->fault.below) cause.text = f.cause->fault.words(cause.child);  // its report, in words
+        t.cause = std::make_shared<const FailedTask>(std::move(cause));
     }
-    out = task + " on " + f.where.name() + " failed: " + f.message;
-    if (poisoned > 0) out += "; " + std::to_string(poisoned) + " dependent task(s) were not run";
-    return out;
+    return t;
 }
 
-std::string Worker::run_outcome_locked(uint64_t run) const {
+FailureReport Worker::report_locked(const RunFailure& f, size_t poisoned) const {
+    FailureReport r;
+    r.levels.push_back(failed_task_locked(f, poisoned));
+    if (f.fault.below && !f.cause) {
+        const std::vector<FailedTask>& below = f.fault.below->levels;
+        r.levels.insert(r.levels.end(), below.begin(), below.end());
+    }
+    return r;
+}
+
+std::optional<FailureReport> Worker::run_outcome_locked(uint64_t run) const {
     const RunState* state = core_.run_state(run);
-    if (state == nullptr || !state->first_failure) return {};
-    return describe_failure_locked(*state->first_failure, state->poisoned);
+    if (state == nullptr || !state->first_failure) return std::nullopt;
+    return report_locked(*state->first_failure, state->poisoned);
 }
 
 void Worker::notify_runs_locked() {
@@ -202,14 +224,14 @@ bool Worker::wait_run(uint64_t run, ipc::Deadline until) {
     }
     return drive_lanes_until(until, [this, run] {
         if (stopping_ && !core_.run_finished(run)) {
-            std::string message = describe_closed_run_locked(run);
+            FailureReport closed = closed_report_locked(run);
             core_.forget_run(run);
-            throw RunError(message);
+            throw RunError(std::move(closed));
         }
         if (!core_.run_finished(run)) return false;
-        std::string message = run_outcome_locked(run);
+        std::optional<FailureReport> report = run_outcome_locked(run);
         core_.forget_run(run);
-        if (!message.empty()) throw RunError(message);
+        if (report) throw RunError(std::move(*report));
         return true;
     });
 }
@@ -231,9 +253,10 @@ Worker::FinishedRuns Worker::take_finished_runs(ipc::Deadline until) {
         FinishedRuns out;
         out.closed = stopping_;
         for (uint64_t run : out.closed ? core_.collected_runs() : core_.finished_collected_runs()) {
-            std::string error = core_.run_finished(run) ? run_outcome_locked(run) : describe_closed_run_locked(run);
+            std::optional<FailureReport> failure =
+                core_.run_finished(run) ? run_outcome_locked(run) : closed_report_locked(run);
             core_.forget_run(run);
-            out.runs.push_back({run, std::move(error)});
+            out.runs.push_back({run, std::move(failure)});
         }
         if (out.closed || !out.runs.empty() || ipc::Clock::now() >= until) return out;
         // Asleep until a run ends or finishes (notify_runs_locked), or close().

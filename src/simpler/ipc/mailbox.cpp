@@ -20,7 +20,7 @@ bool child_may_report(int32_t code) noexcept {
     return code == static_cast<int32_t>(TaskError::TASK_FAILED) ||
            code == static_cast<int32_t>(TaskError::BAD_ARGUMENTS) ||
            code == static_cast<int32_t>(TaskError::UNKNOWN_CALLABLE) ||
-           code == static_cast<int32_t>(TaskError::SKIPPED);
+           code == static_cast<int32_t>(TaskError::SKIPPED) || code == static_cast<int32_t>(TaskError::FAILED_BELOW);
 }
 
 // Reads the child's message, bounded by the buffer whatever message_bytes says.
@@ -44,6 +44,7 @@ const char* task_error_name(TaskError e) noexcept {
         case TaskError::TIMED_OUT: return "TIMED_OUT";
         case TaskError::PROTOCOL: return "PROTOCOL";
         case TaskError::SKIPPED: return "SKIPPED";
+        case TaskError::FAILED_BELOW: return "FAILED_BELOW";
     }
     return "UNKNOWN";
 }

@@ -45,6 +45,7 @@ enum class TaskError : int32_t {
     TIMED_OUT = 5,         // the task overran its deadline; the child is still running it
     PROTOCOL = 6,          // the shared frame held an impossible value
     SKIPPED = 7,           // not run: a producer ahead of it on the same lane failed (MailboxRing), or withdrawn
+    FAILED_BELOW = 8,      // a next-level Worker's run failed: the message is its encoded FailureReport
 };
 [[nodiscard]] const char* task_error_name(TaskError e) noexcept;
 

@@ -79,7 +79,7 @@ RemoteFrame decode_frame(std::span<const std::byte> message) {
             if (f.body.size() > REMOTE_FRAME_MAX_TEXT)
                 refuse("body_len", "a text is at most " + std::to_string(REMOTE_FRAME_MAX_TEXT) + " bytes",
                        f.body.size());
-            if (f.type == FrameType::DONE && f.word > 1) refuse("word", "a DONE's status must be 0 or 1", f.word);
+            if (f.type == FrameType::DONE && f.word > 2) refuse("word", "a DONE's status must be 0, 1 or 2", f.word);
             if (f.type == FrameType::DONE && f.count > REMOTE_FRAME_MAX_TENSORS)
                 refuse("count", "a DONE carries at most " + std::to_string(REMOTE_FRAME_MAX_TENSORS) + " payloads",
                        f.count);

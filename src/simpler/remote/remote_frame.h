@@ -8,7 +8,7 @@
 //   offset 4  u16 version REMOTE_FRAME_VERSION
 //   offset 6  u16 type    FrameType
 //   offset 8  u64 seq     TASK / DONE: the task's sequence number on the link
-//   offset 16 u64 word    TASK: the callable id; DONE: 0 ok, 1 failed;
+//   offset 16 u64 word    TASK: the callable id; DONE: 0 ok, 1 failed (text: why), 2 failed (text: a FailureReport);
 //                         SHUTDOWN: 1 when the job lost a rank (skip MPI_Finalize), else 0
 //   offset 24 u32 body_len
 //   offset 28 u32 count   TASK: tensors; DONE: payloads that follow; FORGET: identities

@@ -59,13 +59,13 @@ TEST(EngineChain, ADependentGoesToItsChipBehindItsProducerAndStartsWhenItComplet
     EXPECT_EQ(d2[0].after_mask, 1u);  // the task dispatched one before it on chip 0
     const TaskId t3 = h.chip_task(c, 0);
     EXPECT_TRUE(h.take().empty());  // the lane holds two: t3 waits
-    h.core.member_finished(d[0], "");
+    h.core.member_finished(d[0], {});
     std::vector<Dispatch> d3 = h.take();  // room again, and t3's only producer is on the chip
     ASSERT_EQ(d3.size(), 1u);
     EXPECT_EQ(d3[0].task.id, t3);
     EXPECT_EQ(d3[0].after_mask, 1u);
-    h.core.member_finished(d2[0], "");
-    h.core.member_finished(d3[0], "");
+    h.core.member_finished(d2[0], {});
+    h.core.member_finished(d3[0], {});
     EXPECT_EQ(h.core.unfinished(), 0u);
     EXPECT_FALSE(h.core.first_failure());
     (void)t1;
@@ -79,7 +79,7 @@ TEST(EngineChain, AFailedProducerPoisonsItsChainedTaskWhichFinishesWhenItsLaneRe
     h.chip_task(b, 0);
     std::vector<Dispatch> d2 = h.take();
     ASSERT_EQ(d2.size(), 1u);
-    h.core.member_finished(d[0], "TASK_FAILED: kernel said no");
+    h.core.member_finished(d[0], MemberFault{"TASK_FAILED", "kernel said no", nullptr});
     ASSERT_TRUE(h.core.first_failure());
     EXPECT_EQ(h.core.first_failure()->task.id, t1);
     EXPECT_EQ(h.core.poisoned_count(), 1u);   // as if it had waited in the parent
@@ -87,10 +87,11 @@ TEST(EngineChain, AFailedProducerPoisonsItsChainedTaskWhichFinishesWhenItsLaneRe
     const RunState* run = h.core.run_state(h.core.current_run());
     ASSERT_NE(run, nullptr);
     EXPECT_EQ(run->poisoned, 1u);
-    h.core.member_finished(d2[0], "SKIPPED: not run: task 1 ahead of it on this lane, a producer of it, failed");
+    h.core.member_finished(
+        d2[0], MemberFault{"SKIPPED", "not run: task 1 ahead of it on this lane, a producer of it, failed", nullptr});
     EXPECT_EQ(h.core.unfinished(), 0u);
     EXPECT_EQ(h.core.first_failure()->task.id, t1);  // the skip is no failure of its own
-    EXPECT_EQ(h.core.first_failure()->message, "TASK_FAILED: kernel said no");
+    EXPECT_EQ(h.core.first_failure()->fault.words(d[0].child), "TASK_FAILED: kernel said no");
 }
 
 TEST(EngineChain, AProducerElsewhereKeepsTheDependentInTheParent) {
@@ -106,7 +107,7 @@ TEST(EngineChain, AProducerElsewhereKeepsTheDependentInTheParent) {
     ASSERT_EQ(d.size(), 2u);
     const TaskId t = h.chip_task(two_inputs, 0);  // one producer on the sub-worker: waits
     EXPECT_TRUE(h.take().empty());
-    h.core.member_finished(d[0].kind == TaskKind::SUB ? d[0] : d[1], "");
+    h.core.member_finished(d[0].kind == TaskKind::SUB ? d[0] : d[1], {});
     std::vector<Dispatch> next = h.take();  // now its only unfinished producer is on chip 0
     ASSERT_EQ(next.size(), 1u);
     EXPECT_EQ(next[0].task.id, t);
@@ -121,7 +122,7 @@ TEST(EngineChain, AChainedTaskDoesNotPassATaskQueuedForItsChip) {
     const TaskId queued = h.chip_task(independent, 0);  // ready, queued: chip 0 is busy
     h.chip_task(dependent, 0);                          // would chain behind head, but waits its turn
     EXPECT_TRUE(h.take().empty());
-    h.core.member_finished(d[0], "");
+    h.core.member_finished(d[0], {});
     std::vector<Dispatch> next = h.take();
     ASSERT_EQ(next.size(), 1u);
     EXPECT_EQ(next[0].task.id, queued);
@@ -136,8 +137,8 @@ TEST(EngineChain, TheChipStaysBusyUntilItsLaneIsEmpty) {
     std::vector<Dispatch> d2 = h.take();
     ASSERT_EQ(d2.size(), 1u);
     h.chip_task(other, 0);                 // independent: waits for a free chip
-    h.core.member_finished(d[0], "");      // the chained task is still on the chip
+    h.core.member_finished(d[0], {});      // the chained task is still on the chip
     EXPECT_TRUE(h.take().empty());
-    h.core.member_finished(d2[0], "");
+    h.core.member_finished(d2[0], {});
     EXPECT_EQ(h.take().size(), 1u);
 }

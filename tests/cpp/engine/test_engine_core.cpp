@@ -73,7 +73,7 @@ TEST(EngineCore, AChainOnOneBufferRunsInSubmitOrder) {
         ASSERT_EQ(d.size(), 1u);
         EXPECT_EQ(d[0].task.id, expected);
         EXPECT_TRUE(h.take().empty());
-        h.core.member_finished(d[0], "");
+        h.core.member_finished(d[0], {});
     }
     EXPECT_EQ(h.core.unfinished(), 0u);
     EXPECT_FALSE(h.core.first_failure());
@@ -116,13 +116,13 @@ TEST(EngineCore, AFailurePoisonsSuccessorsAndIsReportedOnce) {
     h.chip_task(independent, 1);
     auto d = h.take();
     ASSERT_EQ(tasks_of(d), (std::vector<TaskId>{t1, 4}));
-    h.core.member_finished(d[0], "kernel vadd: index out of range");
+    h.core.member_finished(d[0], MemberFault{"TASK_FAILED", "kernel vadd: index out of range", nullptr});
     ASSERT_TRUE(h.core.first_failure());
     EXPECT_EQ(h.core.first_failure()->task.id, t1);
-    EXPECT_EQ(h.core.first_failure()->message, "kernel vadd: index out of range");
+    EXPECT_EQ(h.core.first_failure()->fault.text, "kernel vadd: index out of range");
     EXPECT_EQ(h.core.poisoned_count(), 2u);
     EXPECT_TRUE(h.take().empty());  // the poisoned never run
-    h.core.member_finished(d[1], "");
+    h.core.member_finished(d[1], {});
     EXPECT_EQ(h.core.unfinished(), 0u);
     // Until the failure is reported, a later reader of the bytes the failed task
     // never produced is poisoned at submit, not run on them.
@@ -215,7 +215,7 @@ TEST(EngineCore, AWindowTensorGoesToEveryChipOfItsDomainAndOrdersThemByTheUsualI
     }
     auto d = h.take();
     ASSERT_EQ(tasks_of(d), (std::vector<TaskId>{writer}));
-    h.core.member_finished(d[0], "");
+    h.core.member_finished(d[0], {});
     EXPECT_EQ(tasks_of(h.take()), (std::vector<TaskId>{reader}));
     // A VMM_WINDOW identity the hook does not know is DEVICE memory unknown to the Worker.
     TaskArgs stray = args_of(
@@ -250,9 +250,9 @@ TEST(EngineCore, AGroupDispatchesAllMembersAndFinishesWhenTheLastDoes) {
     h.chip_task(after, 0);
     auto d = h.take();
     ASSERT_EQ(tasks_of(d), (std::vector<TaskId>{g, g}));
-    h.core.member_finished(d[0], "");
+    h.core.member_finished(d[0], {});
     EXPECT_TRUE(h.take().empty());  // the group is not done until both members are
-    h.core.member_finished(d[1], "");
+    h.core.member_finished(d[1], {});
     EXPECT_EQ(h.take().size(), 1u);
 }
 
@@ -268,8 +268,8 @@ TEST(EngineCore, ALostChipPoisonsTheWorkThatNeedsIt) {
     auto d = h.take();
     ASSERT_EQ(d.size(), 2u);
     h.core.child_lost(ChildRef{ChildKind::CHIP, 0}, "chip 0 died (SIGKILL)");
-    h.core.member_finished(d[0], "chip 0 died (SIGKILL) with the task in flight");
-    h.core.member_finished(d[1], "");
+    h.core.member_finished(d[0], MemberFault{"CHILD_DIED", "chip 0 died (SIGKILL) with the task in flight", nullptr});
+    h.core.member_finished(d[1], {});
     EXPECT_EQ(h.core.unfinished(), 0u);  // the queued task on chip 0 was poisoned, not left waiting
     EXPECT_EQ(h.core.poisoned_count(), 1u);
     try {
@@ -357,9 +357,10 @@ TEST(EngineCore, AReleaseWaitsForEveryEarlierTaskWhateverItsOutcome) {
     EXPECT_EQ(h.core.pending_releases(), 1u);
     auto d = h.take();
     ASSERT_EQ(d.size(), 2u);
-    h.core.member_finished(d[0], "kernel failed");  // the reader is poisoned, yet the release waits for chip 1
+    h.core.member_finished(d[0], MemberFault{"TASK_FAILED", "kernel failed",
+                                             nullptr});  // the reader is poisoned, yet the release waits for chip 1
     EXPECT_EQ(released, 0);
-    h.core.member_finished(d[1], "");
+    h.core.member_finished(d[1], {});
     EXPECT_EQ(released, 1);
     EXPECT_EQ(h.core.pending_releases(), 0u);
     h.core.clear_failure();
@@ -377,7 +378,7 @@ TEST(EngineCore, AReleaseDoesNotWaitForTasksSubmittedAfterIt) {
     h.chip_task(later, 0);
     auto d = h.take();
     ASSERT_EQ(d.size(), 1u);
-    h.core.member_finished(d[0], "");
+    h.core.member_finished(d[0], {});
     EXPECT_EQ(released, 1);
     EXPECT_EQ(h.core.unfinished(), 1u);
 }
@@ -390,8 +391,8 @@ TEST(EngineCore, AFailedGroupIsUnfinishedUntilEveryMemberHasComeBack) {
     h.core.submit(TaskKind::NEXT_LEVEL, 7, ms, h.config);
     auto d = h.take();
     ASSERT_EQ(d.size(), 2u);
-    h.core.member_finished(d[0], "kernel failed");
+    h.core.member_finished(d[0], MemberFault{"TASK_FAILED", "kernel failed", nullptr});
     EXPECT_EQ(h.core.unfinished(), 1u);  // member 1 still writes its bytes: run() must not return yet
-    h.core.member_finished(d[1], "");
+    h.core.member_finished(d[1], {});
     EXPECT_EQ(h.core.unfinished(), 0u);
 }

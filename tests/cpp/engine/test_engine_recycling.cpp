@@ -34,7 +34,7 @@ std::pair<TaskId, TaskId> fail_the_first_of_two_writers(EngineCore& core) {
     std::vector<Dispatch> d;
     core.take(d);
     EXPECT_EQ(d.size(), 1u);
-    if (!d.empty()) core.member_finished(d[0], "boom");
+    if (!d.empty()) core.member_finished(d[0], MemberFault{"TASK_FAILED", "boom", nullptr});
     return {t1, t2};
 }
 
@@ -48,7 +48,7 @@ void finish_all(EngineCore& core) {
     for (int round = 0; round < 1000 && core.unfinished() > 0; ++round) {
         std::vector<Dispatch> d;
         core.take(d);
-        for (const Dispatch& x : d) core.member_finished(x, "");
+        for (const Dispatch& x : d) core.member_finished(x, {});
     }
     ASSERT_EQ(core.unfinished(), 0u);
 }
@@ -78,7 +78,7 @@ TEST(EngineRecycling, ATaskInARecycledRecordCarriesNothingOfTheTaskBefore) {
     EXPECT_EQ(d[0].child, (ChildRef{ChildKind::CHIP, 1}));
     EXPECT_EQ(tensors_in(d[0].blob), 0);
     EXPECT_EQ(*d[0].config, TaskConfig{});  // no write mask left from task 1
-    core.member_finished(d[0], "");
+    core.member_finished(d[0], {});
     EXPECT_EQ(core.unfinished(), 0u);
     std::vector<CanonicalIdentity> unheld;
     core.take_unheld(unheld);
@@ -104,7 +104,7 @@ TEST(EngineRecycling, ARecycledTaskInheritsNoEdgesAndNoFailure) {
         core.take(run);
         ASSERT_EQ(run.size(), 1u) << "task " << t << " is not ready";
         EXPECT_EQ(run[0].task.id, t);
-        core.member_finished(run[0], "");
+        core.member_finished(run[0], {});
     }
     EXPECT_FALSE(core.first_failure().has_value());
     EXPECT_EQ(core.poisoned_count(), 0u);

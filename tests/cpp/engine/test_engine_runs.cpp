@@ -69,17 +69,17 @@ TEST(EngineRuns, TwoRunsInFlightFinishEachOnItsOwn) {
     ASSERT_EQ(d.size(), 2u);
     EXPECT_EQ(d[0].task, writer);
     EXPECT_EQ(d[1].task, free_task);
-    h.core.member_finished(d[1], "");
+    h.core.member_finished(d[1], {});
     EXPECT_FALSE(h.core.run_finished(0));
     EXPECT_FALSE(h.core.run_finished(1));
-    h.core.member_finished(d[0], "");
+    h.core.member_finished(d[0], {});
     EXPECT_TRUE(h.core.run_finished(0));
     EXPECT_FALSE(h.core.run_finished(1));
     EXPECT_TRUE(h.core.finished_collected_runs().empty());
     d = h.take();
     ASSERT_EQ(d.size(), 1u);
     EXPECT_EQ(d[0].task, reader);
-    h.core.member_finished(d[0], "");
+    h.core.member_finished(d[0], {});
     EXPECT_TRUE(h.core.run_finished(1));
     EXPECT_EQ(h.core.finished_collected_runs(), (std::vector<uint64_t>{1}));
     EXPECT_FALSE(h.core.run_state(0)->first_failure);
@@ -103,26 +103,26 @@ TEST(EngineRuns, ATaskPoisonedByAnotherRunsFailureFailsItsOwnRunNamingTheCause) 
     (void)h.core.end_run();
     std::vector<Dispatch> d = h.take();
     ASSERT_EQ(d.size(), 2u);
-    h.core.member_finished(d[0], "TASK_FAILED: boom");
+    h.core.member_finished(d[0], MemberFault{"TASK_FAILED", "boom", nullptr});
     ASSERT_TRUE(h.core.run_finished(0));
     const RunState* failed = h.core.run_state(0);
     ASSERT_TRUE(failed->first_failure);
-    EXPECT_EQ(failed->first_failure->message, "TASK_FAILED: boom");
+    EXPECT_EQ(failed->first_failure->fault.words(d[0].child), "TASK_FAILED: boom");
     EXPECT_EQ(failed->poisoned, 0u);  // its dependent is another run's
     const RunState* poisoned = h.core.run_state(1);
     ASSERT_TRUE(poisoned->first_failure);
     EXPECT_EQ(poisoned->first_failure->task, reader);
     ASSERT_TRUE(poisoned->first_failure->cause);
     EXPECT_EQ(poisoned->first_failure->cause->task, d[0].task);
-    EXPECT_EQ(poisoned->first_failure->cause->message, "TASK_FAILED: boom");
+    EXPECT_EQ(poisoned->first_failure->cause->fault.words(d[0].child), "TASK_FAILED: boom");
     EXPECT_EQ(poisoned->poisoned, 1u);
     EXPECT_FALSE(h.core.run_finished(1));  // its independent task is still out
-    h.core.member_finished(d[1], "");
+    h.core.member_finished(d[1], {});
     EXPECT_TRUE(h.core.run_finished(1));
     d = h.take();
     ASSERT_EQ(d.size(), 1u);
     EXPECT_EQ(d[0].task, independent);
-    h.core.member_finished(d[0], "");
+    h.core.member_finished(d[0], {});
     EXPECT_FALSE(h.core.run_state(2)->first_failure);
     // Until run 0 is reported, a new reader of b is poisoned; once it is, the reader runs.
     const TaskHandle late = h.sub_task(one(b, TensorArgType::INPUT));
@@ -149,9 +149,9 @@ TEST(EngineRuns, ACancelledRunsTaskOnAChildIsWaitedForByLaterRuns) {
     (void)h.core.end_run();
     std::vector<Dispatch> later = h.take();
     ASSERT_EQ(later.size(), 1u);
-    h.core.member_finished(later[0], "");
+    h.core.member_finished(later[0], {});
     EXPECT_FALSE(h.core.run_finished(1));  // the cancelled run's task is still on its child
-    h.core.member_finished(d[0], "");
+    h.core.member_finished(d[0], {});
     EXPECT_TRUE(h.core.run_finished(1));
     EXPECT_EQ(h.core.run_state(0), nullptr);  // forgotten once its last task came back
 }

@@ -342,7 +342,7 @@ TEST_F(WorkerTest, RunsInFlightFinishEachOnItsOwnAndCloseEndsTheRest) {
     Worker::FinishedRuns first = w.take_finished_runs(ipc::Clock::now() + 20s);
     ASSERT_EQ(first.runs.size(), 1u);
     EXPECT_EQ(first.runs[0].run, 1u);
-    EXPECT_EQ(first.runs[0].error, "");
+    EXPECT_FALSE(first.runs[0].failure);
     EXPECT_FALSE(first.closed);
     EXPECT_TRUE(w.take_finished_runs(ipc::Clock::now() + 10ms).runs.empty());
     EXPECT_THROW((void)w.wait_run(1, ipc::NO_DEADLINE), std::logic_error);  // reported already
@@ -351,10 +351,13 @@ TEST_F(WorkerTest, RunsInFlightFinishEachOnItsOwnAndCloseEndsTheRest) {
     EXPECT_TRUE(rest.closed);
     ASSERT_EQ(rest.runs.size(), 1u);
     EXPECT_EQ(rest.runs[0].run, 0u);
-    EXPECT_NE(rest.runs[0].error.find("the Worker was closed while the run waited; these had not finished and never "
-                                      "will: task 1 of run 0 (callable 1, member 0) on chip 0"),
+    ASSERT_TRUE(rest.runs[0].failure);
+    const std::string error = rest.runs[0].failure->render();
+    EXPECT_EQ(rest.runs[0].failure->levels.front().code, "CLOSED");
+    EXPECT_NE(error.find("the Worker was closed while the run waited; these had not finished and never "
+                         "will: task 1 of run 0 (callable 1, member 0) on chip 0"),
               std::string::npos)
-        << rest.runs[0].error;
+        << error;
 }
 
 TEST_F(WorkerTest, EachRunReportsItsOwnFailureAndAPoisonedTaskNamesTheOtherRunsCause) {

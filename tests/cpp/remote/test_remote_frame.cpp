@@ -253,8 +253,9 @@ TEST(RemoteFrameRefusal, TextOverTheLimit) {
 }
 
 TEST(RemoteFrameRefusal, DoneStatusAndPayloadCount) {
-    EXPECT_REFUSED(encode_text_frame(FrameType::DONE, 0, 2, 0, ""),
-                   "remote frame: word: a DONE's status must be 0 or 1 (got 2)");
+    EXPECT_REFUSED(encode_text_frame(FrameType::DONE, 0, 3, 0, ""),
+                   "remote frame: word: a DONE's status must be 0, 1 or 2 (got 3)");
+    EXPECT_EQ(refusal(encode_text_frame(FrameType::DONE, 0, 2, 0, "simpler-failure/1\n")), "(accepted)");
     EXPECT_EQ(refusal(encode_text_frame(FrameType::DONE, 0, 1, REMOTE_FRAME_MAX_TENSORS, "failed")), "(accepted)");
     EXPECT_REFUSED(encode_text_frame(FrameType::DONE, 0, 0, REMOTE_FRAME_MAX_TENSORS + 1, ""),
                    "remote frame: count: a DONE carries at most 256 payloads (got 257)");

@@ -147,7 +147,7 @@ private:
             for (size_t i = 0; i < n; ++i)
                 if (flags_[i] & SIDECAR_WRITE_BACK) t_.receive_view(child_.rank, bases_[i], tensors_[i], scratch_);
         if (f.word == 0) return {};
-        return {TaskError::TASK_FAILED, text};
+        return {f.word == 2 ? TaskError::FAILED_BELOW : TaskError::TASK_FAILED, text};
     }
 
     // A frame the protocol cannot explain: the link is no longer trusted.

@@ -55,6 +55,7 @@ PosixShmOwner* RemoteServer::shadow(const BufferDescriptor& sidecar, std::string
 void RemoteServer::run_task(const RemoteFrame& frame, const RemoteServeHandlers& handlers) {
     RemoteTask task = decode_task(frame);
     std::string why;
+    uint64_t status = 1;  // DONE's word when it failed: 1 why in words, 2 an encoded FailureReport
     std::vector<PosixShmOwner*> shadows(task.tensors.size(), nullptr);
     for (size_t i = 0; i < task.tensors.size(); ++i) {
         Tensor& t = task.tensors[i];
@@ -68,7 +69,11 @@ void RemoteServer::run_task(const RemoteFrame& frame, const RemoteServeHandlers&
         blob_.resize(blob_size(static_cast<int64_t>(task.tensors.size()), static_cast<int64_t>(task.scalars.size())));
         write_wire_blob(task.tensors, task.scalars, blob_.data());
         try {
-            why = handlers.run(task.callable, blob_, task.config);
+            ipc::TaskOutcome outcome = handlers.run(task.callable, blob_, task.config);
+            if (outcome.error != ipc::TaskError::NONE) {
+                why = outcome.message.empty() ? std::string("the task failed") : std::move(outcome.message);
+                if (outcome.error == ipc::TaskError::FAILED_BELOW) status = 2;
+            }
         } catch (const std::exception& e) {
             why = e.what();
         }
@@ -76,7 +81,8 @@ void RemoteServer::run_task(const RemoteFrame& frame, const RemoteServeHandlers&
     uint32_t written = 0;
     if (why.empty())
         for (uint8_t f : task.flags) written += (f & SIDECAR_WRITE_BACK) ? 1 : 0;
-    const std::vector<std::byte> done = encode_text_frame(FrameType::DONE, task.seq, why.empty() ? 0 : 1, written, why);
+    const std::vector<std::byte> done =
+        encode_text_frame(FrameType::DONE, task.seq, why.empty() ? 0 : status, written, why);
     t_.send(parent_, TAG_FRAME, done.data(), done.size());
     if (written == 0) return;
     for (size_t i = 0; i < task.tensors.size(); ++i)

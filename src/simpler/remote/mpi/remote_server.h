@@ -24,14 +24,16 @@
 #include <vector>
 
 #include "simpler/backing/posix_shm_owner.h"
+#include "simpler/ipc/serve_tasks.h"
 #include "simpler/remote/mpi/mpi_transport.h"
 #include "simpler/remote/remote_frame.h"
 
 namespace simpler {
 
 struct RemoteServeHandlers {
-    // Runs the task; returns "" on success, else why it failed.
-    std::function<std::string(uint64_t callable, std::span<const std::byte> blob, const CallConfig& config)> run;
+    // Runs the task: error NONE on success; FAILED_BELOW with the rank's
+    // Worker's encoded FailureReport; else why it failed, in words.
+    std::function<ipc::TaskOutcome(uint64_t callable, std::span<const std::byte> blob, const CallConfig& config)> run;
     std::function<void(std::span<const CanonicalIdentity>)> forget;
 };
 

@@ -1,0 +1,107 @@
+// FailureReport: why a run failed, as a value. Its first level is the Worker
+// whose run failed: the first task that failed (or was not run), the child it
+// ran on, the cause as a code and a text, and how many tasks that needed it
+// were not run; when that task ran on a next-level Worker and that Worker's
+// run failed, the next level is that Worker's own report, and so on down.
+//
+// Worker::RunError carries one; the bindings hand it to Python's
+// simpler.RunError, which keeps its fields and renders its message from them
+// (render() here, the one spelling). A next-level Worker's child sends its run's
+// report to its parent as the text of a FAILED_BELOW result (encode_failure /
+// decode_failure); nothing reads an error message to learn where or why.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "simpler/engine/child_ref.h"
+
+namespace simpler {
+
+// The causes a level's `code` names: a TaskError name (TASK_FAILED,
+// BAD_ARGUMENTS, UNKNOWN_CALLABLE, CHILD_DIED, TIMED_OUT, PROTOCOL, SKIPPED) as
+// the child reported it, or one of these.
+namespace failure_code {
+inline constexpr std::string_view NOT_RUN = "NOT_RUN";  // a task it needed failed, its child was lost, or cancel
+inline constexpr std::string_view NOT_DISPATCHED = "NOT_DISPATCHED";  // its child was gone before the task reached it
+inline constexpr std::string_view FAILED_BELOW = "FAILED_BELOW";  // it ran on a next-level Worker whose run failed
+inline constexpr std::string_view RAISED = "RAISED";  // the orchestration function raised (no task)
+inline constexpr std::string_view NOT_STARTED = "NOT_STARTED";  // a next-level Worker that did not start (no task)
+inline constexpr std::string_view CLOSED = "CLOSED";  // the Worker was closed while the run waited (no task)
+}  // namespace failure_code
+
+// One Worker's part of a failure.
+struct FailedTask {
+    uint32_t level = 0;  // the level of the Worker whose run failed
+    bool has_task = false;  // false: no one task failed (RAISED, NOT_STARTED, CLOSED, UNKNOWN_CALLABLE)
+    uint64_t task = 0;
+    uint64_t run = 0;
+    bool sub = false;  // a sub-worker task ("sub task 3 of run 1")
+    uint64_t callable_id = 0;
+    std::string callable;  // its registered name; empty when it has none
+    uint32_t member = 0;
+    ChildRef child{};  // where it ran, or would have
+    bool any_child = false;  // not run before a child was chosen: "any <child.kind>", child.index unused
+    std::string code;  // see failure_code
+    std::string text;
+    uint64_t not_run = 0;  // tasks of the run not run because they needed it
+    // Set when the task was not run because a task of another run failed: that
+    // task (one level deep: its own `cause` is empty).
+    std::shared_ptr<const FailedTask> cause;
+
+    // "[sub ]task 3 of run 1 (callable 'name', member 0)".
+    [[nodiscard]] std::string task_text() const;
+    // "chip 1", or "any sub-worker".
+    [[nodiscard]] std::string child_text() const;
+    // The child's name in a failure path: "chip 1", "sub-worker 0", "L3[2]".
+    [[nodiscard]] std::string hop() const;
+};
+
+struct FailureReport {
+    std::vector<FailedTask> levels;  // [0]: the failed run's Worker; [i + 1]: inside levels[i]'s child Worker
+
+    // The sentence a RunError says (without the path from the top, which only
+    // the top of a tree adds): "task 3 of run 1 (callable 'k', member 0) on
+    // chip 1 failed: TASK_FAILED: ...; 2 dependent task(s) were not run".
+    [[nodiscard]] std::string render() const { return render_from(0); }
+    [[nodiscard]] std::string render_from(size_t level) const;
+    // The hops from levels[0]'s child down to where it happened ("L3[0]", "chip 1").
+    [[nodiscard]] std::vector<std::string> path() const;
+};
+
+// Why a task's member failed, as its Worker saw it (an empty code: it did not).
+struct MemberFault {
+    std::string code;
+    std::string text;
+    std::shared_ptr<const FailureReport> below;  // FAILED_BELOW: the next-level Worker's own report
+
+    [[nodiscard]] bool failed() const noexcept { return !code.empty(); }
+    // cause_text(); FAILED_BELOW: the child Worker's report led by its path ("L3[0] → chip 1: task ...").
+    [[nodiscard]] std::string words(const ChildRef& child) const;
+};
+
+// The name a failure path gives next-level Worker `index` of a level-`level`
+// Worker: "L3[0]" under an L4.
+[[nodiscard]] std::string child_worker_name(uint32_t level, uint32_t index);
+
+// "CODE: text", "not run: text", "not dispatched to chip 1: text" — a cause
+// in words, as the messages have always said it.
+[[nodiscard]] std::string cause_text(std::string_view code, std::string_view text, const ChildRef& child);
+
+inline constexpr size_t FAILURE_MAX_LEVELS = 16;
+
+// The report as NUL-free text of at most `max_bytes` bytes (the longest texts
+// are shortened, marked " [truncated]", until it fits; max_bytes >= 1024).
+[[nodiscard]] std::string encode_failure(const FailureReport& report, size_t max_bytes);
+
+// Decodes encode_failure's text, checking every field; on a refusal `why`
+// names the field and the rule and nothing is returned. noexcept: the text
+// comes from another process.
+[[nodiscard]] std::optional<FailureReport> decode_failure(std::string_view text, std::string& why) noexcept;
+
+}  // namespace simpler
