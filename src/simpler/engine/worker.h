@@ -19,8 +19,9 @@
 // of them at close()), and once it is freed every lane is sent a forget.
 //
 // Failure: a task's failure is data carried to wait(), which throws RunError
-// naming the task, the worker and the cause, after every other task has
-// finished or been poisoned. A child that dies makes its in-flight task fail,
+// carrying a FailureReport (failure_report.h: the task, the child, the cause's
+// code and text, and a next-level Worker child's own report below it), after
+// every other task has finished or been poisoned. A child that dies makes its in-flight task fail,
 // poisons the work that needed it, and is never used again; the Worker stays
 // usable for everything else (child_status() says what is left). close()
 // stops every child (shutdown word, grace period, SIGKILL) and reaps it; the
