@@ -106,7 +106,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         case FrameType::DONE: {
             const std::string_view text = frame_text(f);
             FUZZ_CHECK(text.size() <= REMOTE_FRAME_MAX_TEXT);
-            if (f.type == FrameType::DONE) FUZZ_CHECK(f.word <= 1 && f.count <= REMOTE_FRAME_MAX_TENSORS);
+            if (f.type == FrameType::DONE) FUZZ_CHECK(f.word <= 2 && f.count <= REMOTE_FRAME_MAX_TENSORS);
             FUZZ_CHECK(same(encode_text_frame(f.type, f.seq, f.word, f.count, text), message));
             break;
         }

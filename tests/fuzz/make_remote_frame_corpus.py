@@ -84,6 +84,7 @@ def seeds() -> dict[str, bytes]:
         "ready_refused": frame(READY, b"no such callable: fwd"),
         "done_ok": frame(DONE, b"", seq=7, word=0, count=2),
         "done_failed": frame(DONE, b"TASK_FAILED: kernel fault", seq=8, word=1),
+        "done_report": frame(DONE, (OUT.parent / "failure_report" / "raised").read_bytes(), seq=8, word=2),
         "forget": frame(FORGET, identity(1) + identity(2, 3), count=2),
         "shutdown": frame(SHUTDOWN, b""),
         "bye": frame(BYE, b""),

@@ -64,6 +64,7 @@ def test_a_killed_remote_rank_fails_its_task_naming_rank_child_and_task_and_the_
     assert res["ok"] == "ok", r.stdout + r.stderr
     assert "task 3 of run 0 (callable 'add_one', member 0) on worker 2 failed" in r.stderr
     assert "rank 2 (L4/L3[2]) was lost: no heartbeat for" in r.stderr
+    assert (res["code"], res["path"]) == ("CHILD_DIED", "L4/L3[2]"), res  # the RunError's fields
     # mpirun itself exits 0 in recovery mode; the launcher says what happened
     assert "simpler launch: rank 2 (L4/L3[2]) was lost" in r.stderr
     assert r.rc == launcher.LOST_RANK_STATUS

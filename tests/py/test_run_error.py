@@ -1,8 +1,9 @@
 """RunError: a run's failure as a value. Each kind of failure — a chip task
 that fails, a sub-worker exception, a task past its deadline, a child killed
 mid-task — is checked field by field on a level-3 Worker and through a tree
-(L4 -> L3 -> chip); the message is rendered from the same fields, and the
-error survives a pickle. (The remote L3 case: test_remote.py, remote_run_error.py.)"""
+(L4 -> L3 -> chip or sub-worker, and an L3 child killed); the message is
+rendered from the same fields, and the error survives a pickle. (A remote L3:
+test_remote.py, remote_run_error.py.)"""
 
 import os
 import pickle
@@ -12,7 +13,7 @@ import time
 
 import pytest
 
-from simpler import ChipCallable, DataType, FailureReport, RunError, TensorArgType, Worker, view_array
+from simpler import ChipCallable, DataType, FailureReport, RunError, TaskKind, TensorArgType, Worker, view_array
 from worker_helpers import (  # noqa: F401
     args,
     closing,
@@ -143,6 +144,71 @@ def test_a_chip_failure_two_levels_down_carries_each_workers_part_and_the_whole_
     assert str(e) == "L4 → L3[0] → chip 1: " + e.report.render()
     back = pickle.loads(pickle.dumps(e))
     assert str(back) == str(e) and back.path == e.path
+
+
+def test_a_sub_worker_exception_in_an_l3_child_carries_its_traceback_up_to_the_l4(closing):
+    w4 = nested_tree(closing, children=1, chips=1, subs=1)
+    bad = w4.register(raising, kind=TaskKind.SUB)
+
+    def on_the_sub_worker(o, a, cfg):
+        o.submit_sub(bad, a)
+
+    h = w4.register(on_the_sub_worker)
+    w4.init()
+    x = w4.create_buffer(N * 4)
+    e = raised(w4, lambda o, _a, _c: o.submit_next_level(h, args((vec(x), OUT)), worker=0))
+    assert e.path == ("L4", "L3[0]", "sub-worker 0") and e.code == "TASK_FAILED"
+    assert "ZeroDivisionError: sub-worker boom" in e.text, e.text
+    l3 = e.levels[1]
+    assert (l3.sub, l3.callable, l3.child_kind, l3.child_index) == (True, "raising", "sub-worker", 0)
+
+
+def test_a_chip_task_past_its_deadline_in_an_l3_child_is_timed_out_two_levels_down(closing):
+    w4 = Worker(level=4)
+    w4.add_worker(Worker(level=3, num_chips=1, task_timeout=0.5))
+    closing(w4)
+    stamp = w4.register(kernel_callable("test.stamp"))
+
+    def stamping(o, a, cfg):
+        o.submit_next_level(stamp, a, worker=0)
+
+    h = w4.register(stamping)
+    w4.init()
+    slot = w4.create_buffer(16)
+    e = raised(w4, lambda o, _a, _c: o.submit_next_level(h, args((slot.tensor((2,), I64), OUT), scalars=(20_000,))))
+    assert e.path == ("L4", "L3[0]", "chip 0") and e.code == "TIMED_OUT"
+    assert (e.levels[1].callable, e.levels[1].level) == ("test.stamp", 3)
+
+
+def test_an_l3_child_killed_mid_task_is_child_died_at_the_l4(closing, tmp_path):
+    w4 = nested_tree(closing, children=1, chips=1)
+    rdv = w4.register(kernel_callable("test.rendezvous"))
+
+    def meeting(o, a, cfg):
+        o.submit_next_level(rdv, a, worker=0)
+
+    h = w4.register(meeting)
+    w4.init()
+    (l3,) = w4.child_pids()
+    where = rendezvous_dir(w4, tmp_path)
+    slot = w4.create_buffer(8)
+
+    def kill_once_started():
+        deadline = time.monotonic() + 10
+        while not (tmp_path / "0").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(l3, signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_once_started)
+
+    def orch(o, _a, _c):
+        o.submit_next_level(h, args((where, IN), (slot.tensor((2,), I32), OUT), scalars=(0, 10_000)), worker=0)
+        killer.start()
+
+    e = raised(w4, orch)
+    killer.join(10)
+    assert e.path == ("L4", "L3[0]") and e.code == "CHILD_DIED" and "signal 9" in e.text, e.text
+    assert len(e.levels) == 1 and (e.child_kind, e.child_index) == ("worker", 0)
 
 
 def test_an_orchestration_that_raises_below_is_a_level_with_no_task(closing):

@@ -38,7 +38,9 @@ inline constexpr std::string_view CLOSED = "CLOSED";  // the Worker was closed w
 // One Worker's part of a failure.
 struct FailedTask {
     uint32_t level = 0;  // the level of the Worker whose run failed
-    bool has_task = false;  // false: no one task failed (RAISED, NOT_STARTED, CLOSED, UNKNOWN_CALLABLE)
+    // false: no one task failed (RAISED, NOT_STARTED, CLOSED, UNKNOWN_CALLABLE; CHILD_DIED: a remote
+    // Worker lost with its parent's task on it)
+    bool has_task = false;
     uint64_t task = 0;
     uint64_t run = 0;
     bool sub = false;  // a sub-worker task ("sub task 3 of run 1")

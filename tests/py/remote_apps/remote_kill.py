@@ -45,10 +45,12 @@ def tasks(children, die_on=None):
 
 start = time.monotonic()
 message = ""
+fields = {}
 try:
     w4.run(tasks((0, 1, 2), die_on=2))
 except RuntimeError as e:
     message = str(e)
+    fields = {"code": getattr(e, "code", None), "path": "/".join(getattr(e, "path", ())).replace(" ", "_")}
 detect_s = time.monotonic() - start
 S = np.arange(3 * N, dtype=np.float32)
 others_done = bool(np.array_equal(dst.array()[: 2 * N], S[: 2 * N] + 1))
@@ -69,5 +71,6 @@ rk.print_result(
     again=again,
     detect_s=f"{detect_s:.2f}",
     child2_lost="lost" in status[2],
+    **fields,
 )
 sys.exit(0 if ok else 1)

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "simpler/backing/import_registry.h"
+#include "simpler/engine/failure_report.h"
+#include "simpler/ipc/mailbox_frame.h"
 #include "simpler/remote/remote_frame.h"
 #include "simpler/task_interface/task_args_wire.h"
 
@@ -14,6 +16,9 @@ namespace {
 
 using ipc::TaskError;
 using ipc::TaskOutcome;
+
+// A remote child is a level-3 Worker (add_remote_workers is a level-4 Worker's).
+constexpr uint32_t REMOTE_WORKER_LEVEL = 3;
 
 class Relay {
 public:
@@ -120,7 +125,16 @@ public:
 private:
     std::string name() const { return "rank " + std::to_string(child_.rank) + " (" + child_.path + ")"; }
     std::string lost_text(const std::string& why) const { return name() + " was lost: " + why; }
-    TaskOutcome lost_outcome(const std::string& why) const { return {TaskError::TASK_FAILED, lost_text(why)}; }
+    // The task's failure when the rank is lost with it: the remote L3's part of
+    // the report is that the Worker itself died (no task of its own failed).
+    TaskOutcome lost_outcome(const std::string& why) const {
+        FailedTask lost;
+        lost.level = REMOTE_WORKER_LEVEL;
+        lost.code = ipc::task_error_name(TaskError::CHILD_DIED);
+        lost.text = lost_text(why);
+        return {TaskError::FAILED_BELOW,
+                encode_failure(FailureReport{{std::move(lost)}}, ipc::ERROR_MESSAGE_BYTES - 1)};
+    }
 
     void send_frame(const std::vector<std::byte>& frame) {
         t_.send(child_.rank, TAG_FRAME, frame.data(), frame.size());
