@@ -5,11 +5,7 @@ mid-task — is checked field by field on a level-3 Worker and through a tree
 rendered from the same fields, and the error survives a pickle. (A remote L3:
 test_remote.py, remote_run_error.py.)"""
 
-import os
 import pickle
-import signal
-import threading
-import time
 
 import pytest
 
@@ -19,6 +15,7 @@ from worker_helpers import (  # noqa: F401
     closing,
     fail_cause,
     kernel_callable,
+    killer_once_started,
     nested_tree,
     rendezvous_dir,
 )
@@ -102,13 +99,7 @@ def test_a_child_killed_mid_task_is_a_run_error_child_died(closing, tmp_path):
     slot = w.create_buffer(8)
     view_array(slot.tensor((2,), I32))[...] = 0
 
-    def kill_once_started():
-        deadline = time.monotonic() + 10
-        while not (tmp_path / "0").exists() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        os.kill(chip0, signal.SIGKILL)
-
-    killer = threading.Thread(target=kill_once_started)
+    killer = killer_once_started(chip0, tmp_path)
 
     def orch(o, _a, _c):
         o.submit_next_level(rdv, args((where, IN), (slot.tensor((2,), I32), OUT), scalars=(0, 10_000)), worker=0)
@@ -193,13 +184,7 @@ def test_an_l3_child_killed_mid_task_is_child_died_at_the_l4(closing, tmp_path):
     where = rendezvous_dir(w4, tmp_path)
     slot = w4.create_buffer(8)
 
-    def kill_once_started():
-        deadline = time.monotonic() + 10
-        while not (tmp_path / "0").exists() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        os.kill(l3, signal.SIGKILL)
-
-    killer = threading.Thread(target=kill_once_started)
+    killer = killer_once_started(l3, tmp_path)
 
     def orch(o, _a, _c):
         o.submit_next_level(h, args((where, IN), (slot.tensor((2,), I32), OUT), scalars=(0, 10_000)), worker=0)

@@ -5,6 +5,8 @@ the checks that close() left no child behind."""
 import faulthandler
 import functools
 import os
+import signal
+import threading
 import time
 from pathlib import Path
 
@@ -172,6 +174,19 @@ def rendezvous_dir(buf_owner, tmp_path):
     b = buf_owner.create_buffer(len(path))
     b.shm.buf[: len(path)] = path
     return b.tensor((len(path),), DataType.UINT8)
+
+
+def killer_once_started(pid: int, tmp_path, bound_s: float = 10.0) -> threading.Thread:
+    """A thread (not started) that SIGKILLs `pid` once rendezvous task 0 marked
+    itself running in tmp_path (<tmp_path>/0), or after bound_s."""
+
+    def kill() -> None:
+        deadline = time.monotonic() + bound_s
+        while not (Path(tmp_path) / "0").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(pid, signal.SIGKILL)
+
+    return threading.Thread(target=kill)
 
 
 def meet_partner(where, me: int, timeout_s: float = 10.0) -> None:
