@@ -32,13 +32,18 @@ const char* publish_status_text(ipc::PublishStatus s) noexcept {
     return "unknown publish status";
 }
 
-// A result's failure as the engine keeps it. FAILED_BELOW's text is the child
-// Worker's encoded report; one that does not decode fails the task as PROTOCOL.
-MemberFault fault_of(const ipc::TaskResult& r) {
+// A result's failure as the engine keeps it, on a level-`level` Worker.
+// FAILED_BELOW's text is the child Worker's encoded report; one that does not
+// decode, or is not a level-(level - 1) Worker's, fails the task as PROTOCOL.
+MemberFault fault_of(const ipc::TaskResult& r, uint32_t level) {
     if (r.ok()) return {};
     if (r.error == ipc::TaskError::FAILED_BELOW) {
         std::string why;
-        if (std::optional<FailureReport> below = decode_failure(r.message, why))
+        std::optional<FailureReport> below = decode_failure(r.message, why);
+        if (below && below->levels.front().level + 1 != level)
+            why = "failure report.levels[0].level: a child of a level-" + std::to_string(level) + " Worker is level " +
+                  std::to_string(level - 1) + " (got " + std::to_string(below->levels.front().level) + ")";
+        if (why.empty())
             return {
                 std::string(failure_code::FAILED_BELOW), {}, std::make_shared<const FailureReport>(std::move(*below))};
         return {"PROTOCOL", "the child's failure report does not decode: " + why, nullptr};
@@ -145,7 +150,7 @@ void Worker::collect_results_locked() {
                 // The next task's time starts now: it ran only after this one.
                 if (!l.in_flight.empty() && config_.task_timeout.count() > 0)
                     l.mailbox->restart_oldest_deadline(ipc::Clock::now() + config_.task_timeout);
-                MemberFault fault = fault_of(*r);
+                MemberFault fault = fault_of(*r, config_.level);
                 // A relay that lost its child with a task published but not yet taken never ran it.
                 if (r->error == ipc::TaskError::CHILD_DIED && !l.relay_lost_why.empty())
                     fault = {std::string(failure_code::NOT_DISPATCHED), "the child is gone (" + l.relay_lost_why + ")",
