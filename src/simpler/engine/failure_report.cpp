@@ -206,8 +206,15 @@ std::string cause_text(std::string_view code, std::string_view text, const Child
 std::string MemberFault::words(const ChildRef& child) const {
     if (code != failure_code::FAILED_BELOW || !below || below->levels.empty()) return cause_text(code, text, child);
     std::string hops = child_worker_name(below->levels.front().level + 1, child.index);
-    for (const std::string& h : below->path()) hops += " → " + h;
+    below->append_path(0, hops);
     return hops + ": " + below->render();
+}
+
+void FailureReport::append_path(size_t from, std::string& out) const {
+    for (size_t i = from; i < levels.size() && levels[i].has_task && !levels[i].any_child; ++i) {
+        out += (out.empty() ? "" : " → ") + levels[i].hop();
+        if (levels[i].code != failure_code::FAILED_BELOW) break;
+    }
 }
 
 std::vector<std::string> FailureReport::path() const {
@@ -234,9 +241,8 @@ std::string FailureReport::render_from(size_t i) const {
     std::string why;
     if (f.code == failure_code::FAILED_BELOW && i + 1 < levels.size()) {
         // The child Worker's own failure, led by its path: "L3[0] → chip 1: task ...".
-        FailureReport below{std::vector<FailedTask>(levels.begin() + static_cast<std::ptrdiff_t>(i), levels.end())};
         std::string hops;
-        for (const std::string& h : below.path()) hops += (hops.empty() ? "" : " → ") + h;
+        append_path(i, hops);
         why = hops + ": " + render_from(i + 1);
     } else {
         why = cause_text(f.code, f.text, f.child);

@@ -74,6 +74,8 @@ struct FailureReport {
     [[nodiscard]] std::string render_from(size_t level) const;
     // The hops from levels[0]'s child down to where it happened ("L3[0]", "chip 1").
     [[nodiscard]] std::vector<std::string> path() const;
+    // The hops from levels[from]'s child down, appended to `out` joined by " → ".
+    void append_path(size_t from, std::string& out) const;
 };
 
 // Why a task's member failed, as its Worker saw it (an empty code: it did not).
