@@ -27,7 +27,7 @@ def _package_dir() -> str:
 
 def get_include() -> str:
     """The folder to put on the include path (`-I`) to compile chip kernels, orchestrations and C++
-    host programs against this simpler: it holds simpler/<module>/*.h. RuntimeError when the
+    host programs against this simpler: it holds `simpler/<module>/*.h`. RuntimeError when the
     installation has no headers (a build with SIMPLER_INSTALL_PACKAGE=OFF)."""
     path = os.path.join(_package_dir(), "include")
     if not os.path.isfile(os.path.join(path, _ABI_HEADER)):

@@ -157,6 +157,7 @@ class Worker:
         self, fn: Union[ChipCallable, Callable[..., None], str], kind: Optional[TaskKind] = None
     ) -> CallableHandle:
         """Registers a callable and returns the handle a task names it by:
+
         - a ChipCallable: a chip orchestration, run by submit_next_level on a
           level-3 Worker's chips (registered on a level-4 or higher Worker, it
           is run by the level-3 Workers below it);
@@ -166,6 +167,7 @@ class Worker:
           an orchestration function, run by submit_next_level as one run of a
           next-level Worker child (and by the Workers below, by the same handle);
           kind=TaskKind.SUB registers a sub-worker callable instead.
+
         A string "pkg.module:fn" registers the Python callable at that import
         path, resolved at init() in every process that runs it (a remote
         Worker's callables must be named so, or be module-level functions).

@@ -67,10 +67,15 @@ class RunFuture(concurrent.futures.Future):
         return bool(done)
 
     def result(self, timeout: Optional[float] = None) -> Any:
+        """The run's Orchestrator once the run has finished, as Worker.run() returns it; raises what
+        Worker.run() raises (RunError for the run's first failure), CancelledError for a cancelled
+        run, TimeoutError when `timeout` seconds pass first (None: waits for ever)."""
         self._queue.check_waitable(self, "result")
         return super().result(timeout)
 
     def exception(self, timeout: Optional[float] = None) -> Optional[BaseException]:
+        """What result() would raise once the run has finished (None for a run that succeeded);
+        CancelledError for a cancelled run, TimeoutError when `timeout` seconds pass first."""
         self._queue.check_waitable(self, "exception")
         return super().exception(timeout)
 
