@@ -1,4 +1,5 @@
-"""The documentation site, built once for the tests of this folder (what `./dev docs` builds)."""
+"""The documentation site, built once per test session (what `./dev docs` builds): the fixture `site`,
+which a test module imports by name."""
 
 from __future__ import annotations
 
@@ -9,11 +10,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+# The site built in this session: each module that imports the fixture has its own copy of it, and
+# they share the one build.
+_built: list[Path] = []
 
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The built HTML site: Sphinx with every warning an error and every reference resolved."""
+    if _built:
+        return _built[0]
     out = tmp_path_factory.mktemp("site")
     command = [sys.executable, "-m", "sphinx", "-E", "-W", "-n", "--keep-going", "-q", "-b", "html"]
     build = subprocess.run(
@@ -23,4 +29,5 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         timeout=600,
     )
     assert build.returncode == 0, f"sphinx-build failed:\n{build.stdout}\n{build.stderr}"
-    return out / "html"
+    _built.append(out / "html")
+    return _built[0]

@@ -11,6 +11,7 @@ import zlib
 from pathlib import Path
 
 import simpler
+from built_site import site  # noqa: F401 (the fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECK_LINKS = ROOT / "scripts" / "check_site_links.py"
