@@ -1,6 +1,6 @@
 // OpenCL chips against raw OpenCL in one run: each Worker row beside the same
 // kernel launched from this process with clEnqueueNDRangeKernel + clFinish on
-// buffers of the same size (docs/benchmarks-opencl.md gives the goals and the
+// buffers of the same size (docs/benchmarks/opencl.md gives the goals and the
 // verdicts).
 //
 // - Empty task: one bench.empty task (a kernel that does nothing, on a 64-float

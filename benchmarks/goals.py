@@ -3,7 +3,7 @@ baseline from the same run, and whether it is met.
 
     .venv/bin/python benchmarks/goals.py [--quick]
 
-Goals (docs/benchmarks.md says where each stands and why; docs/benchmarks-machine.md, the
+Goals (docs/benchmarks/notes.md says where each stands and why; docs/benchmarks/machine.md, the
 machine's states that move the round trips):
   1. a chain of 20,000 dependent std.copy tasks on one chip, from Python: >= 150,000 tasks/s
      (baseline: the chip's own rate, 1,000 empty tasks inside one chip run, bench_chip);
@@ -154,7 +154,7 @@ def python_round_trip(quick: bool) -> Goal:
     # A repetition whose reference loop ran SLOWED times slower than the run's quickest ran on a
     # slowed CPU: the host then runs its other hyperthread beside this vCPU, every memory-touching
     # instruction of the driver and the child slows alike (a register-only loop does not), and the
-    # round trip in reference-loop steps stays what it was (docs/benchmarks-machine.md, "The slowed
+    # round trip in reference-loop steps stays what it was (docs/benchmarks/machine.md, "The slowed
     # CPU"). The verdict is taken over the other repetitions, when there are enough; a run slowed
     # throughout has no quick repetition to tell it by, and reads as measured.
     quickest = min(references)
@@ -373,7 +373,7 @@ def main(argv=None) -> int:
         f"\nIssue 14's goals ({'quick smoke run' if opts.quick else 'full run'}; load average "
         f"{load[0]:.2f} at the start, {end_load[0]:.2f} at the end{quiet}; a pure-Python reference loop at "
         f"{speed:.0f} ns a step at the start, {end_speed:.0f} at the end: a CPU the host slows runs it 1.3-2x "
-        "slower, docs/benchmarks-machine.md)"
+        "slower, docs/benchmarks/machine.md)"
     )
     print("| goal | figure | baseline (same run) | target | met |")
     print("|---|---|---|---|---|")

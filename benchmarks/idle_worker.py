@@ -47,7 +47,7 @@ def start_worker(num_chips: int, num_sub_workers: int) -> Worker:
         matmul = w.register(ChipCallable("std.matmul"))
     w.init()
     empty = TaskArgs()
-    # One std.matmul on each chip: each loads its BLAS (docs/chip.md), whose threads must idle too.
+    # One std.matmul on each chip: each loads its BLAS (docs/internals/chip.md), whose threads must idle too.
     n = 64
     buf = w.create_buffer(3 * n * n * 4)
     mm = TaskArgs()

@@ -1,4 +1,4 @@
-/* StarPU on the workloads of bench_alternatives.py, for the comparison in docs/benchmarks.md.
+/* StarPU on the workloads of bench_alternatives.py, for the comparison in docs/benchmarks/notes.md.
  * Not part of the build (StarPU is not a project dependency). On Debian:
  *
  *   apt-get install libstarpu-dev

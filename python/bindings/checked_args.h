@@ -1,5 +1,5 @@
 // Python values checked into C++ values at the binding boundary. A refusal
-// names the field, the rule and the offending value in docs/errors.md's format
+// names the field, the rule and the offending value in docs/reference/errors.md's format
 // (`<Type>.<field>[<slot>]: <rule> (got <value>)`): a value of the wrong type
 // raises TypeError, a value out of the field's range ValueError.
 //

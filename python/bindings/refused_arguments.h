@@ -1,5 +1,5 @@
 // A call that no form of a bound function accepts is answered with a message
-// naming the argument and the type expected, in docs/errors.md's format
+// naming the argument and the type expected, in docs/reference/errors.md's format
 // (`Tensor.dtype: expected a DataType (got int 3)`, `Tensor.buffer: missing;
 // expected a BufferDescriptor`), instead of nanobind's "incompatible function
 // arguments" and its signature dump.

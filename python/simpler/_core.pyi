@@ -222,7 +222,7 @@ def blob_size(tensor_count: int, scalar_count: int) -> int: ...
 
 class CallConfig:
     """
-    The 64 bytes of call configuration a task member carries to its child (docs/abi.md): block_dim, the most core threads a chip orchestration tiles for (0: all); zero_copy, run on host arguments in place instead of staging them; checked, stage between guard bytes and fail the task on a write outside the views it may write (wins over zero_copy).
+    The 64 bytes of call configuration a task member carries to its child (docs/internals/abi.md): block_dim, the most core threads a chip orchestration tiles for (0: all); zero_copy, run on host arguments in place instead of staging them; checked, stage between guard bytes and fail the task on a write outside the views it may write (wins over zero_copy).
     """
     def __init__(self, block_dim: int = 0, zero_copy: bool = False, checked: bool = False) -> None: ...
     @property

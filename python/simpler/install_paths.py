@@ -1,4 +1,4 @@
-"""Where the installed package keeps what C++ builds against (docs/packaging.md):
+"""Where the installed package keeps what C++ builds against (docs/internals/packaging.md):
 
     simpler.get_include()     the root of the headers (simpler/chip/library_abi.h, ...), for -I
     simpler.get_cmake_dir()   the CMake package, for -Dsimpler_DIR= or CMAKE_PREFIX_PATH

@@ -6,10 +6,10 @@ lib folder), which only remote Workers need.
 The BLAS comes from the scipy-openblas32 wheel (a dependency: the OpenBLAS
 NumPy's and SciPy's maintainers publish); ``register()`` hands its path to the
 extension at import, and a chip process loads it the first time a kernel needs
-it, serially (docs/chip.md). ``SIMPLER_BLAS`` in the environment overrides it:
+it, serially (docs/internals/chip.md). ``SIMPLER_BLAS`` in the environment overrides it:
 another library, or ``none`` for the portable loops. The MPI shim is registered
 the same way and loaded when a remote Worker is first added or MPI started
-(docs/remote.md); ``SIMPLER_MPI_SHIM`` overrides it."""
+(docs/internals/remote.md); ``SIMPLER_MPI_SHIM`` overrides it."""
 
 from __future__ import annotations
 

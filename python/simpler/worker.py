@@ -11,7 +11,8 @@ The Worker is the face of its machinery (simpler.runtime, whose parts share a
 RuntimeState, never the Worker): options (simpler.runtime.config),
 registration (simpler.runtime.register), runs and futures
 (simpler.runtime.runs), and the tree below a level-4 Worker (simpler.tree:
-nested Workers, remote ranks). docs/user-guide.md is the guide to all of it.
+nested Workers, remote ranks). docs/ is the guide to all of it: the tutorial, the how-to
+pages, docs/explanation/runs.md and the API reference.
 """
 
 from __future__ import annotations
@@ -350,7 +351,7 @@ class Worker:
         names it and never frees its bytes. copy=True copies into a new
         alloc_shared_tensor instead (writes then land in the copy).
         TypeError for another type; ValueError (nothing changed) for memory it
-        cannot name, naming why and what to do (docs/backings.md, "Shared
+        cannot name, naming why and what to do (docs/internals/backings.md, "Shared
         memory you bring")."""
         self._state.check_process("share")
         core = self._state.core

@@ -1,5 +1,7 @@
-"""Every Python example of the documentation's pages runs as it is written: each ```python block of
-docs/reference/, docs/tutorial/ and docs/how-to/ is a whole program, run in a fresh interpreter."""
+"""Every example of the tutorial and the API reference runs as it is written: each ```python block of
+docs/tutorial/ and docs/reference/ is a whole program, run in a fresh interpreter. (The how-to and
+explanation pages show fragments of a program; `examples/` holds whole ones, run by
+tests/py/test_examples.py.)"""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-RUNNABLE = ("reference", "tutorial", "how-to")
+RUNNABLE = ("tutorial", "reference")
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.M | re.S)
 
 

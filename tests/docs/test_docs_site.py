@@ -41,6 +41,36 @@ def test_every_public_name_has_a_reference_entry(site: Path) -> None:
         assert entries[f"simpler.{name}"][1].startswith("reference/"), name
 
 
+# The classes a user holds: every public member of each has its own entry.
+HELD = [
+    simpler.Worker,
+    simpler.Orchestrator,
+    simpler.RunFuture,
+    simpler.RunError,
+    simpler.Buffer,
+    simpler.SharedTensor,
+    simpler.DeviceBuffer,
+    simpler.Domain,
+    simpler.GlobalDomain,
+    simpler.WindowBuffer,
+    simpler.MappedArgs,
+    simpler.Progress,
+    simpler.TaskArgs,
+    simpler.Tensor,
+]
+
+
+def test_every_public_member_of_a_held_class_has_an_entry(site: Path) -> None:
+    entries = reference_entries(site)
+    missing = [
+        f"{cls.__name__}.{member}"
+        for cls in HELD
+        for member in vars(cls)
+        if not member.startswith("_") and f"simpler.{cls.__name__}.{member}" not in entries
+    ]
+    assert not missing, f"public members with no entry in the API reference: {missing}"
+
+
 def test_a_class_entry_lists_its_methods_with_their_parameters(site: Path) -> None:
     entries = reference_entries(site)
     assert entries["simpler.Worker"] == ("py:class", "reference/worker.html")

@@ -5,7 +5,7 @@ The design the code relies on lives in docs/. A file that names the design
 notes or the user's document by a path outside the tree (a relative path into
 the shared folder beside it, the upper-case design file names, the seed
 document's file name) points
-at something a reader of this repository does not have. docs/abi.md and the
+at something a reader of this repository does not have. docs/internals/abi.md and the
 other lower-case docs/ pages are what such references should name instead.
 
 Usage: check_self_contained.py [--root DIR]. Prints file:line: text for each
@@ -25,10 +25,14 @@ DOTS = re.escape("..")
 PATTERNS = [
     (re.compile(DOTS + r"/shared\b"), "a path into the shared folder outside the repository"),
     (re.compile(r"\bshared/(?:design|seed)/"), "a path into the design folder outside the repository"),
-    (re.compile(r"buffer-tensor-memory-" + r"model\.md"), "the seed document (docs/memory-model.md restates it)"),
+    (
+        re.compile(r"buffer-tensor-memory-" + r"model\.md"),
+        "the seed document (docs/explanation/memory-model.md restates it)",
+    ),
     (
         re.compile(r"\b(?:ABI|DEPENDENCIES|ARCHITECTURE)" + r"\.md\b"),
-        "an upper-case design file (name docs/abi.md, docs/dependencies.md or docs/architecture.md)",
+        "an upper-case design file (name docs/internals/abi.md, docs/explanation/dependencies.md or "
+        "docs/explanation/architecture.md)",
     ),
 ]
 

@@ -40,6 +40,9 @@ def test_an_outside_reference_fails_naming_file_and_line(tmp_path, line):
 
 
 def test_a_docs_page_is_fine(tmp_path):
-    (tmp_path / "a.h").write_text("// pinned in docs/abi.md; rules in docs/dependencies.md, docs/architecture.md\n")
+    (tmp_path / "a.h").write_text(
+        "// pinned in docs/internals/abi.md; rules in docs/explanation/dependencies.md and\n"
+        "// docs/explanation/architecture.md\n"
+    )
     result = run_lint(tmp_path)
     assert result.returncode == 0, result.stderr

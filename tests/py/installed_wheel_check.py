@@ -26,7 +26,7 @@ def main(kernel_source: str, venv: str) -> None:
     assert os.path.realpath(include).startswith(venv + os.sep), include
     assert os.path.isfile(os.path.join(include, "simpler", "chip", "library_abi.h"))
     assert "SIMPLER_CHIP_INCLUDE_DIR" not in os.environ
-    # The BLAS the chips load is the scipy-openblas32 wheel's, registered at import (docs/chip.md).
+    # The BLAS the chips load is the scipy-openblas32 wheel's, registered at import (docs/internals/chip.md).
     blas, error = simpler._core.blas_library()
     assert error is None and blas is not None and "/scipy_openblas32/lib/" in blas, (blas, error)
 

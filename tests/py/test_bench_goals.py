@@ -1,6 +1,6 @@
 """benchmarks/goals.py runs (a --quick smoke run) and prints one row per goal of
 issue 14, each met, not met or no verdict (never asserted: this machine is
-shared; the figures belong in docs/benchmarks.md)."""
+shared; the figures belong in docs/benchmarks/notes.md)."""
 
 import subprocess
 import sys

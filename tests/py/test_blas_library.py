@@ -1,5 +1,5 @@
 """The BLAS the standard chip kernels call is found at run time, never linked
-(docs/chip.md): the package registers the scipy-openblas32 wheel's library at
+(docs/internals/chip.md): the package registers the scipy-openblas32 wheel's library at
 import; SIMPLER_BLAS overrides it (another library, or none for the portable
 loops); a library that does not load fails every BLAS kernel naming it; and a
 chip runs it serially, on its own core threads (no OpenBLAS thread pool)."""
@@ -82,7 +82,7 @@ def test_a_library_that_does_not_load_fails_the_kernel_naming_it_and_writes_noth
 
 
 # Runs in a fresh interpreter: a process that has loaded this OpenBLAS itself (import scipy_openblas32
-# does) hands it to the chips it forks, and OpenBLAS restarts its pool there (docs/chip.md).
+# does) hands it to the chips it forks, and OpenBLAS restarts its pool there (docs/internals/chip.md).
 THREADS = r"""
 import os, sys
 from pathlib import Path

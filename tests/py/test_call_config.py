@@ -1,4 +1,4 @@
-"""simpler.CallConfig is the C++ POD (64 bytes, docs/abi.md) bound to Python:
+"""simpler.CallConfig is the C++ POD (64 bytes, docs/internals/abi.md) bound to Python:
 block_dim, zero_copy and checked read and write at their ABI offsets, to_bytes() /
 from_bytes() round-trip all 64 bytes, a wrong length or an out-of-range
 block_dim is a ValueError naming it, and == compares the bytes."""

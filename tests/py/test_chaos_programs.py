@@ -1,4 +1,4 @@
-"""The seeded chaos programs (tests/chaos, docs/reliability.md): the generator
+"""The seeded chaos programs (tests/chaos, docs/internals/reliability.md): the generator
 keeps the rules that give every task one meaning, the model's views are the
 runtime's geometry, the model finds a dependency the runtime would have
 dropped, and the quick slice (20 fixed seeds, each with its fault) ends right

@@ -1,4 +1,4 @@
-"""Dependency inference through Python (docs/dependencies.md): overlap() answers NONE only
+"""Dependency inference through Python (docs/explanation/dependencies.md): overlap() answers NONE only
 for disjoint views and carries a reason on every fallback PARTIAL; the tracker yields
 read-after-write, write-after-write and write-after-read edges, supersedes on COVERED,
 retires on complete(), explains every edge, and refuses a bad submit with a ValueError

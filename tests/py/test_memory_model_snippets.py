@@ -1,4 +1,4 @@
-"""The snippets of docs/memory-model.md, run as written except for set-up lines:
+"""The snippets of docs/explanation/memory-model.md, run as written except for set-up lines:
 "Backings and buffers", "Views", "Tags and grants" (on a simulated chip running
 std.copy, staged and zero-copy) and "Data in and out" (with the compute in a
 Python sub-worker), plus the frombuffer/close() rule. Each one's results are

@@ -1,4 +1,4 @@
-"""MPI is loaded at run time, only for remote Workers (docs/remote.md): with Open MPI hidden (a
+"""MPI is loaded at run time, only for remote Workers (docs/internals/remote.md): with Open MPI hidden (a
 private mount namespace deletes its libraries from an overlay of the library folder) `import
 simpler` and a Worker with a chip work, and remote use fails at once with a clear error naming the
 library that did not load, why, and how to get MPI: `Worker.add_remote_workers` and `python -m

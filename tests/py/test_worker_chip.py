@@ -73,7 +73,7 @@ def test_vector_add_on_host_arguments(mode, closing):
     np.testing.assert_array_equal(host(c, (M, N)), np.arange(M * N, dtype=np.float32).reshape(M, N) + 0.5)
 
 
-# std.matmul's layouts (docs/chip.md): (shape, strides, byte_offset) of A [M, K], B [K, N] and C [M, N]
+# std.matmul's layouts (docs/internals/chip.md): (shape, strides, byte_offset) of A [M, K], B [K, N] and C [M, N]
 # over 64 x 64 buffers. The first four go to the BLAS's sgemm where one is loaded, the last two take the loop;
 # with SIMPLER_BLAS=none every one takes the loop.
 M_, K_, N_, W_ = 12, 20, 9, 64

@@ -1,6 +1,6 @@
 """`python -m simpler wire`: the memory model's wire types end to end, without running anything.
 
-Builds docs/memory-model.md's example views over one buffer descriptor, submits-to-be
+Builds docs/explanation/memory-model.md's example views over one buffer descriptor, submits-to-be
 arguments into a TaskArgs, writes the argument blob and reads it back (the only
 bytes-to-Tensor path, validating every element), then shows what the gates
 refuse and why.

@@ -4,7 +4,7 @@ bound C++ function (whose binding checks them itself, python/bindings/checked_ar
 The rules are the binding's: an int is an int or has __index__ (a NumPy integer
 scalar is one); a bool, a float or anything else is a TypeError; a value out of
 range is a ValueError. Each message names the field, the rule and the offending
-value, as docs/errors.md writes them: `<function>.<field>[<slot>]: <rule> (got <value>)`.
+value, as docs/reference/errors.md writes them: `<function>.<field>[<slot>]: <rule> (got <value>)`.
 
 `text()` is the one way a Python string from user code (a callable's name) is
 made safe to cross into C++: what UTF-8 cannot encode is backslash-escaped.

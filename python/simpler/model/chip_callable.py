@@ -7,9 +7,9 @@ Worker's chips run — what `Worker.register` takes for `submit_next_level`.
     ChipCallable.from_opencl("saxpy.cl", "saxpy")           # one OpenCL C kernel (OpenCL chips)
 
 Chip orchestrations and kernels are C++ written against
-`simpler/chip/orchestration_api.h` and `simpler/chip/kernel_api.h` (docs/chip.md).
+`simpler/chip/orchestration_api.h` and `simpler/chip/kernel_api.h` (docs/internals/chip.md).
 An OpenCL C kernel is a callable of its own: a task runs it once on the task's
-arguments, one work item per element of the last tensor (docs/chip.md,
+arguments, one work item per element of the last tensor (docs/internals/chip.md,
 "Writing an OpenCL kernel").
 The standard set: std.vector_add, std.mul, std.add_scalar, std.copy,
 std.matmul, std.sum_n and std.noop. A name is checked when the callable is registered

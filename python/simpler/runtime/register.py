@@ -6,7 +6,7 @@ level-3 Worker installs each new callable in every child of its kind.
 
 The children were forked at init() and know what was registered then. A
 callable registered later reaches each child of its kind as an install message
-through the child's own mailbox (docs/ipc.md, "The install message"): an idle
+through the child's own mailbox (docs/internals/ipc.md, "The install message"): an idle
 child gets it at once, a busy one when its task is back, and every child
 handles it before any later task. register() returns the handle once every
 child has answered, so a task naming the handle never reaches a child that
@@ -19,7 +19,7 @@ and its other callables go on as before.
   init() does not exist in the sub-workers: register it by import path.
 - A chip callable travels by its orchestration name and library path
   (simpler._core.chip_install_payload); each chip loads the library unless it
-  has it and resolves the name (docs/chip.md, "Callables registered after
+  has it and resolves the name (docs/internals/chip.md, "Callables registered after
   init()"). Both are checked in the parent first, as before init().
 """
 

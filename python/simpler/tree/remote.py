@@ -26,7 +26,7 @@ the same callable fails rank 0's init() with the rank and the path.
 A tensor of a task sent to a remote child travels as a REMOTE_SIDECAR
 descriptor (the source's identity); only the bytes of the views the task
 reads go there, and those it writes come back before the task is done
-(docs/remote.md). A rank that dies fails its task at rank 0 within the
+(docs/internals/remote.md). A rank that dies fails its task at rank 0 within the
 heartbeat timeout, naming the rank, the child and the task.
 """
 

@@ -11,7 +11,7 @@
 // the owner closes after the fork stays listed in the child (the child's
 // private copy of the pages stays mapped there until it exits).
 //
-// Trust decision (documented in docs/backings.md): the table does not prove the
+// Trust decision (documented in docs/internals/backings.md): the table does not prove the
 // pages are still shared with the owner; it proves the address is one the
 // owner handed out before the fork. Thread-safe (one mutex).
 //

@@ -33,7 +33,7 @@ public:
     static std::unique_ptr<PosixShmOwner> create(uint64_t nbytes, AccessMode access = AccessMode::READWRITE,
                                                  IdentityMinter* minter = nullptr, uint32_t owner_worker_path_id = 0);
     // A host-local stand-in for a backing that lives on another host (a remote
-    // task's REMOTE_SIDECAR argument, docs/remote.md): an object of `source`'s
+    // task's REMOTE_SIDECAR argument, docs/internals/remote.md): an object of `source`'s
     // nbytes under a name of this process's own ("sp<nonce>-s<n>", never a
     // minted name), whose POSIX_SHM descriptor keeps the source's identity,
     // access and owner path. Nothing is minted or released; the object is

@@ -1,7 +1,7 @@
 // The POSIX shm name of a backing, derived from its identity:
 //   "sp" + 16 hex digits of the owner nonce + "-" + hex buffer_id + "g" + hex generation
 // e.g. "sp0a1b2c3d4e5f6071-1bg1". At most 32 bytes of printable ASCII without
-// '/', which is what a POSIX_SHM descriptor body must be (docs/abi.md); the leading
+// '/', which is what a POSIX_SHM descriptor body must be (docs/internals/abi.md); the leading
 // '/' that shm_open wants is added at the syscall and never stored.
 //
 // Pure functions; they trust nothing and refuse identities whose name would not

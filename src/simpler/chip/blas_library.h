@@ -3,7 +3,7 @@
 // that first runs one, never linked: the wheel carries no system BLAS, and a
 // chip without one takes the kernels' portable loops.
 //
-// Where it is looked for, first found wins (docs/chip.md):
+// Where it is looked for, first found wins (docs/internals/chip.md):
 //   1. SIMPLER_BLAS in the environment: a library path or file name, or `none`
 //      for the portable loops. A library that does not load is an error, not a
 //      fallback: every BLAS kernel then fails naming it.

@@ -14,7 +14,7 @@
 // left). The futex is the shared kind, not FUTEX_PRIVATE: the word lives in
 // memory several processes map. Kernels that wait for each other must run at
 // the same time, so they must be on distinct chips with no dependency between
-// their tasks (docs/chip.md, "Kernels in a domain"); a wait whose notifier
+// their tasks (docs/internals/chip.md, "Kernels in a domain"); a wait whose notifier
 // never comes ends at its deadline, and the kernel reports it with kernel_fail.
 //
 // Header-only: links nothing of simpler_core (Linux futex syscall only).

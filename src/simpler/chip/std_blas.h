@@ -42,7 +42,7 @@ BlasLayout blas_layout(uint32_t rows, uint32_t cols, uint32_t s0, uint32_t s1) n
 // machine). Any library may be the one loaded, so the core threads of a chip
 // take turns in every one; one core thread
 // per chip (or a chip per core) loses nothing, several lose their parallelism
-// on the BLAS paths (docs/chip.md).
+// on the BLAS paths (docs/internals/chip.md).
 std::mutex& blas_mutex() noexcept;
 
 // The CBLAS order in which `out` reads as itself, and whether an operand laid

@@ -1,6 +1,6 @@
 // DependencyTracker: the graph core. Given each submitted node's members, their
 // tensor arguments and tags, it yields the node's predecessors by the rules of
-// docs/dependencies.md: read after write, write after write, write after read, per
+// docs/explanation/dependencies.md: read after write, write after write, write after read, per
 // byte region, decided by overlap(); a write that COVERS an earlier entry
 // supersedes it; a task's entries leave when the task completes.
 //

@@ -1,4 +1,4 @@
-// The checks every submit runs before it records anything (docs/dependencies.md,
+// The checks every submit runs before it records anything (docs/explanation/dependencies.md,
 // "Submit checks"), per member:
 //   - one tag per tensor, every tag known, every tensor valid (validate_tensor);
 //   - access within grant: the tag needs no more than the buffer grants (checked

@@ -14,7 +14,7 @@
 //
 // The forget message travels through the lane's mailbox as a task the engine
 // publishes itself: callable id FORGET_CALLABLE, a zero call config, and a
-// blob of whole 32-byte CanonicalIdentity values (docs/ipc.md). The Worker
+// blob of whole 32-byte CanonicalIdentity values (docs/internals/ipc.md). The Worker
 // hands that lane no task until the child has answered it; a submit naming
 // FORGET_CALLABLE is refused.
 //

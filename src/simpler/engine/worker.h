@@ -112,7 +112,7 @@
 namespace simpler {
 
 // Tasks a chip's lane holds at once: the one it runs and a chained one
-// behind it (EngineConfig::chip_lane_depth; docs/ipc.md, MailboxRing).
+// behind it (EngineConfig::chip_lane_depth; docs/internals/ipc.md, MailboxRing).
 inline constexpr uint32_t CHIP_LANE_DEPTH = 2;
 
 // Everything a Worker is built from: its options (each default is the

@@ -5,7 +5,7 @@
 // balancer leaves them there for about ten milliseconds on this kind of VM
 // (both always look cache-hot), and every hand-off then costs a spin up to
 // SpinPolicy::yield_after plus two context switches: a Python round trip of
-// ~12 us instead of ~2.5 us (docs/ipc.md, "Two limits of this policy"). The
+// ~12 us instead of ~2.5 us (docs/internals/ipc.md, "Two limits of this policy"). The
 // waiter sees it from the inside (spin_wait.h: its waits keep ending right
 // after a sched_yield that ran another thread) and asks step_off_current_cpu()
 // to move it.

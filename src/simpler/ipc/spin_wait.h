@@ -7,7 +7,7 @@
 //
 // A hand-off that lands while the waiter spins costs well under a microsecond;
 // one that has to wake a sleeping process costs ten to a few tens of
-// microseconds on a two-core machine (docs/ipc.md). Spinning for longer than a
+// microseconds on a two-core machine (docs/internals/ipc.md). Spinning for longer than a
 // wake-up costs cannot win, and spinning while idle is forbidden, so the budget
 // is bounded by max_spin (default 25 us) and, when adaptive, follows the
 // observed arrival times:

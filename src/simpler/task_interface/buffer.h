@@ -1,6 +1,6 @@
 // The L3+ wire types: BufferDescriptor ("how to find the backing") and Tensor
 // (a descriptor plus a strided view; the element of TaskArgs). Neither carries a
-// materialized address. Layouts are pinned below and in docs/abi.md.
+// materialized address. Layouts are pinned below and in docs/internals/abi.md.
 //
 // Trust: every byte of these structs may have come from another process. The
 // validators are the gate and run wherever bytes are decoded (the blob reader)
@@ -97,7 +97,7 @@ static_assert(offsetof(Tensor, strides) == 120);
 static_assert(offsetof(Tensor, dtype) == 140);
 static_assert(offsetof(Tensor, _pad) == 141);
 
-// The checks of docs/abi.md "Validation", in that order; the first failure wins.
+// The checks of docs/internals/abi.md "Validation", in that order; the first failure wins.
 // Each runs its *_is_valid predicate first and the ordered diagnosis only when
 // the predicate refuses, so the success path costs one pass of flag arithmetic.
 ValidationError validate_buffer_descriptor(const BufferDescriptor& d) noexcept;

@@ -1,6 +1,6 @@
 // The attributes of a backing that cross the wire as raw u8: where it lives
 // (AddressSpace), what it grants (AccessMode), and how to find it (BackendKind).
-// Values are frozen (docs/abi.md). Kernels may include this header; it declares no
+// Values are frozen (docs/internals/abi.md). Kernels may include this header; it declares no
 // wire struct.
 #pragma once
 

@@ -1,5 +1,5 @@
 // CallConfig: the 64 bytes of call configuration that travel with every task
-// member to its child (docs/abi.md), and who owns which of them.
+// member to its child (docs/internals/abi.md), and who owns which of them.
 //
 //   bytes  0..7   the caller's: u32 block_dim at 0, u8 zero_copy at 4, u8
 //                 checked at 5, the rest (_pad0) zero

@@ -1,6 +1,6 @@
 // DataType: the element type of a view, and its element size in bytes.
 //
-// Values are frozen wire values (docs/abi.md); a struct stores them as a raw uint8_t
+// Values are frozen wire values (docs/internals/abi.md); a struct stores them as a raw uint8_t
 // and converts with data_type_element_size(), which answers 0 for any value that
 // is not a known DataType. Nothing here trusts its input: every function is total
 // over all 256 raw values.

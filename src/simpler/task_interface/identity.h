@@ -1,5 +1,5 @@
 // CanonicalIdentity: the 32-byte name of one backing, invariant across every
-// process and level (docs/abi.md). A value type only: minting lives with the owners.
+// process and level (docs/internals/abi.md). A value type only: minting lives with the owners.
 //
 // Equality and hashing read the three named fields and nothing else, so two
 // decodes of one backing key alike whatever their _pad holds. There is no length

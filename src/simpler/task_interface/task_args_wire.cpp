@@ -109,7 +109,7 @@ size_t write_blob(const TaskArgs& args, std::span<std::byte> out) {
     std::memcpy(p + 4, &s, 4);
     // One element at a time: a single memcpy of tens of KiB between nearby heap
     // blocks takes glibc's string-copy path, measured at ~2 GB/s on this machine
-    // against ~40 GB/s for fixed 144-byte copies (docs/benchmarks.md).
+    // against ~40 GB/s for fixed 144-byte copies (docs/benchmarks/notes.md).
     std::byte* dst = p + BLOB_HEADER_BYTES;
     for (const Tensor& tensor : args.tensors()) {
         std::memcpy(dst, &tensor, sizeof(Tensor));

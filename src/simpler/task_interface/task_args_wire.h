@@ -1,5 +1,5 @@
 // The L3+ argument list (TaskArgs: wire Tensors with their tags, then scalars)
-// and its only serialized form, the argument blob (docs/abi.md):
+// and its only serialized form, the argument blob (docs/internals/abi.md):
 //
 //   offset 0          i32  T  tensor count
 //   offset 4          i32  S  scalar count

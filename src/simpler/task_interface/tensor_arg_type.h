@@ -1,5 +1,5 @@
 // TensorArgType: the per-argument tag that drives dependency inference, and
-// what each tag reads, writes and needs granted (docs/dependencies.md, "Tags").
+// what each tag reads, writes and needs granted (docs/explanation/dependencies.md, "Tags").
 // Tags are consumed at submit; they never cross a process boundary.
 #pragma once
 

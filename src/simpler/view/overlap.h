@@ -1,6 +1,6 @@
 // overlap(probe, entry): do two views of one backing share bytes, and does the
 // probe contain every byte of the entry? The two-stage answer of
-// docs/dependencies.md, extended past one shared row-major layout where it stays
+// docs/explanation/dependencies.md, extended past one shared row-major layout where it stays
 // exact and bounded.
 //
 //   stage 1 (O(1)): disjoint byte ranges -> NONE; a dense probe (its bytes are
@@ -44,7 +44,7 @@ struct OverlapAnswer {
 inline constexpr uint64_t OVERLAP_DEFAULT_WORK_CAP = 4096;
 
 struct OverlapOptions {
-    bool exact_strides = true;  // false: stop at stage 2, as docs/dependencies.md's base model
+    bool exact_strides = true;  // false: stop at stage 2, as docs/explanation/dependencies.md's base model
     uint64_t work_cap = OVERLAP_DEFAULT_WORK_CAP;
 };
 

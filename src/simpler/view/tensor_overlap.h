@@ -2,7 +2,7 @@
 // typed so that only a proof can drop work — NONE (proven disjoint) is the only
 // value that licenses dropping a dependency edge. OverlapReason says why a
 // PARTIAL was answered: a proven shared byte, or which limit of the exact model
-// made it a conservative fallback (docs/dependencies.md).
+// made it a conservative fallback (docs/explanation/dependencies.md).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // ViewBox: everything overlap() needs to know about one view, computed once
 // per view so that comparing two views costs no division and no sort.
 //
-// It holds what the overlap stages read (docs/dependencies.md):
+// It holds what the overlap stages read (docs/explanation/dependencies.md):
 //   stage 1: the byte range [begin, end) (end saturates), and whether the view
 //            is dense in its natural axis order (its bytes are its whole range);
 //   stage 2: the view's place in its row-major reference shape, per-axis origin

@@ -1,4 +1,4 @@
-// The edges of docs/dependencies.md ("Tags"): read after write, write after write,
+// The edges of docs/explanation/dependencies.md ("Tags"): read after write, write after write,
 // write after read, supersession on COVERED, retirement on completion, keying on
 // the full identity plus the chip scope, groups, and explanations.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Ordering against an oracle (docs/dependencies.md: "sequential consistency per
+// Ordering against an oracle (docs/explanation/dependencies.md: "sequential consistency per
 // byte"): random sequences of tasks with random tags and views over a few
 // backings are executed on real bytes, in many random orders that respect the
 // inferred graph (with tasks completing, and so retiring, along the way). Every

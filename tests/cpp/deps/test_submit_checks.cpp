@@ -1,4 +1,4 @@
-// The submit checks of docs/dependencies.md: access within grant, no overlapping
+// The submit checks of docs/explanation/dependencies.md: access within grant, no overlapping
 // writes within one task whatever the argument order, and a refusal that names
 // the task, the arguments, the buffer and the rule and records nothing.
 #include <gtest/gtest.h>

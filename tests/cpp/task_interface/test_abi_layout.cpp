@@ -1,4 +1,4 @@
-// Pins the wire layout from outside the headers (docs/abi.md): sizes, alignment,
+// Pins the wire layout from outside the headers (docs/internals/abi.md): sizes, alignment,
 // every field offset, and every enum value. A drift fails here even if someone
 // edits the static_asserts beside the definitions.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// validate_buffer_descriptor: every rule of docs/abi.md "Validation", in order. Each
+// validate_buffer_descriptor: every rule of docs/internals/abi.md "Validation", in order. Each
 // test feeds one violating value and asserts the specific refusal, then the
 // nearest valid value and asserts it passes.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// validate_tensor: every rule of docs/abi.md "Validation" for Tensor, in order, with
+// validate_tensor: every rule of docs/internals/abi.md "Validation" for Tensor, in order, with
 // the three extent test vectors; and make_tensor's row-major default.
 #include <gtest/gtest.h>
 
@@ -57,7 +57,7 @@ TEST(Tensor, ExtentVectorHuge1DSaturatesAndIsRefused) {
 
 TEST(Tensor, ExtentVectorHuge2DInt8SaturatesAndIsRefused) {
     // shapes (2^32-1, 2^32-1): with strides (2^32-1, 2^32-1) the span is
-    // 2 * (2^32-2) * (2^32-1) + 1 > 2^64, so it saturates (docs/abi.md).
+    // 2 * (2^32-2) * (2^32-1) + 1 > 2^64, so it saturates (docs/internals/abi.md).
     Tensor t = raw_tensor(UINT64_MAX, DataType::INT8, {UINT32_MAX, UINT32_MAX}, {UINT32_MAX, UINT32_MAX});
     EXPECT_EQ(t.extent_bytes(), TENSOR_EXTENT_UNREPRESENTABLE);
     expect_refused(t, "shapes", "overflows 64 bits");

@@ -1,4 +1,4 @@
-// The worked examples of docs/dependencies.md ("Worked examples"), each a test,
+// The worked examples of docs/explanation/dependencies.md ("Worked examples"), each a test,
 // and the different-stride extension beyond them.
 #include <gtest/gtest.h>
 

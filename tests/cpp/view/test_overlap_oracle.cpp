@@ -1,5 +1,5 @@
 // Soundness and precision of overlap() against a brute-force oracle that
-// enumerates the byte sets of both views (docs/dependencies.md, "The overlap
+// enumerates the byte sets of both views (docs/explanation/dependencies.md, "The overlap
 // question"): random pairs over one backing of at most 4 KiB, ranks 1..5,
 // shared row-major layouts, transposed and stepped slices, arbitrary strides,
 // offsets and dtypes. Deterministically seeded; prints the false-edge rates.

@@ -6,7 +6,7 @@
 //     (libmpi.so.40 for Open MPI 4 and 5), found as the dynamic linker finds
 //     any library;
 //   - then the MPI shim (libsimpler_mpi.so, mpi_api.h), whose MPI symbols
-//     resolve against it, the first of (docs/remote.md):
+//     resolve against it, the first of (docs/internals/remote.md):
 //       1. SIMPLER_MPI_SHIM in the environment (a path);
 //       2. the path the embedding registered (set_mpi_shim_candidate): the
 //          Python package registers the copy installed in its lib folder;

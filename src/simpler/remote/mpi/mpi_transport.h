@@ -1,5 +1,5 @@
 // MpiTransport: this process's one link to the other ranks of an mpirun job,
-// the only channel between an L4 and its remote L3 Workers (docs/remote.md).
+// the only channel between an L4 and its remote L3 Workers (docs/internals/remote.md).
 // Nothing of ours listens on a socket: MPI's own transport carries every byte.
 //
 // MPI itself is reached through the MPI shim, loaded at the first start()

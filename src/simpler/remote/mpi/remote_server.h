@@ -1,5 +1,5 @@
 // RemoteServer: a remote L3 Worker's side of its link to the L4 — the loop a
-// non-zero rank runs (docs/remote.md).
+// non-zero rank runs (docs/internals/remote.md).
 //
 // await_hello() returns the configuration the L4 sent; ready() answers it
 // (empty: started; else why not, which fails the L4's init()). serve() then
