@@ -166,15 +166,18 @@ void bind_backing(nb::module_& m) {
                              "(writable: the owner fills its own bytes); close() raises BufferError while any "
                              "export is alive.",
                              nb::type_slots(owner_slots))
-        .def_prop_ro("descriptor", [](const BackingOwner& o) { return o.descriptor(); })
-        .def_prop_ro("identity", [](const BackingOwner& o) { return o.identity(); })
-        .def_prop_ro("nbytes", &BackingOwner::nbytes)
-        .def_prop_ro("backend", &BackingOwner::backend)
-        .def_prop_ro("access", &BackingOwner::access)
-        .def_prop_ro("closed", &BackingOwner::closed)
+        .def_prop_ro(
+            "descriptor", [](const BackingOwner& o) { return o.descriptor(); }, "How any process finds this backing.")
+        .def_prop_ro(
+            "identity", [](const BackingOwner& o) { return o.identity(); }, "The backing's canonical identity.")
+        .def_prop_ro("nbytes", &BackingOwner::nbytes, "The backing's size in bytes.")
+        .def_prop_ro("backend", &BackingOwner::backend, "POSIX_SHM, FORK_SHM or FORK_COW.")
+        .def_prop_ro("access", &BackingOwner::access, "What the backing grants its consumers.")
+        .def_prop_ro("closed", &BackingOwner::closed, "Whether close() has run.")
         .def_prop_ro("free_pending", &BackingOwner::free_pending,
                      "Closed, and the free still waits for unfinished tasks that name the buffer.")
-        .def_prop_ro("export_count", &BackingOwner::export_count)
+        .def_prop_ro("export_count", &BackingOwner::export_count,
+                     "How many buffer-protocol views of the bytes are alive (close() waits for 0).")
         .def_prop_ro(
             "shm_name",
             [](const BackingOwner& o) -> std::optional<std::string> {
@@ -256,16 +259,34 @@ void bind_backing(nb::module_& m) {
                                "One mapped argument for a Python sub-worker: a buffer of exactly the view's bytes "
                                "(read-only when the grant is READ) plus the geometry.",
                                nb::type_slots(mapped_slots))
-        .def_prop_ro("address", [](const BoundMappedArg& a) { return reinterpret_cast<uint64_t>(a.arg.data); })
-        .def_prop_ro("view_nbytes", [](const BoundMappedArg& a) { return a.arg.view_nbytes; })
-        .def_prop_ro("read_only", [](const BoundMappedArg& a) { return a.arg.read_only; })
-        .def_prop_ro("byte_offset", [](const BoundMappedArg& a) { return a.arg.byte_offset; })
-        .def_prop_ro("backing_nbytes", [](const BoundMappedArg& a) { return a.arg.backing_nbytes; })
-        .def_prop_ro("ndims", [](const BoundMappedArg& a) { return a.arg.ndims; })
-        .def_prop_ro("shapes", [](const BoundMappedArg& a) { return dims(a.arg.shapes, a.arg.ndims); })
-        .def_prop_ro("strides", [](const BoundMappedArg& a) { return dims(a.arg.strides, a.arg.ndims); })
-        .def_prop_ro("dtype", [](const BoundMappedArg& a) { return static_cast<DataType>(a.arg.dtype); })
-        .def_prop_ro("identity", [](const BoundMappedArg& a) { return a.arg.identity; })
+        .def_prop_ro(
+            "address", [](const BoundMappedArg& a) { return reinterpret_cast<uint64_t>(a.arg.data); },
+            "The address in this process of the view's first byte.")
+        .def_prop_ro(
+            "view_nbytes", [](const BoundMappedArg& a) { return a.arg.view_nbytes; },
+            "The view's extent in bytes, from its first element to one past its last.")
+        .def_prop_ro(
+            "read_only", [](const BoundMappedArg& a) { return a.arg.read_only; },
+            "Whether the bytes are mapped read-only (a READ grant, or a view the task does not write).")
+        .def_prop_ro(
+            "byte_offset", [](const BoundMappedArg& a) { return a.arg.byte_offset; },
+            "The view's offset in its backing, in bytes.")
+        .def_prop_ro(
+            "backing_nbytes", [](const BoundMappedArg& a) { return a.arg.backing_nbytes; },
+            "The size of the whole backing, in bytes.")
+        .def_prop_ro(
+            "ndims", [](const BoundMappedArg& a) { return a.arg.ndims; }, "The view's number of dimensions.")
+        .def_prop_ro(
+            "shapes", [](const BoundMappedArg& a) { return dims(a.arg.shapes, a.arg.ndims); }, "The view's shape.")
+        .def_prop_ro(
+            "strides", [](const BoundMappedArg& a) { return dims(a.arg.strides, a.arg.ndims); },
+            "The view's strides, in elements.")
+        .def_prop_ro(
+            "dtype", [](const BoundMappedArg& a) { return static_cast<DataType>(a.arg.dtype); },
+            "The view's element type.")
+        .def_prop_ro(
+            "identity", [](const BoundMappedArg& a) { return a.arg.identity; },
+            "The canonical identity of the backing the view is of.")
         .def_prop_ro(
             "buffer", [](nb::handle self) { return nb::steal(PyMemoryView_FromObject(self.ptr())); },
             "A memoryview of exactly the view's bytes (for torch.frombuffer / numpy.frombuffer).")
@@ -295,7 +316,9 @@ void bind_backing(nb::module_& m) {
                 r.materialize_args(tensors, scalars, *out);
                 return out;
             },
-            "tensors"_a, "scalars"_a = std::vector<uint64_t>{})
+            "tensors"_a, "scalars"_a = std::vector<uint64_t>{},
+            "The chip's form of a task's arguments: each tensor resolved to its address in this process (mapping each "
+            "backing on first receipt), then the scalars.")
         .def(
             "map_arg",
             [](nb::handle self, const Tensor& t, bool writable) {
@@ -324,15 +347,20 @@ void bind_backing(nb::module_& m) {
             "blob"_a, "write_mask"_a = nb::bytes(""), "map_args of read_blob(blob), the tensors staying in C++.")
         .def("reexport", nb::overload_cast<const Tensor&>(&ImportRegistry::reexport), "tensor"_a,
              "Forwarding: the same Tensor (source identity kept), validated; maps nothing.")
-        .def("unregister", &ImportRegistry::unregister, "identity"_a)
+        .def("unregister", &ImportRegistry::unregister, "identity"_a,
+             "Drops the cache entry of `identity` and unmaps it; that generation is refused (STALE_GENERATION) from "
+             "then on. Refused while a MappedArg of it is alive.")
         .def("forget", &ImportRegistry::forget, "identity"_a,
              "The owner freed the backing: drops the entry and refuses its generation from now on; a mapping a "
              "MappedArg still refers to stays mapped until the last one goes. False when it was not imported.")
         .def("identities", &ImportRegistry::identities, "The identities the cache holds now.")
         .def_prop_ro("kept_for_exports", &ImportRegistry::kept_for_exports,
                      "Forgotten mappings kept alive by MappedArgs that still refer to them.")
-        .def("close", &ImportRegistry::close)
-        .def_prop_ro("closed", &ImportRegistry::closed)
+        .def("close", &ImportRegistry::close,
+             "Unmaps every cached backing and refuses every later import (REGISTRY_CLOSED).")
+        .def_prop_ro("closed", &ImportRegistry::closed, "Whether close() has run.")
         .def("__len__", &ImportRegistry::size)
-        .def_prop_ro("stats", [](const ImportRegistry& r) { return stats_dict(r.stats()); });
+        .def_prop_ro(
+            "stats", [](const ImportRegistry& r) { return stats_dict(r.stats()); },
+            "Counts since creation: receipts, hits (already mapped), maps, unmaps, reexports, refusals.");
 }

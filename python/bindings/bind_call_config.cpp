@@ -31,11 +31,12 @@ uint32_t block_dim_of(IntArg v) {
 }  // namespace
 
 void bind_call_config(nb::module_& m) {
-    nb::class_<CallConfig>(m, "CallConfig",
-                           "The 64 bytes of call configuration a task member carries to its child (docs/internals/abi.md): "
-                           "block_dim, the most core threads a chip orchestration tiles for (0: all); zero_copy, run "
-                           "on host arguments in place instead of staging them; checked, stage between guard bytes and "
-                           "fail the task on a write outside the views it may write (wins over zero_copy).")
+    nb::class_<CallConfig>(
+        m, "CallConfig",
+        "The 64 bytes of call configuration a task member carries to its child (docs/internals/abi.md): "
+        "block_dim, the most core threads a chip orchestration tiles for (0: all); zero_copy, run "
+        "on host arguments in place instead of staging them; checked, stage between guard bytes and "
+        "fail the task on a write outside the views it may write (wins over zero_copy).")
         .def(
             "__init__",
             [](CallConfig* self, IntArg block_dim, BoolArg zero_copy, BoolArg checked) {
@@ -49,16 +50,22 @@ void bind_call_config(nb::module_& m) {
         .def_prop_rw(
             "block_dim", [](const CallConfig& c) { return c.block_dim; },
             [](CallConfig& c, IntArg v) { c.block_dim = block_dim_of(v); },
-            nb::for_setter(nb::sig("def block_dim(self, arg: int, /) -> None")))
+            nb::for_setter(nb::sig("def block_dim(self, arg: int, /) -> None")),
+            "The most core threads the chip orchestration tiles for (0: all of them).")
         .def_prop_rw(
             "zero_copy", [](const CallConfig& c) { return c.zero_copy != 0; },
             [](CallConfig& c, BoolArg v) { c.zero_copy = bool_of(v, "CallConfig.zero_copy") ? 1 : 0; },
-            nb::for_setter(nb::sig("def zero_copy(self, arg: bool, /) -> None")))
+            nb::for_setter(nb::sig("def zero_copy(self, arg: bool, /) -> None")),
+            "Run the kernels on the host bytes in place instead of staging them to device memory.")
         .def_prop_rw(
             "checked", [](const CallConfig& c) { return c.checked != 0; },
             [](CallConfig& c, BoolArg v) { c.checked = bool_of(v, "CallConfig.checked") ? 1 : 0; },
-            nb::for_setter(nb::sig("def checked(self, arg: bool, /) -> None")))
-        .def("to_bytes", [](const CallConfig& c) { return nb::bytes(reinterpret_cast<const char*>(&c), sizeof c); })
+            nb::for_setter(nb::sig("def checked(self, arg: bool, /) -> None")),
+            "Stage the task between guard bytes and fail it on a write outside the views it may write (wins over "
+            "zero_copy).")
+        .def(
+            "to_bytes", [](const CallConfig& c) { return nb::bytes(reinterpret_cast<const char*>(&c), sizeof c); },
+            "The 64 bytes as the task carries them (docs/internals/abi.md).")
         .def(
             "writes", [](const CallConfig& c, size_t index) { return simpler::writes_tensor(c, index); }, "index"_a,
             "Whether the engine's write mask says the task writes tensor `index` (False past the mask's 256 bits).")
@@ -79,7 +86,7 @@ void bind_call_config(nb::module_& m) {
                                                 " bytes (got " + std::to_string(data.size()) + ")");
                 return simpler::call_config_from_bytes(data.c_str());
             },
-            "data"_a)
+            "data"_a, "The CallConfig whose 64 bytes to_bytes() wrote; ValueError for data of another length.")
         .def(
             "__eq__", [](const CallConfig& a, const CallConfig& b) { return a == b; }, nb::is_operator(),
             nb::sig(simpler::bindings::EQ_SIGNATURE))

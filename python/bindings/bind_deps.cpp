@@ -44,19 +44,28 @@ void bind_deps(nb::module_& m) {
         .value("WRITE_AFTER_READ", simpler::EdgeKind::WRITE_AFTER_READ);
 
     nb::class_<EdgeExplanation>(m, "EdgeExplanation", "Why one edge exists: which arguments, which overlap answer")
-        .def_ro("predecessor", &EdgeExplanation::predecessor)
-        .def_ro("successor", &EdgeExplanation::successor)
-        .def_ro("kind", &EdgeExplanation::kind)
-        .def_ro("successor_member", &EdgeExplanation::successor_member)
-        .def_ro("successor_arg", &EdgeExplanation::successor_arg)
-        .def_ro("predecessor_member", &EdgeExplanation::predecessor_member)
-        .def_ro("predecessor_arg", &EdgeExplanation::predecessor_arg)
-        .def_ro("successor_tag", &EdgeExplanation::successor_tag)
-        .def_ro("predecessor_tag", &EdgeExplanation::predecessor_tag)
-        .def_ro("identity", &EdgeExplanation::identity)
-        .def_ro("scope", &EdgeExplanation::scope)
-        .def_prop_ro("overlap", [](const EdgeExplanation& x) { return x.answer.overlap; })
-        .def_prop_ro("reason", [](const EdgeExplanation& x) { return x.answer.reason; })
+        .def_ro("predecessor", &EdgeExplanation::predecessor, "The task that must finish first.")
+        .def_ro("successor", &EdgeExplanation::successor, "The task that waits for it.")
+        .def_ro("kind", &EdgeExplanation::kind, "The rule: READ_AFTER_WRITE, WRITE_AFTER_WRITE or WRITE_AFTER_READ.")
+        .def_ro("successor_member", &EdgeExplanation::successor_member,
+                "The successor's member (of a group) whose argument made the edge.")
+        .def_ro("successor_arg", &EdgeExplanation::successor_arg,
+                "The index of that argument among the member's tensors.")
+        .def_ro("predecessor_member", &EdgeExplanation::predecessor_member,
+                "The predecessor's member whose argument made the edge.")
+        .def_ro("predecessor_arg", &EdgeExplanation::predecessor_arg,
+                "The index of that argument among the member's tensors.")
+        .def_ro("successor_tag", &EdgeExplanation::successor_tag, "The successor argument's tag.")
+        .def_ro("predecessor_tag", &EdgeExplanation::predecessor_tag, "The predecessor argument's tag.")
+        .def_ro("identity", &EdgeExplanation::identity, "The backing both arguments view.")
+        .def_ro("scope", &EdgeExplanation::scope,
+                "Where the backing lives: HOST_SCOPE, WINDOW_SCOPE, or a chip's index (its device memory).")
+        .def_prop_ro(
+            "overlap", [](const EdgeExplanation& x) { return x.answer.overlap; },
+            "What overlap() answered for the two views: PARTIAL or COVERED (never NONE).")
+        .def_prop_ro(
+            "reason", [](const EdgeExplanation& x) { return x.answer.reason; },
+            "Why a PARTIAL answer is PARTIAL (OverlapReason); NONE otherwise.")
         .def_prop_ro("proven", &EdgeExplanation::proven,
                      "True when the edge rests on a proven shared byte; False for a fallback PARTIAL")
         .def("__repr__", [](const EdgeExplanation& x) { return "EdgeExplanation(" + x.to_string() + ")"; });
@@ -91,9 +100,11 @@ void bind_deps(nb::module_& m) {
                 const auto e = t.edges_into(succ);
                 return std::vector<EdgeExplanation>(e.begin(), e.end());
             },
-            "succ"_a)
-        .def("is_live", &DependencyTracker::is_live, "task"_a)
-        .def_prop_ro("live_tasks", &DependencyTracker::live_tasks)
-        .def_prop_ro("live_entries", &DependencyTracker::live_entries)
-        .def_prop_ro("live_keys", &DependencyTracker::live_keys);
+            "succ"_a, "Every recorded edge into task `succ`, with its explanation.")
+        .def("is_live", &DependencyTracker::is_live, "task"_a, "Whether `task` was submitted and not yet completed.")
+        .def_prop_ro("live_tasks", &DependencyTracker::live_tasks, "How many tasks are submitted and not completed.")
+        .def_prop_ro("live_entries", &DependencyTracker::live_entries,
+                     "How many argument entries the live tasks hold in the index.")
+        .def_prop_ro("live_keys", &DependencyTracker::live_keys,
+                     "How many backings (by identity and scope) the index holds entries of.");
 }

@@ -159,8 +159,13 @@ void bind_engine(nb::module_& m) {
         "orchestration"_a, "library"_a,
         "The install payload of a chip callable: chip orchestration `orchestration` of shared library `library` "
         "('': the standard set).");
-    nb::enum_<TaskKind>(m, "TaskKind").value("NEXT_LEVEL", TaskKind::NEXT_LEVEL).value("SUB", TaskKind::SUB);
-    nb::enum_<ChildKind>(m, "ChildKind")
+    nb::enum_<TaskKind>(m, "TaskKind",
+                        "What a callable is run as: NEXT_LEVEL (a chip orchestration, or a next-level Worker's "
+                        "orchestration function) or SUB (a Python sub-worker callable).")
+        .value("NEXT_LEVEL", TaskKind::NEXT_LEVEL)
+        .value("SUB", TaskKind::SUB);
+    nb::enum_<ChildKind>(m, "ChildKind",
+                         "The kinds of a Worker's children: CHIP, SUB_WORKER, WORKER (a next-level Worker).")
         .value("CHIP", ChildKind::CHIP)
         .value("SUB_WORKER", ChildKind::SUB_WORKER)
         .value("WORKER", ChildKind::WORKER);
@@ -168,8 +173,8 @@ void bind_engine(nb::module_& m) {
                          "Which child of a Worker: its kind and its index among the Worker's children of that kind. "
                          "name() is the spelling every error, trace lane and status line uses.")
         .def(nb::init<ChildKind, uint32_t>(), "kind"_a, "index"_a)
-        .def_ro("kind", &ChildRef::kind)
-        .def_ro("index", &ChildRef::index)
+        .def_ro("kind", &ChildRef::kind, "CHIP, SUB_WORKER or WORKER.")
+        .def_ro("index", &ChildRef::index, "Its index among the Worker's children of that kind.")
         .def("name", &ChildRef::name, "'chip 0', 'sub-worker 1', 'worker 2'.")
         .def(
             "__eq__", [](const ChildRef& a, const ChildRef& b) { return a == b; }, nb::is_operator(),
@@ -180,8 +185,8 @@ void bind_engine(nb::module_& m) {
                            "What a submit returns: the task's id within its Worker and the run it was submitted in "
                            "(runs count Worker.run() and Worker.submit() calls from 0).")
         .def(nb::init<simpler::TaskId, uint64_t>(), "id"_a, "run"_a)
-        .def_ro("id", &TaskHandle::id)
-        .def_ro("run", &TaskHandle::run)
+        .def_ro("id", &TaskHandle::id, "The task's id within its Worker, counting up across its runs.")
+        .def_ro("run", &TaskHandle::run, "The run it was submitted in (the Worker's runs count from 0).")
         .def("name", &TaskHandle::name, "'task 3 of run 1'.")
         .def(
             "__eq__", [](const TaskHandle& a, const TaskHandle& b) { return a == b; }, nb::is_operator(),

@@ -39,14 +39,14 @@ void bind_failure_report(nb::module_& m) {
         .def_ro("level", &FailedTask::level, "The level of the Worker whose run failed.")
         .def_ro("has_task", &FailedTask::has_task,
                 "False when no one task failed (code RAISED, NOT_STARTED, CLOSED or UNKNOWN_CALLABLE).")
-        .def_ro("task", &FailedTask::task)
-        .def_ro("run", &FailedTask::run)
+        .def_ro("task", &FailedTask::task, "The task's id within its Worker (0 when has_task is False).")
+        .def_ro("run", &FailedTask::run, "The run it was submitted in (the Worker's runs count from 0).")
         .def_ro("sub", &FailedTask::sub, "A sub-worker task.")
-        .def_ro("callable_id", &FailedTask::callable_id)
+        .def_ro("callable_id", &FailedTask::callable_id, "The id of the callable it named (its handle's id).")
         .def_prop_ro(
             "callable", [](const FailedTask& f) { return text_of(f.callable); },
             "The callable's registered name ('' when it has none).")
-        .def_ro("member", &FailedTask::member)
+        .def_ro("member", &FailedTask::member, "Which member of the task (0 but in a group).")
         .def_prop_ro(
             "child_kind", [](const FailedTask& f) { return std::string(simpler::child_kind_name(f.child.kind)); },
             "'chip', 'sub-worker' or 'worker' (a next-level Worker).")
@@ -62,8 +62,11 @@ void bind_failure_report(nb::module_& m) {
             "code", [](const FailedTask& f) { return text_of(f.code); },
             "The cause: a TaskError name (TASK_FAILED, BAD_ARGUMENTS, UNKNOWN_CALLABLE, CHILD_DIED, TIMED_OUT, "
             "PROTOCOL, SKIPPED), NOT_RUN, NOT_DISPATCHED, FAILED_BELOW, RAISED, NOT_STARTED or CLOSED.")
-        .def_prop_ro("text", [](const FailedTask& f) { return text_of(f.text); })
-        .def_ro("not_run", &FailedTask::not_run)
+        .def_prop_ro(
+            "text", [](const FailedTask& f) { return text_of(f.text); },
+            "What happened, in the words of the level where it happened (a traceback, a kernel's message, a signal).")
+        .def_ro("not_run", &FailedTask::not_run,
+                "How many tasks of the run were not run because they needed what it failed to produce.")
         .def_prop_ro(
             "cause",
             [](const FailedTask& f) -> std::optional<FailedTask> {
@@ -82,7 +85,8 @@ void bind_failure_report(nb::module_& m) {
     nb::class_<FailureReport>(m, "FailureReport",
                               "Why a run failed: levels[0] is the Worker whose run failed, levels[i + 1] the failure "
                               "inside levels[i]'s next-level Worker.")
-        .def_ro("levels", &FailureReport::levels)
+        .def_ro("levels", &FailureReport::levels,
+                "One FailedTask per Worker, from the one whose run failed down to where it happened.")
         .def(
             "render", [](const FailureReport& r) { return text_of(r.render()); },
             "The sentence a RunError says (without the path from the top).")

@@ -48,10 +48,14 @@ void bind_task_args(nb::module_& m) {
     nb::class_<ChipStorageTaskArgs>(m, "ChipStorageTaskArgs",
                                     "The L2 entry arguments: up to 256 ChipTensors, then up to 128 u64 scalars.")
         .def("__init__", [](ChipStorageTaskArgs* self) { new (self) ChipStorageTaskArgs{}; })
-        .def("add_tensor", &ChipStorageTaskArgs::add_tensor, "tensor"_a)
-        .def("add_scalar", &ChipStorageTaskArgs::add_scalar, "value"_a)
-        .def_prop_ro("tensor_count", [](const ChipStorageTaskArgs& a) { return a.tensor_count; })
-        .def_prop_ro("scalar_count", [](const ChipStorageTaskArgs& a) { return a.scalar_count; })
+        .def("add_tensor", &ChipStorageTaskArgs::add_tensor, "tensor"_a,
+             "Appends a ChipTensor (at most 256, all before the scalars).")
+        .def("add_scalar", &ChipStorageTaskArgs::add_scalar, "value"_a, "Appends a u64 scalar (at most 128).")
+        .def_prop_ro(
+            "tensor_count", [](const ChipStorageTaskArgs& a) { return a.tensor_count; },
+            "How many ChipTensors it holds.")
+        .def_prop_ro(
+            "scalar_count", [](const ChipStorageTaskArgs& a) { return a.scalar_count; }, "How many scalars it holds.")
         .def(
             "tensor",
             [](const ChipStorageTaskArgs& a, int32_t i) {
@@ -60,7 +64,7 @@ void bind_task_args(nb::module_& m) {
                                             " out of range (count " + std::to_string(a.tensor_count) + ")");
                 return a.tensors[i];
             },
-            "index"_a)
+            "index"_a, "ChipTensor `index`; IndexError past the count.")
         .def(
             "scalar",
             [](const ChipStorageTaskArgs& a, int32_t i) {
@@ -69,7 +73,7 @@ void bind_task_args(nb::module_& m) {
                                             " out of range (count " + std::to_string(a.scalar_count) + ")");
                 return a.scalars[i];
             },
-            "index"_a);
+            "index"_a, "Scalar `index`; IndexError past the count.");
 
     nb::class_<TaskArgs>(m, "TaskArgs",
                          "The L3+ argument list: Tensors with their tags, then u64 scalars. len() and [i] "
@@ -93,17 +97,20 @@ void bind_task_args(nb::module_& m) {
             [](TaskArgs& a, size_t index, EnumArg<TensorArgType> tag) {
                 a.set_tag(index, enum_of(tag, "TaskArgs.set_tag.tag"));
             },
-            "index"_a, "tag"_a, nb::sig("def set_tag(self, index: int, tag: TensorArgType) -> None"))
-        .def("tag", &TaskArgs::tag, "index"_a)
-        .def("scalar", &TaskArgs::scalar, "index"_a)
+            "index"_a, "tag"_a, nb::sig("def set_tag(self, index: int, tag: TensorArgType) -> None"),
+            "Changes tensor `index`'s tag (checked against its grant as add_tensor checks it).")
+        .def("tag", &TaskArgs::tag, "index"_a, "Tensor `index`'s tag.")
+        .def("scalar", &TaskArgs::scalar, "index"_a, "Scalar `index`.")
         .def("check_access", &TaskArgs::check_access,
              "Re-checks access ⊆ granted for every argument (what submit runs).")
-        .def_prop_ro("tensor_count", &TaskArgs::tensor_count)
-        .def_prop_ro("scalar_count", &TaskArgs::scalar_count)
-        .def_prop_ro("tags",
-                     [](const TaskArgs& a) { return std::vector<TensorArgType>(a.tags().begin(), a.tags().end()); })
-        .def_prop_ro("scalars",
-                     [](const TaskArgs& a) { return std::vector<uint64_t>(a.scalars().begin(), a.scalars().end()); })
+        .def_prop_ro("tensor_count", &TaskArgs::tensor_count, "How many tensors it holds.")
+        .def_prop_ro("scalar_count", &TaskArgs::scalar_count, "How many scalars it holds.")
+        .def_prop_ro(
+            "tags", [](const TaskArgs& a) { return std::vector<TensorArgType>(a.tags().begin(), a.tags().end()); },
+            "Every tensor's tag, in order.")
+        .def_prop_ro(
+            "scalars", [](const TaskArgs& a) { return std::vector<uint64_t>(a.scalars().begin(), a.scalars().end()); },
+            "Every scalar, in order.")
         .def("__len__", &TaskArgs::tensor_count)
         .def(
             "__getitem__",
@@ -169,8 +176,8 @@ void bind_task_args(nb::module_& m) {
              [](const TaskArgsBatch& b) { return "TaskArgsBatch(" + std::to_string(b.size()) + " tasks)"; });
 
     nb::class_<DecodedTaskArgs>(m, "DecodedTaskArgs", "The tensors and scalars read back from an argument blob.")
-        .def_ro("tensors", &DecodedTaskArgs::tensors)
-        .def_ro("scalars", &DecodedTaskArgs::scalars);
+        .def_ro("tensors", &DecodedTaskArgs::tensors, "The blob's tensors, each validated, in order.")
+        .def_ro("scalars", &DecodedTaskArgs::scalars, "The blob's u64 scalars, in order.");
 
     m.def(
         "write_blob",
@@ -199,5 +206,6 @@ void bind_task_args(nb::module_& m) {
             const int64_t tensors = count(t, "blob_size.tensor_count");
             return blob_size(tensors, count(s, "blob_size.scalar_count"));
         },
-        "tensor_count"_a, "scalar_count"_a, nb::sig("def blob_size(tensor_count: int, scalar_count: int) -> int"));
+        "tensor_count"_a, "scalar_count"_a, nb::sig("def blob_size(tensor_count: int, scalar_count: int) -> int"),
+        "The size in bytes of the argument blob of `tensor_count` tensors and `scalar_count` scalars.");
 }

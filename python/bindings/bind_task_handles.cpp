@@ -128,11 +128,13 @@ void bind_task_handles(nb::module_& m) {
                         (nb::repr(value).c_str() + std::string(" is not in the TaskHandles")).c_str());
                 },
                 "value"_a, "start"_a = 0, "stop"_a.none() = nb::none(),
-                nb::sig("def index(self, value: object, start: int = 0, stop: int | None = None, /) -> int"))
+                nb::sig("def index(self, value: object, start: int = 0, stop: int | None = None, /) -> int"),
+                "The position of handle `value` (within [start, stop)); ValueError when it is not there.")
             .def(
                 "count",
                 [](const TaskHandles& h, const nb::handle& value) { return find(h, value).has_value() ? 1 : 0; },
-                "value"_a, nb::sig("def count(self, value: object, /) -> int"))
+                "value"_a, nb::sig("def count(self, value: object, /) -> int"),
+                "How many times handle `value` is in the batch (0 or 1).")
             .def(
                 "__eq__",
                 [](const TaskHandles& h, const nb::handle& other) -> nb::object {

@@ -147,12 +147,17 @@ void bind_task_interface(nb::module_& m) {
         "element_size", [](EnumArg<DataType> t) { return element_size(enum_of(t, "element_size.dtype")); }, "dtype"_a,
         nb::sig("def element_size(dtype: DataType) -> int"), "Element size in bytes of a DataType.");
 
-    nb::enum_<AddressSpace>(m, "AddressSpace").value("HOST", AddressSpace::HOST).value("DEVICE", AddressSpace::DEVICE);
+    nb::enum_<AddressSpace>(m, "AddressSpace",
+                            "Where a backing's bytes live: HOST memory, or DEVICE memory of one chip.")
+        .value("HOST", AddressSpace::HOST)
+        .value("DEVICE", AddressSpace::DEVICE);
     nb::enum_<AccessMode>(m, "AccessMode", "What a backing grants")
         .value("READ", AccessMode::READ)
         .value("WRITE", AccessMode::WRITE)
         .value("READWRITE", AccessMode::READWRITE);
-    nb::enum_<BackendKind>(m, "BackendKind")
+    nb::enum_<BackendKind>(m, "BackendKind",
+                           "How a backing's bytes are found (values frozen by the ABI): POSIX_SHM, FORK_SHM, FORK_COW, "
+                           "VMM_WINDOW, REMOTE_SIDECAR, DEVICE_MALLOC.")
         .value("FORK_SHM", BackendKind::FORK_SHM)
         .value("POSIX_SHM", BackendKind::POSIX_SHM)
         .value("VMM_WINDOW", BackendKind::VMM_WINDOW)
@@ -177,12 +182,18 @@ void bind_task_interface(nb::module_& m) {
             },
             "owner_instance_id"_a, "buffer_id"_a, "generation"_a,
             nb::sig("def __init__(self, owner_instance_id: bytes, buffer_id: int, generation: int) -> None"))
-        .def_prop_ro("owner_instance_id",
-                     [](const CanonicalIdentity& id) {
-                         return nb::bytes(reinterpret_cast<const char*>(id.owner_instance_id), OWNER_INSTANCE_ID_BYTES);
-                     })
-        .def_prop_ro("buffer_id", [](const CanonicalIdentity& id) { return id.buffer_id; })
-        .def_prop_ro("generation", [](const CanonicalIdentity& id) { return id.generation; })
+        .def_prop_ro(
+            "owner_instance_id",
+            [](const CanonicalIdentity& id) {
+                return nb::bytes(reinterpret_cast<const char*>(id.owner_instance_id), OWNER_INSTANCE_ID_BYTES);
+            },
+            "The owner nonce: 8 bytes naming the process instance that made the backing.")
+        .def_prop_ro(
+            "buffer_id", [](const CanonicalIdentity& id) { return id.buffer_id; },
+            "The buffer's number within its owner (>= 1).")
+        .def_prop_ro(
+            "generation", [](const CanonicalIdentity& id) { return id.generation; },
+            "The buffer's generation (non-zero): a freed and re-made buffer is a new one.")
         .def(
             "__eq__", [](const CanonicalIdentity& a, const CanonicalIdentity& b) { return a == b; }, nb::is_operator(),
             nb::sig(simpler::bindings::EQ_SIGNATURE))
@@ -227,18 +238,32 @@ void bind_task_interface(nb::module_& m) {
             "identity"_a, "backend_kind"_a, "access"_a, "nbytes"_a, "base"_a, "owner_worker_path_id"_a = 0u,
             "A descriptor for an address-bearing backend (FORK_SHM, FORK_COW, VMM_WINDOW, DEVICE_MALLOC): "
             "base stored as 8 bytes little-endian.")
-        .def_prop_ro("magic", [](const BufferDescriptor& d) { return d.magic; })
-        .def_prop_ro("address_space",
-                     [](const BufferDescriptor& d) { return static_cast<AddressSpace>(d.address_space); })
-        .def_prop_ro("access", [](const BufferDescriptor& d) { return static_cast<AccessMode>(d.access); })
-        .def_prop_ro("backend_kind", [](const BufferDescriptor& d) { return static_cast<BackendKind>(d.backend_kind); })
-        .def_prop_ro("identity", [](const BufferDescriptor& d) { return d.identity; })
-        .def_prop_ro("nbytes", [](const BufferDescriptor& d) { return d.nbytes; })
-        .def_prop_ro("owner_worker_path_id", [](const BufferDescriptor& d) { return d.owner_worker_path_id; })
-        .def_prop_ro("body_len", [](const BufferDescriptor& d) { return d.body_len; })
+        .def_prop_ro(
+            "magic", [](const BufferDescriptor& d) { return d.magic; },
+            "The descriptor's magic word (docs/internals/abi.md): a decoder refuses any other.")
+        .def_prop_ro(
+            "address_space", [](const BufferDescriptor& d) { return static_cast<AddressSpace>(d.address_space); },
+            "HOST or DEVICE: where the bytes live.")
+        .def_prop_ro(
+            "access", [](const BufferDescriptor& d) { return static_cast<AccessMode>(d.access); },
+            "What the backing grants: READ, WRITE or READWRITE.")
+        .def_prop_ro(
+            "backend_kind", [](const BufferDescriptor& d) { return static_cast<BackendKind>(d.backend_kind); },
+            "How to find the bytes: the backend the body is of.")
+        .def_prop_ro(
+            "identity", [](const BufferDescriptor& d) { return d.identity; }, "The backing's canonical identity.")
+        .def_prop_ro(
+            "nbytes", [](const BufferDescriptor& d) { return d.nbytes; },
+            "The backing's size in bytes: no view reaches past it.")
+        .def_prop_ro(
+            "owner_worker_path_id", [](const BufferDescriptor& d) { return d.owner_worker_path_id; },
+            "The interned path of the Worker that owns the backing (0: none).")
+        .def_prop_ro(
+            "body_len", [](const BufferDescriptor& d) { return d.body_len; }, "How many bytes of the body are used.")
         .def_prop_ro(
             "body",
-            [](const BufferDescriptor& d) { return nb::bytes(reinterpret_cast<const char*>(d.body), d.body_len); })
+            [](const BufferDescriptor& d) { return nb::bytes(reinterpret_cast<const char*>(d.body), d.body_len); },
+            "The backend's body: a POSIX shm name, or an 8-byte base address.")
         .def_prop_ro(
             "address",
             [](const BufferDescriptor& d) -> std::optional<uint64_t> {
@@ -272,12 +297,20 @@ void bind_task_interface(nb::module_& m) {
                 "strides: collections.abc.Sequence[int] | None = None, byte_offset: int = 0) -> None"),
             "strides are element strides (row-major when None); byte_offset is in bytes. Validates: "
             "ValueError names the field and rule.")
-        .def_prop_ro("buffer", [](const Tensor& t) { return t.buffer; })
-        .def_prop_ro("byte_offset", [](const Tensor& t) { return t.byte_offset; })
-        .def_prop_ro("ndims", [](const Tensor& t) { return t.ndims; })
-        .def_prop_ro("shapes", [](const Tensor& t) { return dims_tuple(t.shapes, t.ndims); })
-        .def_prop_ro("strides", [](const Tensor& t) { return dims_tuple(t.strides, t.ndims); })
-        .def_prop_ro("dtype", [](const Tensor& t) { return static_cast<DataType>(t.dtype); })
+        .def_prop_ro(
+            "buffer", [](const Tensor& t) { return t.buffer; }, "The descriptor of the backing the view is of.")
+        .def_prop_ro(
+            "byte_offset", [](const Tensor& t) { return t.byte_offset; },
+            "Where the view starts in the backing, in bytes (a multiple of the element size).")
+        .def_prop_ro(
+            "ndims", [](const Tensor& t) { return t.ndims; }, "The view's number of dimensions.")
+        .def_prop_ro(
+            "shapes", [](const Tensor& t) { return dims_tuple(t.shapes, t.ndims); }, "The view's shape.")
+        .def_prop_ro(
+            "strides", [](const Tensor& t) { return dims_tuple(t.strides, t.ndims); },
+            "The view's strides, in elements (every stride > 0).")
+        .def_prop_ro(
+            "dtype", [](const Tensor& t) { return static_cast<DataType>(t.dtype); }, "The view's element type.")
         .def_prop_ro("extent_bytes", &Tensor::extent_bytes, "Bytes from the view's first element to one past its last.")
         .def(
             "__eq__", [](const Tensor& a, const Tensor& b) { return a == b; }, nb::is_operator(),
@@ -326,14 +359,26 @@ void bind_task_interface(nb::module_& m) {
                     "strides: collections.abc.Sequence[int] | None = None, start_offset: int = 0, "
                     "address_space: AddressSpace = simpler._core.AddressSpace.HOST) -> None"),
             "start_offset is in elements.")
-        .def_prop_ro("addr", [](const ChipTensor& t) { return t.buffer.addr; })
-        .def_prop_ro("size", [](const ChipTensor& t) { return t.buffer.size; })
-        .def_prop_ro("start_offset", [](const ChipTensor& t) { return t.start_offset; })
-        .def_prop_ro("ndims", [](const ChipTensor& t) { return t.ndims; })
-        .def_prop_ro("shapes", [](const ChipTensor& t) { return dims_tuple(t.shapes, t.ndims); })
-        .def_prop_ro("strides", [](const ChipTensor& t) { return dims_tuple(t.strides, t.ndims); })
-        .def_prop_ro("dtype", [](const ChipTensor& t) { return static_cast<DataType>(t.dtype); })
-        .def_prop_ro("address_space", [](const ChipTensor& t) { return static_cast<AddressSpace>(t.address_space); })
+        .def_prop_ro(
+            "addr", [](const ChipTensor& t) { return t.buffer.addr; },
+            "The resolved address of the buffer in the chip's process.")
+        .def_prop_ro(
+            "size", [](const ChipTensor& t) { return t.buffer.size; }, "The buffer's size in bytes.")
+        .def_prop_ro(
+            "start_offset", [](const ChipTensor& t) { return t.start_offset; },
+            "Where the view starts, in elements from addr.")
+        .def_prop_ro(
+            "ndims", [](const ChipTensor& t) { return t.ndims; }, "The view's number of dimensions.")
+        .def_prop_ro(
+            "shapes", [](const ChipTensor& t) { return dims_tuple(t.shapes, t.ndims); }, "The view's shape.")
+        .def_prop_ro(
+            "strides", [](const ChipTensor& t) { return dims_tuple(t.strides, t.ndims); },
+            "The view's strides, in elements.")
+        .def_prop_ro(
+            "dtype", [](const ChipTensor& t) { return static_cast<DataType>(t.dtype); }, "The view's element type.")
+        .def_prop_ro(
+            "address_space", [](const ChipTensor& t) { return static_cast<AddressSpace>(t.address_space); },
+            "HOST or DEVICE: where addr points.")
         .def(
             "__eq__", [](const ChipTensor& a, const ChipTensor& b) { return std::memcmp(&a, &b, 70) == 0; },
             nb::is_operator(), nb::sig(simpler::bindings::EQ_SIGNATURE))

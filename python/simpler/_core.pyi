@@ -28,6 +28,7 @@ def element_size(dtype: DataType) -> int:
     """Element size in bytes of a DataType."""
 
 class AddressSpace(enum.Enum):
+    """Where a backing's bytes live: HOST memory, or DEVICE memory of one chip."""
     HOST = 0
     DEVICE = 1
 
@@ -38,6 +39,9 @@ class AccessMode(enum.Enum):
     READWRITE = 2
 
 class BackendKind(enum.Enum):
+    """
+    How a backing's bytes are found (values frozen by the ABI): POSIX_SHM, FORK_SHM, FORK_COW, VMM_WINDOW, REMOTE_SIDECAR, DEVICE_MALLOC.
+    """
     FORK_SHM = 0
     POSIX_SHM = 1
     VMM_WINDOW = 2
@@ -57,11 +61,14 @@ class CanonicalIdentity:
     """The 32-byte identity of one backing; == and hash read owner_instance_id, buffer_id and generation only."""
     def __init__(self, owner_instance_id: bytes, buffer_id: int, generation: int) -> None: ...
     @property
-    def owner_instance_id(self) -> bytes: ...
+    def owner_instance_id(self) -> bytes:
+        """The owner nonce: 8 bytes naming the process instance that made the backing."""
     @property
-    def buffer_id(self) -> int: ...
+    def buffer_id(self) -> int:
+        """The buffer's number within its owner (>= 1)."""
     @property
-    def generation(self) -> int: ...
+    def generation(self) -> int:
+        """The buffer's generation (non-zero): a freed and re-made buffer is a new one."""
     def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
     def __repr__(self) -> str: ...
@@ -79,23 +86,32 @@ class BufferDescriptor:
         A descriptor for an address-bearing backend (FORK_SHM, FORK_COW, VMM_WINDOW, DEVICE_MALLOC): base stored as 8 bytes little-endian.
         """
     @property
-    def magic(self) -> int: ...
+    def magic(self) -> int:
+        """The descriptor's magic word (docs/internals/abi.md): a decoder refuses any other."""
     @property
-    def address_space(self) -> AddressSpace: ...
+    def address_space(self) -> AddressSpace:
+        """HOST or DEVICE: where the bytes live."""
     @property
-    def access(self) -> AccessMode: ...
+    def access(self) -> AccessMode:
+        """What the backing grants: READ, WRITE or READWRITE."""
     @property
-    def backend_kind(self) -> BackendKind: ...
+    def backend_kind(self) -> BackendKind:
+        """How to find the bytes: the backend the body is of."""
     @property
-    def identity(self) -> CanonicalIdentity: ...
+    def identity(self) -> CanonicalIdentity:
+        """The backing's canonical identity."""
     @property
-    def nbytes(self) -> int: ...
+    def nbytes(self) -> int:
+        """The backing's size in bytes: no view reaches past it."""
     @property
-    def owner_worker_path_id(self) -> int: ...
+    def owner_worker_path_id(self) -> int:
+        """The interned path of the Worker that owns the backing (0: none)."""
     @property
-    def body_len(self) -> int: ...
+    def body_len(self) -> int:
+        """How many bytes of the body are used."""
     @property
-    def body(self) -> bytes: ...
+    def body(self) -> bytes:
+        """The backend's body: a POSIX shm name, or an 8-byte base address."""
     @property
     def address(self) -> int | None:
         """The base of an address-bearing backend; None for POSIX_SHM and REMOTE_SIDECAR."""
@@ -110,17 +126,23 @@ class Tensor:
         strides are element strides (row-major when None); byte_offset is in bytes. Validates: ValueError names the field and rule.
         """
     @property
-    def buffer(self) -> BufferDescriptor: ...
+    def buffer(self) -> BufferDescriptor:
+        """The descriptor of the backing the view is of."""
     @property
-    def byte_offset(self) -> int: ...
+    def byte_offset(self) -> int:
+        """Where the view starts in the backing, in bytes (a multiple of the element size)."""
     @property
-    def ndims(self) -> int: ...
+    def ndims(self) -> int:
+        """The view's number of dimensions."""
     @property
-    def shapes(self) -> tuple: ...
+    def shapes(self) -> tuple:
+        """The view's shape."""
     @property
-    def strides(self) -> tuple: ...
+    def strides(self) -> tuple:
+        """The view's strides, in elements (every stride > 0)."""
     @property
-    def dtype(self) -> DataType: ...
+    def dtype(self) -> DataType:
+        """The view's element type."""
     @property
     def extent_bytes(self) -> int:
         """Bytes from the view's first element to one past its last."""
@@ -133,21 +155,29 @@ class ChipTensor:
     def __init__(self, addr: int, size: int, shapes: Sequence[int], dtype: DataType, strides: Sequence[int] | None = None, start_offset: int = 0, address_space: AddressSpace = AddressSpace.HOST) -> None:
         """start_offset is in elements."""
     @property
-    def addr(self) -> int: ...
+    def addr(self) -> int:
+        """The resolved address of the buffer in the chip's process."""
     @property
-    def size(self) -> int: ...
+    def size(self) -> int:
+        """The buffer's size in bytes."""
     @property
-    def start_offset(self) -> int: ...
+    def start_offset(self) -> int:
+        """Where the view starts, in elements from addr."""
     @property
-    def ndims(self) -> int: ...
+    def ndims(self) -> int:
+        """The view's number of dimensions."""
     @property
-    def shapes(self) -> tuple: ...
+    def shapes(self) -> tuple:
+        """The view's shape."""
     @property
-    def strides(self) -> tuple: ...
+    def strides(self) -> tuple:
+        """The view's strides, in elements."""
     @property
-    def dtype(self) -> DataType: ...
+    def dtype(self) -> DataType:
+        """The view's element type."""
     @property
-    def address_space(self) -> AddressSpace: ...
+    def address_space(self) -> AddressSpace:
+        """HOST or DEVICE: where addr points."""
     def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
     def __repr__(self) -> str: ...
@@ -155,14 +185,20 @@ class ChipTensor:
 class ChipStorageTaskArgs:
     """The L2 entry arguments: up to 256 ChipTensors, then up to 128 u64 scalars."""
     def __init__(self) -> None: ...
-    def add_tensor(self, tensor: ChipTensor) -> None: ...
-    def add_scalar(self, value: int) -> None: ...
+    def add_tensor(self, tensor: ChipTensor) -> None:
+        """Appends a ChipTensor (at most 256, all before the scalars)."""
+    def add_scalar(self, value: int) -> None:
+        """Appends a u64 scalar (at most 128)."""
     @property
-    def tensor_count(self) -> int: ...
+    def tensor_count(self) -> int:
+        """How many ChipTensors it holds."""
     @property
-    def scalar_count(self) -> int: ...
-    def tensor(self, index: int) -> ChipTensor: ...
-    def scalar(self, index: int) -> int: ...
+    def scalar_count(self) -> int:
+        """How many scalars it holds."""
+    def tensor(self, index: int) -> ChipTensor:
+        """ChipTensor `index`; IndexError past the count."""
+    def scalar(self, index: int) -> int:
+        """Scalar `index`; IndexError past the count."""
 
 class TaskArgs:
     """The L3+ argument list: Tensors with their tags, then u64 scalars. len() and [i] address the tensors."""
@@ -171,19 +207,26 @@ class TaskArgs:
         """Validates the tensor and that its buffer grants what the tag needs; tensors before scalars."""
     def add_scalar(self, value: int) -> None:
         """A u64: an int in [0, 2**64) (a NumPy integer too; not a bool or a float)."""
-    def set_tag(self, index: int, tag: TensorArgType) -> None: ...
-    def tag(self, index: int) -> TensorArgType: ...
-    def scalar(self, index: int) -> int: ...
+    def set_tag(self, index: int, tag: TensorArgType) -> None:
+        """Changes tensor `index`'s tag (checked against its grant as add_tensor checks it)."""
+    def tag(self, index: int) -> TensorArgType:
+        """Tensor `index`'s tag."""
+    def scalar(self, index: int) -> int:
+        """Scalar `index`."""
     def check_access(self) -> None:
         """Re-checks access ⊆ granted for every argument (what submit runs)."""
     @property
-    def tensor_count(self) -> int: ...
+    def tensor_count(self) -> int:
+        """How many tensors it holds."""
     @property
-    def scalar_count(self) -> int: ...
+    def scalar_count(self) -> int:
+        """How many scalars it holds."""
     @property
-    def tags(self) -> list[TensorArgType]: ...
+    def tags(self) -> list[TensorArgType]:
+        """Every tensor's tag, in order."""
     @property
-    def scalars(self) -> list[int]: ...
+    def scalars(self) -> list[int]:
+        """Every scalar, in order."""
     def __len__(self) -> int: ...
     def __getitem__(self, index: int) -> Tensor: ...
     def __repr__(self) -> str: ...
@@ -208,9 +251,11 @@ class TaskArgsBatch:
 class DecodedTaskArgs:
     """The tensors and scalars read back from an argument blob."""
     @property
-    def tensors(self) -> list[Tensor]: ...
+    def tensors(self) -> list[Tensor]:
+        """The blob's tensors, each validated, in order."""
     @property
-    def scalars(self) -> list[int]: ...
+    def scalars(self) -> list[int]:
+        """The blob's u64 scalars, in order."""
 
 def write_blob(args: TaskArgs) -> bytes:
     """Serializes TaskArgs as an argument blob (tags do not cross)."""
@@ -218,7 +263,8 @@ def write_blob(args: TaskArgs) -> bytes:
 def read_blob(blob: bytes) -> DecodedTaskArgs:
     """Decodes an argument blob, validating the header and every tensor; all or nothing (ValueError)."""
 
-def blob_size(tensor_count: int, scalar_count: int) -> int: ...
+def blob_size(tensor_count: int, scalar_count: int) -> int:
+    """The size in bytes of the argument blob of `tensor_count` tensors and `scalar_count` scalars."""
 
 class CallConfig:
     """
@@ -226,18 +272,24 @@ class CallConfig:
     """
     def __init__(self, block_dim: int = 0, zero_copy: bool = False, checked: bool = False) -> None: ...
     @property
-    def block_dim(self) -> int: ...
+    def block_dim(self) -> int:
+        """The most core threads the chip orchestration tiles for (0: all of them)."""
     @block_dim.setter
     def block_dim(self, arg: int, /) -> None: ...
     @property
-    def zero_copy(self) -> bool: ...
+    def zero_copy(self) -> bool:
+        """Run the kernels on the host bytes in place instead of staging them to device memory."""
     @zero_copy.setter
     def zero_copy(self, arg: bool, /) -> None: ...
     @property
-    def checked(self) -> bool: ...
+    def checked(self) -> bool:
+        """
+        Stage the task between guard bytes and fail it on a write outside the views it may write (wins over zero_copy).
+        """
     @checked.setter
     def checked(self, arg: bool, /) -> None: ...
-    def to_bytes(self) -> bytes: ...
+    def to_bytes(self) -> bytes:
+        """The 64 bytes as the task carries them (docs/internals/abi.md)."""
     def writes(self, index: int) -> bool:
         """Whether the engine's write mask says the task writes tensor `index` (False past the mask's 256 bits)."""
     def writes_only(self, index: int) -> bool:
@@ -249,7 +301,8 @@ class CallConfig:
         Whether tensor `index`'s tag was NO_DEP (its write-only bit without its write bit; False past the write-only mask's 192 bits).
         """
     @staticmethod
-    def from_bytes(data: bytes) -> CallConfig: ...
+    def from_bytes(data: bytes) -> CallConfig:
+        """The CallConfig whose 64 bytes to_bytes() wrote; ValueError for data of another length."""
     def __eq__(self, other: object, /) -> bool: ...
     def __repr__(self) -> str: ...
 
@@ -291,31 +344,44 @@ class EdgeKind(enum.Enum):
 class EdgeExplanation:
     """Why one edge exists: which arguments, which overlap answer"""
     @property
-    def predecessor(self) -> int: ...
+    def predecessor(self) -> int:
+        """The task that must finish first."""
     @property
-    def successor(self) -> int: ...
+    def successor(self) -> int:
+        """The task that waits for it."""
     @property
-    def kind(self) -> EdgeKind: ...
+    def kind(self) -> EdgeKind:
+        """The rule: READ_AFTER_WRITE, WRITE_AFTER_WRITE or WRITE_AFTER_READ."""
     @property
-    def successor_member(self) -> int: ...
+    def successor_member(self) -> int:
+        """The successor's member (of a group) whose argument made the edge."""
     @property
-    def successor_arg(self) -> int: ...
+    def successor_arg(self) -> int:
+        """The index of that argument among the member's tensors."""
     @property
-    def predecessor_member(self) -> int: ...
+    def predecessor_member(self) -> int:
+        """The predecessor's member whose argument made the edge."""
     @property
-    def predecessor_arg(self) -> int: ...
+    def predecessor_arg(self) -> int:
+        """The index of that argument among the member's tensors."""
     @property
-    def successor_tag(self) -> TensorArgType: ...
+    def successor_tag(self) -> TensorArgType:
+        """The successor argument's tag."""
     @property
-    def predecessor_tag(self) -> TensorArgType: ...
+    def predecessor_tag(self) -> TensorArgType:
+        """The predecessor argument's tag."""
     @property
-    def identity(self) -> CanonicalIdentity: ...
+    def identity(self) -> CanonicalIdentity:
+        """The backing both arguments view."""
     @property
-    def scope(self) -> int: ...
+    def scope(self) -> int:
+        """Where the backing lives: HOST_SCOPE, WINDOW_SCOPE, or a chip's index (its device memory)."""
     @property
-    def overlap(self) -> TensorOverlap: ...
+    def overlap(self) -> TensorOverlap:
+        """What overlap() answered for the two views: PARTIAL or COVERED (never NONE)."""
     @property
-    def reason(self) -> OverlapReason: ...
+    def reason(self) -> OverlapReason:
+        """Why a PARTIAL answer is PARTIAL (OverlapReason); NONE otherwise."""
     @property
     def proven(self) -> bool:
         """True when the edge rests on a proven shared byte; False for a fallback PARTIAL"""
@@ -332,14 +398,19 @@ class DependencyTracker:
         """Retires a task: its entries leave the tracker. IndexError when it is not live."""
     def explain(self, pred: int, succ: int) -> EdgeExplanation | None:
         """Why pred -> succ exists, or None when there is no such edge"""
-    def edges_into(self, succ: int) -> list[EdgeExplanation]: ...
-    def is_live(self, task: int) -> bool: ...
+    def edges_into(self, succ: int) -> list[EdgeExplanation]:
+        """Every recorded edge into task `succ`, with its explanation."""
+    def is_live(self, task: int) -> bool:
+        """Whether `task` was submitted and not yet completed."""
     @property
-    def live_tasks(self) -> int: ...
+    def live_tasks(self) -> int:
+        """How many tasks are submitted and not completed."""
     @property
-    def live_entries(self) -> int: ...
+    def live_entries(self) -> int:
+        """How many argument entries the live tasks hold in the index."""
     @property
-    def live_keys(self) -> int: ...
+    def live_keys(self) -> int:
+        """How many backings (by identity and scope) the index holds entries of."""
 
 def intern_owner_path(path: str) -> int:
     """The owner_worker_path_id of a Worker's tree path ('L4/L3[0]') in this process, interned on first use."""
@@ -373,22 +444,29 @@ class BackingOwner:
     The owner of one host backing. Supports the buffer protocol over all of its bytes (writable: the owner fills its own bytes); close() raises BufferError while any export is alive.
     """
     @property
-    def descriptor(self) -> BufferDescriptor: ...
+    def descriptor(self) -> BufferDescriptor:
+        """How any process finds this backing."""
     @property
-    def identity(self) -> CanonicalIdentity: ...
+    def identity(self) -> CanonicalIdentity:
+        """The backing's canonical identity."""
     @property
-    def nbytes(self) -> int: ...
+    def nbytes(self) -> int:
+        """The backing's size in bytes."""
     @property
-    def backend(self) -> BackendKind: ...
+    def backend(self) -> BackendKind:
+        """POSIX_SHM, FORK_SHM or FORK_COW."""
     @property
-    def access(self) -> AccessMode: ...
+    def access(self) -> AccessMode:
+        """What the backing grants its consumers."""
     @property
-    def closed(self) -> bool: ...
+    def closed(self) -> bool:
+        """Whether close() has run."""
     @property
     def free_pending(self) -> bool:
         """Closed, and the free still waits for unfinished tasks that name the buffer."""
     @property
-    def export_count(self) -> int: ...
+    def export_count(self) -> int:
+        """How many buffer-protocol views of the bytes are alive (close() waits for 0)."""
     @property
     def shm_name(self) -> str | None:
         """The POSIX shm name (no leading '/'); None for other backends."""
@@ -434,25 +512,35 @@ class MappedArg:
     One mapped argument for a Python sub-worker: a buffer of exactly the view's bytes (read-only when the grant is READ) plus the geometry.
     """
     @property
-    def address(self) -> int: ...
+    def address(self) -> int:
+        """The address in this process of the view's first byte."""
     @property
-    def view_nbytes(self) -> int: ...
+    def view_nbytes(self) -> int:
+        """The view's extent in bytes, from its first element to one past its last."""
     @property
-    def read_only(self) -> bool: ...
+    def read_only(self) -> bool:
+        """Whether the bytes are mapped read-only (a READ grant, or a view the task does not write)."""
     @property
-    def byte_offset(self) -> int: ...
+    def byte_offset(self) -> int:
+        """The view's offset in its backing, in bytes."""
     @property
-    def backing_nbytes(self) -> int: ...
+    def backing_nbytes(self) -> int:
+        """The size of the whole backing, in bytes."""
     @property
-    def ndims(self) -> int: ...
+    def ndims(self) -> int:
+        """The view's number of dimensions."""
     @property
-    def shapes(self) -> tuple: ...
+    def shapes(self) -> tuple:
+        """The view's shape."""
     @property
-    def strides(self) -> tuple: ...
+    def strides(self) -> tuple:
+        """The view's strides, in elements."""
     @property
-    def dtype(self) -> DataType: ...
+    def dtype(self) -> DataType:
+        """The view's element type."""
     @property
-    def identity(self) -> CanonicalIdentity: ...
+    def identity(self) -> CanonicalIdentity:
+        """The canonical identity of the backing the view is of."""
     @property
     def buffer(self) -> object:
         """A memoryview of exactly the view's bytes (for torch.frombuffer / numpy.frombuffer)."""
@@ -466,7 +554,10 @@ class ImportRegistry:
     def __init__(self, chip_index: int | None = None) -> None: ...
     def import_backing(self, descriptor: BufferDescriptor) -> int:
         """The backing's base address in this process (mapping it on first receipt)."""
-    def materialize_args(self, tensors: Sequence[Tensor], scalars: Sequence[int] = []) -> ChipStorageTaskArgs: ...
+    def materialize_args(self, tensors: Sequence[Tensor], scalars: Sequence[int] = []) -> ChipStorageTaskArgs:
+        """
+        The chip's form of a task's arguments: each tensor resolved to its address in this process (mapping each backing on first receipt), then the scalars.
+        """
     def map_arg(self, tensor: Tensor, writable: bool = True) -> MappedArg:
         """The view's bytes in this process; read-only (and mapped so) for a READ grant or writable=False."""
     def map_args(self, tensors: Sequence[Tensor], scalars: Sequence[int] = [], write_mask: bytes = ...) -> tuple:
@@ -477,7 +568,10 @@ class ImportRegistry:
         """map_args of read_blob(blob), the tensors staying in C++."""
     def reexport(self, tensor: Tensor) -> Tensor:
         """Forwarding: the same Tensor (source identity kept), validated; maps nothing."""
-    def unregister(self, identity: CanonicalIdentity) -> bool: ...
+    def unregister(self, identity: CanonicalIdentity) -> bool:
+        """
+        Drops the cache entry of `identity` and unmaps it; that generation is refused (STALE_GENERATION) from then on. Refused while a MappedArg of it is alive.
+        """
     def forget(self, identity: CanonicalIdentity) -> bool:
         """
         The owner freed the backing: drops the entry and refuses its generation from now on; a mapping a MappedArg still refers to stays mapped until the last one goes. False when it was not imported.
@@ -487,12 +581,15 @@ class ImportRegistry:
     @property
     def kept_for_exports(self) -> int:
         """Forgotten mappings kept alive by MappedArgs that still refer to them."""
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Unmaps every cached backing and refuses every later import (REGISTRY_CLOSED)."""
     @property
-    def closed(self) -> bool: ...
+    def closed(self) -> bool:
+        """Whether close() has run."""
     def __len__(self) -> int: ...
     @property
-    def stats(self) -> dict: ...
+    def stats(self) -> dict:
+        """Counts since creation: receipts, hits (already mapped), maps, unmaps, reexports, refusals."""
 
 class StagingMode(enum.Enum):
     """
@@ -653,10 +750,14 @@ def chip_install_payload(orchestration: str, library: str) -> bytes:
     """
 
 class TaskKind(enum.Enum):
+    """
+    What a callable is run as: NEXT_LEVEL (a chip orchestration, or a next-level Worker's orchestration function) or SUB (a Python sub-worker callable).
+    """
     NEXT_LEVEL = 0
     SUB = 1
 
 class ChildKind(enum.Enum):
+    """The kinds of a Worker's children: CHIP, SUB_WORKER, WORKER (a next-level Worker)."""
     CHIP = 0
     SUB_WORKER = 1
     WORKER = 2
@@ -667,9 +768,11 @@ class ChildRef:
     """
     def __init__(self, kind: ChildKind, index: int) -> None: ...
     @property
-    def kind(self) -> ChildKind: ...
+    def kind(self) -> ChildKind:
+        """CHIP, SUB_WORKER or WORKER."""
     @property
-    def index(self) -> int: ...
+    def index(self) -> int:
+        """Its index among the Worker's children of that kind."""
     def name(self) -> str:
         """'chip 0', 'sub-worker 1', 'worker 2'."""
     def __eq__(self, other: object, /) -> bool: ...
@@ -682,9 +785,11 @@ class TaskHandle:
     """
     def __init__(self, id: int, run: int) -> None: ...
     @property
-    def id(self) -> int: ...
+    def id(self) -> int:
+        """The task's id within its Worker, counting up across its runs."""
     @property
-    def run(self) -> int: ...
+    def run(self) -> int:
+        """The run it was submitted in (the Worker's runs count from 0)."""
     def name(self) -> str:
         """'task 3 of run 1'."""
     def __eq__(self, other: object, /) -> bool: ...
@@ -822,19 +927,23 @@ class FailedTask:
     def has_task(self) -> bool:
         """False when no one task failed (code RAISED, NOT_STARTED, CLOSED or UNKNOWN_CALLABLE)."""
     @property
-    def task(self) -> int: ...
+    def task(self) -> int:
+        """The task's id within its Worker (0 when has_task is False)."""
     @property
-    def run(self) -> int: ...
+    def run(self) -> int:
+        """The run it was submitted in (the Worker's runs count from 0)."""
     @property
     def sub(self) -> bool:
         """A sub-worker task."""
     @property
-    def callable_id(self) -> int: ...
+    def callable_id(self) -> int:
+        """The id of the callable it named (its handle's id)."""
     @property
     def callable(self) -> str:
         """The callable's registered name ('' when it has none)."""
     @property
-    def member(self) -> int: ...
+    def member(self) -> int:
+        """Which member of the task (0 but in a group)."""
     @property
     def child_kind(self) -> str:
         """'chip', 'sub-worker' or 'worker' (a next-level Worker)."""
@@ -847,9 +956,11 @@ class FailedTask:
         The cause: a TaskError name (TASK_FAILED, BAD_ARGUMENTS, UNKNOWN_CALLABLE, CHILD_DIED, TIMED_OUT, PROTOCOL, SKIPPED), NOT_RUN, NOT_DISPATCHED, FAILED_BELOW, RAISED, NOT_STARTED or CLOSED.
         """
     @property
-    def text(self) -> str: ...
+    def text(self) -> str:
+        """What happened, in the words of the level where it happened (a traceback, a kernel's message, a signal)."""
     @property
-    def not_run(self) -> int: ...
+    def not_run(self) -> int:
+        """How many tasks of the run were not run because they needed what it failed to produce."""
     @property
     def cause(self) -> FailedTask | None:
         """The task of another run whose failure kept this one from running; None otherwise."""
@@ -864,7 +975,8 @@ class FailureReport:
     Why a run failed: levels[0] is the Worker whose run failed, levels[i + 1] the failure inside levels[i]'s next-level Worker.
     """
     @property
-    def levels(self) -> list[FailedTask]: ...
+    def levels(self) -> list[FailedTask]:
+        """One FailedTask per Worker, from the one whose run failed down to where it happened."""
     def render(self) -> str:
         """The sentence a RunError says (without the path from the top)."""
     def path(self) -> list[str]:
@@ -1041,8 +1153,10 @@ class TaskHandles(Sequence[TaskHandle]):
     def __getitem__(self, s: slice) -> TaskHandles: ...
     def __iter__(self) -> Iterator[TaskHandle]: ...
     def __contains__(self, value: object, /) -> bool: ...
-    def index(self, value: object, start: int = 0, stop: int | None = None, /) -> int: ...
-    def count(self, value: object, /) -> int: ...
+    def index(self, value: object, start: int = 0, stop: int | None = None, /) -> int:
+        """The position of handle `value` (within [start, stop)); ValueError when it is not there."""
+    def count(self, value: object, /) -> int:
+        """How many times handle `value` is in the batch (0 or 1)."""
     def __eq__(self, other: object, /) -> bool: ...
     def __repr__(self) -> str: ...
     __hash__: None = None

@@ -59,6 +59,11 @@ MAX_LEVEL = 8
 
 
 class Worker:
+    """One level of the hierarchy as running processes: level 3 is a host with chips and Python
+    sub-workers; level 4 and up, a pod of next-level Workers. Register callables, init() (which
+    forks the children), then run(orch_fn) or submit(orch_fn); close() (or the `with` block) stops
+    every child and closes the buffers the Worker created."""
+
     def __init__(
         self,
         level: int = 3,
@@ -122,14 +127,17 @@ class Worker:
     # -- what it is ---------------------------------------------------------------
     @property
     def level(self) -> int:
+        """3 for a host, 4 and up for a pod of level-(N-1) Workers."""
         return self._state.level
 
     @property
     def num_chips(self) -> int:
+        """How many chip children it has (a level-3 Worker)."""
         return self._state.num_chips
 
     @property
     def num_sub_workers(self) -> int:
+        """How many Python sub-worker children it has."""
         return self._state.num_sub_workers
 
     @property
@@ -480,9 +488,13 @@ class Worker:
         return snapshot(self._state.core.progress())
 
     def child_status(self) -> List[str]:
+        """One line per child: `chip 0: usable`, or lost and why (`chip 1: lost (child killed by
+        signal 9 ...)`); a next-level Worker's line adds what it lost below it. Empty before init()."""
         return self._state.core.child_status() if self._state.core else []
 
     def child_pids(self) -> List[int]:
+        """The process ids of its local children (chips, sub-workers, next-level Workers); a remote
+        child, on another MPI rank, has none here. Empty before init()."""
         return self._state.core.child_pids() if self._state.core else []
 
     # -- tracing --------------------------------------------------------------

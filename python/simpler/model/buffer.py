@@ -198,26 +198,33 @@ class Buffer:
 
     @property
     def descriptor(self) -> BufferDescriptor:
+        """How any process finds this backing (what a Tensor over it carries)."""
         return self._owner.descriptor
 
     @property
     def identity(self) -> CanonicalIdentity:
+        """The backing's 32-byte canonical identity, the same in every process and level."""
         return self._owner.identity
 
     @property
     def nbytes(self) -> int:
+        """The backing's size in bytes: no view reaches past it."""
         return self._owner.nbytes
 
     @property
     def backend(self) -> BackendKind:
+        """POSIX_SHM, FORK_SHM or FORK_COW: how the bytes are shared with other processes."""
         return self._owner.backend
 
     @property
     def access(self) -> AccessMode:
+        """What the backing grants its consumers (READ, WRITE or READWRITE); a task's tags may ask
+        for no more."""
         return self._owner.access
 
     @property
     def closed(self) -> bool:
+        """Whether close() (or the Worker's release_buffer) has run: a submit naming it is refused."""
         return self._owner.closed
 
     @property
@@ -254,6 +261,8 @@ class Buffer:
         return view_array(self.tensor(shapes, dtype, strides, byte_offset))
 
     def close(self) -> None:
+        """Releases the backing: idempotent; the bytes are freed once no unfinished task names it
+        (see the class). BufferError, changing nothing, while a view of the bytes is exported."""
         if self._owner.closed:
             return
         if self._shm is not None:
@@ -293,6 +302,8 @@ class SharedTensor(Buffer):
         strides: Optional[Sequence[int]] = None,
         byte_offset: int = 0,
     ) -> Tensor:
+        """A view over the tensor's bytes: by default its whole (shape, dtype); `byte_offset`
+        counts from `origin`. The rules are Buffer.tensor's."""
         byte_offset = check_int("SharedTensor.tensor.byte_offset", byte_offset, bits=64)
         return super().tensor(
             self.shape if shapes is None else shapes,
@@ -308,6 +319,7 @@ class SharedTensor(Buffer):
         strides: Optional[Sequence[int]] = None,
         byte_offset: int = 0,
     ) -> np.ndarray:
+        """`view_array(self.tensor(...))`: a zero-copy NumPy array, by default of the whole tensor."""
         return view_array(self.tensor(shapes, dtype, strides, byte_offset))
 
 

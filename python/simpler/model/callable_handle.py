@@ -15,6 +15,10 @@ from simpler._core import ChildKind, TaskKind
 
 @dataclass(frozen=True)
 class CallableHandle:
+    """What Worker.register returns, and what a submit names a callable by: its `id` within the
+    Worker, the kind of child it `runs_on`, its `name` (as errors and traces say it), and the Worker
+    it belongs to (another Worker refuses it)."""
+
     id: int
     runs_on: ChildKind
     name: str

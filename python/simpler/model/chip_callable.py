@@ -30,6 +30,10 @@ from simpler.model.arg_checks import check_type
 
 @dataclass(frozen=True)
 class ChipCallable:
+    """A chip orchestration, by name: `ChipCallable("std.matmul")` names one of the standard set;
+    from_source, from_library and from_opencl name one of your own. Register it on a Worker to get
+    the handle a task names it by. ValueError for an empty name or a library path with no file."""
+
     orchestration: str
     library: Optional[str] = None  # a shared library's path; None: the standard set
 
@@ -56,6 +60,7 @@ class ChipCallable:
 
     @classmethod
     def from_library(cls, path: str, orchestration: str) -> "ChipCallable":
+        """`orchestration` of the prebuilt chip library at `path` (built against get_include())."""
         return cls(orchestration, os.fspath(path))
 
     @classmethod

@@ -26,10 +26,12 @@ class DeviceBackedHandle:
 
     @property
     def identity(self) -> CanonicalIdentity:
+        """The memory's canonical identity (minted by the Worker that allocated it)."""
         return self.descriptor.identity
 
     @property
     def nbytes(self) -> int:
+        """The allocation's size in bytes."""
         return self.descriptor.nbytes
 
     @property
@@ -41,6 +43,12 @@ class DeviceBackedHandle:
 
 
 class DeviceBuffer(DeviceBackedHandle):
+    """Device memory on one chip (DEVICE_MALLOC), what Orchestrator.alloc_child_tensor returns: its
+    bytes exist only in chip `chip`'s process, a tensor over it may go only to that chip, and the
+    host moves bytes with Orchestrator.copy_to / copy_from. It is released when its scope or run
+    ends (or by release() for one allocated with scoped=False), and freed once every task
+    submitted before then has finished."""
+
     def __init__(
         self, core: EngineWorker, descriptor: BufferDescriptor, chip: int, shape: Tuple[int, ...], dtype: DataType
     ) -> None:
@@ -53,6 +61,7 @@ class DeviceBuffer(DeviceBackedHandle):
 
     @property
     def released(self) -> bool:
+        """Whether it was released: a submit naming it is refused from then on."""
         return self._released
 
     def tensor(

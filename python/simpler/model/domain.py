@@ -57,6 +57,7 @@ class WindowBuffer(DeviceBackedHandle):
 
     @property
     def released(self) -> bool:
+        """Whether its domain was released: a submit naming it is refused from then on."""
         return self.domain.released
 
     def tensor(
@@ -108,10 +109,13 @@ class Domain:
 
     @property
     def size(self) -> int:
+        """How many members (ranks) the domain has."""
         return len(self.workers)
 
     @property
     def released(self) -> bool:
+        """Whether release() ran (or the `with` block ended): its buffers are refused at submit, and
+        the windows are freed once the tasks submitted before have finished."""
         return self._released
 
     def _member_text(self, chip: Any) -> str:
@@ -206,6 +210,7 @@ class GlobalDomain(Domain):
 
     @property
     def members(self) -> Tuple[Member, ...]:
+        """The (l3, chip) pairs in rank order (the same as `workers`)."""
         return self.workers
 
     def _member_text(self, chip: Any) -> str:

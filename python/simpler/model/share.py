@@ -85,6 +85,8 @@ class AdoptedTensor(SharedTensor):
         self.source = source
 
     def close(self) -> None:
+        """Stops naming the memory (Buffer.close); the memory itself is never freed here, and
+        `source` is let go once no unfinished task names the buffer."""
         super().close()
         _sweep()
 

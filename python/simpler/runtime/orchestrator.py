@@ -84,6 +84,13 @@ def _checked_list(field: str, values: object, item_type: Optional[type] = None) 
 
 
 class Orchestrator:
+    """What an orchestration function is given (`orch_fn(orch, args, cfg)`): it submits the run's
+    tasks (to chips, sub-workers or next-level Workers), allocates device memory and communication
+    domains, and opens scopes. Every submit checks its task and infers its dependencies at once,
+    raising ValueError and recording nothing on a refusal; the tasks run as their inputs are ready.
+    It takes work only while its orch_fn runs. Worker.run returns it: `submitted` lists the run's
+    tasks."""
+
     def __init__(
         self,
         state: RuntimeState,

@@ -26,7 +26,10 @@ class MappedArgs:
     u64 scalars. `args[i]` is the i-th MappedArg, `args.array(i)` a zero-copy
     NumPy array over its view."""
 
-    __slots__ = ("scalars", "tensors")
+    __slots__ = {  # each slot with its docstring
+        "scalars": "The task's u64 scalars, in order.",
+        "tensors": "One MappedArg per tensor of the task, in order.",
+    }
 
     def __init__(self, tensors: Sequence[MappedArg], scalars: Sequence[int]):
         # The sub-worker passes the fresh lists map_args made; anything else is copied.
@@ -40,6 +43,7 @@ class MappedArgs:
         return self.tensors[i]
 
     def array(self, i: int) -> np.ndarray:
+        """A zero-copy NumPy array over tensor `i`'s view (read-only where the task may not write)."""
         return mapped_array(self.tensors[i])
 
     def __repr__(self) -> str:
