@@ -11,6 +11,7 @@ void bind_task_args(nb::module_& m);
 void bind_call_config(nb::module_& m);
 void bind_view(nb::module_& m);
 void bind_deps(nb::module_& m);
+void bind_forwarded(nb::module_& m);
 void bind_backing(nb::module_& m);
 void bind_engine(nb::module_& m);
 void bind_task_handles(nb::module_& m);
@@ -25,6 +26,7 @@ NB_MODULE(_core, m) {
     bind_view(m);
     bind_deps(m);
     bind_backing(m);
+    bind_forwarded(m);
     bind_chip(m);
     bind_engine(m);
     bind_task_handles(m);

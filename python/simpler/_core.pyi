@@ -591,6 +591,19 @@ class ImportRegistry:
     def stats(self) -> dict:
         """Counts since creation: receipts, hits (already mapped), maps, unmaps, reexports, refusals."""
 
+class ForwardedViews:
+    """The views a parent's task forwarded to a nested run, and whether it writes each."""
+    def __len__(self) -> int: ...
+    def refusal(self, args: TaskArgs) -> tuple[int, int] | None:
+        """
+        None when `args` stays within the forwarded views; else (kind, argument): kind 0, a forwarded buffer named by another descriptor; kind 1, bytes outside every forwarded view of it (or written outside every written one).
+        """
+
+def forward_task_args(blob: bytes, config: CallConfig, registry: ImportRegistry) -> tuple[TaskArgs, ForwardedViews]:
+    """
+    The parent's task blob as this level's TaskArgs (each tensor validated and re-exported through `registry`, tagged by the call config's masks) and the ForwardedViews they allow.
+    """
+
 class StagingMode(enum.Enum):
     """
     How a chip reaches host arguments: STAGE copies them into device memory and back; ZERO_COPY runs on them in place; CHECKED stages them between guard bytes and fails a run that wrote outside the views it may write.

@@ -137,6 +137,7 @@ def instances():
         "EngineWorker": engine,
         "FailedTask": report.levels[0],
         "FailureReport": report,
+        "ForwardedViews": core.forward_task_args(core.write_blob(TaskArgs()), core.CallConfig(), registry)[1],
         "ImportRegistry": registry,
         "MappedArg": mapped,
         "RemoteChildren": core.RemoteChildren([], 0, 1.0, 1.0),
