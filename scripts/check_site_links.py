@@ -27,7 +27,7 @@ class _Page(HTMLParser):
                 continue
             if name in ("id", "name"):
                 self.ids.add(value)
-            elif name in ("href", "src") and not (tag == "link" and value.startswith("#")):
+            elif name in ("href", "src"):
                 self.links.append(value)
 
 

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 from typing import Tuple
 
-from simpler._core import CallConfig, ForwardedViews, forward_task_args
+from simpler._core import CallConfig, ForwardedViews, TensorArgType, forward_task_args
 from simpler.model.buffer import default_registry
 from simpler.model.task_interface import TaskArgs
 
 # ForwardedViews.refusal's kinds.
 _OTHER_DESCRIPTOR = 0
+_WRITING_TAGS = frozenset({TensorArgType.OUTPUT, TensorArgType.INOUT, TensorArgType.OUTPUT_EXISTING})
 
 
 class ForwardedScope:
@@ -61,7 +62,7 @@ class ForwardedScope:
                 f"one the parent's task forwarded ({t.buffer!r}, forwarded {forwarded!r}); a nested "
                 "orchestration passes on the descriptors it received"
             )
-        written = " written by" if args.tag(i).name in ("OUTPUT", "INOUT", "OUTPUT_EXISTING") else ""
+        written = " written by" if args.tag(i) in _WRITING_TAGS else ""
         raise ValueError(
             f"{what} refused: argument {i} ({args.tag(i).name}) names bytes of buffer {t.buffer.identity} outside "
             f"every view of it{written} the parent's task forwarded; a nested orchestration may only touch the "
