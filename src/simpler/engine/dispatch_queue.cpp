@@ -228,6 +228,27 @@ void DispatchQueue::take(std::vector<Assignment>& out) {
     if (groups_left) std::erase_if(groups_, [](const Group& g) { return g.members.empty(); });
 }
 
+std::optional<TaskId> DispatchQueue::take_behind(ChildRef child) {
+    const auto k = static_cast<size_t>(child.kind);
+    const Pool& p = pools_[k];
+    if (child.index >= p.state.size() || p.state[child.index] != BUSY) return std::nullopt;
+    SingleQueue& q = singles_[named_base_[k] + child.index];
+    if (q.empty()) return std::nullopt;
+    const uint64_t ready = q.front().ready;
+    if (const SingleQueue& any = singles_[any_queue_[k]]; !any.empty() && any.front().ready < ready)
+        return std::nullopt;
+    const MemberTarget named = MemberTarget::child(child);
+    for (const Group& g : groups_) {
+        if (g.ready > ready) break;  // in ready order
+        if (g.any_needed[k] > 0 || std::find(g.members.begin(), g.members.end(), named) != g.members.end())
+            return std::nullopt;
+    }
+    const TaskId task = q.front().task;
+    q.pop_front();
+    --queued_;
+    return task;
+}
+
 bool DispatchQueue::names(ChildRef child) const noexcept {
     const MemberTarget target = MemberTarget::child(child);
     if (!singles_[queue_of(target)].empty()) return true;

@@ -27,6 +27,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -68,6 +69,13 @@ public:
 
     // Appends every member that can be dispatched now, marking its child busy.
     void take(std::vector<Assignment>& out);
+    // The oldest one-member item naming `child` while that child is BUSY (its
+    // lane can hold a task behind the one it runs), removed from the queue;
+    // nullopt when there is none, the child is FREE or DEAD, or an earlier
+    // item could take the child once it is free (an "any" item of its kind, a
+    // group naming it or an "any" member of its kind): no item passes one that
+    // waits for the same child. The child stays BUSY.
+    std::optional<TaskId> take_behind(ChildRef child);
 
     // Removes a queued task (it was poisoned); false when it is not queued.
     bool drop(TaskId task);

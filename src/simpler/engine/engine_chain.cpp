@@ -7,6 +7,13 @@
 // The graph keeps the edge: the task stays PENDING until its producers
 // complete, then starts (on_ready) without being queued.
 //
+// A ready task queued for a busy chip by name goes to the chip's lane behind
+// what it runs (take_behind): the chip begins it as soon as it finishes the
+// one ahead, with no hand-off through the parent between them. It is the
+// oldest item that can use that chip (DispatchQueue::take_behind), and it
+// waits while a control message (a forget, an install) waits for the lane
+// to empty (the Worker's LaneOpen), so a steady stream cannot hold one back.
+//
 // A chip is busy for the DispatchQueue while anything is in flight on its
 // lane; chip_flight_ mirrors the lane's order. A chained task never passes a
 // task queued for the same chip (DispatchQueue::names), so a chain cannot
@@ -14,6 +21,7 @@
 // submitted, when a producer of it is dispatched to a chip or completes, and
 // when its chip's lane has room again.
 #include <algorithm>
+#include <optional>
 
 #include "simpler/engine/engine_core.h"
 
@@ -45,6 +53,26 @@ void EngineCore::note_chain_candidates(TaskId task) {
     if (!graph_.contains(task)) return;
     for (TaskId s : graph_.successors(task))
         if (graph_.contains(s) && graph_.state(s) == TaskState::PENDING) chain_candidates_.push_back(s);
+}
+
+void EngineCore::take_behind(std::vector<Dispatch>& out, const LaneOpen& lane_open) {
+    const std::vector<std::string>& lost = lost_[static_cast<size_t>(ChildKind::CHIP)];
+    for (uint32_t c = 0; c < chip_flight_.size(); ++c) {
+        std::deque<TaskId>& flight = chip_flight_[c];
+        const ChildRef chip{ChildKind::CHIP, c};
+        if (flight.empty() || flight.size() >= config_.chip_lane_depth || !lost.at(c).empty()) continue;
+        if (lane_open && !lane_open(chip)) continue;
+        while (flight.size() < config_.chip_lane_depth) {
+            const std::optional<TaskId> id = queue_.take_behind(chip);
+            if (!id) break;
+            Record& r = record(*id);
+            r.behind = true;  // READY until it finishes: a cancel may still withdraw it
+            --r.undispatched;
+            ++r.outstanding;
+            out.push_back({TaskHandle{*id, r.run}, r.kind, 0, chip, r.callable, r.blob(0), &r.config(0)});
+            chip_member_started(*id, chip);
+        }
+    }
 }
 
 void EngineCore::take_chained(std::vector<Dispatch>& out) {

@@ -39,6 +39,7 @@ void EngineCore::Record::reset() noexcept {
     undispatched = 0;
     failed = false;
     chained = false;
+    behind = false;
     preds.clear();
     names.clear();
 }
@@ -49,7 +50,7 @@ EngineCore::Record& EngineCore::record(TaskId task) {
     return *r;
 }
 
-void EngineCore::take(std::vector<Dispatch>& out) {
+void EngineCore::take(std::vector<Dispatch>& out, const LaneOpen& lane_open) {
     std::vector<Assignment>& assigned = take_scratch_;
     assigned.clear();
     queue_.take(assigned);
@@ -62,6 +63,7 @@ void EngineCore::take(std::vector<Dispatch>& out) {
             {TaskHandle{a.task, r.run}, r.kind, a.member, a.child, r.callable, r.blob(a.member), &r.config(a.member)});
         if (chains() && a.child.kind == ChildKind::CHIP) chip_member_started(a.task, a.child);
     }
+    if (chains() && queue_.queued() > 0) take_behind(out, lane_open);
     if (!chain_candidates_.empty()) take_chained(out);
 }
 
@@ -121,7 +123,15 @@ void EngineCore::on_poisoned(std::span<const TaskId> poisoned) {
         queue_.drop(t);
         account_poisoned(t);
         // A chained task on its chip finishes when its lane reports it (skipped).
-        if (const Record* r = records_.find(t); r != nullptr && r->outstanding > 0) continue;
+        if (Record* r = records_.find(t); r != nullptr && r->outstanding > 0) {
+            // One behind its chip's running task is poisoned only when its lane
+            // withdrew it: the chip never begins it, so its names are free now.
+            if (r->behind) {
+                uncount_users(*r);
+                r->names.clear();
+            }
+            continue;
+        }
         finish_task(t);
     }
 }
@@ -226,7 +236,7 @@ void EngineCore::child_lost(ChildRef child, const std::string& why) {
 }
 
 bool EngineCore::withdrawn(TaskId id, const Record& r, const Withdraw& withdraw) const {
-    return r.chained && withdraw && withdraw(id, ChildRef{ChildKind::CHIP, r.target0.index()});
+    return (r.chained || r.behind) && withdraw && withdraw(id, ChildRef{ChildKind::CHIP, r.target0.index()});
 }
 
 void EngineCore::abandon(const std::string& why, const Withdraw& withdraw) {

@@ -106,7 +106,8 @@ struct EngineConfig {
     // Tasks a chip's lane holds at once (its MailboxRing's depth). Above 1, a
     // one-member chip task whose only unfinished producers are one-member
     // tasks in flight on that same chip is handed to the chip behind them
-    // (chained dispatch, engine_chain.cpp) instead of waiting for them here.
+    // (chained dispatch, engine_chain.cpp) instead of waiting for them here,
+    // and a ready task naming a busy chip goes to its lane behind what it runs.
     uint32_t chip_lane_depth = 1;
 };
 
@@ -234,9 +235,14 @@ public:
     // The id the next submit gets.
     [[nodiscard]] TaskId next_task_id() const noexcept { return next_task_; }
 
+    // Whether a chip's lane may take a task behind the one it runs now (the
+    // Worker: no control message of that lane waits for it to empty).
+    using LaneOpen = std::function<bool(ChildRef)>;
     // Appends every member that can be dispatched now; their children are busy
-    // until member_finished().
-    void take(std::vector<Dispatch>& out);
+    // until member_finished(). With chip_lane_depth above 1, a ready task for a
+    // busy chip also goes to the chip's lane behind what it runs, where
+    // `lane_open` (when given) allows it (take_behind).
+    void take(std::vector<Dispatch>& out, const LaneOpen& lane_open = {});
 
     // Reports one dispatched member finished (fault.failed() false on
     // success). A task finishes when all its members have; its first failing
@@ -360,6 +366,9 @@ private:
         // Handed to its chip behind producers still in flight there: PENDING in
         // the graph until they complete (then started, never queued).
         bool chained = false;
+        // Ready, and handed to its busy chip behind what that chip runs
+        // (take_behind): READY in the graph until its result comes back.
+        bool behind = false;
         std::vector<TaskId> preds;                  // a chip task's producers as inferred (chained dispatch)
         std::vector<CanonicalIdentity> names;       // the distinct backings its arguments name (users_)
 
@@ -398,9 +407,13 @@ private:
     void note_chain_candidates(TaskId task);
     // Hands each candidate whose only unfinished producers are in flight on its chip to that chip.
     void take_chained(std::vector<Dispatch>& out);
+    // Hands each busy chip with room on its lane the ready tasks queued for it
+    // by name (DispatchQueue::take_behind), oldest first.
+    void take_behind(std::vector<Dispatch>& out, const LaneOpen& lane_open);
     [[nodiscard]] bool chains() const noexcept { return config_.chip_lane_depth > 1; }
     [[nodiscard]] bool chainable(const Record& r) const noexcept;
-    // Whether `r` (task `id`) is a chained task that `withdraw` withdrew from its chip's lane.
+    // Whether `r` (task `id`) is a chained task, or one behind its chip's
+    // running task, that `withdraw` withdrew from its chip's lane.
     [[nodiscard]] bool withdrawn(TaskId id, const Record& r, const Withdraw& withdraw) const;
     void on_poisoned(std::span<const TaskId> poisoned);
     // users_: counts a recorded task's names in, or (at its finish) out, queuing its holds.

@@ -202,7 +202,12 @@ void Worker::dispatch_locked() {
     deliver_forgets_locked();
     deliver_installs_locked();
     batch_.clear();
-    core_.take(batch_);
+    // A chip's lane takes a task behind the one it runs only while no control
+    // message waits for it to empty: a steady stream would hold that back.
+    core_.take(batch_, [this](ChildRef chip) {
+        const Lane& l = lanes_[lane_of(chip)];
+        return !l.control_in_flight && l.held.empty() && l.forgets.empty() && l.installs.empty();
+    });
     for (const Dispatch& d : batch_) {
         const size_t i = lane_of(d.child);
         Lane& l = lanes_[i];

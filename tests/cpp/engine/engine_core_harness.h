@@ -58,9 +58,9 @@ struct Harness {
         MemberSubmit m{&a, std::nullopt};
         return core.submit(TaskKind::SUB, 9, {&m, 1}, config).id;
     }
-    std::vector<Dispatch> take() {
+    std::vector<Dispatch> take(const EngineCore::LaneOpen& lane_open = {}) {
         std::vector<Dispatch> out;
-        core.take(out);
+        core.take(out, lane_open);
         return out;
     }
 };

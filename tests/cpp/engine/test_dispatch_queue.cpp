@@ -1,8 +1,10 @@
 // DispatchQueue: ready order per target, groups only when every member's
 // target is free, no starvation of a waiting group, distinct sub-workers for a
-// sub group, and refusal of targets that could never be met.
+// sub group, refusal of targets that could never be met, and take_behind's
+// oldest item for a busy chip that passes nothing waiting for it.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -272,4 +274,60 @@ TEST(DispatchQueue, ANamedSubTaskDoesNotTakeAChildAWaitingGroupClaims) {
     ASSERT_EQ(a.size(), 2u);
     EXPECT_EQ(a[0].task, 2u);
     EXPECT_EQ(a[1].task, 2u);
+}
+
+// take_behind: the oldest item naming a busy child, for the lane behind what it runs.
+TEST(DispatchQueue, TakeBehindHandsABusyChipItsOldestQueuedTaskAndKeepsItBusy) {
+    DispatchQueue q(counts(2, 0));
+    q.push(1, chip0);
+    q.push(2, chip0);
+    q.push(3, chip0);
+    EXPECT_FALSE(q.take_behind(chip(0)));  // chip 0 is free: take() hands it out
+    ASSERT_EQ(take(q).size(), 1u);         // task 1 on chip 0
+    EXPECT_EQ(q.take_behind(chip(0)), std::optional<simpler::TaskId>(2));
+    EXPECT_EQ(q.queued(), 1u);
+    EXPECT_FALSE(q.free(chip(0)));
+    EXPECT_FALSE(q.take_behind(chip(1)));  // free, and nothing names it
+    q.release(chip(0));
+    const auto a = take(q);
+    ASSERT_EQ(a.size(), 1u);
+    EXPECT_EQ(a[0].task, 3u);
+    EXPECT_FALSE(q.take_behind(chip(0)));  // busy, nothing left for it
+}
+
+TEST(DispatchQueue, TakeBehindNeverPassesAnEarlierItemThatWaitsForTheSameChip) {
+    const MemberTarget any_chip[] = {MemberTarget::any(ChildKind::CHIP)};
+    DispatchQueue q(counts(2, 0));
+    q.push(1, chip0);
+    q.push(2, chip1);
+    ASSERT_EQ(take(q).size(), 2u);  // both chips busy
+    q.push(3, any_chip);            // the first chip that frees
+    q.push(4, chip0);
+    EXPECT_FALSE(q.take_behind(chip(0)));  // 3 is older and could take chip 0 once it frees
+    q.release(chip(1));
+    ASSERT_EQ(take(q).size(), 1u);  // 3 on chip 1
+    EXPECT_EQ(q.take_behind(chip(0)), std::optional<simpler::TaskId>(4));
+
+    DispatchQueue g(counts(2, 0));
+    g.push(1, chip0);
+    ASSERT_EQ(take(g).size(), 1u);
+    g.push(2, both_chips);  // waits for chip 0, and holds chip 1
+    g.push(3, chip0);
+    EXPECT_FALSE(g.take_behind(chip(0)));  // the group is older and needs chip 0
+    g.release(chip(0));
+    ASSERT_EQ(take(g).size(), 2u);  // the group, on both chips
+    EXPECT_EQ(g.take_behind(chip(0)), std::optional<simpler::TaskId>(3));
+}
+
+TEST(DispatchQueue, TakeBehindPassesALaterGroupAndNeverServesADeadChip) {
+    DispatchQueue q(counts(2, 0));
+    q.push(1, chip0);
+    ASSERT_EQ(take(q).size(), 1u);
+    q.push(2, chip0);
+    q.push(3, both_chips);  // later than 2: it waits behind it as it would anyway
+    EXPECT_EQ(q.take_behind(chip(0)), std::optional<simpler::TaskId>(2));
+    q.push(4, chip1);
+    q.retire(chip(1));
+    EXPECT_FALSE(q.take_behind(chip(1)));  // dead: its items stay queued (the engine poisons them)
+    EXPECT_TRUE(q.drop(4));
 }

@@ -3,7 +3,9 @@
 // producer's position as its after mask, starts in the graph when the producer
 // completes, and is poisoned (not failed) when the producer fails; a task
 // with a producer anywhere else, or behind a queued task for the chip, waits
-// in the parent as before; the chip stays busy until its lane is empty.
+// in the parent as before; the chip stays busy until its lane is empty. A
+// ready task naming a busy chip goes to its lane behind what it runs, with no
+// mask, and a cancel poisons it only when the lane withdraws it.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -119,13 +121,37 @@ TEST(EngineChain, AChainedTaskDoesNotPassATaskQueuedForItsChip) {
     const TaskArgs head = copy(1, 2), independent = copy(7, 8), dependent = copy(2, 3);
     h.chip_task(head, 0);
     std::vector<Dispatch> d = h.take();
-    const TaskId queued = h.chip_task(independent, 0);  // ready, queued: chip 0 is busy
+    const TaskId queued = h.chip_task(independent, 0);  // ready; its lane is closed (a control message waits)
     h.chip_task(dependent, 0);                          // would chain behind head, but waits its turn
-    EXPECT_TRUE(h.take().empty());
+    const auto closed = [](ChildRef) { return false; };
+    EXPECT_TRUE(h.take(closed).empty());
     h.core.member_finished(d[0], {});
-    std::vector<Dispatch> next = h.take();
+    std::vector<Dispatch> next = h.take(closed);
     ASSERT_EQ(next.size(), 1u);
     EXPECT_EQ(next[0].task.id, queued);
+}
+
+TEST(EngineChain, AReadyTaskForABusyChipGoesBehindWhatItRunsWithNoMask) {
+    Harness h(1, 0);
+    const TaskArgs head = copy(1, 2), second = copy(7, 8), third = copy(9, 10);
+    h.chip_task(head, 0);
+    std::vector<Dispatch> d = h.take();
+    ASSERT_EQ(d.size(), 1u);
+    const TaskId t2 = h.chip_task(second, 0);
+    std::vector<Dispatch> d2 = h.take();  // ready: onto the lane behind head
+    ASSERT_EQ(d2.size(), 1u);
+    EXPECT_EQ(d2[0].task.id, t2);
+    EXPECT_EQ(d2[0].after_mask, 0u);  // it needs nothing of head: it runs whatever head did
+    const TaskId t3 = h.chip_task(third, 0);
+    EXPECT_TRUE(h.take().empty());  // the lane holds two
+    h.core.member_finished(d[0], {MemberFault{"KERNEL", "head failed", nullptr}});
+    std::vector<Dispatch> d3 = h.take();  // room again: behind t2
+    ASSERT_EQ(d3.size(), 1u);
+    EXPECT_EQ(d3[0].task.id, t3);
+    h.core.member_finished(d2[0], {});
+    h.core.member_finished(d3[0], {});
+    EXPECT_EQ(h.core.unfinished(), 0u);
+    EXPECT_EQ(h.core.poisoned_count(), 0u);  // head's failure touched neither
 }
 
 TEST(EngineChain, TheChipStaysBusyUntilItsLaneIsEmpty) {
@@ -134,11 +160,39 @@ TEST(EngineChain, TheChipStaysBusyUntilItsLaneIsEmpty) {
     h.chip_task(a, 0);
     std::vector<Dispatch> d = h.take();
     h.chip_task(b, 0);
-    std::vector<Dispatch> d2 = h.take();
+    std::vector<Dispatch> d2 = h.take();  // chained behind a
     ASSERT_EQ(d2.size(), 1u);
-    h.chip_task(other, 0);                 // independent: waits for a free chip
-    h.core.member_finished(d[0], {});      // the chained task is still on the chip
-    EXPECT_TRUE(h.take().empty());
+    const TaskId later = h.chip_task(other, 0);
+    EXPECT_TRUE(h.take().empty());     // the lane holds two
+    h.core.member_finished(d[0], {});  // the chained task is still on the chip: busy
+    std::vector<Dispatch> d3 = h.take();
+    ASSERT_EQ(d3.size(), 1u);  // behind b, not on a free chip
+    EXPECT_EQ(d3[0].task.id, later);
+    EXPECT_EQ(d3[0].after_mask, 0u);
     h.core.member_finished(d2[0], {});
-    EXPECT_EQ(h.take().size(), 1u);
+    h.core.member_finished(d3[0], {});
+    EXPECT_EQ(h.core.unfinished(), 0u);
+}
+
+TEST(EngineChain, ACancelPoisonsATaskBehindItsChipsRunningOneOnlyWhenItsLaneWithdrawsIt) {
+    for (const bool won : {true, false}) {
+        Harness h(1, 0);
+        const TaskArgs head = copy(1, 2), second = copy(7, 8);
+        h.chip_task(head, 0);
+        std::vector<Dispatch> d = h.take();
+        const TaskId t2 = h.chip_task(second, 0);
+        std::vector<Dispatch> d2 = h.take();
+        ASSERT_EQ(d2.size(), 1u);
+        std::vector<TaskId> asked;
+        const size_t cancelled = h.core.cancel_run(0, "cancelled by the test", [&](TaskId t, ChildRef) {
+            asked.push_back(t);
+            return won;
+        });
+        EXPECT_EQ(asked, std::vector<TaskId>{t2});  // head runs: never asked
+        EXPECT_EQ(cancelled, won ? 1u : 0u);
+        EXPECT_EQ(h.core.unfinished(), 2u);  // both wait for their lane's answers
+        h.core.member_finished(d[0], {});
+        h.core.member_finished(d2[0], won ? MemberFault{"SKIPPED", "withdrawn", nullptr} : MemberFault{});
+        EXPECT_EQ(h.core.unfinished(), 0u);
+    }
 }
