@@ -6,9 +6,12 @@ A test.gate task that waits for a file holds chip 0; the orch fn then submits
 a task that needs nothing of the gate (std.add_scalar x -> y, on bytes the
 gate does not name) to chip 0: submit drives the lanes, so the trace shows it
 published before the gate's result was collected. It runs whatever the gate
-did (no producer of it is on the lane), and a cancel withdraws it while the
-chip has not begun it. Both spin regimes are run."""
+did (no producer of it is on the lane), a cancel withdraws it while the chip
+has not begun it, and a chip killed with both on its lane fails both. Both
+spin regimes are run."""
 
+import os
+import signal
 import struct
 
 import numpy as np
@@ -110,3 +113,22 @@ def test_ctrl_c_withdraws_a_ready_task_its_busy_chip_has_not_begun(closing, tmp_
     assert not a.ok and "its parent withdrew it before it started" in a.error, a
     np.testing.assert_array_equal(view_array(y), np.full(N, -1, dtype=np.float32))  # it never ran
     assert all(s.endswith("usable") for s in w.child_status())
+
+
+def test_a_chip_killed_with_a_ready_task_behind_the_one_it_runs_fails_both(closing, tmp_path):
+    w, add, gate_k, gate, x, y = gated(closing, tmp_path, None)
+    chip0 = w.child_pids()[0]
+    orch, handles = gate_then_add(gate, gate_k, add, x, y, then=lambda _g: os.kill(chip0, signal.SIGKILL))
+    with pytest.raises(RuntimeError) as info:
+        w.run(orch)
+    msg = str(info.value)
+    assert "(callable 'test.gate', member 0) on chip 0" in msg and "CHILD_DIED" in msg and "signal 9" in msg, msg
+    g, a = runs_of(w, handles)
+    assert a.start_ns < g.end_ns, (g, a)  # both were in flight on chip 0
+    assert not g.ok and "CHILD_DIED" in g.error, g
+    assert not a.ok and "CHILD_DIED" in a.error, a  # a failure of its own: it needed nothing of the gate
+    np.testing.assert_array_equal(view_array(y), np.full(N, -1, dtype=np.float32))
+    status = w.child_status()
+    assert status[0].startswith("chip 0: lost") and status[1] == "chip 1: usable", status
+    w.run(lambda o, _a, _c: o.submit_next_level(add, args((x, IN), (y, OUT), scalars=(ONE,)), worker=1))
+    np.testing.assert_array_equal(view_array(y), np.arange(N, dtype=np.float32) + 1)  # chip 1 serves it

@@ -19,7 +19,7 @@
 // Definitions by concept: engine_core.cpp (records, take, completion, holds,
 // releases, a child lost, abandon), engine_submit.cpp (the submit path),
 // engine_runs.cpp (runs: failures, ends, collection, cancel), engine_chain.cpp
-// (chained dispatch).
+// (a chip's lane: chained dispatch, a ready task behind the one it runs).
 #pragma once
 
 #include <array>

@@ -16,8 +16,9 @@
 // run; two RUN intervals that do not overlap ran one after the other for sure,
 // and two on different children that overlap by more than the wake-up latency
 // ran concurrently. Two on one chip may overlap and still run one after the
-// other: a chip's lane holds a chained task behind its producers
-// (EngineConfig::chip_lane_depth), and its interval starts at that hand-off.
+// other: a chip's lane holds a task behind the one it runs (a chained one
+// behind its producers, or a ready one; EngineConfig::chip_lane_depth), and
+// its interval starts at that hand-off.
 //
 // Bounded: at most `capacity` events are kept; every later one is counted in
 // dropped() and not stored. Events of members still in flight are not in

@@ -111,8 +111,8 @@
 
 namespace simpler {
 
-// Tasks a chip's lane holds at once: the one it runs and a chained one
-// behind it (EngineConfig::chip_lane_depth; docs/internals/ipc.md, MailboxRing).
+// Tasks a chip's lane holds at once: the one it runs and one behind it, chained
+// or ready (EngineConfig::chip_lane_depth; docs/internals/ipc.md, MailboxRing).
 inline constexpr uint32_t CHIP_LANE_DEPTH = 2;
 
 // Everything a Worker is built from: its options (each default is the
@@ -396,8 +396,8 @@ private:
     };
     struct Lane {
         ChildRef ref;
-        // A chip's lane holds CHIP_LANE_DEPTH tasks (a chained one behind its
-        // producers); every other lane one.
+        // A chip's lane holds CHIP_LANE_DEPTH tasks (the one it runs, then a
+        // chained or ready one); every other lane one.
         std::unique_ptr<ipc::MailboxRing> mailbox;
         ipc::ChildProcess child;
         std::deque<Dispatch> in_flight;  // on the child, in publish order
