@@ -6,7 +6,7 @@ the Worker's task_timeout, fails the run with a clear error, fails the task
 chained behind it, poisons every later task of the chain and does not hang.
 
 Chained dispatch: a task whose only unfinished producer runs on its own chip
-is handed to that chip behind it (the chip's lane holds two tasks). A test.gate
+is handed to that chip behind it (the chip's lane holds four tasks). A test.gate
 task that waits for a file holds the chain's head on chip 0; the orch fn's
 submit of the next task publishes it behind the gate (submit drives the lanes),
 so the trace shows it handed over while the gate ran: the chained path, not the

@@ -1,6 +1,6 @@
 """A ready task for a busy chip waits on the chip's lane, not in the parent: the
 chip begins it as soon as it finishes the task it runs, with no hand-off
-through the parent between them (the chip's lane holds two tasks).
+through the parent between them (the chip's lane holds four tasks).
 
 A test.gate task that waits for a file holds chip 0; the orch fn then submits
 a task that needs nothing of the gate (std.add_scalar x -> y, on bytes the

@@ -111,9 +111,10 @@
 
 namespace simpler {
 
-// Tasks a chip's lane holds at once: the one it runs and one behind it, chained
-// or ready (EngineConfig::chip_lane_depth; docs/internals/ipc.md, MailboxRing).
-inline constexpr uint32_t CHIP_LANE_DEPTH = 2;
+// Tasks a chip's lane holds at once: the one it runs and up to three behind it,
+// chained or ready (EngineConfig::chip_lane_depth; docs/internals/ipc.md,
+// MailboxRing). Each slot's blob area is reserved, not touched, until used.
+inline constexpr uint32_t CHIP_LANE_DEPTH = 4;
 
 // Everything a Worker is built from: its options (each default is the
 // initializer here and nowhere else) and its collaborators (handlers, hooks).
@@ -396,8 +397,8 @@ private:
     };
     struct Lane {
         ChildRef ref;
-        // A chip's lane holds CHIP_LANE_DEPTH tasks (the one it runs, then a
-        // chained or ready one); every other lane one.
+        // A chip's lane holds CHIP_LANE_DEPTH tasks (the one it runs, then
+        // chained or ready ones); every other lane one.
         std::unique_ptr<ipc::MailboxRing> mailbox;
         ipc::ChildProcess child;
         std::deque<Dispatch> in_flight;  // on the child, in publish order
