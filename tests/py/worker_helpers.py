@@ -167,6 +167,18 @@ class Gate:
         open(self.file, "w").close()
 
 
+def interrupted_behind_gate(w, orch, cancelled: int) -> None:
+    """Runs `orch`, which ends in a KeyboardInterrupt while a Gate's task (task 1 of run 0) holds
+    chip 0, and checks the interrupt's note: `cancelled` tasks cancelled (withdrawn ones among
+    them, not listed as still running), the gate still running."""
+    with pytest.raises(KeyboardInterrupt) as err:
+        w.run(orch)
+    assert err.value.__notes__ == [
+        f"Worker.run interrupted: {cancelled} task(s) not yet dispatched were cancelled; still running on their "
+        "children, and waited for by the next run(): task 1 of run 0 (callable 'test.gate', member 0) on chip 0"
+    ]
+
+
 def rendezvous_dir(buf_owner, tmp_path):
     """A UINT8 tensor holding tmp_path NUL-terminated: where two rendezvous tasks
     (test.rendezvous on chips, meet_partner in sub-workers) leave their marks."""
