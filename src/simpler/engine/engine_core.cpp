@@ -40,6 +40,7 @@ void EngineCore::Record::reset() noexcept {
     failed = false;
     chained = false;
     behind = false;
+    withdrawn = false;
     preds.clear();
     names.clear();
 }
@@ -124,9 +125,9 @@ void EngineCore::on_poisoned(std::span<const TaskId> poisoned) {
         account_poisoned(t);
         // A chained task on its chip finishes when its lane reports it (skipped).
         if (Record* r = records_.find(t); r != nullptr && r->outstanding > 0) {
-            // One behind its chip's running task is poisoned only when its lane
-            // withdrew it: the chip never begins it, so its names are free now.
-            if (r->behind) {
+            // One its lane withdrew is never begun by its chip: its names are
+            // free now, not when the lane's answer comes back.
+            if (r->withdrawn) {
                 uncount_users(*r);
                 r->names.clear();
             }
@@ -235,8 +236,11 @@ void EngineCore::child_lost(ChildRef child, const std::string& why) {
     }
 }
 
-bool EngineCore::withdrawn(TaskId id, const Record& r, const Withdraw& withdraw) const {
-    return (r.chained || r.behind) && withdraw && withdraw(id, ChildRef{ChildKind::CHIP, r.target0.index()});
+bool EngineCore::withdrawn(TaskId id, Record& r, const Withdraw& withdraw) {
+    if (!(r.chained || r.behind) || !withdraw || !withdraw(id, ChildRef{ChildKind::CHIP, r.target0.index()}))
+        return false;
+    r.withdrawn = true;
+    return true;
 }
 
 void EngineCore::abandon(const std::string& why, const Withdraw& withdraw) {
@@ -244,7 +248,7 @@ void EngineCore::abandon(const std::string& why, const Withdraw& withdraw) {
     std::function<bool(TaskId)> spare;
     if (withdraw) {
         spare = [&](TaskId id) {
-            const Record* r = records_.find(id);
+            Record* r = records_.find(id);
             return r != nullptr && r->outstanding > 0 && !withdrawn(id, *r, withdraw);
         };
     }

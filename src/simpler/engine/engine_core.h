@@ -369,6 +369,8 @@ private:
         // Ready, and handed to its busy chip behind what that chip runs
         // (take_behind): READY in the graph until its result comes back.
         bool behind = false;
+        // Its chip's lane withdrew it (a cancel): the chip never begins it.
+        bool withdrawn = false;
         std::vector<TaskId> preds;                  // a chip task's producers as inferred (chained dispatch)
         std::vector<CanonicalIdentity> names;       // the distinct backings its arguments name (users_)
 
@@ -413,8 +415,9 @@ private:
     [[nodiscard]] bool chains() const noexcept { return config_.chip_lane_depth > 1; }
     [[nodiscard]] bool chainable(const Record& r) const noexcept;
     // Whether `r` (task `id`) is a chained task, or one behind its chip's
-    // running task, that `withdraw` withdrew from its chip's lane.
-    [[nodiscard]] bool withdrawn(TaskId id, const Record& r, const Withdraw& withdraw) const;
+    // running task, that `withdraw` withdrew from its chip's lane (then
+    // marked so in r.withdrawn).
+    [[nodiscard]] bool withdrawn(TaskId id, Record& r, const Withdraw& withdraw);
     void on_poisoned(std::span<const TaskId> poisoned);
     // users_: counts a recorded task's names in, or (at its finish) out, queuing its holds.
     void count_users(const Record& r);

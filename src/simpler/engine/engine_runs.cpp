@@ -134,7 +134,7 @@ void EngineCore::forget_run(uint64_t run) {
 
 size_t EngineCore::cancel_run(uint64_t run, const std::string& why, const Withdraw& withdraw) {
     std::vector<TaskId> doomed;
-    records_.for_each([&](TaskId id, const Record& r) {
+    records_.for_each([&](TaskId id, Record& r) {
         if (r.run != run) return;
         const TaskState s = graph_.state(id);
         if (s != TaskState::PENDING && s != TaskState::READY) return;

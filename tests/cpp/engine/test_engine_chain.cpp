@@ -183,6 +183,7 @@ TEST(EngineChain, ACancelPoisonsATaskBehindItsChipsRunningOneOnlyWhenItsLaneWith
         const TaskId t2 = h.chip_task(second, 0);
         std::vector<Dispatch> d2 = h.take();
         ASSERT_EQ(d2.size(), 1u);
+        EXPECT_EQ(h.core.hold_users(ident(7)), 1u);  // a released backing only t2 names
         std::vector<TaskId> asked;
         const size_t cancelled = h.core.cancel_run(0, "cancelled by the test", [&](TaskId t, ChildRef) {
             asked.push_back(t);
@@ -191,8 +192,35 @@ TEST(EngineChain, ACancelPoisonsATaskBehindItsChipsRunningOneOnlyWhenItsLaneWith
         EXPECT_EQ(asked, std::vector<TaskId>{t2});  // head runs: never asked
         EXPECT_EQ(cancelled, won ? 1u : 0u);
         EXPECT_EQ(h.core.unfinished(), 2u);  // both wait for their lane's answers
+        std::vector<CanonicalIdentity> unheld;
+        h.core.take_unheld(unheld);
+        // Withdrawn, t2 never begins: what it names is free at once, not at the lane's answer.
+        EXPECT_EQ(unheld, won ? std::vector<CanonicalIdentity>{ident(7)} : std::vector<CanonicalIdentity>{});
         h.core.member_finished(d[0], {});
         h.core.member_finished(d2[0], won ? MemberFault{"SKIPPED", "withdrawn", nullptr} : MemberFault{});
         EXPECT_EQ(h.core.unfinished(), 0u);
+        unheld.clear();
+        h.core.take_unheld(unheld);
+        EXPECT_EQ(unheld, won ? std::vector<CanonicalIdentity>{} : std::vector<CanonicalIdentity>{ident(7)});
     }
+}
+
+TEST(EngineChain, ClosingPoisonsATaskBehindItsChipsRunningOneButHoldsItsNamesUntilTheLaneAnswers) {
+    Harness h(1, 0);
+    const TaskArgs head = copy(1, 2), second = copy(7, 8);
+    h.chip_task(head, 0);
+    std::vector<Dispatch> d = h.take();
+    h.chip_task(second, 0);
+    std::vector<Dispatch> d2 = h.take();
+    ASSERT_EQ(d2.size(), 1u);
+    EXPECT_EQ(h.core.hold_users(ident(7)), 1u);
+    h.core.abandon("the Worker closed");  // no withdrawal: the chip may be running it already
+    std::vector<CanonicalIdentity> unheld;
+    h.core.take_unheld(unheld);
+    EXPECT_TRUE(unheld.empty());
+    h.core.member_finished(d[0], {});
+    h.core.member_finished(d2[0], {MemberFault{"CHILD_DIED", "closed", nullptr}});
+    h.core.take_unheld(unheld);
+    EXPECT_EQ(unheld, std::vector<CanonicalIdentity>{ident(7)});
+    EXPECT_EQ(h.core.unfinished(), 0u);
 }
