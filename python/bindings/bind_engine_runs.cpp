@@ -49,10 +49,11 @@ void bind_engine_runs(nb::class_<Worker>& cls) {
            "RuntimeError) carries the first failure's report. With a timeout (seconds) returns False when tasks are "
            "still unfinished then.")
         .def("cancel_run", nb::overload_cast<const std::string&>(&Worker::cancel_run), "why"_a,
-             "Ends the run early: tasks not yet dispatched never run; those on a child finish there and the next "
-             "wait() waits for them. Returns what it did, in words.")
+             "Ends the run early: tasks not yet started never run (one waiting on a chip's lane is withdrawn from "
+             "it); those a child has begun finish there and the next wait() waits for them. Returns what it did, in "
+             "words.")
         .def("cancel_run", nb::overload_cast<uint64_t, const std::string&>(&Worker::cancel_run), "run"_a, "why"_a,
-             "cancel_run(why) for run `run` only: its tasks not yet dispatched never run (nor what needs them).")
+             "cancel_run(why) for run `run` only: its tasks not yet started never run (nor what needs them).")
         .def("end_run", &Worker::end_run, "collected"_a,
              "Ends the run being submitted and returns its number; collected: take_finished_runs() reports it, "
              "else wait_run() does.")

@@ -1073,11 +1073,11 @@ class EngineWorker:
     @overload
     def cancel_run(self, why: str) -> str:
         """
-        Ends the run early: tasks not yet dispatched never run; those on a child finish there and the next wait() waits for them. Returns what it did, in words.
+        Ends the run early: tasks not yet started never run (one waiting on a chip's lane is withdrawn from it); those a child has begun finish there and the next wait() waits for them. Returns what it did, in words.
         """
     @overload
     def cancel_run(self, run: int, why: str) -> str:
-        """cancel_run(why) for run `run` only: its tasks not yet dispatched never run (nor what needs them)."""
+        """cancel_run(why) for run `run` only: its tasks not yet started never run (nor what needs them)."""
     def end_run(self, collected: bool) -> int:
         """
         Ends the run being submitted and returns its number; collected: take_finished_runs() reports it, else wait_run() does.

@@ -210,7 +210,7 @@ def test_ctrl_c_ends_a_waiting_run_and_the_worker_goes_on(tmp_path):
     lines = out.splitlines()
     assert lines[0].startswith("interrupted at"), out
     assert (
-        "note: Worker.run interrupted: 1 task(s) not yet dispatched were cancelled; still running on their "
+        "note: Worker.run interrupted: 1 task(s) not yet started were cancelled; still running on their "
         "children, and waited for by the next run(): sub task 1 of run 0 (callable 'held', member 0) on "
         "sub-worker "
     ) in lines[1], out
@@ -233,7 +233,7 @@ def test_ctrl_c_inside_the_orchestration_function_cancels_without_waiting(tmp_pa
     with pytest.raises(KeyboardInterrupt) as err:
         w.run(orch)
     assert err.value.__notes__ == [
-        "Worker.run interrupted: 1 task(s) not yet dispatched were cancelled; still running on their children, and "
+        "Worker.run interrupted: 1 task(s) not yet started were cancelled; still running on their children, and "
         "waited for by the next run(): sub task 1 of run 0 (callable '_hang', member 0) on sub-worker 0"
     ]
     w.close()

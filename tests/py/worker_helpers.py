@@ -174,7 +174,7 @@ def interrupted_behind_gate(w, orch, cancelled: int) -> None:
     with pytest.raises(KeyboardInterrupt) as err:
         w.run(orch)
     assert err.value.__notes__ == [
-        f"Worker.run interrupted: {cancelled} task(s) not yet dispatched were cancelled; still running on their "
+        f"Worker.run interrupted: {cancelled} task(s) not yet started were cancelled; still running on their "
         "children, and waited for by the next run(): task 1 of run 0 (callable 'test.gate', member 0) on chip 0"
     ]
 

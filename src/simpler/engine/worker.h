@@ -243,7 +243,7 @@ public:
 
     // Ends the run early (Ctrl-C in the run's wait): every task not yet
     // dispatched is poisoned with `why` and never runs, the run's failure is
-    // forgotten, and the next submit starts a new run. A task chained on a
+    // forgotten, and the next submit starts a new run. A task waiting on a
     // chip's lane that the chip has not begun is withdrawn and never runs
     // either. Tasks a child has begun are not stopped: they finish there (or
     // hit task_timeout), and the next wait() waits for them too. Returns what
@@ -267,7 +267,7 @@ public:
     // for a run not ended, or already reported.
     bool wait_run(uint64_t run, ipc::Deadline until);
     // Ends a run early, as cancel_run(why) does, for run `run` only: its tasks
-    // not yet dispatched never run (nor what depends on them, in any run).
+    // not yet started never run (nor what depends on them, in any run).
     std::string cancel_run(uint64_t run, const std::string& why);
     // The collected runs that finished, each with its outcome: no failure for
     // success, else the report wait_run() would throw; each is then forgotten.

@@ -87,7 +87,7 @@ std::string Worker::cancel_run(const std::string& why) {
 }
 
 std::string Worker::cancelled_text_locked(size_t cancelled, std::optional<uint64_t> run) const {
-    std::string out = std::to_string(cancelled) + " task(s) not yet dispatched were cancelled";
+    std::string out = std::to_string(cancelled) + " task(s) not yet started were cancelled";
     const std::string running = describe_in_flight_locked(8, run);
     if (running.empty()) return out;
     return out + "; still running on their children, and waited for by the next run(): " + running;

@@ -304,7 +304,7 @@ TEST_F(WorkerTest, AWaitWithADeadlineReturnsAndCancelRunCancelsWhatWasNotDispatc
     chip_task(w, after, 0);
     EXPECT_FALSE(w.wait_until(ipc::Clock::now() + 10ms));
     const std::string what = w.cancel_run("interrupted by the test");
-    EXPECT_NE(what.find("1 task(s) not yet dispatched were cancelled"), std::string::npos) << what;
+    EXPECT_NE(what.find("1 task(s) not yet started were cancelled"), std::string::npos) << what;
     EXPECT_NE(what.find("task 1 of run 0 (callable 1, member 0) on chip 0"), std::string::npos) << what;
     EXPECT_FALSE(w.wait_until(ipc::Clock::now() + 10ms)) << "the task on the chip still runs";
     w.close();
@@ -321,7 +321,7 @@ TEST_F(WorkerTest, CancelRunWithdrawsAChainedTaskItsChipHasNotStarted) {
     chip_task(w, after, 0);  // chained behind the gate on chip 0's lane
     EXPECT_FALSE(w.wait_until(ipc::Clock::now() + 10ms));
     const std::string what = w.cancel_run("interrupted by the test");
-    EXPECT_NE(what.find("1 task(s) not yet dispatched were cancelled"), std::string::npos) << what;
+    EXPECT_NE(what.find("1 task(s) not yet started were cancelled"), std::string::npos) << what;
     tl_->open = true;
     EXPECT_TRUE(w.wait_until(ipc::Clock::now() + 20s)) << "the gate task did not finish";
     w.close();
