@@ -7,7 +7,8 @@ stdout, one JSON object per line:
     {"children": [pid, ...]}                  after init()
     {"check": STEP, "buffers": N}             a check passed
     {"problem": "..."}                        wrong bytes, a dropped dependency, an unexplained failure,
-                                              an error that does not name the fault's cause, ...
+                                              an error that does not name the fault's cause, a task
+                                              with some members' RUN events but not all, ...
     {"run": STEP, "outcome": "ok" | "raised" | "interrupted", "error": "..."}
     {"done": TASKS, "seconds": S, "threads_left": N, "fault": KIND, "failed_ops": N}
 
@@ -204,6 +205,11 @@ class ProgramRun:
             outs = []
             for h in entry[3]:
                 evs = runs.get(h, [])
+                if evs and len(evs) != members.get(h):  # a member with no event: the trace lost what it did
+                    n = members.get(h)
+                    gap = f"the trace holds {len(evs)} of {n} members' RUN events of {h} ({entry[1].text()})"
+                    if gap not in self.problems:
+                        self.problems.append(gap)
                 if any(not e.ok for e in evs):
                     outs.append("failed")
                 else:

@@ -305,11 +305,16 @@ void Worker::lose_lane_locked(size_t lane, const std::string& why) {
     l.forgets.clear();
     drop_installs_locked(l);
     l.control_in_flight = false;
+    // A member held behind a control message was never published: it fails as
+    // one whose publish the dead lane refused, in the trace too (a group's other
+    // members may have run: the group failed, it did not go unrun).
     while (!l.held.empty()) {
         const Dispatch d = l.held.front();
         l.held.pop_front();
-        core_.member_finished(d, MemberFault{std::string(failure_code::NOT_DISPATCHED),
-                                             "the child is gone (" + l.lost_why + ")", nullptr});
+        const MemberFault fault{std::string(failure_code::NOT_DISPATCHED), "the child is gone (" + l.lost_why + ")",
+                                nullptr};
+        if (trace_) trace_->not_published(d, fault.words(d.child));
+        core_.member_finished(d, fault);
     }
     if (trace_) trace_->lane_lost(lane, l.lost_why);
     core_.child_lost(l.ref, l.ref.name() + " " + l.lost_why);
