@@ -38,6 +38,8 @@ FLOORS: List[Tuple[str, List[str]]] = [
         [
             "simpler",
             "simpler.__main__",
+            "simpler.buffer",
+            "simpler.task_interface",
             "simpler.install_paths",
             "simpler.runtime_libraries",
             "simpler.cli",
