@@ -350,7 +350,10 @@ std::string WindowMemory::slot_name(uint32_t i) const {
 std::string WindowMemory::slot_list(const std::vector<uint32_t>& slots) const {
     if (slot_names_.empty()) return "chips " + chip_list(slots);
     std::string s = "members ";
-    for (size_t i = 0; i < slots.size(); ++i) s += (i > 0 ? ", " : "") + slot_name(slots[i]);
+    for (size_t i = 0; i < slots.size(); ++i) {
+        if (i > 0) s += ", ";
+        s += slot_name(slots[i]);
+    }
     return s;
 }
 
