@@ -15,7 +15,9 @@
 #include <nanobind/stl/vector.h>
 
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -26,6 +28,7 @@
 #include "simpler/chip/kernel_registry.h"
 #include "simpler/chip/library_builder.h"
 #include "simpler/chip/opencl_source.h"
+#include "simpler/chip/private_cache.h"
 #include "simpler/engine/device_probe.h"
 #include "value_eq.h"
 
@@ -98,8 +101,36 @@ void bind_chip(nb::module_& m) {
         "opencl_kernel_names", [](const std::string& source) { return simpler::chip::opencl_kernel_names(source); },
         "source"_a,
         "The names of the __kernel functions an OpenCL C source defines, in order (read without a compiler).");
-    m.def("chip_cache_dir", &simpler::chip::default_chip_cache_dir,
-          "Where built chip code is cached: $SIMPLER_CACHE_DIR, else $XDG_CACHE_HOME/simpler, else ~/.cache/simpler.");
+    m.def(
+        "chip_cache_dir",
+        [](const std::string& sub) {
+            return simpler::chip::private_cache_folder(simpler::chip::requested_cache_dir(), sub);
+        },
+        "sub"_a = "",
+        "Where built chip code is cached (folder `sub` of it, made when absent): $SIMPLER_CACHE_DIR, else "
+        "$XDG_CACHE_HOME/simpler, else ~/.cache/simpler, else $XDG_RUNTIME_DIR/simpler, else "
+        "/tmp/simpler-cache-<uid>, each used only when this user alone may write it (else, said on stderr, "
+        "/tmp/simpler-cache-<uid>). RuntimeError when no private folder can be made.");
+    m.def(
+        "read_private_file",
+        [](const std::string& path) -> std::optional<nb::bytes> {
+            const std::optional<std::string> bytes = simpler::chip::read_private_file(path);
+            if (!bytes) return std::nullopt;
+            return nb::bytes(bytes->data(), bytes->size());
+        },
+        "path"_a,
+        "The bytes of the file at `path` when it is a regular file (a link is not followed) owned by this user "
+        "that neither group nor others may write; else None.");
+    m.def(
+        "write_private_file",
+        [](const std::string& path, const nb::bytes& data) {
+            const std::string why = simpler::chip::write_private_file(
+                path, std::string_view(static_cast<const char*>(data.data()), data.size()));
+            if (!why.empty()) throw std::runtime_error(why);
+        },
+        "path"_a, "data"_a,
+        "Writes `data` to `path` through a temporary made by mkstemp beside it (mode 0600), renamed over `path`: "
+        "a link planted at that name is replaced, never followed. RuntimeError naming the step that failed.");
     m.def("set_blas_candidate", &simpler::chip::set_blas_candidate, "path"_a,
           "Registers the BLAS a chip loads unless SIMPLER_BLAS names one (chip/blas_library.h); the package "
           "registers the scipy-openblas32 wheel's at import.");

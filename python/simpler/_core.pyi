@@ -669,8 +669,20 @@ def find_devices(kind: DeviceKind, platform: str = '') -> list[DeviceFacts]:
 def opencl_kernel_names(source: str) -> list[str]:
     """The names of the __kernel functions an OpenCL C source defines, in order (read without a compiler)."""
 
-def chip_cache_dir() -> str:
-    """Where built chip code is cached: $SIMPLER_CACHE_DIR, else $XDG_CACHE_HOME/simpler, else ~/.cache/simpler."""
+def chip_cache_dir(sub: str = '') -> str:
+    """
+    Where built chip code is cached (folder `sub` of it, made when absent): $SIMPLER_CACHE_DIR, else $XDG_CACHE_HOME/simpler, else ~/.cache/simpler, else $XDG_RUNTIME_DIR/simpler, else /tmp/simpler-cache-<uid>, each used only when this user alone may write it (else, said on stderr, /tmp/simpler-cache-<uid>). RuntimeError when no private folder can be made.
+    """
+
+def read_private_file(path: str) -> bytes | None:
+    """
+    The bytes of the file at `path` when it is a regular file (a link is not followed) owned by this user that neither group nor others may write; else None.
+    """
+
+def write_private_file(path: str, data: bytes) -> None:
+    """
+    Writes `data` to `path` through a temporary made by mkstemp beside it (mode 0600), renamed over `path`: a link planted at that name is replaced, never followed. RuntimeError naming the step that failed.
+    """
 
 def set_blas_candidate(path: str) -> None:
     """

@@ -520,7 +520,9 @@ class Worker:
         """Writes the timeline so far to `path` as Chrome Trace Event Format JSON
         (open it in https://ui.perfetto.dev); RuntimeError unless trace=True.
         With Workers nested below, each is a process of its own under this one
-        ('simpler Worker L4/L3[0]', its chips and sub-workers as lanes)."""
+        ('simpler Worker L4/L3[0]', its chips and sub-workers as lanes). The
+        file (mode 0600) is written beside `path` and renamed over it: a link
+        at `path` is replaced, never written through. OSError when it cannot be."""
         core = self._traced("write_trace")
         events = core.trace_events() if core else []
         below = self._state.tree_trace.timelines() if self._state.tree_trace is not None else self._tree_below

@@ -24,7 +24,14 @@ import os
 from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
-from simpler._core import build_chip_library, chip_cache_dir, chip_orchestration_names, opencl_kernel_names
+from simpler._core import (
+    build_chip_library,
+    chip_cache_dir,
+    chip_orchestration_names,
+    opencl_kernel_names,
+    read_private_file,
+    write_private_file,
+)
 from simpler.model.arg_checks import check_type
 
 
@@ -85,14 +92,11 @@ class ChipCallable:
         else:
             check_type("ChipCallable.from_opencl.source", source, str)
             text, where = source, "the source"
-            folder = os.path.join(chip_cache_dir(), "opencl-src")
-            path = os.path.join(folder, hashlib.sha256(text.encode()).hexdigest() + ".cl")
-            if not os.path.isfile(path):
-                os.makedirs(folder, exist_ok=True)
-                tmp = f"{path}.tmp.{os.getpid()}"
-                with open(tmp, "w", encoding="utf-8") as f:
-                    f.write(text)
-                os.replace(tmp, path)
+            data = text.encode()
+            # In the private cache (chip_cache_dir): a file there is used only when this user alone wrote it.
+            path = os.path.join(chip_cache_dir("opencl-src"), hashlib.sha256(data).hexdigest() + ".cl")
+            if read_private_file(path) != data:
+                write_private_file(path, data)
         names = opencl_kernel_names(text)
         if kernel not in names:
             raise ValueError(

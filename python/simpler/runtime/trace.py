@@ -26,7 +26,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from simpler._core import ChildKind, ChildRef, TaskHandle, TaskKind, TraceEvent, TracePhase
+from simpler._core import ChildKind, ChildRef, TaskHandle, TaskKind, TraceEvent, TracePhase, write_private_file
 
 SUBMIT_TID = 0  # the lane of submit instants; then one lane per child, kind by kind (chips first)
 
@@ -263,9 +263,13 @@ def recorded_event(d: dict) -> RecordedEvent:
 
 
 def write_chrome_trace(path: str | os.PathLike[str], trace: dict) -> None:
-    """Writes a chrome_trace() object as JSON to `path`."""
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(trace, f)
+    """Writes a chrome_trace() object as JSON to `path`: through a temporary made
+    by mkstemp beside it, renamed over `path`, so a link planted at that name
+    is replaced, never written through. OSError naming what failed."""
+    try:
+        write_private_file(os.fspath(path), json.dumps(trace).encode())
+    except RuntimeError as e:
+        raise OSError(f"write_trace: {e}") from None
 
 
 class TreeTrace:

@@ -8,16 +8,19 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 #include "simpler/chip/content_hash.h"
+#include "simpler/chip/private_cache.h"
 #include "simpler/chip/status.h"
 
 extern char** environ;
@@ -88,8 +91,6 @@ int run_to_log(const std::vector<std::string>& argv, const std::string& log) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-std::atomic<uint64_t> g_build_counter{0};
-
 // The header that proves a folder is the root of the chip ABI headers.
 constexpr const char* ABI_HEADER = "simpler/chip/library_abi.h";
 
@@ -112,16 +113,25 @@ IncludeDirChoice choose_include_dir(const LibraryBuildConfig& config) {
             "the headers installed beside simpler's binary"};
 }
 
+// What a library's .sum file records of it: its size and SHA-256.
+std::string library_sum(std::string_view bytes) {
+    return std::to_string(bytes.size()) + " " + sha256_hex(bytes) + "\n";
+}
+
+// Whether the cached library `out` may be loaded: it and its .sum file are
+// this user's alone (private_cache.h), and it has the size and hash recorded
+// when it was built.
+bool cached_library_matches(const fs::path& out, const fs::path& sum) {
+    if (!file_problem(out.string()).empty()) return false;
+    const std::optional<std::string> recorded = read_private_file(sum.string());
+    if (!recorded) return false;
+    const std::optional<std::string> bytes = read_private_file(out.string());
+    return bytes && *recorded == library_sum(*bytes);
+}
+
 }  // namespace
 
-std::string default_chip_cache_dir() {
-    if (const char* v = std::getenv("SIMPLER_CACHE_DIR"); v != nullptr && v[0] != '\0') return v;
-    if (const char* v = std::getenv("XDG_CACHE_HOME"); v != nullptr && v[0] != '\0')
-        return (fs::path(v) / "simpler").string();
-    if (const char* v = std::getenv("HOME"); v != nullptr && v[0] != '\0')
-        return (fs::path(v) / ".cache" / "simpler").string();
-    return "/tmp/simpler-cache";
-}
+std::string default_chip_cache_dir() { return private_cache_folder(requested_cache_dir()); }
 
 std::string chip_headers_beside(const std::string& binary_path) {
     if (binary_path.empty()) return {};
@@ -148,7 +158,7 @@ LibraryBuild build_library(const std::string& source_path, const LibraryBuildCon
         throw std::runtime_error("build_library: the include dir " + include_dir + " (from " + choice.origin +
                                  ") holds no " + ABI_HEADER);
     const fs::path cache =
-        fs::path(config.cache_dir.empty() ? default_chip_cache_dir() : config.cache_dir) / "chip-libs";
+        private_cache_folder(config.cache_dir.empty() ? requested_cache_dir() : config.cache_dir, "chip-libs");
 
     Sha256 h;
     add_field(h, "simpler chip library v1");
@@ -161,32 +171,33 @@ LibraryBuild build_library(const std::string& source_path, const LibraryBuildCon
     const std::string key = h.hex();
     const fs::path out = cache / (key + ".so");
 
-    std::error_code ec;
-    if (fs::exists(out, ec)) return LibraryBuild{out.string(), key, true};
-    fs::create_directories(cache, ec);
-    if (ec) throw std::runtime_error("build_library: cannot create cache " + cache.string() + ": " + ec.message());
+    const fs::path sum = cache / (key + ".so.sum");
+    if (cached_library_matches(out, sum)) return LibraryBuild{out.string(), key, true};
 
-    const std::string tag = std::to_string(getpid()) + "." + std::to_string(g_build_counter.fetch_add(1));
-    const fs::path tmp = cache / (key + ".so.tmp." + tag);
-    const fs::path log = cache / (key + ".log." + tag);
+    // Built in a folder of its own (mkdtemp: nobody can foresee its name), then moved into place.
+    const fs::path work = make_private_temp_folder(cache.string());
+    std::error_code ec;
+    const fs::path tmp = work / "library.so";
+    const fs::path log = work / "build.log";
     std::vector<std::string> argv{compiler, "-std=c++20", "-shared", "-fPIC", "-fvisibility=hidden"};
     argv.insert(argv.end(), config.flags.begin(), config.flags.end());
     argv.insert(argv.end(), {"-I" + include_dir, "-o", tmp.string(), source_path});
     const int rc = run_to_log(argv, log.string());
     std::string diagnostics;
     read_file(log, diagnostics);
-    fs::remove(log, ec);
     if (rc != 0) {
-        fs::remove(tmp, ec);
+        fs::remove_all(work, ec);
         if (diagnostics.size() > 4000) diagnostics = diagnostics.substr(0, 4000) + "\n...";
         throw std::runtime_error("build_library: " + compiler + " failed on " + source_path + " (exit " +
                                  std::to_string(rc) + "):\n" + diagnostics);
     }
-    fs::rename(tmp, out, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw std::runtime_error("build_library: cannot move the built library into " + out.string());
-    }
+    const std::optional<std::string> built = read_private_file(tmp.string());
+    // Nobody but this user may write it, whatever the umask gave the compiler's output.
+    const bool placed = built && chmod(tmp.c_str(), 0755) == 0 &&
+                        write_private_file(sum.string(), library_sum(*built)).empty() &&
+                        std::rename(tmp.c_str(), out.c_str()) == 0;
+    fs::remove_all(work, ec);
+    if (!placed) throw std::runtime_error("build_library: cannot move the built library into " + out.string());
     return LibraryBuild{out.string(), key, false};
 }
 

@@ -6,11 +6,14 @@
 // include directory, CHIP_ABI_VERSION and the bytes of every header the chip ABI
 // is made of (simpler/chip/*.h, simpler/task_interface/*.h): a change to any of
 // them is a new key, an unchanged one is a cache hit that runs no compiler.
-// Results appear atomically (compile to a private temporary, then rename), so
-// concurrent builders of one key are safe. Owns nothing after it returns.
+// The cache is private (private_cache.h): a library is built in a folder made
+// by mkdtemp and renamed into place, with a `<key>.so.sum` file recording its
+// size and SHA-256, so concurrent builders of one key are safe; a cached
+// library is a hit only when it and its .sum are this user's alone and its
+// bytes match the record, else it is built again. Owns nothing after it returns.
 // Host layer: std::invalid_argument for an unreadable source, std::runtime_error
-// when no include directory holds the chip ABI headers, the cache cannot be
-// created or the compiler fails (the message carries the compiler's
+// when no include directory holds the chip ABI headers, no private cache folder
+// can be made or the compiler fails (the message carries the compiler's
 // diagnostics).
 #pragma once
 
@@ -23,7 +26,7 @@ struct LibraryBuildConfig {
     std::string compiler;                      // empty: $CXX, else "c++"
     std::vector<std::string> flags{"-O2"};     // added after the fixed -std=c++20 -shared -fPIC
     std::string include_dir;                   // root of the simpler headers; empty: default_chip_include_dir()
-    std::string cache_dir;                     // empty: default_chip_cache_dir()
+    std::string cache_dir;                     // empty: requested_cache_dir() (private_cache.h)
 };
 
 struct LibraryBuild {
@@ -34,8 +37,11 @@ struct LibraryBuild {
 
 LibraryBuild build_library(const std::string& source_path, const LibraryBuildConfig& config = {});
 
-// $SIMPLER_CACHE_DIR, else $XDG_CACHE_HOME/simpler, else $HOME/.cache/simpler,
-// else /tmp/simpler-cache; the libraries go in its chip-libs/ subfolder.
+// The chip cache root in use: requested_cache_dir() ($SIMPLER_CACHE_DIR, else
+// $XDG_CACHE_HOME/simpler, else $HOME/.cache/simpler, else
+// $XDG_RUNTIME_DIR/simpler, else /tmp/simpler-cache-<uid>) when it is private
+// to this user, else the fallback private_cache_folder() chose. The libraries
+// go in its chip-libs/ subfolder, OpenCL binaries in opencl/.
 std::string default_chip_cache_dir();
 // The root of the simpler headers a build with an empty include_dir compiles
 // against, the first of:

@@ -11,7 +11,8 @@ ImportLog::ImportLog(uint32_t chip_index) : chip_index_(chip_index) {
     const char* dir = std::getenv("SIMPLER_IMPORT_LOG");  // NOLINT(concurrency-mt-unsafe): read once, at start
     if (dir == nullptr || *dir == '\0') return;
     const std::string path = std::string(dir) + "/chip-" + std::to_string(getpid()) + ".log";
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    // A new file of its own: never one (or a link) someone put at that name before.
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
 }
 
 ImportLog::~ImportLog() {

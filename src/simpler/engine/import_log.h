@@ -6,7 +6,9 @@
 //     chip 1 pid 4242 forget maps 1 cache 7fc9…:5@g1
 //
 // (the event, the registry's map count so far, the identities its cache holds
-// now). Tests read it to see what a chip several levels down mapped and forgot;
+// now). The file is created O_CREAT | O_EXCL | O_NOFOLLOW (mode 0600): a file
+// or link already at its name disables the log rather than being written
+// through. Tests read it to see what a chip several levels down mapped and forgot;
 // unset, nothing is opened or written. The variable is read when the lane
 // starts, so a child forked after it is set logs, at any depth of a tree.
 #pragma once

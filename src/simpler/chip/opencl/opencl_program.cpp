@@ -1,18 +1,14 @@
 #include "simpler/chip/opencl/opencl_program.h"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
 #include "simpler/chip/content_hash.h"
-#include "simpler/chip/library_builder.h"
 #include "simpler/chip/opencl/opencl_platforms.h"
 #include "simpler/chip/opencl/opencl_view.h"
+#include "simpler/chip/private_cache.h"
 
 namespace simpler::chip::opencl {
 namespace {
@@ -21,7 +17,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* BUILD_OPTIONS = "-cl-std=CL1.2";
 constexpr size_t LOG_LIMIT = 4000;
-std::atomic<uint64_t> g_cache_writes{0};
 
 std::string platform_name(const OpenClApi& cl, cl_device_id d) {
     cl_platform_id p = nullptr;
@@ -46,36 +41,25 @@ std::string build_log(const OpenClApi& cl, cl_program p, cl_device_id d) {
     return s;
 }
 
-std::string read_binary(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// Writes the program's binary to `path` (through a temporary file renamed into place); failures only cost the cache.
-void write_binary(const OpenClApi& cl, cl_program p, const fs::path& path) {
+// Writes the program's binary to `path` (private_cache.h); failures only cost the cache.
+void write_binary(const OpenClApi& cl, cl_program p, const std::string& path) {
     size_t size = 0;
     if (cl.GetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) != CL_SUCCESS || size == 0) return;
     std::string bytes(size, '\0');
     unsigned char* where = reinterpret_cast<unsigned char*>(bytes.data());
     if (cl.GetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof where, static_cast<void*>(&where), nullptr) != CL_SUCCESS)
         return;
-    std::error_code ec;
-    fs::create_directories(path.parent_path(), ec);
-    if (ec) return;
-    const fs::path tmp =
-        path.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(g_cache_writes.fetch_add(1));
-    {
-        std::ofstream out(tmp, std::ios::binary);
-        if (!out) return;
-        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-        if (!out) {
-            fs::remove(tmp, ec);
-            return;
-        }
+    (void)write_private_file(path, bytes);  // a failure only costs the cache
+}
+
+// Where this device's binary of the program keyed `key` is cached; empty when
+// no private cache folder can be had (the program is then built every time).
+std::string cached_binary_path(const std::string& key) {
+    try {
+        return (fs::path(private_cache_folder(requested_cache_dir(), "opencl")) / (key + ".bin")).string();
+    } catch (const std::runtime_error&) {
+        return {};
     }
-    fs::rename(tmp, path, ec);
-    if (ec) fs::remove(tmp, ec);
 }
 
 }  // namespace
@@ -92,12 +76,13 @@ OpenClProgram::OpenClProgram(cl_context context, cl_device_id device, const std:
     add_field(h, device_name_);
     add_field(h, device_text(device, CL_DEVICE_VERSION));
     add_field(h, device_text(device, CL_DRIVER_VERSION));
-    const fs::path cached = fs::path(default_chip_cache_dir()) / "opencl" / (h.hex() + ".bin");
+    const std::string cached = cached_binary_path(h.hex());
 
     cl_int rc = CL_SUCCESS;
-    if (const std::string binary = read_binary(cached); !binary.empty()) {
-        const auto* bytes = reinterpret_cast<const unsigned char*>(binary.data());
-        const size_t size = binary.size();
+    if (const std::optional<std::string> binary = cached.empty() ? std::nullopt : read_private_file(cached);
+        binary && !binary->empty()) {
+        const auto* bytes = reinterpret_cast<const unsigned char*>(binary->data());
+        const size_t size = binary->size();
         cl_int status = CL_SUCCESS;
         cl_program p = cl_.CreateProgramWithBinary(context, 1, &device, &size, &bytes, &status, &rc);
         if (rc == CL_SUCCESS && status == CL_SUCCESS &&
@@ -121,7 +106,7 @@ OpenClProgram::OpenClProgram(cl_context context, cl_device_id device, const std:
         throw std::runtime_error("OpenCL: " + origin_ + " does not build on device '" + device_name_ + "' (" +
                                  cl_error_name(rc) + ")" + (log.empty() ? "" : ":\n" + log));
     }
-    write_binary(cl_, program_, cached);
+    if (!cached.empty()) write_binary(cl_, program_, cached);
 }
 
 OpenClProgram::~OpenClProgram() {

@@ -4,10 +4,10 @@
 // The built binary is cached on disk by content: the key hashes the prelude,
 // the source, the build options, and the device's platform, name, version and
 // driver version, so another device or driver never takes it. A cached binary
-// that the driver refuses is rebuilt from source. The cache is
-// default_chip_cache_dir()/opencl (library_builder.h: SIMPLER_CACHE_DIR,
-// XDG_CACHE_HOME, ~/.cache/simpler); a cache that cannot be written only costs
-// the next build.
+// that the driver refuses is rebuilt from source. The cache is the private
+// folder opencl/ of the chip cache (private_cache.h): a binary is loaded only
+// when this user alone may write it; a cache that cannot be had or written
+// only costs the next build.
 //
 // Owns the program and the kernels it made. kernel() is thread-safe (a
 // mutex); a cl_kernel's arguments are not, so a caller that sets them holds
