@@ -73,14 +73,18 @@ void bind_chip(nb::module_& m) {
                             "One device: its kind, platform, name, the driver's version text, memory in bytes, "
                             "compute units, the kernels it runs at once (0: one per chip core thread), and "
                             "whether kernels may use host memory in place (zero-copy runs).")
-        .def_ro("kind", &DeviceFacts::kind)
-        .def_ro("platform", &DeviceFacts::platform)
-        .def_ro("name", &DeviceFacts::name)
-        .def_ro("version", &DeviceFacts::version)
-        .def_ro("memory_bytes", &DeviceFacts::memory_bytes)
-        .def_ro("compute_units", &DeviceFacts::compute_units)
-        .def_ro("concurrent_kernels", &DeviceFacts::concurrent_kernels)
-        .def_ro("unified_host_memory", &DeviceFacts::unified_host_memory)
+        .def_ro("kind", &DeviceFacts::kind, "The DeviceKind: SIMULATED or OPENCL.")
+        .def_ro("platform", &DeviceFacts::platform, "Who provides the device ('simpler' for the simulated one).")
+        .def_ro("name", &DeviceFacts::name, "The device's own name.")
+        .def_ro("version", &DeviceFacts::version,
+                "What the driver says of itself ('OpenCL 3.0 PoCL ...'; '' for the simulated device).")
+        .def_ro("memory_bytes", &DeviceFacts::memory_bytes, "The chip's device heap, in bytes.")
+        .def_ro("compute_units", &DeviceFacts::compute_units,
+                "CL_DEVICE_MAX_COMPUTE_UNITS; a simulated chip's core threads.")
+        .def_ro("concurrent_kernels", &DeviceFacts::concurrent_kernels,
+                "Kernels the device runs at once, each over all its compute units (0: one per chip core thread).")
+        .def_ro("unified_host_memory", &DeviceFacts::unified_host_memory,
+                "Whether kernels may read and write host memory in place (zero-copy runs).")
         .def("__repr__", [](const DeviceFacts& f) {
             return "DeviceFacts(" + std::string(simpler::chip::device_kind_name(f.kind)) + ", platform='" + f.platform +
                    "', name='" + f.name + "', memory_bytes=" + std::to_string(f.memory_bytes) +

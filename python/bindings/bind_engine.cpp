@@ -390,9 +390,13 @@ void bind_engine(nb::module_& m) {
             "What has been submitted and finished, and per child what it finished and whether a task runs "
             "on it now: {'submitted', 'unfinished', 'lost', 'children': [{'name', 'done', 'running', 'lost'}]}.")
         .def_prop_ro("lost_count", &Worker::lost_count, "Children lost since init() (cheap: no lock).")
-        .def("child_pids", [](const Worker& w) {
-            std::vector<int64_t> out;
-            for (pid_t p : w.child_pids()) out.push_back(p);
-            return out;
-        });
+        .def("child_pids",
+             [](const Worker& w) {
+                 std::vector<int64_t> out;
+                 for (pid_t p : w.child_pids()) out.push_back(p);
+                 return out;
+             })
+        .def("device_facts", &Worker::device_facts, "chip"_a, nb::call_guard<nb::gil_scoped_release>(),
+             "The DeviceFacts of the device chip `chip` opened, as the chip tells it (waits while it starts). "
+             "IndexError for no such chip; RuntimeError when it could not start or was lost first.");
 }

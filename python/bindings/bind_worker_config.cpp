@@ -11,11 +11,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "simpler/engine/worker.h"
+#include "simpler/task_interface/field_refusal.h"
 #include "value_eq.h"
 
 namespace nb = nanobind;
@@ -58,6 +60,27 @@ std::optional<double> spin_seconds(const simpler::ipc::SpinPolicy& p) {
 }  // namespace
 
 void bind_worker_config(nb::module_& m) {
+    // A refused field as a value (field_refusal.h): the Python layer words it from .field and .rule.
+    static nb::object field_refused = nb::steal(PyErr_NewExceptionWithDoc(
+        "simpler._core.FieldRefused",
+        "A config struct refused one field's value: .field is its dotted path (\"WorkerConfig.chip_lane.chip."
+        "arena_bytes\"), .rule what it broke (\"must be > 0 (got 0)\"); the message is \"<field>: <rule>\".",
+        PyExc_ValueError, nullptr));
+    m.attr("FieldRefused") = field_refused;
+    nb::register_exception_translator(
+        [](const std::exception_ptr& p, void* payload) {
+            try {
+                std::rethrow_exception(p);
+            } catch (const simpler::FieldRefusal& e) {
+                auto* type = static_cast<PyObject*>(payload);
+                nb::object exc = nb::steal(PyObject_CallFunction(type, "s", e.what()));
+                if (!exc.is_valid()) return;  // the call's own error stands
+                nb::setattr(exc, "field", nb::str(e.field().c_str()));
+                nb::setattr(exc, "rule", nb::str(e.rule().c_str()));
+                PyErr_SetObject(type, exc.ptr());
+            }
+        },
+        field_refused.ptr());
     nb::class_<simpler::ChipLaneConfig>(m, "ChipLaneConfig",
                                         "The Worker's simulated chips: the chip each child builds.")
         .def(nb::init<>())
@@ -121,6 +144,9 @@ void bind_worker_config(nb::module_& m) {
                 "(child, chip) is mapped before the forks, for allocate_global_domain.")
         .def_rw("global_window_child_names", &WorkerConfig::global_window_child_names,
                 "Level 4: the name of each child in global_window_chips ('L3[0]'), for messages.")
+        .def_rw("global_window_devices", &WorkerConfig::global_window_devices,
+                "Level 4: the DeviceKind each child in global_window_chips drives (empty: all simulated); "
+                "allocate_global_domain refuses a member on a child whose chips drive a device.")
         .def(
             "inherit_global_windows",
             [](WorkerConfig& c, const Worker& parent, uint32_t first_slot) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "checked_args.h"
+#include "simpler/task_interface/field_refusal.h"
 #include "stub_signature.h"
 
 namespace nb = nanobind;
@@ -278,7 +279,7 @@ void check_setter(nb::handle type, const std::string& name, const std::string& q
             nb::python_error refused;
             if (refused.matches(PyExc_TypeError) &&
                 utf8_of(refused.value()).find("incompatible function arguments") != std::string::npos) {
-                throw nb::value_error((qual + ": out of range for this field (got " + repr_of(value) + ")").c_str());
+                throw simpler::FieldRefusal(qual, "out of range for this field (got " + repr_of(value) + ")");
             }
             throw refused;
         },

@@ -10,11 +10,23 @@ the collectives over a domain (all_reduce, all_gather, reduce_scatter, broadcast
 COLLECTIVE_DTYPES; from simpler.collectives), the progress display (show_progress, Progress,
 ChildProgress), and the handles a run speaks of: TaskHandle (what a submit
 returns), TaskHandles (what a batch submit returns), SubmittedTasks (what
-Orchestrator.submitted is), ChildRef and ChildKind (which child a task ran on); and where the
-installed headers and CMake package are: get_include(), get_cmake_dir()."""
+Orchestrator.submitted is), ChildRef and ChildKind (which child a task ran on); DeviceFacts and
+DeviceKind (what Worker.device_facts says a chip drives); and where the installed headers and
+CMake package are: get_include(), get_cmake_dir()."""
 
 from simpler import runtime_libraries as _runtime_libraries
-from simpler._core import CallConfig, ChildKind, ChildRef, FailedTask, FailureReport, TaskHandle, TaskHandles, TaskKind
+from simpler._core import (
+    CallConfig,
+    ChildKind,
+    ChildRef,
+    DeviceFacts,
+    DeviceKind,
+    FailedTask,
+    FailureReport,
+    TaskHandle,
+    TaskHandles,
+    TaskKind,
+)
 from simpler.collectives import COLLECTIVE_DTYPES, all_gather, all_reduce, broadcast, reduce_scatter
 from simpler.install_paths import get_cmake_dir, get_include
 from simpler.model.buffer import (
@@ -105,6 +117,8 @@ __all__ = [
     "DecodedTaskArgs",
     "DependencyTracker",
     "DeviceBuffer",
+    "DeviceFacts",
+    "DeviceKind",
     "Domain",
     "EdgeExplanation",
     "EdgeKind",

@@ -644,21 +644,29 @@ class DeviceFacts:
     One device: its kind, platform, name, the driver's version text, memory in bytes, compute units, the kernels it runs at once (0: one per chip core thread), and whether kernels may use host memory in place (zero-copy runs).
     """
     @property
-    def kind(self) -> DeviceKind: ...
+    def kind(self) -> DeviceKind:
+        """The DeviceKind: SIMULATED or OPENCL."""
     @property
-    def platform(self) -> str: ...
+    def platform(self) -> str:
+        """Who provides the device ('simpler' for the simulated one)."""
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The device's own name."""
     @property
-    def version(self) -> str: ...
+    def version(self) -> str:
+        """What the driver says of itself ('OpenCL 3.0 PoCL ...'; '' for the simulated device)."""
     @property
-    def memory_bytes(self) -> int: ...
+    def memory_bytes(self) -> int:
+        """The chip's device heap, in bytes."""
     @property
-    def compute_units(self) -> int: ...
+    def compute_units(self) -> int:
+        """CL_DEVICE_MAX_COMPUTE_UNITS; a simulated chip's core threads."""
     @property
-    def concurrent_kernels(self) -> int: ...
+    def concurrent_kernels(self) -> int:
+        """Kernels the device runs at once, each over all its compute units (0: one per chip core thread)."""
     @property
-    def unified_host_memory(self) -> bool: ...
+    def unified_host_memory(self) -> bool:
+        """Whether kernels may read and write host memory in place (zero-copy runs)."""
     def __repr__(self) -> str: ...
 
 def find_devices(kind: DeviceKind, platform: str = '') -> list[DeviceFacts]:
@@ -823,6 +831,13 @@ class TaskHandle:
     def __hash__(self) -> int: ...
     def __repr__(self) -> str: ...
 
+class FieldRefused(ValueError):
+    """
+    A config struct refused one field's value: .field is its dotted path ("WorkerConfig.chip_lane.chip.arena_bytes"), .rule what it broke ("must be > 0 (got 0)"); the message is "<field>: <rule>".
+    """
+    field: str
+    rule: str
+
 class ChipLaneConfig:
     """The Worker's simulated chips: the chip each child builds."""
     def __init__(self) -> None: ...
@@ -932,6 +947,13 @@ class WorkerConfig:
         """Level 4: the name of each child in global_window_chips ('L3[0]'), for messages."""
     @global_window_child_names.setter
     def global_window_child_names(self, arg: Sequence[str], /) -> None: ...
+    @property
+    def global_window_devices(self) -> list[DeviceKind]:
+        """
+        Level 4: the DeviceKind each child in global_window_chips drives (empty: all simulated); allocate_global_domain refuses a member on a child whose chips drive a device.
+        """
+    @global_window_devices.setter
+    def global_window_devices(self, arg: Sequence[DeviceKind], /) -> None: ...
     def inherit_global_windows(self, parent: EngineWorker, first_slot: int) -> None:
         """
         A level-3 child, in its process right after the fork: its chips reach the parent's global windows, chip i as member slot first_slot + i.
@@ -1166,6 +1188,10 @@ class EngineWorker:
     def lost_count(self) -> int:
         """Children lost since init() (cheap: no lock)."""
     def child_pids(self) -> list[int]: ...
+    def device_facts(self, chip: int) -> DeviceFacts:
+        """
+        The DeviceFacts of the device chip `chip` opened, as the chip tells it (waits while it starts). IndexError for no such chip; RuntimeError when it could not start or was lost first.
+        """
 
 class TaskHandles(Sequence[TaskHandle]):
     """

@@ -24,6 +24,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar, Union
 
 from simpler._core import (
     DataType,
+    DeviceFacts,
     EngineWorker,
     TaskKind,
     TraceEvent,
@@ -287,6 +288,7 @@ class Worker:
             # One window heap per (local L3 child, chip), mapped before the forks (allocate_global_domain).
             config.global_window_chips = [c.num_chips for c in children]
             config.global_window_child_names = [child_name(self.level, i) for i in range(len(children))]
+            config.global_window_devices = [c.config.chip_lane.chip.device.kind for c in children]
             state.global_first_slot = [sum(c.num_chips for c in children[:i]) for i in range(len(children))]
             table.add_phase(collective_phase, "std.collective_phase")
         config.worker_callable_names = [callable_name(f) for f in table.orchestrations]
@@ -496,6 +498,24 @@ class Worker:
         """The process ids of its local children (chips, sub-workers, next-level Workers); a remote
         child, on another MPI rank, has none here. Empty before init()."""
         return self._state.core.child_pids() if self._state.core else []
+
+    def device_facts(self, chip: int) -> DeviceFacts:
+        """The device chip `chip` drives, as the chip itself opened it (after
+        init()): its `kind` (DeviceKind.SIMULATED or OPENCL), `platform`, `name`,
+        the driver's `version`, `memory_bytes` (its device heap),
+        `compute_units`, `concurrent_kernels` and `unified_host_memory` (kernels
+        read and write host memory in place). Waits while the chip is still
+        starting. IndexError for no such chip; ValueError on a Worker above
+        level 3 (its chips belong to its level-3 children); RuntimeError before
+        init() or after close(), or when the chip could not start or was lost
+        first."""
+        chip = check_int("Worker.device_facts.chip", chip, bits=32)
+        if self.level > 3:
+            raise ValueError(
+                f"Worker.device_facts: {self.path} is level {self.level}; devices belong to the chips of a "
+                "level-3 Worker"
+            )
+        return self._state.running().device_facts(chip)
 
     # -- tracing --------------------------------------------------------------
     def _traced(self, what: str) -> Optional[EngineWorker]:

@@ -1,7 +1,11 @@
 """No error message is parsed: a failure crosses the stack as a value
-(simpler.RunError and its FailureReport), so nothing in the package or the
-engine reads one back with a regular expression. Any use of Python's `re` or
-of std::regex fails this test unless it is listed below with what it reads."""
+(simpler.RunError and its FailureReport, a refused field's FieldRefused), so
+nothing in the package or the engine reads one back with a regular
+expression, nor reads or edits a caught exception's text (`str(e).startswith`,
+`str(e).replace`, `"..." in str(e)`, `e.args[0]`...). Any use of Python's `re`
+or of std::regex fails this test unless it is listed below with what it reads;
+a caught exception's text may be passed on whole (`f"{e}"`, `str(e)` as an
+argument), never looked into."""
 
 import ast
 from pathlib import Path
@@ -23,6 +27,59 @@ def uses_re(path: Path) -> bool:
         if isinstance(node, ast.ImportFrom) and node.module == "re":
             return True
     return False
+
+
+def is_text_of(node: ast.AST, name: str) -> bool:
+    """Whether `node` is str(name), repr(name) or name.args."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("str", "repr"):
+        return len(node.args) == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id == name
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "args"
+        and isinstance(node.value, ast.Name)
+        and (node.value.id == name)
+    )
+
+
+def text_reads(path: Path) -> list:
+    """`line: what` for every place in `path` that looks into a caught exception's text: a method
+    called on str(e) or e.args, e.args indexed, or str(e) on either side of `in` / `==`."""
+    found = []
+    for handler in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(handler, ast.ExceptHandler) or handler.name is None:
+            continue
+        name = handler.name
+        for stmt in handler.body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Attribute) and is_text_of(node.value, name):
+                    found.append(f"{node.lineno}: .{node.attr} of the text of {name}")
+                elif isinstance(node, ast.Subscript) and is_text_of(node.value, name):
+                    found.append(f"{node.lineno}: an index into the text of {name}")
+                elif isinstance(node, ast.Compare) and any(is_text_of(x, name) for x in [node.left, *node.comparators]):
+                    found.append(f"{node.lineno}: a comparison with the text of {name}")
+    return found
+
+
+def test_no_module_of_the_package_looks_into_a_caught_exceptions_text():
+    found = {str(p.relative_to(PACKAGE)): text_reads(p) for p in PACKAGE.rglob("*.py")}
+    assert {k: v for k, v in found.items() if v} == {}
+
+
+def test_the_check_finds_a_look_into_a_caught_exceptions_text(tmp_path):
+    looks = [
+        "str(e).startswith('x')",
+        "str(e).replace('a', 'b')",
+        "'x' in str(e)",
+        "e.args[0]",
+        "e.args[0].split()",
+        "str(e) == 'x'",
+    ]
+    for look in looks:
+        (tmp_path / "m.py").write_text(f"try:\n    f()\nexcept ValueError as e:\n    y = {look}\n")
+        assert text_reads(tmp_path / "m.py"), look
+    passed_on = "try:\n    f()\nexcept ValueError as e:\n    raise TypeError(f'{e} here') from e\n"
+    (tmp_path / "m.py").write_text(passed_on + "except KeyError as k:\n    log(str(k))\n")
+    assert text_reads(tmp_path / "m.py") == []
 
 
 def test_no_module_of_the_package_uses_regular_expressions_but_the_listed_ones():

@@ -1,8 +1,9 @@
 """A Worker's options as the WorkerConfig it runs with.
 
 Every option lands in a WorkerConfig (the C++ struct, bound): a keyword left
-None keeps the struct's default, and the struct validates (ValueError naming
-the field). A keyword sets the WorkerConfig field of its name, or the field
+None keeps the struct's default, and the struct validates (FieldRefused, a
+ValueError carrying the field and the rule, which a renamed keyword's refusal
+is worded from). A keyword sets the WorkerConfig field of its name, or the field
 _RENAMED names.
 """
 
@@ -12,7 +13,7 @@ import operator
 import os
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from simpler._core import DeviceKind, StagingMode, WorkerConfig
+from simpler._core import DeviceKind, FieldRefused, StagingMode, WorkerConfig
 from simpler.model.arg_checks import check_bool, check_int, got
 
 # The devices a chip may drive, by the name the `device` keyword takes.
@@ -83,27 +84,26 @@ def worker_config(**options: Any) -> WorkerConfig:
         value = _checked_option(name, path, value, getattr(target, field))
         try:
             setattr(target, field, convert(value))
-        except ValueError as e:
-            # The binding's refusal of an int its field cannot hold names the field, not the option.
-            if str(e).startswith(f"{type(target).__name__}.{field}: out of range for this field"):
+        except FieldRefused as e:
+            # The binding's refusal of an int its field cannot hold names the struct's field, not the option.
+            if e.field == f"{type(target).__name__}.{field}":
                 raise ValueError(f"WorkerConfig.{path}: {value} does not fit the field ({name}={value})") from None
             raise
     try:
         config.validate()
-    except ValueError as e:
-        raise ValueError(_as_option(str(e), options)) from None
+    except FieldRefused as e:
+        raise ValueError(_as_option(e, options)) from None
     return config
 
 
-def _as_option(message: str, options: Dict[str, Any]) -> str:
-    """A WorkerConfig refusal reworded to name the keyword the user passed, when
+def _as_option(refusal: FieldRefused, options: Dict[str, Any]) -> str:
+    """A WorkerConfig refusal worded to name the keyword the user passed, when
     the refused field is one a keyword of another name set ("Worker.chip_arena_bytes:
     must be > 0 (got 0) (WorkerConfig.chip_lane.chip.arena_bytes)")."""
     for name, (path, _convert) in _RENAMED.items():
-        field = f"WorkerConfig.{path}:"
-        if options.get(name) is not None and message.startswith(field):
-            return f"Worker.{name}:{message[len(field) :]} ({field[:-1]})"
-    return message
+        if options.get(name) is not None and refusal.field == f"WorkerConfig.{path}":
+            return f"Worker.{name}: {refusal.rule} ({refusal.field})"
+    return str(refusal)
 
 
 def default_device(device: Optional[str]) -> Optional[str]:

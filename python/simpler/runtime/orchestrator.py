@@ -27,7 +27,6 @@ from simpler._core import (
     CallConfig,
     CanonicalIdentity,
     DataType,
-    DeviceKind,
     TaskHandle,
     TaskHandles,
     TaskKind,
@@ -400,14 +399,6 @@ class Orchestrator:
                     f"{where}: chip={chip} is not a chip of {child_name(worker.level, l3)} (it has "
                     f"{children[l3].num_chips} chips)"
                 )
-            device = children[l3].config.chip_lane.chip.device.kind
-            if device != DeviceKind.SIMULATED:
-                raise ValueError(
-                    f"{where}: {child_name(worker.level, l3)}'s chips drive {device.name.lower()} "
-                    "devices, whose kernels reach only their own device memory, and a domain's windows "
-                    "are host shared memory; communication domains need simulated chips "
-                    '(device="simulated")'
-                )
             if (l3, chip) in checked:
                 first = checked.index((l3, chip))
                 raise ValueError(f"{where}: member ({l3}, {chip}) is listed twice (members[{first}] and members[{i}])")
@@ -417,12 +408,7 @@ class Orchestrator:
             raise ValueError(f"allocate_global_domain {name!r}: members must name at least one (l3, chip) pair")
         window_size = check_int("allocate_global_domain.window_size", window_size, bits=64)
         specs = _buffer_specs("allocate_global_domain", buffers)
-        try:
-            carved = core.allocate_global_domain(name, slots, window_size, specs)
-        except ValueError as e:
-            raise ValueError(str(e).replace("allocate_domain", "allocate_global_domain", 1)) from None
-        except RuntimeError as e:
-            raise RuntimeError(str(e).replace("allocate_domain", "allocate_global_domain", 1)) from None
+        carved = core.allocate_global_domain(name, slots, window_size, specs)
         dom = GlobalDomain(core, name, checked, window_size, [n for n, _ in specs], carved, worker.level - 1)
         self._domains.append(dom)
         return dom

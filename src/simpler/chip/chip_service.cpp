@@ -6,6 +6,7 @@
 #include <string>
 
 #include "simpler/chip/opencl_source.h"
+#include "simpler/task_interface/field_refusal.h"
 
 namespace simpler::chip {
 namespace {
@@ -25,8 +26,8 @@ void ChipServiceConfig::validate() const {
     validate_arena_capacity(arena_bytes, "arena_bytes");
     validate_runtime_config(runtime, "runtime.");
     if (device.kind != DeviceKind::SIMULATED && device.kind != DeviceKind::OPENCL)
-        throw std::invalid_argument("device.kind: " + std::to_string(static_cast<int>(device.kind)) +
-                                    " is not one of simulated, opencl");
+        throw FieldRefusal("device.kind",
+                           std::to_string(static_cast<int>(device.kind)) + " is not one of simulated, opencl");
 }
 
 ChipService::ChipService(const ChipServiceConfig& config) : chip_(chip_config(config)), staging_(config.staging) {

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "simpler/task_interface/field_refusal.h"
+
 namespace simpler::chip {
 namespace {
 
@@ -24,9 +26,8 @@ std::string hex(uint64_t v) {
 }  // namespace
 
 void validate_arena_capacity(uint64_t capacity_bytes, std::string_view field) {
-    if (capacity_bytes == 0) throw std::invalid_argument(std::string(field) + ": must be > 0 (got 0)");
-    if (capacity_bytes > DEVICE_ARENA_MAX_BYTES)
-        throw std::invalid_argument(std::string(field) + ": larger than 64 TiB");
+    if (capacity_bytes == 0) throw FieldRefusal(std::string(field), "must be > 0 (got 0)");
+    if (capacity_bytes > DEVICE_ARENA_MAX_BYTES) throw FieldRefusal(std::string(field), "larger than 64 TiB");
 }
 
 DeviceArena::DeviceArena(uint64_t capacity_bytes) {

@@ -3,6 +3,7 @@
 #include <exception>
 #include <stdexcept>
 
+#include "simpler/engine/chip_facts_page.h"
 #include "simpler/engine/chip_install.h"
 #include "simpler/engine/device_memory.h"
 #include "simpler/engine/window_memory.h"
@@ -139,6 +140,13 @@ ChildHandlers make_chip_lane_child(uint32_t chip_index, const ChipLaneConfig& co
         lane = std::make_shared<ChipLane>(chip_index, config);
     } catch (const std::exception& e) {
         why = std::string("chip ") + std::to_string(chip_index) + " could not start: " + e.what();
+    }
+    if (config.facts != nullptr) {
+        if (lane) {
+            config.facts->publish(lane->chip().chip().device().facts());
+        } else {
+            config.facts->publish_failure(why);
+        }
     }
     if (!lane)
         return ChildHandlers{[why](const ipc::TaskView&) { return ipc::TaskOutcome{ipc::TaskError::TASK_FAILED, why}; },

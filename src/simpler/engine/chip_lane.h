@@ -39,6 +39,7 @@
 
 namespace simpler {
 
+class ChipFactsPage;
 class DeviceMemory;
 class WindowMemory;
 
@@ -49,6 +50,9 @@ struct ChipLaneConfig {
     // A level-3 Worker under a level 4: the L4's global window heaps, and this chip's member slot there.
     const WindowMemory* global_window_memory = nullptr;
     uint32_t global_window_slot = 0;
+    // Where the chip child tells the Worker what device it opened, or why none
+    // (chip_facts_page.h); null: nobody asks.
+    ChipFactsPage* facts = nullptr;
 
     bool operator==(const ChipLaneConfig&) const = default;
 };
@@ -85,6 +89,7 @@ private:
 
 // What a Worker's chip child serves with (ChildHandlerFactory body): its
 // tasks, the forgets for its import cache, and the installs of late callables.
+// Publishes the device it opened (or why it could not) to config.facts first.
 ChildHandlers make_chip_lane_child(uint32_t chip_index, const ChipLaneConfig& config);
 // make_chip_lane_child(...).run.
 ipc::TaskHandler make_chip_lane_handler(uint32_t chip_index, const ChipLaneConfig& config);

@@ -153,8 +153,8 @@ void WindowMemory::mark_locked(const Domain& d, bool members) noexcept {
 void WindowMemory::check_request(const std::string& name, const std::vector<uint32_t>& workers, uint64_t window_size,
                                  const std::vector<WindowBufferSpec>& buffers,
                                  const std::vector<std::string>& lost) const {
-    if (name.empty()) throw std::invalid_argument("allocate_domain: name must be a non-empty string");
-    const std::string what = "allocate_domain '" + name + "'";
+    if (name.empty()) throw std::invalid_argument(operation_ + ": name must be a non-empty string");
+    const std::string what = operation_ + " '" + name + "'";
     for (const auto& [id, d] : domains_) {
         if (d.info.name != name) continue;
         if (!d.releasing)
@@ -236,7 +236,7 @@ WindowDomain WindowMemory::allocate(const std::string& name, const std::vector<u
             use += slot_name(w) + ": " + std::to_string(in_use) + " in use in " + std::to_string(used_[w].size()) +
                    " windows";
         }
-        throw std::runtime_error("allocate_domain '" + name + "': the window heaps of " + slot_list(workers) +
+        throw std::runtime_error(operation_ + " '" + name + "': the window heaps of " + slot_list(workers) +
                                  " have no common free range of " + std::to_string(reserved) + " bytes (each heap " +
                                  std::to_string(heap_bytes_) + " bytes, the Worker option window_heap_bytes; " + use +
                                  ")");

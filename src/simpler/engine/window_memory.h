@@ -151,6 +151,10 @@ public:
 
     // What messages call slot i instead of "chip i" (global windows: "L3[1] chip 0").
     void set_slot_names(std::vector<std::string> names) { slot_names_ = std::move(names); }
+    // The call that carves this memory's domains, as its refusals name it
+    // ("allocate_domain" unless set; a level-4 Worker's global windows are
+    // carved by "allocate_global_domain").
+    void set_operation(std::string name) { operation_ = std::move(name); }
     [[nodiscard]] std::string slot_name(uint32_t i) const;
     // The name of the live domain whose window holds `addr`, from a small shared
     // directory the carving process writes (so it answers in a forked child
@@ -212,6 +216,7 @@ private:
     uint64_t table_bytes_ = 0;  // the membership bits; the directory follows
 
     std::vector<std::string> slot_names_;
+    std::string operation_ = "allocate_domain";
     uint64_t heap_bytes_ = 0;
     bool sealed_ = false;  // seal() ran: this process cannot touch the heaps
     std::vector<uint64_t> heaps_;  // base address of chip i's heap

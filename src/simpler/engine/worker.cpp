@@ -16,6 +16,7 @@
 #include "simpler/engine/device_probe.h"
 #include "simpler/engine/live_workers.h"
 #include "simpler/engine/seconds_text.h"
+#include "simpler/task_interface/field_refusal.h"
 
 namespace simpler {
 
@@ -41,36 +42,36 @@ WorkerConfig validated(WorkerConfig config) {
 
 void WorkerConfig::validate() const {
     if (spin.min_spin.count() < 0 || spin.max_spin > MAX_SPIN)
-        throw std::invalid_argument("WorkerConfig.spin: a spin budget in seconds, 0 <= spin <= 1 (got " +
-                                    seconds_text(spin.min_spin.count() < 0 ? spin.min_spin : spin.max_spin) + ")");
+        throw FieldRefusal("WorkerConfig.spin",
+                           "a spin budget in seconds, 0 <= spin <= 1 (got " +
+                               seconds_text(spin.min_spin.count() < 0 ? spin.min_spin : spin.max_spin) + ")");
     try {
         ipc::validate_spin_policy(spin);
     } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(std::string("WorkerConfig.spin: ") + e.what());
+        throw FieldRefusal("WorkerConfig.spin", e.what());
     }
     if (task_timeout.count() < 0)
-        throw std::invalid_argument("WorkerConfig.task_timeout: must be >= 0 seconds, 0: none (got " +
-                                    seconds_text(task_timeout) + ")");
+        throw FieldRefusal("WorkerConfig.task_timeout",
+                           "must be >= 0 seconds, 0: none (got " + seconds_text(task_timeout) + ")");
     if (close_grace.count() < 0)
-        throw std::invalid_argument("WorkerConfig.close_grace: must be >= 0 seconds (got " + seconds_text(close_grace) +
-                                    ")");
+        throw FieldRefusal("WorkerConfig.close_grace", "must be >= 0 seconds (got " + seconds_text(close_grace) + ")");
     if (level < 3 || level > 8)
-        throw std::invalid_argument("WorkerConfig.level: must be in [3, 8] (got " + std::to_string(level) + ")");
+        throw FieldRefusal("WorkerConfig.level", "must be in [3, 8] (got " + std::to_string(level) + ")");
     if (num_relay_workers > num_workers)
-        throw std::invalid_argument("WorkerConfig.num_relay_workers: at most num_workers (got " +
-                                    std::to_string(num_relay_workers) + " of " + std::to_string(num_workers) +
-                                    " Workers)");
+        throw FieldRefusal("WorkerConfig.num_relay_workers", "at most num_workers (got " +
+                                                                 std::to_string(num_relay_workers) + " of " +
+                                                                 std::to_string(num_workers) + " Workers)");
     if (num_chips > 0 && num_workers > 0)
-        throw std::invalid_argument(
-            "WorkerConfig.num_workers: a Worker's next level is chips or Workers, not both (got " +
-            std::to_string(num_chips) + " chips and " + std::to_string(num_workers) + " Workers)");
+        throw FieldRefusal("WorkerConfig.num_workers", "a Worker's next level is chips or Workers, not both (got " +
+                                                           std::to_string(num_chips) + " chips and " +
+                                                           std::to_string(num_workers) + " Workers)");
     if (window_heap_bytes == 0 || window_heap_bytes > (uint64_t{1} << 46))
-        throw std::invalid_argument("WorkerConfig.window_heap_bytes: must be > 0 and at most 64 TiB (got " +
-                                    std::to_string(window_heap_bytes) + ")");
+        throw FieldRefusal("WorkerConfig.window_heap_bytes",
+                           "must be > 0 and at most 64 TiB (got " + std::to_string(window_heap_bytes) + ")");
     try {
         chip_lane.chip.validate();
-    } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(std::string("WorkerConfig.chip_lane.chip.") + e.what());
+    } catch (const FieldRefusal& e) {
+        throw e.within("WorkerConfig.chip_lane.chip.");
     }
 }
 
@@ -102,6 +103,10 @@ Worker::Worker(WorkerConfig config)
             throw std::invalid_argument(
                 "WorkerConfig.global_window_child_names: one name per global_window_chips "
                 "entry");
+        if (!config_.global_window_devices.empty() &&
+            config_.global_window_devices.size() != config_.global_window_chips.size())
+            throw std::invalid_argument(
+                "WorkerConfig.global_window_devices: one device kind per global_window_chips entry, or none");
         std::vector<std::string> names;
         global_first_slot_.push_back(0);
         for (size_t c = 0; c < config_.global_window_chips.size(); ++c) {
@@ -113,6 +118,7 @@ Worker::Worker(WorkerConfig config)
             global_windows_ =
                 std::make_shared<WindowMemory>(static_cast<uint32_t>(names.size()), config_.window_heap_bytes);
             global_windows_->set_slot_names(std::move(names));
+            global_windows_->set_operation("allocate_global_domain");
             global_owner_ = true;
         }
     } else {
@@ -206,6 +212,7 @@ ChildHandlers Worker::make_child_handler(ChildRef child) {
             lane.window_memory = windows_.get();
             lane.global_window_memory = global_windows_.get();
             lane.global_window_slot = config_.global_window_slot + child.index;
+            lane.facts = lanes_[lane_of(child)].facts.get();
             // The chip's core threads (and its serving thread waiting for a run's
             // last kernels) wait under the Worker's spin policy too.
             lane.chip.runtime.idle_spin = config_.spin.max_spin;
@@ -248,6 +255,11 @@ void Worker::init() {
     // The relay lanes are the last next-level Worker lanes; nothing is forked for them.
     const size_t first_relay =
         lane_base_[static_cast<size_t>(ChildKind::WORKER)] + config_.num_workers - config_.num_relay_workers;
+    // A chip tells which device it opened through its page (chip_facts_page.h).
+    if (!config_.chip_handler)
+        for (size_t i = lane_base_[static_cast<size_t>(ChildKind::CHIP)];
+             i < lane_base_[static_cast<size_t>(ChildKind::CHIP)] + children[static_cast<size_t>(ChildKind::CHIP)]; ++i)
+            lanes_[i].facts = std::make_unique<ChipFactsPage>();
     // A forked next-level Worker child reports the children it loses up through its page (below_status.h).
     for (size_t i = lane_base_[static_cast<size_t>(ChildKind::WORKER)]; i < first_relay; ++i)
         lanes_[i].below = std::make_unique<BelowStatus>();

@@ -90,6 +90,7 @@
 
 #include "simpler/engine/below_status.h"
 #include "simpler/engine/child_handlers.h"
+#include "simpler/engine/chip_facts_page.h"
 #include "simpler/engine/chip_lane.h"
 #include "simpler/engine/device_memory.h"
 #include "simpler/engine/engine_core.h"
@@ -157,6 +158,10 @@ struct WorkerConfig {
     // messages ("L3[1]"). Empty: no global windows.
     std::vector<uint32_t> global_window_chips;
     std::vector<std::string> global_window_child_names;
+    // Level 4: the device kind each such child's chips drive (empty: all
+    // simulated); a global domain is refused a member on a child whose chips
+    // drive another kind (their kernels reach only their own device memory).
+    std::vector<chip::DeviceKind> global_window_devices;
     // A level-3 child of such a Worker: its parent's global windows (inherited
     // at the fork) and the slot of this Worker's chip 0 there. Its chips reach
     // the windows of global domains they are members of.
@@ -373,6 +378,11 @@ public:
     [[nodiscard]] uint64_t status_channel() const noexcept { return status_->id(); }
     // The pids of the forked children, lane by lane (a relay lane has none).
     [[nodiscard]] std::vector<pid_t> child_pids() const;
+    // The device chip `chip` opened, as the chip child tells it
+    // (chip_facts_page.h), waiting while the chip is still starting.
+    // std::logic_error before init() or after close(); std::out_of_range for
+    // no such chip; std::runtime_error when it could not start, or was lost first.
+    [[nodiscard]] chip::DeviceFacts device_facts(uint32_t chip);
     // What has been submitted, finished and is running, child by child (progress.h).
     [[nodiscard]] WorkerProgress progress() const;
     // Children lost since init(): read without the engine mutex, so a caller
@@ -420,6 +430,7 @@ private:
         std::function<std::string()> relay_lost;
         // A next-level Worker child's report of the children lost below it.
         std::unique_ptr<BelowStatus> below;
+        std::unique_ptr<ChipFactsPage> facts;  // a chip's: the device it opened
         uint32_t below_version = 0;
         uint32_t below_lost = 0;
         std::string below_text;

@@ -1,6 +1,7 @@
 // Worker: what it tells about itself while it runs (its children's state,
 // its progress, its trace and edge log), read under the engine mutex, and
-// the children lost below a next-level Worker child (below_status.h).
+// the children lost below a next-level Worker child (below_status.h), and
+// the device each chip opened (chip_facts_page.h).
 #include <string>
 #include <vector>
 
@@ -92,6 +93,37 @@ std::vector<pid_t> Worker::child_pids() const {
     for (const Lane& l : lanes_)
         if (l.child.pid() > 0) out.push_back(l.child.pid());
     return out;
+}
+
+chip::DeviceFacts Worker::device_facts(uint32_t chip) {
+    require_owner_process("Worker.device_facts");
+    // Held while waiting: close() waits for a chip that is still starting to tell, or to be lost.
+    std::lock_guard closing(close_mu_);
+    if (closed_) throw std::logic_error("Worker.device_facts: the Worker is closed");
+    if (!initialized_) throw std::logic_error("Worker.device_facts: the Worker is not running (call init())");
+    const uint32_t chips = core_.children()[static_cast<size_t>(ChildKind::CHIP)];
+    const std::string who = "chip " + std::to_string(chip);
+    if (chip >= chips)
+        throw std::out_of_range("Worker.device_facts: no " + who + " (this Worker has " + std::to_string(chips) +
+                                " chips)");
+    const Lane& l = lanes_[lane_of(ChildRef{ChildKind::CHIP, chip})];
+    if (!l.facts)
+        throw std::runtime_error("Worker.device_facts: " + who +
+                                 " runs a handler of its own (WorkerConfig::chip_handler) and opens no device");
+    for (;;) {
+        ChipFactsPage::Reading r = l.facts->read();
+        if (r.state == ChipFactsPage::State::OPENED) return std::move(r.facts);
+        if (r.state == ChipFactsPage::State::FAILED)
+            throw std::runtime_error("Worker.device_facts: " + r.why);  // "chip N could not start: ..."
+        {
+            std::lock_guard lock(mu_);
+            if (l.lost || !l.mailbox->usable())
+                throw std::runtime_error("Worker.device_facts: " + who +
+                                         " was lost before it told which device it opened (" + dead_lane_why_locked(l) +
+                                         ")");
+        }
+        l.facts->wait(ipc::Clock::now() + std::chrono::milliseconds(20));
+    }
 }
 
 }  // namespace simpler

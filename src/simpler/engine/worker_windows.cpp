@@ -9,6 +9,14 @@
 #include "simpler/engine/worker.h"
 
 namespace simpler {
+namespace {
+
+// Why a chip on a device may not be a domain's member (after "... drive <kind> devices, ").
+constexpr const char* DEVICE_WINDOWS_RULE =
+    "whose kernels reach only their own device memory, and a domain's windows are host shared memory; "
+    "communication domains need simulated chips (device=\"simulated\")";
+
+}  // namespace
 
 std::optional<std::string> Worker::global_window_problem(const BufferDescriptor& d, ChildRef to,
                                                          const std::string& who) const {
@@ -52,10 +60,7 @@ WindowDomain Worker::allocate_domain(const std::string& name, const std::vector<
     if (const chip::DeviceKind kind = config_.chip_lane.chip.device.kind;
         kind != chip::DeviceKind::SIMULATED && !config_.chip_handler)
         throw std::invalid_argument("allocate_domain '" + name + "': this Worker's chips drive " +
-                                    chip::device_kind_name(kind) +
-                                    " devices, whose kernels reach only their own device memory, and a domain's "
-                                    "windows are host shared memory; communication domains need simulated chips "
-                                    "(device=\"simulated\")");
+                                    chip::device_kind_name(kind) + " devices, " + DEVICE_WINDOWS_RULE);
     await_released_name(*windows_, name, "allocate_domain");
     std::vector<std::string> lost;
     {
@@ -89,6 +94,16 @@ WindowDomain Worker::allocate_global_domain(const std::string& name, const std::
         throw std::invalid_argument(
             "allocate_global_domain: this Worker has no global windows (no local "
             "next-level child with chips)");
+    // A member on a child whose chips drive a device: the windows are host shared memory its kernels cannot reach.
+    for (size_t i = 0; i < slots.size() && !config_.global_window_devices.empty(); ++i) {
+        size_t c = 0;
+        while (c + 1 < global_first_slot_.size() && slots[i] >= global_first_slot_[c + 1]) ++c;
+        if (c >= config_.global_window_devices.size()) continue;  // not a slot: allocate() names it
+        if (const chip::DeviceKind kind = config_.global_window_devices[c]; kind != chip::DeviceKind::SIMULATED)
+            throw std::invalid_argument("allocate_global_domain '" + name + "': members[" + std::to_string(i) +
+                                        "]: " + config_.global_window_child_names[c] + "'s chips drive " +
+                                        chip::device_kind_name(kind) + " devices, " + DEVICE_WINDOWS_RULE);
+    }
     await_released_name(*global_windows_, name, "allocate_global_domain");
     std::vector<std::string> lost;
     {

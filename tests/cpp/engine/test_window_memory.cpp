@@ -64,6 +64,20 @@ TEST(WindowMemory, ADomainIsSymmetricAndItsBuffersAreLaidOutInOrder) {
     EXPECT_FALSE(m.contains(0x1000, 16));
 }
 
+TEST(WindowMemory, ARefusalNamesTheCallThatCarvesItsDomains) {
+    WindowMemory local(1, 1 << 16);
+    EXPECT_EQ(refusal<std::invalid_argument>([&] { local.allocate("a", {0}, 0, {}); }),
+              "allocate_domain 'a': window_size must be > 0");
+    WindowMemory global(2, 1 << 16);
+    global.set_slot_names({"L3[0] chip 0", "L3[1] chip 0"});
+    global.set_operation("allocate_global_domain");
+    EXPECT_EQ(refusal<std::invalid_argument>([&] { global.allocate("", {0}, 64, {}); }),
+              "allocate_global_domain: name must be a non-empty string");
+    global.allocate("x", {0}, 4096, {});
+    const std::string full = refusal<std::runtime_error>([&] { global.allocate("big", {0, 1}, 1 << 16, {}); });
+    EXPECT_EQ(full.rfind("allocate_global_domain 'big': ", 0), 0U) << full;
+}
+
 TEST(WindowMemory, EveryBadRequestIsRefusedNamingWhatAndChangesNothing) {
     WindowMemory m(2, 1 << 16);
     m.allocate("tp", {0}, 4096, {});
