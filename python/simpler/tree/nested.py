@@ -8,8 +8,9 @@ sends: an orchestration function `fn(orch, args, cfg)` registered on the top
 Worker, run as a whole `Worker.run` of the child.
 
 The nested run's arguments and the views they allow are
-simpler.runtime.forwarded's; a failure goes back up as text led by its path
-(simpler.runtime.errors).
+simpler.runtime.forwarded's; a failure goes back up as a value, the child
+run's FailureReport (encoded into the lane's result, FAILED_BELOW), which the
+parent's own report takes in below its task (simpler.runtime.errors).
 """
 
 from __future__ import annotations

@@ -25,7 +25,8 @@
 // poisons the work that needed it, and is never used again; the Worker stays
 // usable for everything else (child_status() says what is left). close()
 // stops every child (shutdown word, grace period, SIGKILL) and reaps it; the
-// destructor closes. A child whose parent dies is killed by the kernel.
+// destructor closes. A child whose parent dies kills itself: it watches the
+// owner process's pidfd from a thread of its own (ipc/child_process.h).
 //
 // Threads: submit() may be called from one orchestration thread at a time;
 // wait_run() and take_finished_runs() from any thread, several at once (runs in
