@@ -225,6 +225,18 @@ void bind_engine(nb::module_& m) {
                    (e.ok ? std::string(")") : ", failed: " + e.error + ")");
         });
 
+    nb::class_<simpler::ChildStatus>(m, "ChildStatus",
+                                     "What a Worker says of one child (EngineWorker.child_states): lost or usable, "
+                                     "why, and what a next-level Worker child reported lost below it.")
+        .def_ro("child", &simpler::ChildStatus::child, "The child (a ChildRef).")
+        .def_ro("lost", &simpler::ChildStatus::lost, "Whether it is lost for good.")
+        .def_ro("why", &simpler::ChildStatus::why, "How it was lost ('' while it is usable).")
+        .def_ro("below_lost", &simpler::ChildStatus::below_lost,
+                "A usable next-level Worker child: how many children it reported lost below it.")
+        .def_ro("below", &simpler::ChildStatus::below, "... and which ('chip 1: lost (...)'; '; ' between them).")
+        .def("__str__", &simpler::ChildStatus::line, "The line child_status() gives ('chip 1: lost (...)').")
+        .def("__repr__", [](const simpler::ChildStatus& s) { return "ChildStatus(" + s.line() + ")"; });
+
     nb::class_<Worker> cls(m, "EngineWorker",
                            "The C++ Worker: forked children fed through mailboxes by whichever thread drives them "
                            "(submit(), wait(), or a background thread between them).");
@@ -358,7 +370,8 @@ void bind_engine(nb::module_& m) {
     bind_engine_memory(cls);
     cls.def("take_edge_log", &Worker::take_edge_log,
             "The edges inferred since the last call, with their explanations (record_edges=True), and clears them.")
-        .def("child_status", &Worker::child_status)
+        .def("child_status", &Worker::child_status, "One line per child: child_states() as text.")
+        .def("child_states", &Worker::child_states, "One ChildStatus per child, lane by lane.")
         .def_prop_ro("status_channel", &Worker::status_channel,
                      "The id of the channel wait_status_channel() waits on: it moves when a child is lost here or "
                      "below a next-level child, and closes with the Worker.")

@@ -1080,6 +1080,29 @@ class TraceEvent:
     def error(self) -> str: ...
     def __repr__(self) -> str: ...
 
+class ChildStatus:
+    """
+    What a Worker says of one child (EngineWorker.child_states): lost or usable, why, and what a next-level Worker child reported lost below it.
+    """
+    @property
+    def child(self) -> ChildRef:
+        """The child (a ChildRef)."""
+    @property
+    def lost(self) -> bool:
+        """Whether it is lost for good."""
+    @property
+    def why(self) -> str:
+        """How it was lost ('' while it is usable)."""
+    @property
+    def below_lost(self) -> int:
+        """A usable next-level Worker child: how many children it reported lost below it."""
+    @property
+    def below(self) -> str:
+        """... and which ('chip 1: lost (...)'; '; ' between them)."""
+    def __str__(self) -> str:
+        """The line child_status() gives ('chip 1: lost (...)')."""
+    def __repr__(self) -> str: ...
+
 class EngineWorker:
     """
     The C++ Worker: forked children fed through mailboxes by whichever thread drives them (submit(), wait(), or a background thread between them).
@@ -1166,7 +1189,10 @@ class EngineWorker:
     def device_stats(self, chip: int) -> dict: ...
     def take_edge_log(self) -> list[EdgeExplanation]:
         """The edges inferred since the last call, with their explanations (record_edges=True), and clears them."""
-    def child_status(self) -> list[str]: ...
+    def child_status(self) -> list[str]:
+        """One line per child: child_states() as text."""
+    def child_states(self) -> list[ChildStatus]:
+        """One ChildStatus per child, lane by lane."""
     @property
     def status_channel(self) -> int:
         """

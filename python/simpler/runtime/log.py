@@ -25,7 +25,7 @@ import logging
 import threading
 from typing import Callable, List, Optional, Protocol
 
-from simpler._core import close_status_channel, wait_status_channel
+from simpler._core import ChildStatus, close_status_channel, wait_status_channel
 
 logger = logging.getLogger("simpler")
 
@@ -37,7 +37,7 @@ class _Core(Protocol):
     @property
     def closed(self) -> bool: ...
 
-    def child_status(self) -> List[str]: ...
+    def child_states(self) -> List[ChildStatus]: ...
 
     def child_pids(self) -> List[int]: ...
 
@@ -74,14 +74,14 @@ class ChildWatch:
             return
         with self._lock:
             self._lost_seen = lost
-            for status in core.child_status():
-                name, _, state = status.partition(": ")
-                if state.startswith("lost") and name not in self._reported:
+            for status in core.child_states():
+                name, line = status.child.name(), str(status)
+                if status.lost and name not in self._reported:
                     self._reported.add(name)
-                    logger.warning("%s: %s %s", path, name, state)
-                elif "; lost below it: " in state and status not in self._reported:
-                    self._reported.add(status)  # each new report once: "worker 0: usable; lost below it: ..."
-                    logger.warning("%s: %s", path, status)
+                    logger.warning("%s: %s lost (%s)", path, name, status.why)
+                elif status.below_lost > 0 and line not in self._reported:
+                    self._reported.add(line)  # each new report once: "worker 0: usable; lost below it: ..."
+                    logger.warning("%s: %s", path, line)
 
     def follow(self, core_of: Callable[[], Optional[_Core]], channel: int, path: str) -> None:
         """Logs each loss as the engine finds it, from a daemon thread that sleeps

@@ -113,6 +113,18 @@
 
 namespace simpler {
 
+// What a Worker says of one child (Worker::child_states): whether it is lost
+// and why, and what a next-level Worker child reported lost below it.
+struct ChildStatus {
+    ChildRef child;
+    bool lost = false;
+    std::string why;          // lost: how ("CHILD_DIED: child killed by signal 9 ...")
+    uint32_t below_lost = 0;  // a usable next-level Worker child: children lost below it
+    std::string below;        // ... and which ("chip 1: lost (...)"; "; " between entries)
+    // "chip 1: lost (why)", "worker 0: usable; lost below it: <below>", "chip 0: usable".
+    [[nodiscard]] std::string line() const;
+};
+
 // Tasks a chip's lane holds at once: the one it runs and up to three behind it,
 // chained or ready (EngineConfig::chip_lane_depth; docs/internals/ipc.md,
 // MailboxRing). Each slot's blob area is reserved, not touched, until used.
@@ -370,9 +382,11 @@ public:
     // point that would drive the children refuses there (std::logic_error).
     [[nodiscard]] bool in_owner_process() const noexcept;
     [[nodiscard]] bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
-    // "chip 0: usable" / "chip 1: lost (child killed by signal 9 ...)" per child;
-    // a next-level Worker child that lost children below it: "worker 0: usable;
-    // lost below it: chip 1: lost (...)" (below_status.h).
+    // One ChildStatus per child, lane by lane (a relay lane too).
+    [[nodiscard]] std::vector<ChildStatus> child_states() const;
+    // child_states() as lines: "chip 0: usable" / "chip 1: lost (child killed
+    // by signal 9 ...)"; a next-level Worker child that lost children below it:
+    // "worker 0: usable; lost below it: chip 1: lost (...)" (below_status.h).
     [[nodiscard]] std::vector<std::string> child_status() const;
     // The channel that says when the children's status changed (a child lost
     // here or below a child); closed with the Worker (status_channel.h).

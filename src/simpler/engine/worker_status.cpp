@@ -17,14 +17,35 @@ std::vector<EdgeExplanation> Worker::take_edge_log() {
     return out;
 }
 
-std::vector<std::string> Worker::child_status() const {
+std::string ChildStatus::line() const {
+    std::string out = child.name();
+    if (lost) return out + ": lost (" + why + ")";
+    out += ": usable";
+    if (below_lost > 0) out += "; lost below it: " + below;
+    return out;
+}
+
+std::vector<ChildStatus> Worker::child_states() const {
     std::lock_guard lock(mu_);
-    std::vector<std::string> out;
+    std::vector<ChildStatus> out;
     for (const Lane& l : lanes_) {
-        std::string line = l.ref.name() + (l.lost ? ": lost (" + l.lost_why + ")" : ": usable");
-        if (!l.lost && l.below_lost > 0) line += "; lost below it: " + l.below_text;
-        out.push_back(std::move(line));
+        ChildStatus s;
+        s.child = l.ref;
+        s.lost = l.lost;
+        if (l.lost) {
+            s.why = l.lost_why;
+        } else if (l.below_lost > 0) {
+            s.below_lost = l.below_lost;
+            s.below = l.below_text;
+        }
+        out.push_back(std::move(s));
     }
+    return out;
+}
+
+std::vector<std::string> Worker::child_status() const {
+    std::vector<std::string> out;
+    for (const ChildStatus& s : child_states()) out.push_back(s.line());
     return out;
 }
 
