@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from simpler import Worker
-from simpler._core import ChipServiceConfig, RuntimeConfig, StagingMode, WorkerConfig
+from simpler._core import ChipServiceConfig, FieldRefused, RuntimeConfig, StagingMode, WorkerConfig
 
 WORKER_PY = Path(__file__).resolve().parents[2] / "python" / "simpler" / "worker.py"
 
@@ -111,6 +111,26 @@ def test_spin_reads_back_in_seconds(spin):
 def test_a_bad_option_is_a_value_error_naming_its_field(kwargs, field):
     with pytest.raises(ValueError, match=re.escape(field)):
         Worker(**kwargs)
+
+
+def test_a_refusal_carries_the_field_and_the_rule_as_values():
+    """validate() raises FieldRefused (a ValueError): .field is the dotted path from WorkerConfig,
+    .rule what it broke; a renamed keyword's message is worded from the two, not from the text."""
+    c = WorkerConfig()
+    c.chip_lane.chip.arena_bytes = 0
+    with pytest.raises(FieldRefused) as info:
+        c.validate()
+    assert (info.value.field, info.value.rule) == ("WorkerConfig.chip_lane.chip.arena_bytes", "must be > 0 (got 0)")
+    assert str(info.value) == "WorkerConfig.chip_lane.chip.arena_bytes: must be > 0 (got 0)"
+    with pytest.raises(ValueError) as renamed:
+        Worker(chip_arena_bytes=0)
+    assert (
+        str(renamed.value) == "Worker.chip_arena_bytes: must be > 0 (got 0) (WorkerConfig.chip_lane.chip.arena_bytes)"
+    )
+    with pytest.raises(FieldRefused) as out_of_range:
+        RuntimeConfig().core_threads = -1  # a value its C++ field cannot hold
+    assert out_of_range.value.field == "RuntimeConfig.core_threads"
+    assert out_of_range.value.rule == "out of range for this field (got -1)"
 
 
 def test_a_task_timeout_too_short_to_honour_is_refused_and_others_round_up():
