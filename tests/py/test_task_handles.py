@@ -150,3 +150,33 @@ def test_a_refused_batch_adds_nothing_to_submitted(closing):
     w.run(orch)
     assert seen["submitted"] == seen["ok"] and len(seen["ok"]) == 1
     assert len(seen["empty"]) == 0 and list(seen["empty"]) == [] and seen["empty"] == []
+
+
+def test_submitted_keeps_ids_not_handles_and_grows_after_it_was_read(closing):
+    """One-at-a-time submits are recorded as ids (8 bytes each, no handle object kept); the sequence,
+    read between submits, counts the part of ids that grew since, and a batch between two runs of
+    single submits keeps the order."""
+    w = Worker(level=3, num_sub_workers=1)
+    closing(w)
+    h = w.register(noop)
+    w.init()
+    x = w.create_buffer(16 * 4).tensor((16,), DataType.FLOAT32)
+    seen = {}
+
+    def orch(o, _a, _c):
+        singles = [o.submit_sub(h, args((x, TensorArgType.INPUT))) for _ in range(3)]
+        seen["after 3"] = len(o.submitted)
+        singles.append(o.submit_sub(h, args((x, TensorArgType.INPUT))))
+        seen["after 4"] = (len(o.submitted), o.submitted[-1])
+        batch = o.submit_sub_many(h, [args((x, TensorArgType.INPUT))] * 2)
+        last = o.submit_sub(h, args((x, TensorArgType.INPUT)))
+        seen["all"] = (list(o.submitted), [*singles, *batch, last])
+        seen["parts"] = [type(p).__name__ for p in o._submitted]
+
+    w.run(orch)
+    assert seen["after 3"] == 3
+    assert seen["after 4"][0] == 4
+    assert seen["after 4"][1] == seen["all"][1][3]
+    got, want = seen["all"]
+    assert got == want and len(got) == 7
+    assert seen["parts"] == ["SubmittedIds", "TaskHandles", "SubmittedIds"]

@@ -20,6 +20,7 @@ its `with` block ends, or with the run.
 from __future__ import annotations
 
 import math
+from array import array
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -36,7 +37,7 @@ from simpler.model.arg_checks import check_bool, check_int, check_shape, check_t
 from simpler.model.callable_handle import CallableHandle
 from simpler.model.device_buffer import DeviceBuffer
 from simpler.model.domain import Domain, GlobalDomain
-from simpler.model.submitted_tasks import Part, SubmittedTasks
+from simpler.model.submitted_tasks import Part, SubmittedIds, SubmittedTasks
 from simpler.model.task_interface import TaskArgs, TaskArgsBatch, Tensor, TensorArgType
 from simpler.runtime.callables import CallableTable
 from simpler.runtime.errors import child_name
@@ -106,8 +107,10 @@ class Orchestrator:
         self._runs_on = state.runs_on_by_kind
         # A nested run: what its parent's task forwarded, which every submit must stay within.
         self._scope = scope
-        # Every task submitted through this, in order: a handle per one-at-a-time submit, a TaskHandles per batch.
+        # Every task submitted through this, in order: the ids of one-at-a-time submits in a row (SubmittedIds),
+        # a TaskHandles per batch.
         self._submitted: List[Part] = []
+        self._ids: Optional[array] = None  # the ids of the part one-at-a-time submits add to now
         self._submitted_view: Optional[SubmittedTasks] = None  # made when first read (most runs never read it)
         self._scopes: List[List[DeviceBuffer]] = [[]]  # [0]: the run's own scope
         # What this run allocated, by identity: once a block is freed the engine no
@@ -119,8 +122,9 @@ class Orchestrator:
     @property
     def submitted(self) -> SubmittedTasks:
         """Every task submitted through this Orchestrator, in submit order: a
-        read-only sequence of TaskHandle that grows with each submit (a batch's
-        handles are made when read)."""
+        read-only sequence of TaskHandle that grows with each submit. Handles
+        are made when read: a one-at-a-time submit is kept as its id (8 bytes),
+        a batch as its TaskHandles."""
         view = self._submitted_view
         if view is None:
             view = self._submitted_view = SubmittedTasks(self._submitted)
@@ -155,8 +159,15 @@ class Orchestrator:
             task: TaskHandle = self._core.submit(kind, handle.id, members, config)
         except ValueError as e:
             raise self._explain(e, [a for a, _ in members]) from None
-        self._submitted.append(task)
+        self._record(task)
         return task
+
+    def _record(self, task: TaskHandle) -> None:
+        if self._ids is None:
+            part = SubmittedIds(task.run)
+            self._submitted.append(part)
+            self._ids = part.ids
+        self._ids.append(task.id)
 
     def _submit_one(
         self, kind: TaskKind, callable: CallableHandle, args: TaskArgs, worker: Optional[int], cfg: Optional[CallConfig]
@@ -178,7 +189,11 @@ class Orchestrator:
             task: TaskHandle = self._core.submit_one(kind, callable.id, args, worker, config)
         except ValueError as e:
             raise self._explain(e, [args]) from None
-        self._submitted.append(task)
+        ids = self._ids
+        if ids is None:
+            self._record(task)
+        else:
+            ids.append(task.id)
         return task
 
     def submit_next_level(
@@ -248,6 +263,7 @@ class Orchestrator:
             )
         if len(tasks):
             self._submitted.append(tasks)
+            self._ids = None  # a one-at-a-time submit after it starts a new part
         return tasks
 
     def submit_many(
