@@ -12,7 +12,6 @@
 #include <mutex>
 #include <set>
 #include <stdexcept>
-#include <vector>
 
 namespace simpler::chip {
 namespace fs = std::filesystem;
@@ -73,18 +72,21 @@ void say_refused(const std::string& why, const std::string& instead) {
                  instead.c_str());
 }
 
+// mkdtemp of `tmpl` (ending in XXXXXX): the folder made (mode 0700); throws
+// std::runtime_error naming `what` and the template.
+std::string made_by_mkdtemp(std::string tmpl, const std::string& what) {
+    const std::string asked = tmpl;
+    if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error(errno_text(what, asked, errno));
+    return tmpl;
+}
+
 // A folder for this process alone, made once by mkdtemp beside the fallback.
 std::string process_fallback() {
     static std::mutex mu;
     static std::string made;
     std::lock_guard lock(mu);
-    if (!made.empty() && folder_problem(made).empty()) return made;
-    std::string tmpl = fallback_cache_dir() + "-XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (mkdtemp(buf.data()) == nullptr)
-        throw std::runtime_error(errno_text("no private chip cache folder: mkdtemp", tmpl, errno));
-    made = buf.data();
+    if (made.empty() || !folder_problem(made).empty())
+        made = made_by_mkdtemp(fallback_cache_dir() + "-XXXXXX", "no private chip cache folder: mkdtemp");
     return made;
 }
 
@@ -153,10 +155,8 @@ std::string write_private_file(const std::string& path, std::string_view bytes) 
     std::string leaf = ".";
     leaf += target.filename().string();
     leaf += ".XXXXXX";
-    const std::string tmpl = (target.parent_path() / leaf).string();
-    std::vector<char> name(tmpl.begin(), tmpl.end());
-    name.push_back('\0');
-    const int fd = mkostemp(name.data(), O_CLOEXEC);  // O_CREAT | O_EXCL, mode 0600
+    std::string name = (target.parent_path() / leaf).string();
+    const int fd = mkostemp(name.data(), O_CLOEXEC);  // O_CREAT | O_EXCL, mode 0600; fills in the X's
     if (fd < 0) return errno_text("cannot create a temporary beside", path, errno);
     size_t done = 0;
     int err = 0;
@@ -168,20 +168,15 @@ std::string write_private_file(const std::string& path, std::string_view bytes) 
             err = errno;
     }
     if (::close(fd) != 0 && err == 0) err = errno;
-    std::string why = err != 0 ? errno_text("cannot write", name.data(), err) : std::string();
-    if (why.empty() && std::rename(name.data(), path.c_str()) != 0)
+    std::string why = err != 0 ? errno_text("cannot write", name, err) : std::string();
+    if (why.empty() && std::rename(name.c_str(), path.c_str()) != 0)
         why = errno_text("cannot rename a file to", path, errno);
-    if (!why.empty()) ::unlink(name.data());
+    if (!why.empty()) ::unlink(name.c_str());
     return why;
 }
 
 std::string make_private_temp_folder(const std::string& folder) {
-    std::string tmpl = (fs::path(folder) / "build.XXXXXX").string();
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (mkdtemp(buf.data()) == nullptr)
-        throw std::runtime_error(errno_text("cannot create a folder in", folder, errno));
-    return buf.data();
+    return made_by_mkdtemp((fs::path(folder) / "build.XXXXXX").string(), "cannot create a folder like");
 }
 
 }  // namespace simpler::chip

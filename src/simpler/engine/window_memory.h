@@ -155,6 +155,7 @@ public:
     // ("allocate_domain" unless set; a level-4 Worker's global windows are
     // carved by "allocate_global_domain").
     void set_operation(std::string name) { operation_ = std::move(name); }
+    [[nodiscard]] const std::string& operation() const noexcept { return operation_; }
     [[nodiscard]] std::string slot_name(uint32_t i) const;
     // The name of the live domain whose window holds `addr`, from a small shared
     // directory the carving process writes (so it answers in a forked child

@@ -464,8 +464,9 @@ private:
     // returns true or throws; false once `until` passes first.
     template <class Settle>
     bool drive_lanes_until(ipc::Deadline until, Settle&& settle);
-    // Waits until no domain named `name` is releasing in `windows` (allocate_domain).
-    void await_released_name(const WindowMemory& windows, const std::string& name, const char* what);
+    // Waits until no domain named `name` is releasing in `windows` (its
+    // operation(): allocate_domain or allocate_global_domain).
+    void await_released_name(const WindowMemory& windows, const std::string& name);
     // release_domain / release_global_domain of domain `id` of `windows`: refused
     // at submit now, freed (and forgotten on every chip) once the tasks before it finish.
     void release_windows(WindowMemory& windows, uint64_t id);

@@ -41,11 +41,12 @@ bool Worker::drive_lanes_until(ipc::Deadline until, Settle&& settle) {
     }
 }
 
-void Worker::await_released_name(const WindowMemory& windows, const std::string& name, const char* what) {
+void Worker::await_released_name(const WindowMemory& windows, const std::string& name) {
     if (!windows.releasing_named(name)) return;
-    require_owner_process(what);
+    const std::string& what = windows.operation();
+    require_owner_process(what.c_str());
     (void)drive_lanes_until(ipc::NO_DEADLINE, [&] {
-        if (stopping_) throw std::logic_error(std::string(what) + ": the Worker is closed");
+        if (stopping_) throw std::logic_error(what + ": the Worker is closed");
         return !windows.releasing_named(name);
     });
 }

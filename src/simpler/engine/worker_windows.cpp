@@ -61,7 +61,7 @@ WindowDomain Worker::allocate_domain(const std::string& name, const std::vector<
         kind != chip::DeviceKind::SIMULATED && !config_.chip_handler)
         throw std::invalid_argument("allocate_domain '" + name + "': this Worker's chips drive " +
                                     chip::device_kind_name(kind) + " devices, " + DEVICE_WINDOWS_RULE);
-    await_released_name(*windows_, name, "allocate_domain");
+    await_released_name(*windows_, name);
     std::vector<std::string> lost;
     {
         std::lock_guard lock(mu_);
@@ -104,7 +104,7 @@ WindowDomain Worker::allocate_global_domain(const std::string& name, const std::
                                         "]: " + config_.global_window_child_names[c] + "'s chips drive " +
                                         chip::device_kind_name(kind) + " devices, " + DEVICE_WINDOWS_RULE);
     }
-    await_released_name(*global_windows_, name, "allocate_global_domain");
+    await_released_name(*global_windows_, name);
     std::vector<std::string> lost;
     {
         std::lock_guard lock(mu_);
