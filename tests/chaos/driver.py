@@ -29,7 +29,14 @@ import sys
 import time
 from typing import Dict, List
 
-from isolation import become_subreaper, in_private_dev_shm, reap_leftovers, rerun_in_private_dev_shm, shm_names
+from isolation import (
+    become_subreaper,
+    claim_run_tag,
+    in_private_dev_shm,
+    reap_leftovers,
+    rerun_in_private_dev_shm,
+    shm_names,
+)
 from program import Program, generate
 from simpler import _core
 from simpler.cli.launch import LOST_RANK_STATUS
@@ -151,6 +158,7 @@ def main() -> int:
     if not become_subreaper():
         print("chaos: cannot become a child subreaper", file=sys.stderr)
         return 1
+    claim_run_tag()  # the programs' /dev/shm objects are told from everyone else's by it
     t0 = time.monotonic()
     records: List[Dict] = []
     for seed in range(opts.seed, opts.seed + opts.programs):

@@ -3,7 +3,14 @@ it becomes a child subreaper (the Worker's orphans, even one forked the instant
 before a kill, are re-parented to it and counted), and as root it re-runs
 itself in a private mount namespace with its own tmpfs on /dev/shm, so that
 "/dev/shm holds nothing new" is exactly "nothing of ours leaked" on a shared
-machine (otherwise it counts the objects that appeared during the run)."""
+machine.
+
+The run's own objects and processes: `claim_run_tag()` puts a fresh tag in
+SIMPLER_SHM_TAG, which every process the run starts inherits; simpler then
+draws every owner nonce of those processes under the tag, so each /dev/shm
+name they mint starts with "sp" + the tag (`shm_names()`), and a process whose
+environment holds the tag is the run's (`run_processes()`). Another test run,
+or a user's program beside it, is never counted as this run's leak."""
 
 from __future__ import annotations
 
@@ -18,11 +25,52 @@ from typing import Callable, List, Optional, Set, TypeVar
 
 PR_SET_CHILD_SUBREAPER = 36
 NAMESPACE_MARK = "SIMPLER_CHAOS_NAMESPACE"
+RUN_TAG = "SIMPLER_SHM_TAG"
 T = TypeVar("T")
 
 
+def claim_run_tag() -> str:
+    """Puts a fresh run tag (4 hex digits no /dev/shm name uses yet) in this
+    process's environment, for every process it starts from now on; returns it.
+    Call it before this process creates a buffer (its own nonce is drawn once)."""
+    in_use = {n[2:6] for n in os.listdir("/dev/shm") if n.startswith("sp")}
+    tag = os.urandom(2).hex()
+    while tag in in_use:
+        tag = os.urandom(2).hex()
+    os.environ[RUN_TAG] = tag
+    return tag
+
+
 def shm_names() -> Set[str]:
-    return set(os.listdir("/dev/shm"))
+    """The /dev/shm objects of this run (every simpler object when no tag was claimed)."""
+    tag = os.environ.get(RUN_TAG, "")
+    return {n for n in os.listdir("/dev/shm") if n.startswith("sp" + tag)}
+
+
+def run_processes(exclude: Set[int]) -> List[int]:
+    """The live processes whose environment holds this run's tag, but those in
+    exclude (a zombie's environment reads empty: it is not counted)."""
+    mark = f"{RUN_TAG}={os.environ[RUN_TAG]}".encode()
+    found = []
+    for d in filter(str.isdigit, os.listdir("/proc")):
+        pid = int(d)
+        if pid in exclude:
+            continue
+        try:
+            with open(f"/proc/{d}/environ", "rb") as f:
+                if mark in f.read().split(b"\0"):
+                    found.append(pid)
+        except OSError:
+            continue  # gone, or not ours to read
+    return found
+
+
+def process_name(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
 
 
 def live_children() -> List[int]:

@@ -1,6 +1,9 @@
-"""Shared fixtures: valid wire values to mutate, and a /dev/shm leak check."""
+"""Shared fixtures: valid wire values to mutate, and the checks that a test leaves no /dev/shm
+object and a test module no process of this run behind."""
 
 import os
+import signal
+import sys
 
 import pytest
 
@@ -11,6 +14,7 @@ from simpler import (
     CanonicalIdentity,
     DataType,
     Tensor,
+    _core as core,
 )
 
 OWNER = bytes.fromhex("a1b2c3d4e5f60718")
@@ -28,34 +32,51 @@ def vector_tensor(n=16, dtype=DataType.FLOAT32, nbytes=1024, access=AccessMode.R
     return Tensor(shm_descriptor(nbytes, access), (n,), dtype)
 
 
-def _shm_objects():
-    try:
-        return {n for n in os.listdir("/dev/shm") if n.startswith("sp") or "simpler" in n}
-    except FileNotFoundError:
-        return set()
+# The run's tag (chaos/isolation.py): every process this test run starts inherits it, so the checks
+# below count this run's /dev/shm objects and processes and never another run's or a user's.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "chaos"))
+from isolation import claim_run_tag, process_name, run_processes, shm_names, wait_until  # noqa: E402
 
-
-def _own_prefix():
-    """The shm name prefix of this process's owner incarnation ("sp" + nonce)."""
-    from simpler import create_buffer
-
-    with create_buffer(1) as b:
-        return b.descriptor.body.decode()[:18]
-
-
-_OWN_PREFIX = _own_prefix()
-# Under CI the suite runs alone, so any new object is this suite's leak. On a
-# shared development machine other suites create objects concurrently; there
-# only names minted by this process are held against it.
-_STRICT = os.environ.get("CI", "") not in ("", "0", "false")
+RUN_TAG = claim_run_tag()  # before this process mints, so its own objects carry it too
+LEFTOVER_GRACE_S = 10.0
 
 
 @pytest.fixture(autouse=True)
 def no_shm_leak():
-    """Every test must leave /dev/shm as it found it."""
-    before = _shm_objects()
+    """Every test must leave /dev/shm as it found it (its objects of this run)."""
+    before = shm_names()
     yield
-    leaked = _shm_objects() - before
-    if not _STRICT:
-        leaked = {n for n in leaked if n.startswith(_OWN_PREFIX)}
+    leaked = shm_names() - before
     assert not leaked, f"test leaked /dev/shm objects: {sorted(leaked)}"
+
+
+def _library_daemons():
+    """The processes a library keeps while this process lives and that go with it: multiprocessing's
+    resource tracker (multiprocessing.shared_memory starts it) and torch's shm manager (torch's
+    file_system sharing strategy starts it)."""
+    tracker = getattr(sys.modules.get("multiprocessing.resource_tracker"), "_resource_tracker", None)
+    pids = {tracker._pid} if getattr(tracker, "_pid", None) else set()
+    for pid in run_processes(set()):
+        try:
+            if os.path.basename(os.readlink(f"/proc/{pid}/exe")) == "torch_shm_manager":
+                pids.add(pid)
+        except OSError:
+            continue
+    return pids
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_leftover_process():
+    """No process of this run outlives the test module that started it (but this process, its own
+    shm tracker and a library's daemons): those left after a grace are named, killed and fail the
+    module's last test."""
+    yield
+    keep = {os.getpid(), core.shm_tracker_pid(), *_library_daemons()}
+    left = wait_until(lambda: run_processes(keep), LEFTOVER_GRACE_S)
+    named = [f"{pid} {process_name(pid)}" for pid in left]
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert not named, f"processes of this test run outlived their module: {named}"

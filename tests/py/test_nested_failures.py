@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from isolation import shm_names  # this run's objects (conftest puts tests/chaos on the path)
 from simpler import ChipCallable, DataType, TensorArgType, Worker
 from worker_helpers import (  # noqa: F401
     alive,
@@ -109,7 +110,7 @@ def _await_mark(marks, bound_s=30.0):
 @pytest.mark.parametrize("victim", ["l3", "chip"])
 def test_a_sigkilled_l3_child_or_chip_below_it_is_reported_at_l4_and_the_rest_goes_on(closing, tmp_path, victim):
     w4, (held, add), marks, path = _gated_tree(closing, tmp_path)
-    shm_before = set(os.listdir("/dev/shm"))
+    shm_before = shm_names()
     a, c, hold = w4.create_buffer(N * 4), w4.create_buffer(N * 4), w4.create_buffer(64)
     a.array((N,), F32)[...] = 1
     l3_pids = w4.child_pids()
@@ -145,7 +146,7 @@ def test_a_sigkilled_l3_child_or_chip_below_it_is_reported_at_l4_and_the_rest_go
     pids = w4.child_pids() + [p for ps in below.values() for p in ps]
     w4.close()
     assert wait_gone(pids) == []
-    assert set(os.listdir("/dev/shm")) - shm_before == set()
+    assert shm_names() - shm_before == set()
 
 
 class _Records(logging.Handler):

@@ -67,8 +67,10 @@ def _run(cmd, *, cwd, env, timeout=600, masked=True):
 
 def _build_env(work: Path) -> dict:
     """The environment of every build: the tools on PATH, ccache when present (its base dir makes
-    the per-run build folders hash alike, so a second run hits), nothing that points into the tree."""
+    the per-run build folders hash alike, so a second run hits), nothing that points into the tree
+    (but the run's tag)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SIMPLER_", "PYTHON"))}
+    env["SIMPLER_SHM_TAG"] = os.environ["SIMPLER_SHM_TAG"]  # the run's tag (conftest): its leak checks see these
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["SIMPLER_CACHE_DIR"] = str(work / "kernel-cache")
     if shutil.which("ccache"):

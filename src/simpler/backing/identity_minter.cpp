@@ -1,6 +1,8 @@
 #include "simpler/backing/identity_minter.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <sys/random.h>
@@ -8,7 +10,29 @@
 
 namespace simpler {
 
-OwnerNonce draw_owner_nonce() {
+ShmTag parse_shm_tag(std::string_view text) {
+    const auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+    if (text.size() != 2 * SHM_TAG_BYTES || !std::all_of(text.begin(), text.end(), hex))
+        throw std::invalid_argument(std::string(SHM_TAG_VARIABLE) + "='" + std::string(text) + "': must be " +
+                                    std::to_string(2 * SHM_TAG_BYTES) +
+                                    " lowercase hex digits (what every /dev/shm name this process mints "
+                                    "starts with, after \"sp\")");
+    ShmTag tag{};
+    for (size_t i = 0; i < SHM_TAG_BYTES; ++i) {
+        const auto digit = [](char c) { return static_cast<uint8_t>(c <= '9' ? c - '0' : c - 'a' + 10); };
+        tag[i] = static_cast<uint8_t>(digit(text[2 * i]) << 4 | digit(text[2 * i + 1]));
+    }
+    return tag;
+}
+
+std::optional<ShmTag> shm_tag_from_environment() {
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): simpler never changes the environment
+    const char* text = std::getenv(SHM_TAG_VARIABLE);
+    if (text == nullptr || *text == '\0') return std::nullopt;
+    return parse_shm_tag(text);
+}
+
+OwnerNonce draw_owner_nonce(const std::optional<ShmTag>& tag) {
     OwnerNonce n{};
     size_t got = 0;
     while (got < n.size()) {
@@ -19,14 +43,16 @@ OwnerNonce draw_owner_nonce() {
         }
         got += static_cast<size_t>(r);
     }
+    if (tag) std::copy(tag->begin(), tag->end(), n.begin());
     return n;
 }
 
 void IdentityMinter::refresh_incarnation_locked() {
     const pid_t now = getpid();
     if (pid_ == now) return;
-    OwnerNonce n = draw_owner_nonce();
-    while (n == OwnerNonce{}) n = draw_owner_nonce();  // all-zero is never a nonce
+    const std::optional<ShmTag> tag = shm_tag_from_environment();
+    OwnerNonce n = draw_owner_nonce(tag);
+    while (n == OwnerNonce{}) n = draw_owner_nonce(tag);  // all-zero is never a nonce
     nonce_ = n;
     slots_.clear();
     free_.clear();

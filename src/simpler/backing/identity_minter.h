@@ -2,7 +2,11 @@
 // owns, and answers whether an identity it minted is still live.
 //
 // One owner incarnation = one process: the 8-byte owner nonce comes from the OS
-// random source (getrandom), never a pid or a clock. A forked child that mints
+// random source (getrandom), never a pid or a clock. A process whose
+// environment holds SIMPLER_SHM_TAG (4 lowercase hex digits: a run's tag) draws
+// nonces whose first two bytes are the tag, so every /dev/shm name it mints
+// starts with "sp" + the tag and a test run can tell its own objects (and, by
+// the variable, its own processes) from everyone else's. A forked child that mints
 // is a new incarnation: the first call after a pid change draws a fresh nonce
 // and starts an empty slot table, so a child never hands out its parent's ids.
 // buffer_ids start at 1. A released buffer_id slot is reused by the next mint
@@ -18,7 +22,9 @@
 #include <array>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 #include <vector>
 
@@ -30,9 +36,22 @@ inline constexpr uint32_t MAX_SLOT_GENERATION = 0xFFFF;  // keeps shm names with
 
 using OwnerNonce = std::array<uint8_t, OWNER_INSTANCE_ID_BYTES>;
 
-// Draws OWNER_INSTANCE_ID_BYTES from getrandom; throws std::runtime_error when
-// the OS random source fails.
-OwnerNonce draw_owner_nonce();
+inline constexpr const char* SHM_TAG_VARIABLE = "SIMPLER_SHM_TAG";
+inline constexpr size_t SHM_TAG_BYTES = 2;  // leaves 48 random bits in a tagged nonce
+using ShmTag = std::array<uint8_t, SHM_TAG_BYTES>;
+
+// A SIMPLER_SHM_TAG value: exactly 4 lowercase hex digits. Throws
+// std::invalid_argument naming the variable, the value and the rule otherwise.
+ShmTag parse_shm_tag(std::string_view text);
+
+// Draws OWNER_INSTANCE_ID_BYTES from getrandom, the first SHM_TAG_BYTES
+// replaced by tag when there is one; throws std::runtime_error when the OS
+// random source fails.
+OwnerNonce draw_owner_nonce(const std::optional<ShmTag>& tag = std::nullopt);
+
+// The tag this process's environment names (nullopt when SIMPLER_SHM_TAG is
+// unset or empty); throws std::invalid_argument when it is malformed.
+std::optional<ShmTag> shm_tag_from_environment();
 
 enum class LivenessStatus : uint8_t {
     LIVE = 0,
@@ -62,7 +81,8 @@ public:
     // id is not live in this incarnation.
     bool release(const CanonicalIdentity& id);
     [[nodiscard]] Liveness check_live(const CanonicalIdentity& id);
-    // This incarnation's nonce (drawn on first use, redrawn after a fork).
+    // This incarnation's nonce (drawn on first use, redrawn after a fork, each
+    // time under the environment's SIMPLER_SHM_TAG).
     [[nodiscard]] OwnerNonce nonce();
     [[nodiscard]] bool minted_here(const CanonicalIdentity& id);
     [[nodiscard]] size_t live_count();

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <unordered_set>
 #include <vector>
@@ -85,6 +88,54 @@ TEST(IdentityMinter, ForkedChildMintsUnderItsOwnNonce) {
     });
     EXPECT_EQ(rc, 0);
     EXPECT_EQ(m.nonce(), parent);
+}
+
+TEST(ShmTag, FourLowercaseHexDigitsAreTheTagsTwoBytes) {
+    EXPECT_EQ(parse_shm_tag("0a9f"), (ShmTag{0x0a, 0x9f}));
+    for (const char* bad : {"", "0a9", "0a9f0", "0A9F", "0a9g", " a9f", "0a9\n"}) {
+        try {
+            parse_shm_tag(bad);
+            ADD_FAILURE() << "'" << bad << "' was taken";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("SIMPLER_SHM_TAG='"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("4 lowercase hex digits"), std::string::npos) << e.what();
+        }
+    }
+}
+
+// In a child: the environment it changes is its own.
+TEST(ShmTag, EveryNonceDrawnUnderTheVariableStartsWithTheTagAndItsNamesWithSpAndTheTag) {
+    const int rc = test::run_in_child([] {
+        if (setenv(SHM_TAG_VARIABLE, "c0de", 1) != 0) return 1;
+        IdentityMinter m;
+        const CanonicalIdentity id = m.mint();
+        if (id.owner_instance_id[0] != 0xc0 || id.owner_instance_id[1] != 0xde) return 2;
+        if (shm_name_for(id)->rfind("spc0de", 0) != 0) return 3;
+        IdentityMinter other;  // the other six bytes are still drawn
+        if (other.nonce() == m.nonce()) return 4;
+        const int grandchild = test::run_in_child([&] {  // a fork redraws under the same tag
+            const OwnerNonce n = m.nonce();
+            return n[0] == 0xc0 && n[1] == 0xde && std::memcmp(n.data(), id.owner_instance_id, n.size()) != 0 ? 0 : 1;
+        });
+        if (grandchild != 0) return 5;
+        if (setenv(SHM_TAG_VARIABLE, "", 1) != 0 || shm_tag_from_environment().has_value()) return 6;
+        return 0;
+    });
+    EXPECT_EQ(rc, 0);
+}
+
+TEST(ShmTag, AMalformedVariableRefusesTheMintAndChangesNothing) {
+    const int rc = test::run_in_child([] {
+        if (setenv(SHM_TAG_VARIABLE, "C0DE", 1) != 0) return 1;
+        IdentityMinter m;
+        try {
+            m.mint();
+            return 2;
+        } catch (const std::invalid_argument&) {}
+        if (unsetenv(SHM_TAG_VARIABLE) != 0) return 3;
+        return m.mint().buffer_id == 1 ? 0 : 4;  // nothing was minted by the refused call
+    });
+    EXPECT_EQ(rc, 0);
 }
 
 TEST(ShmName, DerivedNameFitsTheDescriptorBodyRule) {
