@@ -20,7 +20,6 @@ its `with` block ends, or with the run.
 from __future__ import annotations
 
 import math
-from array import array
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -110,7 +109,7 @@ class Orchestrator:
         # Every task submitted through this, in order: the ids of one-at-a-time submits in a row (SubmittedIds),
         # a TaskHandles per batch.
         self._submitted: List[Part] = []
-        self._ids: Optional[array] = None  # the ids of the part one-at-a-time submits add to now
+        self._ids: Optional[SubmittedIds] = None  # the part one-at-a-time submits add to now
         self._submitted_view: Optional[SubmittedTasks] = None  # made when first read (most runs never read it)
         self._scopes: List[List[DeviceBuffer]] = [[]]  # [0]: the run's own scope
         # What this run allocated, by identity: once a block is freed the engine no
@@ -123,8 +122,9 @@ class Orchestrator:
     def submitted(self) -> SubmittedTasks:
         """Every task submitted through this Orchestrator, in submit order: a
         read-only sequence of TaskHandle that grows with each submit. Handles
-        are made when read: a one-at-a-time submit is kept as its id (8 bytes),
-        a batch as its TaskHandles."""
+        are made when read: one-at-a-time submits are kept as their ids (a run of
+        consecutive ids as one range, whatever its length; at most 8 bytes a
+        task), a batch as its TaskHandles."""
         view = self._submitted_view
         if view is None:
             view = self._submitted_view = SubmittedTasks(self._submitted)
@@ -164,10 +164,10 @@ class Orchestrator:
 
     def _record(self, task: TaskHandle) -> None:
         if self._ids is None:
-            part = SubmittedIds(task.run)
-            self._submitted.append(part)
-            self._ids = part.ids
-        self._ids.append(task.id)
+            self._ids = SubmittedIds(task.run, task.id)
+            self._submitted.append(self._ids)
+        else:
+            self._ids.add(task.id)
 
     def _submit_one(
         self, kind: TaskKind, callable: CallableHandle, args: TaskArgs, worker: Optional[int], cfg: Optional[CallConfig]
@@ -190,10 +190,10 @@ class Orchestrator:
         except ValueError as e:
             raise self._explain(e, [args]) from None
         ids = self._ids
-        if ids is None:
-            self._record(task)
+        if ids is not None and task.id == ids.end:  # the next id of a streamed run: its range grows
+            ids.end += 1
         else:
-            ids.append(task.id)
+            self._record(task)
         return task
 
     def submit_next_level(
