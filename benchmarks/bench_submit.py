@@ -57,7 +57,9 @@ def hold(a: MappedArgs) -> None:
 class Bench:
     def __init__(self, n: int) -> None:
         self.n = n
-        self.w = Worker(level=3, num_sub_workers=1)
+        # No window (max_unfinished=0): the hold task waits for the file the run writes once every task
+        # is submitted, so all of them must go in before any runs.
+        self.w = Worker(level=3, num_sub_workers=1, max_unfinished=0)
         self.h, self.hold = self.w.register(noop), self.w.register(hold)
         self.w.init()
         self.dir = tempfile.mkdtemp(prefix="bench_submit_")

@@ -40,6 +40,7 @@
 #include "python_handlers.h"
 #include "remote_children.h"
 #include "simpler/engine/chip_install.h"
+#include "simpler/engine/edge_log.h"
 #include "simpler/engine/worker.h"
 #include "simpler/ipc/process_id.h"
 #include "simpler/task_interface/tiling.h"
@@ -225,6 +226,12 @@ void bind_engine(nb::module_& m) {
                    (e.ok ? std::string(")") : ", failed: " + e.error + ")");
         });
 
+    nb::class_<simpler::EdgeLog>(m, "EdgeLog",
+                                 "What EngineWorker.take_edge_log hands over: the edges kept (at most "
+                                 "WorkerConfig.edge_log_capacity) and how many more were inferred.")
+        .def_ro("edges", &simpler::EdgeLog::edges, "The EdgeExplanations kept, in submit order.")
+        .def_ro("dropped", &simpler::EdgeLog::dropped, "Edges inferred after the capacity was reached, not kept.");
+
     nb::class_<simpler::ChildStatus>(m, "ChildStatus",
                                      "What a Worker says of one child (EngineWorker.child_states): lost or usable, "
                                      "why, and what a next-level Worker child reported lost below it.")
@@ -364,12 +371,19 @@ void bind_engine(nb::module_& m) {
            "identities"_a,
            "Sends every lane a forget of these identities (their owner freed them); a nested Worker passes on "
            "the forgets its parent sends it this way.")
+        .def("room", &Worker::room,
+             "How many tasks may be submitted now: WorkerConfig.max_unfinished less the unfinished ones (2**64 - 1 "
+             "without a limit).")
+        .def("await_room", &Worker::await_room, nb::call_guard<nb::gil_scoped_release>(),
+             "Waits, the GIL released, until room() > 0; RuntimeError when close() ends the wait. A submit waits so "
+             "itself, the GIL held: the Orchestrator calls this first so the program's other threads run meanwhile.")
         .def("close", &Worker::close, nb::call_guard<nb::gil_scoped_release>())
         .def_prop_ro("initialized", &Worker::initialized)
         .def_prop_ro("closed", &Worker::closed);
     bind_engine_memory(cls);
     cls.def("take_edge_log", &Worker::take_edge_log,
-            "The edges inferred since the last call, with their explanations (record_edges=True), and clears them.")
+            "The edges inferred since the last call, with their explanations (record_edges=True), and how many "
+            "were not kept (edge_log_capacity); clears them.")
         .def("child_status", &Worker::child_status, "One line per child: child_states() as text.")
         .def("child_states", &Worker::child_states, "One ChildStatus per child, lane by lane.")
         .def_prop_ro("status_channel", &Worker::status_channel,

@@ -136,6 +136,10 @@ void bind_worker_config(nb::module_& m) {
         .def_rw("sub_callable_names", &WorkerConfig::sub_callable_names)
         .def_rw("trace", &WorkerConfig::trace)
         .def_rw("trace_capacity", &WorkerConfig::trace_capacity)
+        .def_rw("edge_log_capacity", &WorkerConfig::edge_log_capacity,
+                "Edges take_edge_log keeps between calls (record_edges); later ones are counted as dropped.")
+        .def_rw("max_unfinished", &WorkerConfig::max_unfinished,
+                "A submit waits while this many tasks of the Worker are unfinished (0: no limit).")
         .def_rw("path", &WorkerConfig::path,
                 "The Worker's place in its tree ('L4/L3[0]'); its chips' device memory carries '<path>/chip i' as "
                 "its owner path.")

@@ -10,7 +10,8 @@ the collectives over a domain (all_reduce, all_gather, reduce_scatter, broadcast
 COLLECTIVE_DTYPES; from simpler.collectives), the progress display (show_progress, Progress,
 ChildProgress), and the handles a run speaks of: TaskHandle (what a submit
 returns), TaskHandles (what a batch submit returns), SubmittedTasks (what
-Orchestrator.submitted is), ChildRef and ChildKind (which child a task ran on); DeviceFacts and
+Orchestrator.submitted is), EdgeLog (what Worker.take_edge_log returns), ChildRef and ChildKind
+(which child a task ran on); DeviceFacts and
 DeviceKind (what Worker.device_facts says a chip drives); and where the installed headers and
 CMake package are: get_include(), get_cmake_dir()."""
 
@@ -67,6 +68,7 @@ from simpler.model.deps import (
 )
 from simpler.model.device_buffer import DeviceBuffer
 from simpler.model.domain import Domain, GlobalDomain, WindowBuffer
+from simpler.model.edge_log import EdgeLog
 from simpler.model.share import AdoptedTensor
 from simpler.model.submitted_tasks import SubmittedTasks
 from simpler.model.task_interface import (
@@ -122,6 +124,7 @@ __all__ = [
     "Domain",
     "EdgeExplanation",
     "EdgeKind",
+    "EdgeLog",
     "FailedTask",
     "FailureReport",
     "GlobalDomain",

@@ -929,6 +929,16 @@ class WorkerConfig:
     @trace_capacity.setter
     def trace_capacity(self, arg: int, /) -> None: ...
     @property
+    def edge_log_capacity(self) -> int:
+        """Edges take_edge_log keeps between calls (record_edges); later ones are counted as dropped."""
+    @edge_log_capacity.setter
+    def edge_log_capacity(self, arg: int, /) -> None: ...
+    @property
+    def max_unfinished(self) -> int:
+        """A submit waits while this many tasks of the Worker are unfinished (0: no limit)."""
+    @max_unfinished.setter
+    def max_unfinished(self, arg: int, /) -> None: ...
+    @property
     def path(self) -> str:
         """
         The Worker's place in its tree ('L4/L3[0]'); its chips' device memory carries '<path>/chip i' as its owner path.
@@ -1080,6 +1090,17 @@ class TraceEvent:
     def error(self) -> str: ...
     def __repr__(self) -> str: ...
 
+class EdgeLog:
+    """
+    What EngineWorker.take_edge_log hands over: the edges kept (at most WorkerConfig.edge_log_capacity) and how many more were inferred.
+    """
+    @property
+    def edges(self) -> list[EdgeExplanation]:
+        """The EdgeExplanations kept, in submit order."""
+    @property
+    def dropped(self) -> int:
+        """Edges inferred after the capacity was reached, not kept."""
+
 class ChildStatus:
     """
     What a Worker says of one child (EngineWorker.child_states): lost or usable, why, and what a next-level Worker child reported lost below it.
@@ -1161,6 +1182,14 @@ class EngineWorker:
         """
         Sends every lane a forget of these identities (their owner freed them); a nested Worker passes on the forgets its parent sends it this way.
         """
+    def room(self) -> int:
+        """
+        How many tasks may be submitted now: WorkerConfig.max_unfinished less the unfinished ones (2**64 - 1 without a limit).
+        """
+    def await_room(self) -> None:
+        """
+        Waits, the GIL released, until room() > 0; RuntimeError when close() ends the wait. A submit waits so itself, the GIL held: the Orchestrator calls this first so the program's other threads run meanwhile.
+        """
     def close(self) -> None: ...
     @property
     def initialized(self) -> bool: ...
@@ -1187,8 +1216,10 @@ class EngineWorker:
         Refuses the domain's buffers at submit from now on; frees its windows once every earlier task has finished.
         """
     def device_stats(self, chip: int) -> dict: ...
-    def take_edge_log(self) -> list[EdgeExplanation]:
-        """The edges inferred since the last call, with their explanations (record_edges=True), and clears them."""
+    def take_edge_log(self) -> EdgeLog:
+        """
+        The edges inferred since the last call, with their explanations (record_edges=True), and how many were not kept (edge_log_capacity); clears them.
+        """
     def child_status(self) -> list[str]:
         """One line per child: child_states() as text."""
     def child_states(self) -> list[ChildStatus]:

@@ -39,10 +39,11 @@ from simpler.model.arg_checks import check_bool, check_int, check_shape, check_t
 from simpler.model.buffer import AccessMode, Buffer, SharedTensor, create_buffer, set_worker, worker_of
 from simpler.model.callable_handle import CallableHandle
 from simpler.model.chip_callable import ChipCallable, check_orchestrations
+from simpler.model.edge_log import EdgeLog
 from simpler.model.share import share as share_memory
 from simpler.runtime import register
 from simpler.runtime.callables import callable_name, make_installer, resolve_all
-from simpler.runtime.config import default_device, worker_config
+from simpler.runtime.config import check_level, default_device, worker_config
 from simpler.runtime.errors import child_name
 from simpler.runtime.orchestrator import Orchestrator
 from simpler.runtime.progress import Progress, snapshot
@@ -54,9 +55,6 @@ from simpler.tree import children, remote
 from simpler.tree.nested import ChildWorker, start_child
 
 _B = TypeVar("_B", bound=Buffer)
-
-# The highest level a Worker takes: a tree of host (3), pod (4) and up to four levels of pods above.
-MAX_LEVEL = 8
 
 
 class Worker:
@@ -83,23 +81,15 @@ class Worker:
         record_edges: Optional[bool] = None,
         trace: Optional[bool] = None,
         trace_capacity: Optional[int] = None,
+        edge_log_capacity: Optional[int] = None,
+        max_unfinished: Optional[int] = None,
         spin: Optional[float] = None,
     ):
         """A Worker of `level` (3: a host, with chips and sub-workers; 4 and up:
         a pod, with Workers one level down). Each keyword sets the WorkerConfig
         field of its name (or the one simpler.runtime.config renames it to); None
         keeps the default. Nothing starts before init()."""
-        level = check_int("Worker.level", level, minimum=None)
-        if not 3 <= level <= MAX_LEVEL:
-            raise ValueError(
-                f"Worker(level={level}): a Worker is level 3 (a host) to {MAX_LEVEL}; level 2 is a chip, "
-                "level 4 a pod of hosts, and each level above drives Workers of the one below"
-            )
-        if level > 3 and num_chips:
-            raise ValueError(
-                f"Worker(level={level}, num_chips={num_chips}): the next level of a level-{level} Worker "
-                f"is level-{level - 1} Workers (add_worker), not chips; chips belong to level-3 Workers"
-            )
+        level = check_level(level, num_chips)
         config = worker_config(
             level=level,
             num_chips=num_chips,
@@ -116,6 +106,8 @@ class Worker:
             record_edges=record_edges,
             trace=trace,
             trace_capacity=trace_capacity,
+            edge_log_capacity=edge_log_capacity,
+            max_unfinished=max_unfinished,
             spin=spin,
         )
         self._state = RuntimeState(level, config)
@@ -437,11 +429,13 @@ class Worker:
         """What errors and traces call callable `callable_id` of `kind`."""
         return self._state.callable_name(kind, callable_id)
 
-    def take_edge_log(self) -> list:
+    def take_edge_log(self) -> EdgeLog:
         """Every edge inferred since the last call (an EdgeExplanation each: which
-        arguments, which rule, which overlap answer), then clears them. Needs
+        arguments, which rule, which overlap answer), then clears them: a list, at
+        most edge_log_capacity long, whose `dropped` counts the edges not kept. Needs
         Worker(record_edges=True)."""
-        return self._state.running().take_edge_log()
+        log = self._state.running().take_edge_log()
+        return EdgeLog(log.edges, log.dropped)
 
     def take_edge_logs_below(self) -> Dict[str, List[str]]:
         """The edges every Worker nested below this one inferred since the last

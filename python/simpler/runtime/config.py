@@ -16,6 +16,9 @@ from typing import Any, Callable, Dict, Optional, Tuple
 from simpler._core import DeviceKind, FieldRefused, StagingMode, WorkerConfig
 from simpler.model.arg_checks import check_bool, check_int, got
 
+# The highest level a Worker takes: a tree of host (3), pod (4) and up to four levels of pods above.
+MAX_LEVEL = 8
+
 # The devices a chip may drive, by the name the `device` keyword takes.
 _DEVICE_KINDS = {"simulated": DeviceKind.SIMULATED, "opencl": DeviceKind.OPENCL}
 
@@ -65,6 +68,23 @@ def _checked_option(name: str, path: str, value: Any, current: Any) -> Any:
 
 def _as_is(value: Any) -> Any:
     return value
+
+
+def check_level(level: int, num_chips: Optional[int]) -> int:
+    """`level` when a Worker of that level may have `num_chips` chips (TypeError
+    for a level that is no int, ValueError naming what a level is otherwise)."""
+    level = check_int("Worker.level", level, minimum=None)
+    if not 3 <= level <= MAX_LEVEL:
+        raise ValueError(
+            f"Worker(level={level}): a Worker is level 3 (a host) to {MAX_LEVEL}; level 2 is a chip, "
+            "level 4 a pod of hosts, and each level above drives Workers of the one below"
+        )
+    if level > 3 and num_chips:
+        raise ValueError(
+            f"Worker(level={level}, num_chips={num_chips}): the next level of a level-{level} Worker "
+            f"is level-{level - 1} Workers (add_worker), not chips; chips belong to level-3 Workers"
+        )
+    return level
 
 
 def worker_config(**options: Any) -> WorkerConfig:

@@ -106,6 +106,8 @@ class Orchestrator:
         self._runs_on = state.runs_on_by_kind
         # A nested run: what its parent's task forwarded, which every submit must stay within.
         self._scope = scope
+        # Worker(max_unfinished=N): submits that go in before the window is looked at again (_await_room).
+        self._room = 0
         # Every task submitted through this, in order: the ids of one-at-a-time submits in a row (SubmittedIds),
         # a TaskHandles per batch.
         self._submitted: List[Part] = []
@@ -155,12 +157,23 @@ class Orchestrator:
         if self._scope is not None:
             for m, (args, _) in enumerate(members):
                 self._scope.check(args, f"{self._state.path}: submit (member {m})")
+        self._await_room(1)
         try:
             task: TaskHandle = self._core.submit(kind, handle.id, members, config)
         except ValueError as e:
             raise self._explain(e, [a for a, _ in members]) from None
         self._record(task)
         return task
+
+    def _await_room(self, tasks: int) -> None:
+        """Before `tasks` tasks go in: when the Worker's window (max_unfinished) is full, waits for
+        room with the GIL released, so the program's other threads run meanwhile (the engine's own
+        submit would wait with it held). Counts the room left, so most submits ask nothing."""
+        room = self._core.room()
+        if room == 0:
+            self._core.await_room()
+            room = self._core.room()
+        self._room = max(0, room - tasks)
 
     def _record(self, task: TaskHandle) -> None:
         if self._ids is None:
@@ -185,6 +198,10 @@ class Orchestrator:
         config = _DEFAULT_CONFIG if cfg is None else _config_bytes(cfg)
         if self._scope is not None:
             self._scope.check(args, f"{self._state.path}: submit")
+        if self._room > 0:
+            self._room -= 1
+        else:
+            self._await_room(1)
         try:
             task: TaskHandle = self._core.submit_one(kind, callable.id, args, worker, config)
         except ValueError as e:
@@ -255,6 +272,7 @@ class Orchestrator:
         if self._scope is not None:
             for i in range(len(batch)):
                 self._scope.check(batch[i], f"{self._state.path}: {what} (task {i} of the batch)")
+        self._await_room(len(batch))
         tasks, refused, why = self._core.submit_many(kind, handle.id, batch, workers, config)
         if refused >= 0:
             error = self._explain(ValueError(why), [batch[refused]])

@@ -265,7 +265,8 @@ class RunQueue:
                     events,
                 )
             if record is not None and core is not None and config.record_edges:
-                record.append_edges(state.path, core.take_edge_log())
+                log = core.take_edge_log()
+                record.append_edges(state.path, log.edges, log.dropped)
 
     # -- the orchestration thread -----------------------------------------------
     def _build_loop(self) -> None:

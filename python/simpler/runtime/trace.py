@@ -305,10 +305,13 @@ class TreeTrace:
         with open(self._file(path), "a", encoding="utf-8") as f:
             f.write(json.dumps(record) + "\n")
 
-    def append_edges(self, path: str, edges: Iterable[Any]) -> None:
-        """Adds the edges nested Worker `path` inferred (their repr) to its edge file."""
+    def append_edges(self, path: str, edges: Iterable[Any], dropped: int = 0) -> None:
+        """Adds the edges nested Worker `path` inferred (their repr) to its edge file, and a line
+        saying how many it did not keep (its edge_log_capacity) when there were some."""
         with open(self._file(path)[: -len(".jsonl")] + ".edges", "a", encoding="utf-8") as f:
             f.writelines(repr(e) + "\n" for e in edges)
+            if dropped:
+                f.write(f"({dropped} edges not kept: edge_log_capacity reached)\n")
 
     def take_edges(self) -> Dict[str, List[str]]:
         """Every nested Worker's edges recorded since the last call, by path; clears them."""

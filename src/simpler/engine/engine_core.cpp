@@ -17,7 +17,10 @@ EngineConfig with_tracker_settings(EngineConfig c) {
 }  // namespace
 
 EngineCore::EngineCore(EngineConfig config)
-    : config_(with_tracker_settings(std::move(config))), tracker_(config_.tracker), queue_(config_.children) {
+    : config_(with_tracker_settings(std::move(config))),
+      tracker_(config_.tracker),
+      queue_(config_.children),
+      edge_log_(config_.edge_log_capacity) {
     for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) lost_[k].resize(config_.children[k]);
     chip_flight_.resize(config_.children[static_cast<size_t>(ChildKind::CHIP)]);
 }

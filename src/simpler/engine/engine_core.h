@@ -40,6 +40,7 @@
 #include "simpler/deps/task_table.h"
 #include "simpler/engine/child_ref.h"
 #include "simpler/engine/dispatch_queue.h"
+#include "simpler/engine/edge_log.h"
 #include "simpler/engine/failure_report.h"
 #include "simpler/engine/task_config.h"
 #include "simpler/engine/task_graph.h"
@@ -100,9 +101,10 @@ struct EngineConfig {
     // buffer of this Worker (nor of the global windows it sees); else empty
     // when a member on `target` may name it, or why not (`who` names the target).
     std::function<std::optional<std::string>(const BufferDescriptor&, ChildRef, const std::string&)> window_problem;
-    // Keep every inferred edge with its explanation (edge_log()); off, the
+    // Keep every inferred edge with its explanation (take_edge_log()); off, the
     // tracker records none (tracker.record_explanations is overridden).
     bool record_edges = false;
+    size_t edge_log_capacity = DEFAULT_EDGE_LOG_CAPACITY;  // edges kept until taken; later ones are counted
     // Tasks a chip's lane holds at once (its MailboxRing's depth). Above 1, a
     // one-member chip task whose only unfinished producers are one-member
     // tasks in flight on that same chip is handed to the chip behind them
@@ -110,6 +112,15 @@ struct EngineConfig {
     // and a ready task naming a busy chip goes to its lane behind what it runs.
     uint32_t chip_lane_depth = 1;
 };
+
+// A submit that finds this many tasks of its Worker unfinished waits until a
+// quarter of them finished (WorkerConfig::max_unfinished, Worker::await_room):
+// a run streaming tasks faster than its children run them holds this many
+// records (~700 bytes each, ~45 MiB) at most, not one per task it submitted. A
+// task that waits for something its orchestration does only after submitting
+// this many more would wait for ever: such a program raises the limit, or sets
+// 0 for none.
+inline constexpr uint64_t DEFAULT_MAX_UNFINISHED = 65536;
 
 // One member ready to be written to one child's mailbox.
 struct Dispatch {
@@ -333,9 +344,9 @@ public:
     void clear_failure() noexcept;
     [[nodiscard]] const DependencyTracker& tracker() const noexcept { return tracker_; }
     [[nodiscard]] const ChildCounts& children() const noexcept { return config_.children; }
-    // Every edge inferred since the last clear, in submit order (record_edges).
-    [[nodiscard]] const std::vector<EdgeExplanation>& edge_log() const noexcept { return edge_log_; }
-    void clear_edge_log() noexcept { edge_log_.clear(); }
+    // The edges inferred since the last call, in submit order (record_edges),
+    // at most edge_log_capacity of them, and how many more there were; clears them.
+    [[nodiscard]] EdgeLog take_edge_log() noexcept { return edge_log_.take(); }
 
 private:
     // A task's record, from submit until it finishes, in a pooled slot
@@ -477,7 +488,7 @@ private:
     // past twice their number (a task that runs long keeps its front).
     std::deque<TaskId> live_order_;
     std::deque<PendingRelease> releases_;  // in request order, so `before` never decreases
-    std::vector<EdgeExplanation> edge_log_;
+    EdgeLogRecorder edge_log_;
     std::vector<CanonicalIdentity> unheld_;  // holds of finished tasks, until take_unheld()
     // Per backing some unfinished task names: how many do, and how many holds
     // (hold_users) each of them carries — queued in unheld_ as each finishes.

@@ -227,8 +227,7 @@ TaskHandle EngineCore::submit(TaskKind kind, uint64_t callable, std::span<const 
     ++next_task_;
     count_users(record);
     if (config_.record_edges) {
-        const std::span<const EdgeExplanation> edges = tracker_.edges_into(task);
-        edge_log_.insert(edge_log_.end(), edges.begin(), edges.end());
+        edge_log_.append(tracker_.edges_into(task));
     }
     const TaskState state = graph_.add(task, preds);
     live_order_.push_back(task);

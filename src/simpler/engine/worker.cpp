@@ -82,7 +82,8 @@ bool WorkerConfig::same_options(const WorkerConfig& o) const {
            task_timeout == o.task_timeout && close_grace == o.close_grace && chip_lane == o.chip_lane &&
            device_memory_bytes == o.device_memory_bytes && window_heap_bytes == o.window_heap_bytes &&
            record_edges == o.record_edges && sub_callable_names == o.sub_callable_names && trace == o.trace &&
-           trace_capacity == o.trace_capacity && path == o.path;
+           trace_capacity == o.trace_capacity && edge_log_capacity == o.edge_log_capacity &&
+           max_unfinished == o.max_unfinished && path == o.path;
 }
 
 Worker::Worker(WorkerConfig config)
@@ -163,6 +164,7 @@ EngineConfig Worker::engine_config() {
     e.children[static_cast<size_t>(ChildKind::WORKER)] = config_.num_workers;
     if (config_.num_workers > 0) e.next_level = ChildKind::WORKER;
     e.record_edges = config_.record_edges;
+    e.edge_log_capacity = config_.edge_log_capacity;
     e.chip_lane_depth = CHIP_LANE_DEPTH;
     e.device_owner = [this](const CanonicalIdentity& id) -> std::optional<uint32_t> {
         if (std::optional<uint32_t> chip = device_->owner_of(id)) return chip;
@@ -355,7 +357,8 @@ TaskHandle Worker::submit(TaskKind kind, uint64_t callable, std::span<const Memb
         if (std::string why = blob_refusal(m, members[m]); !why.empty()) throw std::invalid_argument(why);
     TaskHandle id;
     {
-        std::lock_guard lock(mu_);
+        std::unique_lock lock(mu_);
+        wait_for_room_locked(lock);
         if (stopping_) throw std::logic_error("Worker.submit: the Worker is closed");
         id = core_.submit(kind, callable, members, config);
         if (trace_) trace_->submitted(id, kind, callable, static_cast<uint32_t>(members.size()));
@@ -378,7 +381,8 @@ std::optional<Worker::BatchRefusal> Worker::submit_many(TaskKind kind, uint64_t 
     if (std::string why = reserved_callable_refusal(callable); !why.empty()) return BatchRefusal{0, std::move(why)};
     const auto blob_fits = [this](const MemberSubmit& t) { return blob_refusal(0, t); };
     {
-        std::lock_guard lock(mu_);
+        std::unique_lock lock(mu_);
+        wait_for_room_locked(lock);  // a batch goes in whole once fewer than max_unfinished are unfinished
         if (stopping_) throw std::logic_error("Worker.submit_many: the Worker is closed");
         // Every task checked first (as the id it will get), then every one recorded:
         // nothing between the two loses a child or releases a buffer (no progress

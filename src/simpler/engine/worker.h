@@ -94,6 +94,7 @@
 #include "simpler/engine/chip_facts_page.h"
 #include "simpler/engine/chip_lane.h"
 #include "simpler/engine/device_memory.h"
+#include "simpler/engine/edge_log.h"
 #include "simpler/engine/engine_core.h"
 #include "simpler/engine/failure_report.h"
 #include "simpler/engine/progress.h"
@@ -146,7 +147,9 @@ struct WorkerConfig {
     ChipLaneConfig chip_lane;                       // the simulated chips (used when chip_handler is empty)
     uint64_t device_memory_bytes = DEFAULT_DEVICE_HEAP_BYTES;  // per chip, for alloc_device
     uint64_t window_heap_bytes = DEFAULT_WINDOW_HEAP_BYTES;    // per chip, for allocate_domain's windows
-    bool record_edges = false;                      // keep every inferred edge (edge_log)
+    bool record_edges = false;                      // keep every inferred edge (take_edge_log)
+    size_t edge_log_capacity = DEFAULT_EDGE_LOG_CAPACITY;  // edges kept until taken; later ones are counted
+    uint64_t max_unfinished = DEFAULT_MAX_UNFINISHED;  // see DEFAULT_MAX_UNFINISHED; 0: no limit
     std::vector<std::string> sub_callable_names;    // by callable id, for error messages (chips: chip_lane's)
     ChildHandlerFactory sub_handler;                // required when num_sub_workers > 0; likewise
     ChildHandlerFactory worker_handler;             // required when num_workers > 0: runs a next-level Worker
@@ -223,10 +226,14 @@ public:
     // already forked are stopped).
     void init();
 
-    // Publishes a task (see EngineCore::submit); std::invalid_argument on
+    // Publishes a task (see EngineCore::submit), after await_room(); std::invalid_argument on
     // refusal (nothing recorded), std::logic_error before init() or after close().
     TaskHandle submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
                       const TaskConfig& config);
+    // How many tasks may go in now (WorkerConfig::max_unfinished; UINT64_MAX: no limit), and a wait
+    // until one may, driving the lanes (std::logic_error when close() ends it). Every submit waits so first.
+    [[nodiscard]] uint64_t room() const;
+    void await_room();
 
     // N one-member tasks (tasks[i] alone is task i), each checked, inferred and
     // recorded exactly as tasks.size() submit() calls in order would be (edges
@@ -234,7 +241,7 @@ public:
     // first (submit's checks depend on the task, the children and the buffers,
     // not on the tasks before it), then every one is recorded, under one lock
     // and with no progress in between (a batch's children start once it is
-    // recorded). A refusal returns which task and why, with nothing recorded
+    // recorded), after await_room(). A refusal returns which task and why, with nothing recorded
     // and `out` unchanged; otherwise `out` is the batch's handles (consecutive
     // ids, one run).
     struct BatchRefusal {
@@ -373,7 +380,7 @@ public:
     // (backing_retention.h: retains each one); they release it when they finish.
     void hold_users(const CanonicalIdentity& id);
     // The edges inferred since the last call (WorkerConfig::record_edges), and clears them.
-    [[nodiscard]] std::vector<EdgeExplanation> take_edge_log();
+    [[nodiscard]] EdgeLog take_edge_log();
     [[nodiscard]] DeviceMemory& device_memory() noexcept { return *device_; }
     [[nodiscard]] WindowMemory& window_memory() noexcept { return *windows_; }
 
@@ -467,6 +474,7 @@ private:
     // Waits until no domain named `name` is releasing in `windows` (its
     // operation(): allocate_domain or allocate_global_domain).
     void await_released_name(const WindowMemory& windows, const std::string& name);
+    void wait_for_room_locked(std::unique_lock<std::mutex>& lock);  // await_room(), mu_ let go meanwhile
     // release_domain / release_global_domain of domain `id` of `windows`: refused
     // at submit now, freed (and forgotten on every chip) once the tasks before it finish.
     void release_windows(WindowMemory& windows, uint64_t id);

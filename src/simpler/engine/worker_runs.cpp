@@ -1,7 +1,11 @@
 // Worker: runs — a waiting thread driving the lanes until what it waits for
-// settles, cancelling a run, describing a run's failure and what is in flight,
-// and handing finished runs to whoever collects them.
+// settles (a run, or room for a submit under max_unfinished), cancelling a
+// run, describing a run's failure and what is in flight, and handing finished
+// runs to whoever collects them.
 #include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -49,6 +53,35 @@ void Worker::await_released_name(const WindowMemory& windows, const std::string&
         if (stopping_) throw std::logic_error(what + ": the Worker is closed");
         return !windows.releasing_named(name);
     });
+}
+
+uint64_t Worker::room() const {
+    if (config_.max_unfinished == 0) return UINT64_MAX;
+    std::lock_guard lock(mu_);
+    const uint64_t unfinished = core_.unfinished();
+    return unfinished < config_.max_unfinished ? config_.max_unfinished - unfinished : 0;
+}
+
+void Worker::await_room() {
+    if (room() > 0) return;
+    // Once full, the submitter waits until a quarter of the window finished (at
+    // least one task), not for each task: one wake-up lets a stretch of submits
+    // in, instead of a wake-up per task. It drives the lanes while it waits, as
+    // wait() does: a finished task is seen without a hand-off through the
+    // scheduler thread.
+    const uint64_t resume = config_.max_unfinished - std::max<uint64_t>(1, config_.max_unfinished / 4);
+    (void)drive_lanes_until(ipc::NO_DEADLINE, [this, resume] {
+        if (stopping_) throw std::logic_error("Worker.submit: the Worker closed while the submit waited for room");
+        return core_.unfinished() <= resume;
+    });
+}
+
+void Worker::wait_for_room_locked(std::unique_lock<std::mutex>& lock) {
+    while (config_.max_unfinished > 0 && core_.unfinished() >= config_.max_unfinished && !stopping_) {
+        lock.unlock();
+        await_room();
+        lock.lock();
+    }
 }
 
 bool Worker::wait_until(ipc::Deadline until) {

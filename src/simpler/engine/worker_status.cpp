@@ -10,11 +10,9 @@
 
 namespace simpler {
 
-std::vector<EdgeExplanation> Worker::take_edge_log() {
+EdgeLog Worker::take_edge_log() {
     std::lock_guard lock(mu_);
-    std::vector<EdgeExplanation> out = core_.edge_log();
-    core_.clear_edge_log();
-    return out;
+    return core_.take_edge_log();
 }
 
 std::string ChildStatus::line() const {

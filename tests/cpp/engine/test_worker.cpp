@@ -5,7 +5,8 @@
 // without the lost child; close() from another thread ends a wait with an error
 // naming what did not finish; a wait with a deadline returns and cancel_run()
 // cancels what was not dispatched, a chained task its chip has not started too; close() leaves no child; an idle Worker
-// sleeps; runs in flight at once finish and fail each on its own (wait_run, take_finished_runs).
+// sleeps; runs in flight at once finish and fail each on its own (wait_run, take_finished_runs); with
+// max_unfinished a submit waits for room (every task still runs) and close() ends that wait.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -412,7 +413,9 @@ TEST_F(WorkerTest, SubmitManyRecordsEachTaskAsOneSubmitOrNoneWhenOneIsRefused) {
     EXPECT_EQ(out[1].id, out[0].id + 1);
     EXPECT_EQ(out[2].id, out[0].id + 2);
     EXPECT_EQ(out[2].run, 0u);  // the Worker's first run
-    const std::vector<EdgeExplanation> edges = w.take_edge_log();
+    const EdgeLog log = w.take_edge_log();
+    EXPECT_EQ(log.dropped, 0u);
+    const std::vector<EdgeExplanation>& edges = log.edges;
     ASSERT_EQ(edges.size(), 1u);
     EXPECT_EQ(edges[0].predecessor, out[0].id);
     EXPECT_EQ(edges[0].successor, out[1].id);
@@ -452,4 +455,61 @@ TEST_F(WorkerTest, SubmitManyRecordsEachTaskAsOneSubmitOrNoneWhenOneIsRefused) {
     EXPECT_EQ(out[1].run, 1u);
     w.wait();
     w.close();
+}
+
+TEST_F(WorkerTest, MaxUnfinishedMakesASubmitWaitForRoomAndEveryTaskStillRuns) {
+    WorkerConfig c = config(1);
+    c.max_unfinished = 3;
+    Worker w(std::move(c));
+    w.init();
+    TaskArgs gate = task({}, GATE, 0, 0);
+    chip_task(w, gate, 0);
+    std::atomic<uint64_t> most_unfinished{0};
+    std::thread submitter([&] {
+        for (uint64_t slot = 1; slot < 10; ++slot) {
+            const TaskArgs t = task({}, SLEEP, 0, slot);
+            chip_task(w, t, 0);
+            const uint64_t now = w.progress().unfinished;
+            if (now > most_unfinished.load()) most_unfinished = now;
+        }
+    });
+    // The gate holds: the submitter gets two tasks in beside it, then waits for room.
+    while (w.progress().submitted < 3) std::this_thread::sleep_for(1ms);
+    std::this_thread::sleep_for(50ms);  // time for a submit that did not wait to go in (it must not)
+    EXPECT_EQ(w.progress().submitted, 3u);
+    EXPECT_EQ(w.room(), 0u);
+    tl_->open = true;
+    submitter.join();
+    w.wait();
+    EXPECT_LE(most_unfinished.load(), 3u);
+    EXPECT_EQ(w.progress().submitted, 10u);
+    for (int slot = 0; slot < 10; ++slot) EXPECT_NE(tl_->end_us[slot].load(), 0) << "slot " << slot;
+    w.close();
+}
+
+TEST_F(WorkerTest, CloseEndsASubmitWaitingForRoom) {
+    WorkerConfig c = config(1);
+    c.max_unfinished = 1;
+    Worker w(std::move(c));
+    w.init();
+    TaskArgs hang = task({}, HANG, 0, 13);
+    chip_task(w, hang, 0);
+    std::atomic<bool> submitting{false};
+    std::string refused;
+    std::thread submitter([&] {
+        const TaskArgs t = task({}, SLEEP, 0, 14);
+        submitting = true;
+        try {
+            chip_task(w, t, 0);
+        } catch (const std::logic_error& e) {
+            refused = e.what();
+        }
+    });
+    while (!submitting.load() || tl_->start_us[13].load() == 0) std::this_thread::sleep_for(1ms);
+    std::this_thread::sleep_for(20ms);  // let the submit reach its wait (closing first refuses it too)
+    w.close();
+    submitter.join();
+    EXPECT_NE(refused.find("Worker.submit: the Worker"), std::string::npos) << refused;
+    EXPECT_NE(refused.find("closed"), std::string::npos) << refused;
+    EXPECT_EQ(tl_->start_us[14].load(), 0) << "the waiting task ran";
 }

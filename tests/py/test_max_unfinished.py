@@ -1,0 +1,127 @@
+"""Worker(max_unfinished=N): a submit waits while N tasks of the Worker are unfinished, so a run
+streaming its tasks holds at most N in flight; the wait drives the lanes with the GIL released (the
+program's other threads run, and one of them may be what a task waits for); every task still runs
+once, a batch goes in whole once there is room, and a value the field cannot hold is refused."""
+
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from simpler import DataType, MappedArgs, TensorArgType, Worker, view_array
+from worker_helpers import args, closing  # noqa: F401
+
+INOUT, OUT = TensorArgType.INOUT, TensorArgType.OUTPUT_EXISTING
+I64 = DataType.INT64
+
+
+def add_one(a: MappedArgs) -> None:
+    a.array(0)[...] += 1
+
+
+def wait_for_file(a: MappedArgs) -> None:
+    path = bytes(a.array(0)).rstrip(b"\0").decode()
+    deadline = time.monotonic() + 30
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{path} never appeared: the thread that makes it never ran")
+        time.sleep(0.001)
+
+
+def test_a_submit_waits_for_room_with_the_gil_released(tmp_path, closing):
+    w = Worker(level=3, num_sub_workers=1, max_unfinished=3)
+    closing(w)
+    step, gate = w.register(add_one), w.register(wait_for_file)
+    w.init()
+    assert w.config.max_unfinished == 3
+    counter, name = w.create_buffer(8), w.create_buffer(256)
+    release = tmp_path / "go"
+    path = np.frombuffer(str(release).encode(), np.uint8)
+    view_array(name.tensor((256,), DataType.UINT8))[...] = 0
+    view_array(name.tensor((256,), DataType.UINT8))[: len(path)] = path
+    view_array(counter.tensor((1,), I64))[...] = 0
+    seen = {}
+
+    def releaser():
+        # The gate holds the sub-worker: the orchestration gets two tasks in beside it, then waits.
+        while w.progress().submitted < 3:
+            time.sleep(0.001)
+        time.sleep(0.05)  # time for a submit that did not wait to go in (it must not)
+        seen["submitted"] = w.progress().submitted
+        release.touch()  # this thread runs only while the waiting submit has let the GIL go
+
+    def orch(o, _a, _c):
+        o.submit_sub(gate, args((name.tensor((256,), DataType.UINT8), TensorArgType.INPUT)))
+        for _ in range(20):
+            o.submit_sub(step, args((counter.tensor((1,), I64), INOUT)))
+            seen["most"] = max(seen.get("most", 0), w.progress().unfinished)
+
+    t = threading.Thread(target=releaser)
+    t.start()
+    try:
+        w.run(orch)
+    finally:
+        release.touch()
+        t.join()
+    assert seen["submitted"] == 3
+    assert seen["most"] <= 3
+    assert view_array(counter.tensor((1,), I64))[0] == 20
+    assert w.progress().submitted == 21
+
+
+def test_a_batch_larger_than_the_window_goes_in_whole(closing):
+    w = Worker(level=3, num_sub_workers=2, max_unfinished=2)
+    closing(w)
+    step = w.register(add_one)
+    w.init()
+    buf = w.create_buffer(8 * 64)
+    view_array(buf.tensor((64,), I64))[...] = 0
+
+    def orch(o, _a, _c):
+        for _ in range(3):
+            handles = o.submit_sub_many(
+                step, [args((buf.tensor((1,), I64, byte_offset=8 * k), INOUT)) for k in range(64)]
+            )
+            assert len(handles) == 64
+
+    w.run(orch)
+    assert (view_array(buf.tensor((64,), I64)) == 3).all()
+
+
+def test_the_default_limit(closing):
+    w = Worker(level=3, num_sub_workers=1)
+    closing(w)
+    assert w.config.max_unfinished == 65536
+
+
+def test_zero_is_no_limit(tmp_path, closing):
+    # 300 tasks behind a gate the orchestration opens only after submitting them all: with a
+    # limit below 300 this would wait for ever; with none, they all go in, then all run.
+    w = Worker(level=3, num_sub_workers=1, max_unfinished=0, task_timeout=60)
+    closing(w)
+    step, gate = w.register(add_one), w.register(wait_for_file)
+    w.init()
+    counter, name = w.create_buffer(8), w.create_buffer(256)
+    release = tmp_path / "go"
+    path = np.frombuffer(str(release).encode(), np.uint8)
+    view_array(name.tensor((256,), DataType.UINT8))[...] = 0
+    view_array(name.tensor((256,), DataType.UINT8))[: len(path)] = path
+    view_array(counter.tensor((1,), I64))[...] = 0
+
+    def orch(o, _a, _c):
+        o.submit_sub(gate, args((name.tensor((256,), DataType.UINT8), TensorArgType.INPUT)))
+        for _ in range(300):
+            o.submit_sub(step, args((counter.tensor((1,), I64), INOUT)))
+        assert w.progress().unfinished == 301
+        release.touch()
+
+    w.run(orch)
+    assert view_array(counter.tensor((1,), I64))[0] == 300
+
+
+@pytest.mark.parametrize("bad", [-1, 1 << 64])
+def test_a_limit_the_field_cannot_hold_is_refused(bad):
+    with pytest.raises(ValueError, match="max_unfinished"):
+        Worker(level=3, max_unfinished=bad)
