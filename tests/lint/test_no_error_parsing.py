@@ -2,7 +2,8 @@
 (simpler.RunError and its FailureReport, a refused field's FieldRefused), so
 nothing in the package or the engine reads one back with a regular
 expression, nor reads or edits a caught exception's text (`str(e).startswith`,
-`str(e).replace`, `"..." in str(e)`, `e.args[0]`...). Any use of Python's `re`
+`str(e).replace`, `"..." in str(e)`, `e.args[0]`...), nor parses a line of child_status()
+(text for people; child_states() gives the values). Any use of Python's `re`
 or of std::regex fails this test unless it is listed below with what it reads;
 a caught exception's text may be passed on whole (`f"{e}"`, `str(e)` as an
 argument), never looked into."""
@@ -58,6 +59,67 @@ def text_reads(path: Path) -> list:
                 elif isinstance(node, ast.Compare) and any(is_text_of(x, name) for x in [node.left, *node.comparators]):
                     found.append(f"{node.lineno}: a comparison with the text of {name}")
     return found
+
+
+# What reading a line of text for its parts looks like: str's methods that find, split or compare.
+_PARSING_METHODS = {
+    "partition", "rpartition", "split", "rsplit", "startswith", "endswith", "find", "rfind", "index",
+    "rindex", "removeprefix", "removesuffix", "count",
+}  # fmt: skip
+
+
+def _is_status_call(node: ast.AST) -> bool:
+    """Whether `node` calls a method child_status (the status lines: text for people)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "child_status"
+
+
+def status_reads(path: Path) -> list:
+    """`line: what` for every place in `path` that parses a status line of child_status() (a Worker
+    or an EngineWorker's): a line taken by index or by a loop over the call, or over a name bound
+    to it, then split, searched or compared. A program reads child_states(), whose fields are values."""
+    tree = ast.parse(path.read_text(), str(path))
+    lists = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and _is_status_call(n.value) for t in n.targets
+             if isinstance(t, ast.Name)}  # fmt: skip
+
+    def of_status(node: ast.AST) -> bool:
+        return _is_status_call(node) or (isinstance(node, ast.Name) and node.id in lists)
+
+    lines = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.For, ast.comprehension)) and of_status(n.iter) and isinstance(n.target, ast.Name):
+            lines.add(n.target.id)
+    found = []
+    for n in ast.walk(tree):
+        is_line = (isinstance(n, ast.Name) and n.id in lines) or (isinstance(n, ast.Subscript) and of_status(n.value))
+        if not is_line:
+            continue
+        for parent in ast.walk(tree):
+            if isinstance(parent, ast.Attribute) and parent.value is n and parent.attr in _PARSING_METHODS:
+                found.append(f"{parent.lineno}: .{parent.attr} of a child_status() line")
+            elif isinstance(parent, ast.Compare) and n in [parent.left, *parent.comparators]:
+                found.append(f"{parent.lineno}: a comparison with a child_status() line")
+    return sorted(set(found))
+
+
+def test_no_module_of_the_package_parses_a_status_line():
+    found = {str(p.relative_to(PACKAGE)): status_reads(p) for p in PACKAGE.rglob("*.py")}
+    assert {k: v for k, v in found.items() if v} == {}
+
+
+def test_the_check_finds_a_status_line_parsed(tmp_path):
+    parses = [
+        "for line in w.child_status():\n    name, _, state = line.partition(': ')",
+        "lost = [s for s in w.child_status() if s.endswith('lost')]",
+        "lines = core.child_status()\nfor s in lines:\n    ok = 'usable' in s",
+        "first = w.child_status()[0].split(':')",
+        "same = w.child_status()[1] == 'chip 1: usable'",
+    ]
+    for parse in parses:
+        (tmp_path / "m.py").write_text(parse + "\n")
+        assert status_reads(tmp_path / "m.py"), parse
+    shown = "print('; '.join(w.child_status()))\nfor s in w.child_states():\n    ok = s.lost\n"
+    (tmp_path / "m.py").write_text(shown)
+    assert status_reads(tmp_path / "m.py") == []
 
 
 def test_no_module_of_the_package_looks_into_a_caught_exceptions_text():
