@@ -11,13 +11,12 @@
 #include <cstdint>
 #include <string>
 
+#include "simpler/deps/task_id.h"
 #include "simpler/task_interface/identity.h"
 #include "simpler/task_interface/tensor_arg_type.h"
 #include "simpler/view/wire_overlap.h"
 
 namespace simpler {
-
-using TaskId = uint64_t;
 
 // The scope of a HOST backing; a DEVICE backing is scoped by its owner chip (>= 0).
 inline constexpr int32_t HOST_SCOPE = -1;

@@ -29,7 +29,7 @@
 #include <utility>
 #include <vector>
 
-#include "simpler/deps/edge_explanation.h"  // TaskId
+#include "simpler/deps/task_id.h"
 
 namespace simpler {
 

@@ -42,22 +42,13 @@
 #include "simpler/engine/dispatch_queue.h"
 #include "simpler/engine/edge_log.h"
 #include "simpler/engine/failure_report.h"
+#include "simpler/engine/ids.h"
 #include "simpler/engine/task_config.h"
 #include "simpler/engine/task_graph.h"
 #include "simpler/engine/task_handle.h"
 #include "simpler/task_interface/task_args_wire.h"
 
 namespace simpler {
-
-enum class TaskKind : uint8_t {
-    NEXT_LEVEL = 0,  // runs on the next-level child (EngineConfig::next_level) named by its member's worker index
-    SUB = 1,         // runs on any idle Python sub-worker
-};
-
-struct MemberSubmit {
-    const TaskArgs* args = nullptr;
-    std::optional<uint32_t> worker;  // NEXT_LEVEL: the next-level child's index; SUB: none (any idle sub-worker)
-};
 
 // The one-member tasks of a batch, produced one at a time: task(i) is task i's
 // member, the same each time it is asked for, valid until the next call (a

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "simpler/deps/edge_explanation.h"  // TaskId
+#include "simpler/deps/task_id.h"
 #include "simpler/deps/task_table.h"
 
 namespace simpler {

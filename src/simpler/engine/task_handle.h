@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "simpler/deps/edge_explanation.h"  // TaskId
+#include "simpler/deps/task_id.h"
 
 namespace simpler {
 
