@@ -50,10 +50,12 @@ void bind_chip(nb::module_& m) {
     using simpler::chip::DeviceFacts;
     using simpler::chip::DeviceKind;
     nb::enum_<DeviceKind>(m, "DeviceKind",
-                          "What a chip drives: SIMULATED (the chip process itself) or OPENCL (an OpenCL device "
-                          "through the ICD loader, opened in the chip process).")
+                          "What a chip drives: SIMULATED (the chip process itself), OPENCL (an OpenCL device "
+                          "through the ICD loader, opened in the chip process) or CUDA (an NVIDIA GPU through the "
+                          "CUDA driver: named, but this build drives none; find_devices says so).")
         .value("SIMULATED", DeviceKind::SIMULATED)
-        .value("OPENCL", DeviceKind::OPENCL);
+        .value("OPENCL", DeviceKind::OPENCL)
+        .value("CUDA", DeviceKind::CUDA);
     nb::class_<DeviceChoice>(m, "DeviceChoice",
                              "Which device a chip drives: its kind, a part of the platform's name (any case; empty: "
                              "every platform) and which of the devices found (index modulo their count; a Worker "
@@ -150,6 +152,8 @@ void bind_chip(nb::module_& m) {
         "loaded, or None for the portable loops; why the one named did not load, or None).");
     m.def("opencl_built", &simpler::chip::opencl_built,
           "True when this build drives OpenCL devices (the OpenCL headers were found when it was built).");
+    m.def("cuda_built", &simpler::chip::cuda_built,
+          "True when this build drives CUDA devices (not this one: find_devices(DeviceKind.CUDA) says so).");
     nb::class_<RuntimeConfig>(m, "RuntimeConfig",
                               "A chip's task runtime: core_threads in [1, 256], ring_slots in "
                               "[2, 1048576].")

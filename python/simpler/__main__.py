@@ -42,8 +42,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     devices = sub.add_parser(
         "devices",
         help="list the devices chips may drive (OpenCL platforms and devices, as "
-        "clinfo would) or say what to install; exit status 1 when no OpenCL "
-        "device",
+        "clinfo would; CUDA, or why not) or say what to install; exit status 1 when no OpenCL "
+        "or CUDA device",
     )
     devices.add_argument(
         "--platform",

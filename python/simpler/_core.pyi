@@ -614,10 +614,11 @@ class StagingMode(enum.Enum):
 
 class DeviceKind(enum.Enum):
     """
-    What a chip drives: SIMULATED (the chip process itself) or OPENCL (an OpenCL device through the ICD loader, opened in the chip process).
+    What a chip drives: SIMULATED (the chip process itself), OPENCL (an OpenCL device through the ICD loader, opened in the chip process) or CUDA (an NVIDIA GPU through the CUDA driver: named, but this build drives none; find_devices says so).
     """
     SIMULATED = 0
     OPENCL = 1
+    CUDA = 2
 
 class DeviceChoice:
     """
@@ -704,6 +705,9 @@ def blas_library() -> tuple[str | None, str | None]:
 
 def opencl_built() -> bool:
     """True when this build drives OpenCL devices (the OpenCL headers were found when it was built)."""
+
+def cuda_built() -> bool:
+    """True when this build drives CUDA devices (not this one: find_devices(DeviceKind.CUDA) says so)."""
 
 class RuntimeConfig:
     """A chip's task runtime: core_threads in [1, 256], ring_slots in [2, 1048576]."""

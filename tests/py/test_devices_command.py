@@ -1,7 +1,8 @@
 """`python -m simpler devices`: lists the OpenCL devices Worker(device="opencl")
-would take, with the facts find_devices gives, in the same order; with none
-(an empty driver folder, a platform filter nothing matches) it says why and
-what to install, and exits 1. Each run is a fresh interpreter."""
+would take, with the facts find_devices gives, in the same order, then says why
+there is no CUDA device (this build drives none; is the driver here); with no
+OpenCL device (an empty driver folder, a platform filter nothing matches) it
+says why and what to install, and exits 1. Each run is a fresh interpreter."""
 
 import os
 import subprocess
@@ -32,8 +33,9 @@ def test_it_lists_every_opencl_device_with_its_facts_in_the_order_chips_take_the
     plural = "s" if len(found) != 1 else ""
     assert lines[1].startswith(f"opencl: {len(found)} device{plural} on "), lines[1]
     assert f"chip i takes device i modulo {len(found)}" in lines[1]
-    # Six lines a device, in find_devices' order.
-    assert len(lines) == 2 + 6 * len(found), out.stdout
+    # Six lines a device, in find_devices' order, then CUDA's line.
+    assert len(lines) == 3 + 6 * len(found), out.stdout
+    assert lines[-1].startswith("cuda: none. CUDA: this build of simpler drives no CUDA devices"), lines[-1]
     for i, d in enumerate(found):
         block = lines[2 + 6 * i : 8 + 6 * i]
         assert block[0] == f"  device {i}: {d.name}"

@@ -1,7 +1,8 @@
 """`python -m simpler devices`: the devices chips may drive on this machine, as
 `clinfo` would list them (platform, name, the driver's version, memory, compute
 units, whether kernels use host memory in place), in the order
-Worker(device="opencl") gives them to chips. The OpenCL devices are asked for in
+Worker(device="opencl") gives them to chips, then CUDA's line: this build drives
+no CUDA device, and whether the CUDA driver is on this machine. The OpenCL devices are asked for in
 a throwaway child process (as Worker.init() asks), so this process opens no
 device API. When none is found, it says why and what to install, and exits 1."""
 
@@ -39,17 +40,37 @@ def _describe(i: int, d: DeviceFacts, out: TextIO) -> None:
 
 def run(platform: str, out: TextIO) -> int:
     """Lists the OpenCL devices whose platform's name contains `platform` (any
-    case; empty: every platform) on `out`. 0 when at least one is found, 1 with
-    the reason and what to install otherwise."""
+    case; empty: every platform) on `out`, then the CUDA line. 0 when at least
+    one device is found, 1 with the reasons and what to install otherwise."""
     print(
         'simulated: always available (Worker(device="simulated"), the default): each chip is its own process', file=out
     )
+    opencl = _opencl(platform, out)
+    cuda = _cuda(out)
+    return 0 if opencl or cuda else 1
+
+
+def _cuda(out: TextIO) -> bool:
+    """The CUDA devices, or why there are none (a build that drives none says so, and whether the
+    driver is on this machine)."""
+    try:
+        found = find_devices(DeviceKind.CUDA)
+    except RuntimeError as e:
+        print(f"cuda: none. {e}", file=out)
+        return False
+    print(f'cuda: {len(found)}, in the order Worker(device="cuda") gives them to chips', file=out)
+    for i, d in enumerate(found):
+        _describe(i, d, out)
+    return True
+
+
+def _opencl(platform: str, out: TextIO) -> bool:
     try:
         found = find_devices(DeviceKind.OPENCL, platform)
     except RuntimeError as e:
         print(f"opencl: none found. {e}", file=out)
         print(INSTALL_HINT, file=out)
-        return 1
+        return False
     platforms = sorted({d.platform for d in found})
     print(
         f"opencl: {len(found)} device{'s' if len(found) != 1 else ''} on {len(platforms)} "
@@ -59,4 +80,4 @@ def run(platform: str, out: TextIO) -> int:
     )
     for i, d in enumerate(found):
         _describe(i, d, out)
-    return 0
+    return True

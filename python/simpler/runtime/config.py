@@ -20,7 +20,7 @@ from simpler.model.arg_checks import check_bool, check_int, got
 MAX_LEVEL = 8
 
 # The devices a chip may drive, by the name the `device` keyword takes.
-_DEVICE_KINDS = {"simulated": DeviceKind.SIMULATED, "opencl": DeviceKind.OPENCL}
+_DEVICE_KINDS = {"simulated": DeviceKind.SIMULATED, "opencl": DeviceKind.OPENCL, "cuda": DeviceKind.CUDA}
 
 # Worker keywords named otherwise than their WorkerConfig field: the field's
 # dotted path and how the keyword's value becomes the field's.

@@ -6,6 +6,7 @@ const char* device_kind_name(DeviceKind kind) noexcept {
     switch (kind) {
         case DeviceKind::SIMULATED: return "simulated";
         case DeviceKind::OPENCL: return "opencl";
+        case DeviceKind::CUDA: return "cuda";
     }
     return "unknown";
 }

@@ -27,9 +27,11 @@
 
 namespace simpler::chip {
 
-enum class DeviceKind : uint8_t { SIMULATED = 0, OPENCL = 1 };
+// CUDA: an NVIDIA GPU through the CUDA driver; this build names it (a Worker,
+// the catalog, a facts page) but drives none: device_catalog.h says so.
+enum class DeviceKind : uint8_t { SIMULATED = 0, OPENCL = 1, CUDA = 2 };
 
-// "simulated", "opencl".
+// "simulated", "opencl", "cuda".
 const char* device_kind_name(DeviceKind kind) noexcept;
 
 // Which device a chip drives.

@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "simpler/chip/cuda_driver.h"
+
 #if SIMPLER_HAVE_OPENCL
 #include "simpler/chip/opencl/opencl_device.h"
 #include "simpler/chip/opencl/opencl_platforms.h"
@@ -13,7 +15,17 @@ namespace {
 
 [[noreturn]] void unknown_kind(DeviceKind kind) {
     throw std::invalid_argument("device kind " + std::to_string(static_cast<int>(kind)) +
-                                " is not one of simulated, opencl");
+                                " is not one of simulated, opencl, cuda");
+}
+
+// This build has no CUDA device; what a CUDA chip would also need on this
+// machine is said beside it, so one answer tells everything that is missing.
+[[noreturn]] void cuda_not_built() {
+    const std::string driver = cuda_driver_problem();
+    throw std::runtime_error(
+        "CUDA: this build of simpler drives no CUDA devices (NVIDIA GPUs run chips through their OpenCL driver: "
+        "Worker(device=\"opencl\")); on this machine: " +
+        (driver.empty() ? std::string("the CUDA driver is there") : driver));
 }
 
 #if !SIMPLER_HAVE_OPENCL
@@ -27,6 +39,8 @@ namespace {
 }  // namespace
 
 bool opencl_built() noexcept { return SIMPLER_HAVE_OPENCL != 0; }
+
+bool cuda_built() noexcept { return false; }
 
 std::vector<DeviceFacts> find_devices(const DeviceChoice& choice) {
     switch (choice.kind) {
@@ -57,6 +71,7 @@ std::vector<DeviceFacts> find_devices(const DeviceChoice& choice) {
             opencl_not_built();
 #endif
         }
+        case DeviceKind::CUDA: cuda_not_built();
     }
     unknown_kind(choice.kind);
 }
@@ -71,6 +86,7 @@ std::unique_ptr<Device> open_device(const DeviceChoice& choice, const KernelRegi
 #else
             opencl_not_built();
 #endif
+        case DeviceKind::CUDA: cuda_not_built();
     }
     unknown_kind(choice.kind);
 }

@@ -7,7 +7,8 @@
 // child after the fork); a parent asks a throwaway child
 // (engine/device_probe.h). Host layer: both throw std::runtime_error naming
 // what is missing (no OpenCL loader, platform or device; a build without the
-// OpenCL headers), std::invalid_argument for an unknown kind.
+// OpenCL headers; a CUDA device, which this build does not drive),
+// std::invalid_argument for an unknown kind.
 #pragma once
 
 #include <memory>
@@ -21,6 +22,11 @@ namespace simpler::chip {
 
 // True when this build drives OpenCL devices (it found the OpenCL headers).
 bool opencl_built() noexcept;
+
+// True when this build drives CUDA devices: not this one. find_devices and
+// open_device refuse a CUDA choice saying so, and what else is missing here
+// (cuda_driver.h: no driver library).
+bool cuda_built() noexcept;
 
 // Every device `choice` may open, in the order choice.index counts them (a
 // simulated choice finds the one simulated device).

@@ -1,0 +1,24 @@
+// The CUDA driver as a chip would open it: libcuda.so.1 (which only the NVIDIA
+// driver installs; SIMPLER_CUDA_LIBRARY names another file), loaded at run
+// time and never linked, so the project builds and runs where there is none.
+// Every entry point of the driver API is bound through cuGetProcAddress_v2 at
+// the ABI version the caller compiled against, the one symbol found by name.
+//
+// Loading it runs the library's constructors: ask in the process that will
+// use the device (a chip child after the fork) or a throwaway child
+// (engine/device_probe.h), never in a Worker's parent before it forks.
+#pragma once
+
+#include <string>
+
+namespace simpler::chip {
+
+// What cuda_driver_problem() opens unless SIMPLER_CUDA_LIBRARY is set.
+inline constexpr const char* CUDA_DRIVER_LIBRARY = "libcuda.so.1";
+
+// Opens the driver library, finds cuGetProcAddress_v2 and closes it again.
+// Empty when it is there; else what is missing, where it was looked for and
+// what to install.
+[[nodiscard]] std::string cuda_driver_problem();
+
+}  // namespace simpler::chip
