@@ -1,7 +1,8 @@
 """device="cuda" is known everywhere a device is named — Worker(device=...), SIMPLER_DEVICE,
 DeviceKind, find_devices, `python -m simpler devices` — and this build, which drives no CUDA
 device, says so at init() together with what else the machine lacks (no driver library where
-SIMPLER_CUDA_LIBRARY points), leaving no child behind."""
+SIMPLER_CUDA_LIBRARY points), leaving no child behind; and refuses to fork CUDA chips from a process
+that has already loaded the driver (CUDA does not survive fork)."""
 
 import os
 import subprocess
@@ -35,6 +36,19 @@ def test_init_of_cuda_chips_says_the_build_and_the_missing_driver(tmp_path, monk
     assert text.startswith(f"Worker.init: chips on cuda devices: {NOT_BUILT}"), text
     assert f"no CUDA driver: cannot load {missing}" in text, text
     assert "as SIMPLER_CUDA_LIBRARY asked" in text and "comes with the NVIDIA driver" in text, text
+
+
+def test_init_refuses_cuda_chips_once_this_process_loaded_the_driver(monkeypatch, closing):
+    # libm.so.6 stands for the driver: this interpreter has loaded it, as torch.cuda would libcuda.
+    monkeypatch.setenv("SIMPLER_CUDA_LIBRARY", "libm.so.6")
+    w = Worker(level=3, num_chips=1, device="cuda")
+    closing(w)
+    with pytest.raises(RuntimeError) as e:
+        w.init()
+    assert str(e.value) == (
+        "Worker.init: chips on cuda devices: this process has already loaded the CUDA driver, and CUDA does not "
+        "survive fork; create and init() the Worker before anything touches CUDA (torch.cuda, CuPy, ...)"
+    )
 
 
 def test_simpler_device_may_name_cuda(monkeypatch, closing):

@@ -6,10 +6,27 @@
 #include <string>
 
 namespace simpler::chip {
+namespace {
+
+// SIMPLER_CUDA_LIBRARY when set and not empty, else nullptr.
+const char* library_override() noexcept {
+    const char* name = std::getenv("SIMPLER_CUDA_LIBRARY");
+    return name != nullptr && *name != '\0' ? name : nullptr;
+}
+
+}  // namespace
+
+bool cuda_driver_loaded() noexcept {
+    const char* name = library_override();
+    void* handle = dlopen(name != nullptr ? name : CUDA_DRIVER_LIBRARY, RTLD_NOW | RTLD_NOLOAD);
+    if (handle == nullptr) return false;
+    dlclose(handle);  // RTLD_NOLOAD took a reference
+    return true;
+}
 
 std::string cuda_driver_problem() {
-    const char* override_name = std::getenv("SIMPLER_CUDA_LIBRARY");
-    const bool overridden = override_name != nullptr && *override_name != '\0';
+    const char* override_name = library_override();
+    const bool overridden = override_name != nullptr;
     const std::string name = overridden ? override_name : CUDA_DRIVER_LIBRARY;
     const std::string asked = overridden ? ", as SIMPLER_CUDA_LIBRARY asked" : "";
     void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);

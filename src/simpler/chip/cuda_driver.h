@@ -21,4 +21,10 @@ inline constexpr const char* CUDA_DRIVER_LIBRARY = "libcuda.so.1";
 // what to install.
 [[nodiscard]] std::string cuda_driver_problem();
 
+// Whether this process has already loaded the driver library (what
+// cuda_driver_problem() would open; loading nothing to find out). CUDA's state
+// does not survive fork, so a Worker whose chips drive CUDA refuses to fork
+// them from such a process.
+[[nodiscard]] bool cuda_driver_loaded() noexcept;
+
 }  // namespace simpler::chip

@@ -12,6 +12,7 @@
 #include "simpler/backing/identity_minter.h"
 #include "simpler/backing/owned_backing_table.h"
 #include "simpler/backing/owner_path_table.h"
+#include "simpler/chip/cuda_driver.h"
 #include "simpler/engine/below_status.h"
 #include "simpler/engine/device_probe.h"
 #include "simpler/engine/live_workers.h"
@@ -238,6 +239,10 @@ void Worker::init() {
     if (const chip::DeviceChoice& device = config_.chip_lane.chip.device;
         children[static_cast<size_t>(ChildKind::CHIP)] > 0 && !config_.chip_handler &&
         device.kind != chip::DeviceKind::SIMULATED) {
+        if (device.kind == chip::DeviceKind::CUDA && chip::cuda_driver_loaded())
+            throw std::runtime_error(
+                "Worker.init: chips on cuda devices: this process has already loaded the CUDA driver, and CUDA does "
+                "not survive fork; create and init() the Worker before anything touches CUDA (torch.cuda, CuPy, ...)");
         try {
             probe_devices(device);
         } catch (const std::runtime_error& e) {

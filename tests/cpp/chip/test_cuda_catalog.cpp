@@ -2,7 +2,9 @@
 // find_devices and open_device say so together with what else this machine
 // lacks — no driver library where SIMPLER_CUDA_LIBRARY (or the dynamic linker)
 // points, a library that is not a CUDA driver, or "the CUDA driver is there"
-// with the test driver library. The kind's name and the service's validation.
+// with the test driver library. The kind's name and the service's validation;
+// whether this process has loaded the driver already (loading nothing to ask).
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -89,4 +91,23 @@ TEST(CudaCatalog, WithADriverLibraryOnlyTheBuildIsMissing) {
     const std::string why = refusal_of_find();
     EXPECT_EQ(why.find("CUDA: this build of simpler drives no CUDA devices"), 0u) << why;
     EXPECT_NE(why.find("on this machine: the CUDA driver is there"), std::string::npos) << why;
+}
+
+TEST(CudaCatalog, WhetherTheDriverIsLoadedIsAskedWithoutLoadingIt) {
+    {
+        const CudaLibrary lib("/nonexistent/libcuda.so.1");
+        EXPECT_FALSE(cuda_driver_loaded());
+    }
+    {
+        const CudaLibrary lib("libm.so.6");  // every C++ program here has it
+        EXPECT_TRUE(cuda_driver_loaded());
+    }
+    const CudaLibrary lib(SIMPLER_CUDA_TEST_DRIVER);
+    EXPECT_EQ(cuda_driver_problem(), "");  // opened and closed again
+    EXPECT_FALSE(cuda_driver_loaded());
+    void* handle = dlopen(SIMPLER_CUDA_TEST_DRIVER, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(handle, nullptr) << dlerror();
+    EXPECT_TRUE(cuda_driver_loaded());
+    dlclose(handle);
+    EXPECT_FALSE(cuda_driver_loaded());
 }
