@@ -3,17 +3,15 @@ streaming its tasks holds at most N in flight; the wait drives the lanes with th
 program's other threads run, and one of them may be what a task waits for); every task still runs
 once, a batch goes in whole once there is room, and a value the field cannot hold is refused."""
 
-import os
 import threading
 import time
 
-import numpy as np
 import pytest
 
 from simpler import DataType, MappedArgs, TensorArgType, Worker, view_array
-from worker_helpers import args, closing  # noqa: F401
+from worker_helpers import args, closing, path_tensor, wait_for_file  # noqa: F401
 
-INOUT, OUT = TensorArgType.INOUT, TensorArgType.OUTPUT_EXISTING
+IN, INOUT = TensorArgType.INPUT, TensorArgType.INOUT
 I64 = DataType.INT64
 
 
@@ -21,27 +19,22 @@ def add_one(a: MappedArgs) -> None:
     a.array(0)[...] += 1
 
 
-def wait_for_file(a: MappedArgs) -> None:
-    path = bytes(a.array(0)).rstrip(b"\0").decode()
-    deadline = time.monotonic() + 30
-    while not os.path.exists(path):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{path} never appeared: the thread that makes it never ran")
-        time.sleep(0.001)
+def _gated(w, release):
+    """Registers the tasks, inits `w`, and returns (add_one, the gate, its path argument, a zeroed
+    INT64 counter)."""
+    step, gate = w.register(add_one), w.register(wait_for_file)
+    w.init()
+    counter = w.create_buffer(8)
+    view_array(counter.tensor((1,), I64))[...] = 0
+    return step, gate, path_tensor(w, release), counter
 
 
 def test_a_submit_waits_for_room_with_the_gil_released(tmp_path, closing):
     w = Worker(level=3, num_sub_workers=1, max_unfinished=3)
     closing(w)
-    step, gate = w.register(add_one), w.register(wait_for_file)
-    w.init()
-    assert w.config.max_unfinished == 3
-    counter, name = w.create_buffer(8), w.create_buffer(256)
     release = tmp_path / "go"
-    path = np.frombuffer(str(release).encode(), np.uint8)
-    view_array(name.tensor((256,), DataType.UINT8))[...] = 0
-    view_array(name.tensor((256,), DataType.UINT8))[: len(path)] = path
-    view_array(counter.tensor((1,), I64))[...] = 0
+    step, gate, name, counter = _gated(w, release)
+    assert w.config.max_unfinished == 3
     seen = {}
 
     def releaser():
@@ -53,7 +46,7 @@ def test_a_submit_waits_for_room_with_the_gil_released(tmp_path, closing):
         release.touch()  # this thread runs only while the waiting submit has let the GIL go
 
     def orch(o, _a, _c):
-        o.submit_sub(gate, args((name.tensor((256,), DataType.UINT8), TensorArgType.INPUT)))
+        o.submit_sub(gate, args((name, IN)))
         for _ in range(20):
             o.submit_sub(step, args((counter.tensor((1,), I64), INOUT)))
             seen["most"] = max(seen.get("most", 0), w.progress().unfinished)
@@ -101,17 +94,11 @@ def test_zero_is_no_limit(tmp_path, closing):
     # limit below 300 this would wait for ever; with none, they all go in, then all run.
     w = Worker(level=3, num_sub_workers=1, max_unfinished=0, task_timeout=60)
     closing(w)
-    step, gate = w.register(add_one), w.register(wait_for_file)
-    w.init()
-    counter, name = w.create_buffer(8), w.create_buffer(256)
     release = tmp_path / "go"
-    path = np.frombuffer(str(release).encode(), np.uint8)
-    view_array(name.tensor((256,), DataType.UINT8))[...] = 0
-    view_array(name.tensor((256,), DataType.UINT8))[: len(path)] = path
-    view_array(counter.tensor((1,), I64))[...] = 0
+    step, gate, name, counter = _gated(w, release)
 
     def orch(o, _a, _c):
-        o.submit_sub(gate, args((name.tensor((256,), DataType.UINT8), TensorArgType.INPUT)))
+        o.submit_sub(gate, args((name, IN)))
         for _ in range(300):
             o.submit_sub(step, args((counter.tensor((1,), I64), INOUT)))
         assert w.progress().unfinished == 301

@@ -179,13 +179,29 @@ def interrupted_behind_gate(w, orch, cancelled: int) -> None:
     ]
 
 
+def path_tensor(buf_owner, path):
+    """A UINT8 tensor holding `path` NUL-terminated, in a buffer of its own."""
+    data = str(path).encode() + b"\0"
+    b = buf_owner.create_buffer(len(data))
+    b.shm.buf[: len(data)] = data
+    return b.tensor((len(data),), DataType.UINT8)
+
+
 def rendezvous_dir(buf_owner, tmp_path):
     """A UINT8 tensor holding tmp_path NUL-terminated: where two rendezvous tasks
     (test.rendezvous on chips, meet_partner in sub-workers) leave their marks."""
-    path = str(tmp_path).encode() + b"\0"
-    b = buf_owner.create_buffer(len(path))
-    b.shm.buf[: len(path)] = path
-    return b.tensor((len(path),), DataType.UINT8)
+    return path_tensor(buf_owner, tmp_path)
+
+
+def wait_for_file(a) -> None:
+    """A sub-worker gate: returns once the file whose path argument 0 holds (path_tensor) exists;
+    raises after 30 s, saying the thread or task that makes it never ran."""
+    path = bytes(a.array(0)).rstrip(b"\0").decode()
+    deadline = time.monotonic() + 30
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{path} never appeared: what makes it never ran")
+        time.sleep(0.001)
 
 
 def killer_once_started(pid: int, tmp_path, bound_s: float = 10.0) -> threading.Thread:
