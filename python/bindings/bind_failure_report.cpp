@@ -59,7 +59,7 @@ void bind_failure_report(nb::module_& m) {
             "Its index among the Worker's children of that kind; None when it was not run before a child was "
             "chosen.")
         .def_prop_ro(
-            "code", [](const FailedTask& f) { return text_of(f.code); },
+            "code", [](const FailedTask& f) { return text_of(simpler::failure_code_name(f.code)); },
             "The cause: a TaskError name (TASK_FAILED, BAD_ARGUMENTS, UNKNOWN_CALLABLE, CHILD_DIED, TIMED_OUT, "
             "PROTOCOL, SKIPPED), NOT_RUN, NOT_DISPATCHED, FAILED_BELOW, RAISED, NOT_STARTED or CLOSED.")
         .def_prop_ro(
@@ -80,7 +80,7 @@ void bind_failure_report(nb::module_& m) {
         .def("hop", &FailedTask::hop, "The child in a failure path: 'chip 1', 'sub-worker 0', 'L3[2]'.")
         .def("__repr__", [](const FailedTask& f) {
             return text_of("FailedTask(L" + std::to_string(f.level) + ", " + (f.has_task ? f.task_text() + ", " : "") +
-                           f.code + ")");
+                           simpler::failure_code_name(f.code) + ")");
         });
     nb::class_<FailureReport>(m, "FailureReport",
                               "Why a run failed: levels[0] is the Worker whose run failed, levels[i + 1] the failure "
@@ -105,8 +105,10 @@ void bind_failure_report(nb::module_& m) {
         .def_static(
             "of_worker",
             [](uint32_t level, const std::string& code, const std::string& text) {
-                if (code != simpler::failure_code::RAISED && code != simpler::failure_code::NOT_STARTED &&
-                    code != "UNKNOWN_CALLABLE")
+                using simpler::FailureCode;
+                const std::optional<FailureCode> named = simpler::failure_code_named(code);
+                if (named != FailureCode::RAISED && named != FailureCode::NOT_STARTED &&
+                    named != FailureCode::UNKNOWN_CALLABLE)
                     throw std::invalid_argument(
                         "FailureReport.of_worker.code: must be RAISED, NOT_STARTED or UNKNOWN_CALLABLE (got '" + code +
                         "')");
@@ -115,7 +117,7 @@ void bind_failure_report(nb::module_& m) {
                                                 std::to_string(level) + ")");
                 FailedTask f;
                 f.level = level;
-                f.code = code;
+                f.code = *named;
                 f.text = text;
                 return FailureReport{{std::move(f)}};
             },

@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (r->levels.empty() || r->levels.size() > simpler::FAILURE_MAX_LEVELS) std::abort();
     for (size_t i = 0; i + 1 < r->levels.size(); ++i)
-        if (r->levels[i + 1].level + 1 != r->levels[i].level || r->levels[i].code != "FAILED_BELOW") std::abort();
+        if (r->levels[i + 1].level + 1 != r->levels[i].level || r->levels[i].code != simpler::FailureCode::FAILED_BELOW)
+            std::abort();
     (void)r->render();
     (void)r->path();
     if (simpler::encode_failure(*r, text.size() + 1) != text) std::abort();

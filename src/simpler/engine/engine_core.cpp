@@ -149,7 +149,7 @@ void EngineCore::account_poisoned(TaskId task) {
     ++run.poisoned;
     if (run.first_failure) return;
     RunFailure f{TaskHandle{task, r.run}, r.kind, r.callable, 0, r.targets().front(), {}, nullptr};
-    f.fault.code = failure_code::NOT_RUN;
+    f.fault.code = FailureCode::NOT_RUN;
     const TaskFailure* cause = graph_.failure(task);
     const auto root = cause != nullptr ? failed_roots_.find(cause->task) : failed_roots_.end();
     if (root != failed_roots_.end() && root->second->task.run != r.run) {
@@ -232,7 +232,7 @@ void EngineCore::child_lost(ChildRef child, const std::string& why) {
         if (r == nullptr) continue;  // poisoned through an earlier one
         // a run that loses work must fail, even if no task failed
         note_failure(RunFailure{TaskHandle{id, r->run}, r->kind, r->callable, 0, MemberTarget::child(child),
-                                MemberFault{std::string(failure_code::NOT_RUN), why, nullptr}, nullptr});
+                                MemberFault{FailureCode::NOT_RUN, why, nullptr}, nullptr});
         scratch_.clear();
         graph_.poison(id, TaskFailure{id, why}, scratch_);
         on_poisoned(scratch_);
@@ -263,7 +263,7 @@ void EngineCore::abandon(const std::string& why, const Withdraw& withdraw) {
                                     r.callable,
                                     0,
                                     r.targets().front(),
-                                    MemberFault{std::string(failure_code::NOT_RUN), why, nullptr},
+                                    MemberFault{FailureCode::NOT_RUN, why, nullptr},
                                     nullptr};
     }
     on_poisoned(scratch_);

@@ -6,12 +6,19 @@
 #include <limits>
 #include <utility>
 
+#include "simpler/ipc/mailbox.h"
+
 namespace simpler {
 namespace {
 
+// By FailureCode's number.
+constexpr const char* CODE_NAMES[] = {
+    "NONE",    "TASK_FAILED",  "BAD_ARGUMENTS", "UNKNOWN_CALLABLE", "CHILD_DIED", "TIMED_OUT",   "PROTOCOL",
+    "SKIPPED", "FAILED_BELOW", "NOT_RUN",       "NOT_DISPATCHED",   "RAISED",     "NOT_STARTED", "CLOSED"};
+constexpr size_t CODE_COUNT = sizeof(CODE_NAMES) / sizeof(CODE_NAMES[0]);
+
 constexpr std::string_view MAGIC = "simpler-failure/1\n";
 constexpr std::string_view TRUNCATED = " [truncated]";
-constexpr size_t MAX_CODE_BYTES = 32;
 
 // ---- encoding: every field a netstring-like "<length>:<bytes>" -------------
 
@@ -49,7 +56,7 @@ void put_level(std::string& out, const FailedTask& f, bool with_cause) {
     put(out, static_cast<uint64_t>(f.child.kind));
     put(out, f.child.index);
     put(out, uint64_t{f.any_child});
-    put(out, no_nul(f.code));
+    put(out, std::string_view(failure_code_name(f.code)));
     put(out, no_nul(f.text));
     put(out, f.not_run);
     put(out, uint64_t{with_cause && f.cause});
@@ -125,11 +132,6 @@ private:
     std::string_view rest_;
 };
 
-bool valid_code(std::string_view code) {
-    if (code.empty() || code.size() > MAX_CODE_BYTES) return false;
-    return std::all_of(code.begin(), code.end(), [](char c) { return (c >= 'A' && c <= 'Z') || c == '_'; });
-}
-
 bool read_level(Reader& in, FailedTask& f, bool may_have_cause, const std::string& at, std::string& why) {
     uint64_t level = 0, has_task = 0, sub = 0, member = 0, kind = 0, index = 0, any_child = 0, has_cause = 0;
     std::string_view callable, code, text;
@@ -150,8 +152,9 @@ bool read_level(Reader& in, FailedTask& f, bool may_have_cause, const std::strin
         why = at + ".level: must be >= 2 (got " + std::to_string(level) + ")";
         return false;
     }
-    if (!valid_code(code)) {
-        why = at + ".code: must be 1 to 32 of A-Z and _ (got '" + std::string(code.substr(0, 40)) + "')";
+    const std::optional<FailureCode> named = failure_code_named(code);
+    if (!named) {
+        why = at + ".code: not a failure code's name (got '" + no_nul(code.substr(0, 40)) + "')";
         return false;
     }
     f.level = static_cast<uint32_t>(level);
@@ -161,7 +164,7 @@ bool read_level(Reader& in, FailedTask& f, bool may_have_cause, const std::strin
     f.member = static_cast<uint32_t>(member);
     f.child = ChildRef{static_cast<ChildKind>(kind), static_cast<uint32_t>(index)};
     f.any_child = any_child == 1;
-    f.code = code;
+    f.code = *named;
     f.text = text;
     if (has_cause == 1) {
         FailedTask cause;
@@ -172,6 +175,23 @@ bool read_level(Reader& in, FailedTask& f, bool may_have_cause, const std::strin
 }
 
 }  // namespace
+
+const char* failure_code_name(FailureCode code) noexcept {
+    const auto i = static_cast<size_t>(code);
+    return i < CODE_COUNT ? CODE_NAMES[i] : "UNKNOWN";
+}
+
+std::optional<FailureCode> failure_code_named(std::string_view name) noexcept {
+    for (size_t i = 1; i < CODE_COUNT; ++i)
+        if (name == CODE_NAMES[i]) return static_cast<FailureCode>(i);
+    return std::nullopt;
+}
+
+FailureCode failure_code_of(ipc::TaskError error) noexcept {
+    const auto i = static_cast<int32_t>(error);  // TaskError's numbers are FailureCode's up to FAILED_BELOW
+    return i >= 0 && i <= static_cast<int32_t>(FailureCode::FAILED_BELOW) ? static_cast<FailureCode>(i)
+                                                                          : FailureCode::PROTOCOL;
+}
 
 std::string FailedTask::task_text() const {
     return std::string(sub ? "sub " : "") + "task " + std::to_string(task) + " of run " + std::to_string(run) +
@@ -196,15 +216,15 @@ std::string child_worker_name(uint32_t level, uint32_t index) {
     return out;
 }
 
-std::string cause_text(std::string_view code, std::string_view text, const ChildRef& child) {
-    if (code == failure_code::NOT_RUN) return "not run: " + std::string(text);
-    if (code == failure_code::NOT_DISPATCHED) return "not dispatched to " + child.name() + ": " + std::string(text);
-    if (code == failure_code::FAILED_BELOW) return std::string(text);  // a cause level: the child's report in words
-    return std::string(code) + ": " + std::string(text);
+std::string cause_text(FailureCode code, std::string_view text, const ChildRef& child) {
+    if (code == FailureCode::NOT_RUN) return "not run: " + std::string(text);
+    if (code == FailureCode::NOT_DISPATCHED) return "not dispatched to " + child.name() + ": " + std::string(text);
+    if (code == FailureCode::FAILED_BELOW) return std::string(text);  // a cause level: the child's report in words
+    return std::string(failure_code_name(code)) + ": " + std::string(text);
 }
 
 std::string MemberFault::words(const ChildRef& child) const {
-    if (code != failure_code::FAILED_BELOW || !below || below->levels.empty()) return cause_text(code, text, child);
+    if (code != FailureCode::FAILED_BELOW || !below || below->levels.empty()) return cause_text(code, text, child);
     std::string hops = child_worker_name(below->levels.front().level + 1, child.index);
     below->append_path(0, hops);
     return hops + ": " + below->render();
@@ -213,7 +233,7 @@ std::string MemberFault::words(const ChildRef& child) const {
 void FailureReport::append_path(size_t from, std::string& out) const {
     for (size_t i = from; i < levels.size() && levels[i].has_task && !levels[i].any_child; ++i) {
         out += (out.empty() ? "" : " → ") + levels[i].hop();
-        if (levels[i].code != failure_code::FAILED_BELOW) break;
+        if (levels[i].code != FailureCode::FAILED_BELOW) break;
     }
 }
 
@@ -221,7 +241,7 @@ std::vector<std::string> FailureReport::path() const {
     std::vector<std::string> out;
     for (size_t i = 0; i < levels.size() && levels[i].has_task && !levels[i].any_child; ++i) {
         out.push_back(levels[i].hop());
-        if (levels[i].code != failure_code::FAILED_BELOW) break;
+        if (levels[i].code != FailureCode::FAILED_BELOW) break;
     }
     return out;
 }
@@ -239,7 +259,7 @@ std::string FailureReport::render_from(size_t i) const {
         return out;
     }
     std::string why;
-    if (f.code == failure_code::FAILED_BELOW && i + 1 < levels.size()) {
+    if (f.code == FailureCode::FAILED_BELOW && i + 1 < levels.size()) {
         // The child Worker's own failure, led by its path: "L3[0] → chip 1: task ...".
         std::string hops;
         append_path(i, hops);
@@ -275,7 +295,7 @@ std::string encode_failure(const FailureReport& report, size_t max_bytes) {
     least.levels.front().cause.reset();
     least.levels.front().text = std::string(TRUNCATED.substr(1));
     least.levels.front().callable.clear();
-    if (least.levels.front().code == failure_code::FAILED_BELOW) least.levels.front().code = "TASK_FAILED";
+    if (least.levels.front().code == FailureCode::FAILED_BELOW) least.levels.front().code = FailureCode::TASK_FAILED;
     return encode_whole(least);
 }
 
@@ -298,9 +318,9 @@ std::optional<FailureReport> decode_failure(std::string_view text, std::string& 
             const std::string at = "failure report.levels[" + std::to_string(i) + "]";
             FailedTask& f = r.levels[i];
             if (!read_level(in, f, true, at, why)) return std::nullopt;
-            const bool below = f.code == failure_code::FAILED_BELOW;
+            const bool below = f.code == FailureCode::FAILED_BELOW;
             if (below != (i + 1 < count)) {
-                why = at + ".code: FAILED_BELOW exactly when a level follows (got " + f.code + ", " +
+                why = at + ".code: FAILED_BELOW exactly when a level follows (got " + failure_code_name(f.code) + ", " +
                       std::to_string(count) + " levels)";
                 return std::nullopt;
             }

@@ -23,17 +23,36 @@
 
 namespace simpler {
 
-// The causes a level's `code` names: a TaskError name (TASK_FAILED,
-// BAD_ARGUMENTS, UNKNOWN_CALLABLE, CHILD_DIED, TIMED_OUT, PROTOCOL, SKIPPED) as
-// the child reported it, or one of these.
-namespace failure_code {
-inline constexpr std::string_view NOT_RUN = "NOT_RUN";  // a task it needed failed, its child was lost, or cancel
-inline constexpr std::string_view NOT_DISPATCHED = "NOT_DISPATCHED";  // its child was gone before the task reached it
-inline constexpr std::string_view FAILED_BELOW = "FAILED_BELOW";  // it ran on a next-level Worker whose run failed
-inline constexpr std::string_view RAISED = "RAISED";  // the orchestration function raised (no task)
-inline constexpr std::string_view NOT_STARTED = "NOT_STARTED";  // a next-level Worker that did not start (no task)
-inline constexpr std::string_view CLOSED = "CLOSED";  // the Worker was closed while the run waited (no task)
-}  // namespace failure_code
+namespace ipc {
+enum class TaskError : int32_t;
+}  // namespace ipc
+
+// Why a level failed: a TaskError a child reported (TASK_FAILED to
+// FAILED_BELOW, the same numbers), or what the Worker itself saw. Reports carry
+// it by name (failure_code_name) across processes and into Python.
+enum class FailureCode : uint8_t {
+    NONE = 0,  // no failure (a MemberFault of a member that ran)
+    TASK_FAILED = 1,
+    BAD_ARGUMENTS = 2,
+    UNKNOWN_CALLABLE = 3,
+    CHILD_DIED = 4,
+    TIMED_OUT = 5,
+    PROTOCOL = 6,
+    SKIPPED = 7,
+    FAILED_BELOW = 8,     // it ran on a next-level Worker whose run failed
+    NOT_RUN = 9,          // a task it needed failed, its child was lost, or cancel
+    NOT_DISPATCHED = 10,  // its child was gone before the task reached it
+    RAISED = 11,          // the orchestration function raised (no task)
+    NOT_STARTED = 12,     // a next-level Worker that did not start (no task)
+    CLOSED = 13,          // the Worker was closed while the run waited (no task)
+};
+
+// "CHILD_DIED"; "NONE" for NONE.
+[[nodiscard]] const char* failure_code_name(FailureCode code) noexcept;
+// The failure code named `name` (never NONE); nullopt when no code has that name.
+[[nodiscard]] std::optional<FailureCode> failure_code_named(std::string_view name) noexcept;
+// A child's TaskError as the code its failure carries (TaskError::NONE: NONE).
+[[nodiscard]] FailureCode failure_code_of(ipc::TaskError error) noexcept;
 
 // One Worker's part of a failure.
 struct FailedTask {
@@ -49,7 +68,7 @@ struct FailedTask {
     uint32_t member = 0;
     ChildRef child{};  // where it ran, or would have
     bool any_child = false;  // not run before a child was chosen: "any <child.kind>", child.index unused
-    std::string code;  // see failure_code
+    FailureCode code = FailureCode::NONE;
     std::string text;
     uint64_t not_run = 0;  // tasks of the run not run because they needed it
     // Set when the task was not run because a task of another run failed: that
@@ -78,13 +97,13 @@ struct FailureReport {
     void append_path(size_t from, std::string& out) const;
 };
 
-// Why a task's member failed, as its Worker saw it (an empty code: it did not).
+// Why a task's member failed, as its Worker saw it (code NONE: it did not).
 struct MemberFault {
-    std::string code;
+    FailureCode code = FailureCode::NONE;
     std::string text;
     std::shared_ptr<const FailureReport> below;  // FAILED_BELOW: the next-level Worker's own report
 
-    [[nodiscard]] bool failed() const noexcept { return !code.empty(); }
+    [[nodiscard]] bool failed() const noexcept { return code != FailureCode::NONE; }
     // cause_text(); FAILED_BELOW: the child Worker's report led by its path ("L3[0] → chip 1: task ...").
     [[nodiscard]] std::string words(const ChildRef& child) const;
 };
@@ -95,7 +114,7 @@ struct MemberFault {
 
 // "CODE: text", "not run: text", "not dispatched to chip 1: text" — a cause
 // in words, as the messages have always said it.
-[[nodiscard]] std::string cause_text(std::string_view code, std::string_view text, const ChildRef& child);
+[[nodiscard]] std::string cause_text(FailureCode code, std::string_view text, const ChildRef& child);
 
 inline constexpr size_t FAILURE_MAX_LEVELS = 16;
 

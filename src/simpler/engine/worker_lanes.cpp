@@ -44,11 +44,10 @@ MemberFault fault_of(const ipc::TaskResult& r, uint32_t level) {
             why = "failure report.levels[0].level: a child of a level-" + std::to_string(level) + " Worker is level " +
                   std::to_string(level - 1) + " (got " + std::to_string(below->levels.front().level) + ")";
         if (why.empty())
-            return {
-                std::string(failure_code::FAILED_BELOW), {}, std::make_shared<const FailureReport>(std::move(*below))};
-        return {"PROTOCOL", "the child's failure report does not decode: " + why, nullptr};
+            return {FailureCode::FAILED_BELOW, {}, std::make_shared<const FailureReport>(std::move(*below))};
+        return {FailureCode::PROTOCOL, "the child's failure report does not decode: " + why, nullptr};
     }
-    return {ipc::task_error_name(r.error), r.message, nullptr};
+    return {failure_code_of(r.error), r.message, nullptr};
 }
 
 }  // namespace
@@ -153,8 +152,7 @@ void Worker::collect_results_locked() {
                 MemberFault fault = fault_of(*r, config_.level);
                 // A relay that lost its child with a task published but not yet taken never ran it.
                 if (r->error == ipc::TaskError::CHILD_DIED && !l.relay_lost_why.empty())
-                    fault = {std::string(failure_code::NOT_DISPATCHED), "the child is gone (" + l.relay_lost_why + ")",
-                             nullptr};
+                    fault = {FailureCode::NOT_DISPATCHED, "the child is gone (" + l.relay_lost_why + ")", nullptr};
                 if (trace_) trace_->collected(i, r->ok() ? "" : fault.words(d.child));
                 core_.member_finished(d, fault);
                 ++l.done;
@@ -243,7 +241,7 @@ void Worker::publish_locked(size_t i, const Dispatch& d) {
         const std::string how = dead_lane_why_locked(l);
         if (!how.empty()) why += " (" + how + ")";
     }
-    core_.member_finished(d, MemberFault{std::string(failure_code::NOT_DISPATCHED), why, nullptr});
+    core_.member_finished(d, MemberFault{FailureCode::NOT_DISPATCHED, why, nullptr});
     if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, dead_lane_why_locked(l));
 }
 
@@ -311,8 +309,7 @@ void Worker::lose_lane_locked(size_t lane, const std::string& why) {
     while (!l.held.empty()) {
         const Dispatch d = l.held.front();
         l.held.pop_front();
-        const MemberFault fault{std::string(failure_code::NOT_DISPATCHED), "the child is gone (" + l.lost_why + ")",
-                                nullptr};
+        const MemberFault fault{FailureCode::NOT_DISPATCHED, "the child is gone (" + l.lost_why + ")", nullptr};
         if (trace_) trace_->not_published(d, fault.words(d.child));
         core_.member_finished(d, fault);
     }

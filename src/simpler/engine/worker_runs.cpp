@@ -165,7 +165,7 @@ std::string Worker::describe_in_flight_locked(size_t limit, std::optional<uint64
 FailureReport Worker::closed_report_locked(std::optional<uint64_t> run) const {
     FailedTask closed;
     closed.level = config_.level;
-    closed.code = failure_code::CLOSED;
+    closed.code = FailureCode::CLOSED;
     closed.text = "the Worker was closed while the run waited";
     const std::string running = describe_in_flight_locked(8, run);
     if (!running.empty()) closed.text += "; these had not finished and never will: " + running;

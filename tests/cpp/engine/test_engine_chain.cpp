@@ -81,7 +81,7 @@ TEST(EngineChain, AFailedProducerPoisonsItsChainedTaskWhichFinishesWhenItsLaneRe
     h.chip_task(b, 0);
     std::vector<Dispatch> d2 = h.take();
     ASSERT_EQ(d2.size(), 1u);
-    h.core.member_finished(d[0], MemberFault{"TASK_FAILED", "kernel said no", nullptr});
+    h.core.member_finished(d[0], MemberFault{FailureCode::TASK_FAILED, "kernel said no", nullptr});
     ASSERT_TRUE(h.core.first_failure());
     EXPECT_EQ(h.core.first_failure()->task.id, t1);
     EXPECT_EQ(h.core.poisoned_count(), 1u);   // as if it had waited in the parent
@@ -90,7 +90,8 @@ TEST(EngineChain, AFailedProducerPoisonsItsChainedTaskWhichFinishesWhenItsLaneRe
     ASSERT_NE(run, nullptr);
     EXPECT_EQ(run->poisoned, 1u);
     h.core.member_finished(
-        d2[0], MemberFault{"SKIPPED", "not run: task 1 ahead of it on this lane, a producer of it, failed", nullptr});
+        d2[0], MemberFault{FailureCode::SKIPPED, "not run: task 1 ahead of it on this lane, a producer of it, failed",
+                           nullptr});
     EXPECT_EQ(h.core.unfinished(), 0u);
     EXPECT_EQ(h.core.first_failure()->task.id, t1);  // the skip is no failure of its own
     EXPECT_EQ(h.core.first_failure()->fault.words(d[0].child), "TASK_FAILED: kernel said no");
@@ -144,7 +145,7 @@ TEST(EngineChain, AReadyTaskForABusyChipGoesBehindWhatItRunsWithNoMask) {
     EXPECT_EQ(d2[0].after_mask, 0u);  // it needs nothing of head: it runs whatever head did
     const TaskId t3 = h.chip_task(third, 0);
     EXPECT_TRUE(h.take().empty());  // the lane holds two
-    h.core.member_finished(d[0], {MemberFault{"KERNEL", "head failed", nullptr}});
+    h.core.member_finished(d[0], {MemberFault{FailureCode::TASK_FAILED, "head failed", nullptr}});
     std::vector<Dispatch> d3 = h.take();  // room again: behind t2
     ASSERT_EQ(d3.size(), 1u);
     EXPECT_EQ(d3[0].task.id, t3);
@@ -197,7 +198,7 @@ TEST(EngineChain, ACancelPoisonsATaskBehindItsChipsRunningOneOnlyWhenItsLaneWith
         // Withdrawn, t2 never begins: what it names is free at once, not at the lane's answer.
         EXPECT_EQ(unheld, won ? std::vector<CanonicalIdentity>{ident(7)} : std::vector<CanonicalIdentity>{});
         h.core.member_finished(d[0], {});
-        h.core.member_finished(d2[0], won ? MemberFault{"SKIPPED", "withdrawn", nullptr} : MemberFault{});
+        h.core.member_finished(d2[0], won ? MemberFault{FailureCode::SKIPPED, "withdrawn", nullptr} : MemberFault{});
         EXPECT_EQ(h.core.unfinished(), 0u);
         unheld.clear();
         h.core.take_unheld(unheld);
@@ -219,7 +220,7 @@ TEST(EngineChain, ClosingPoisonsATaskBehindItsChipsRunningOneButHoldsItsNamesUnt
     h.core.take_unheld(unheld);
     EXPECT_TRUE(unheld.empty());
     h.core.member_finished(d[0], {});
-    h.core.member_finished(d2[0], {MemberFault{"CHILD_DIED", "closed", nullptr}});
+    h.core.member_finished(d2[0], {MemberFault{FailureCode::CHILD_DIED, "closed", nullptr}});
     h.core.take_unheld(unheld);
     EXPECT_EQ(unheld, std::vector<CanonicalIdentity>{ident(7)});
     EXPECT_EQ(h.core.unfinished(), 0u);

@@ -116,7 +116,7 @@ TEST(EngineCore, AFailurePoisonsSuccessorsAndIsReportedOnce) {
     h.chip_task(independent, 1);
     auto d = h.take();
     ASSERT_EQ(tasks_of(d), (std::vector<TaskId>{t1, 4}));
-    h.core.member_finished(d[0], MemberFault{"TASK_FAILED", "kernel vadd: index out of range", nullptr});
+    h.core.member_finished(d[0], MemberFault{FailureCode::TASK_FAILED, "kernel vadd: index out of range", nullptr});
     ASSERT_TRUE(h.core.first_failure());
     EXPECT_EQ(h.core.first_failure()->task.id, t1);
     EXPECT_EQ(h.core.first_failure()->fault.text, "kernel vadd: index out of range");
@@ -268,7 +268,8 @@ TEST(EngineCore, ALostChipPoisonsTheWorkThatNeedsIt) {
     auto d = h.take();
     ASSERT_EQ(d.size(), 2u);
     h.core.child_lost(ChildRef{ChildKind::CHIP, 0}, "chip 0 died (SIGKILL)");
-    h.core.member_finished(d[0], MemberFault{"CHILD_DIED", "chip 0 died (SIGKILL) with the task in flight", nullptr});
+    h.core.member_finished(
+        d[0], MemberFault{FailureCode::CHILD_DIED, "chip 0 died (SIGKILL) with the task in flight", nullptr});
     h.core.member_finished(d[1], {});
     EXPECT_EQ(h.core.unfinished(), 0u);  // the queued task on chip 0 was poisoned, not left waiting
     EXPECT_EQ(h.core.poisoned_count(), 1u);
@@ -357,7 +358,7 @@ TEST(EngineCore, AReleaseWaitsForEveryEarlierTaskWhateverItsOutcome) {
     EXPECT_EQ(h.core.pending_releases(), 1u);
     auto d = h.take();
     ASSERT_EQ(d.size(), 2u);
-    h.core.member_finished(d[0], MemberFault{"TASK_FAILED", "kernel failed",
+    h.core.member_finished(d[0], MemberFault{FailureCode::TASK_FAILED, "kernel failed",
                                              nullptr});  // the reader is poisoned, yet the release waits for chip 1
     EXPECT_EQ(released, 0);
     h.core.member_finished(d[1], {});
@@ -391,7 +392,7 @@ TEST(EngineCore, AFailedGroupIsUnfinishedUntilEveryMemberHasComeBack) {
     h.core.submit(TaskKind::NEXT_LEVEL, 7, ms, h.config);
     auto d = h.take();
     ASSERT_EQ(d.size(), 2u);
-    h.core.member_finished(d[0], MemberFault{"TASK_FAILED", "kernel failed", nullptr});
+    h.core.member_finished(d[0], MemberFault{FailureCode::TASK_FAILED, "kernel failed", nullptr});
     EXPECT_EQ(h.core.unfinished(), 1u);  // member 1 still writes its bytes: run() must not return yet
     h.core.member_finished(d[1], {});
     EXPECT_EQ(h.core.unfinished(), 0u);

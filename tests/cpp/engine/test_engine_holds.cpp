@@ -30,7 +30,7 @@ std::vector<TaskId> finish_ready(EngineCore& core, const std::string& why = "") 
     core.take(d);
     std::vector<TaskId> done;
     for (const Dispatch& x : d) {
-        core.member_finished(x, why.empty() ? MemberFault{} : MemberFault{"TASK_FAILED", why, nullptr});
+        core.member_finished(x, why.empty() ? MemberFault{} : MemberFault{FailureCode::TASK_FAILED, why, nullptr});
         done.push_back(x.task.id);
     }
     return done;
@@ -90,7 +90,7 @@ TEST(EngineHolds, AGroupNamingABackingInTwoMembersIsOneHolderAndAFailedOrPoisone
     std::vector<Dispatch> d;
     core.take(d);
     ASSERT_EQ(d.size(), 2u);  // the group's two members
-    core.member_finished(d[0], MemberFault{"TASK_FAILED", "boom", nullptr});
+    core.member_finished(d[0], MemberFault{FailureCode::TASK_FAILED, "boom", nullptr});
     core.member_finished(d[1], {});
     EXPECT_EQ(core.unfinished(), 0u);  // the second task was poisoned
     std::vector<CanonicalIdentity> unheld;

@@ -34,7 +34,7 @@ std::pair<TaskId, TaskId> fail_the_first_of_two_writers(EngineCore& core) {
     std::vector<Dispatch> d;
     core.take(d);
     EXPECT_EQ(d.size(), 1u);
-    if (!d.empty()) core.member_finished(d[0], MemberFault{"TASK_FAILED", "boom", nullptr});
+    if (!d.empty()) core.member_finished(d[0], MemberFault{FailureCode::TASK_FAILED, "boom", nullptr});
     return {t1, t2};
 }
 

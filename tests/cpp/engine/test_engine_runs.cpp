@@ -103,7 +103,7 @@ TEST(EngineRuns, ATaskPoisonedByAnotherRunsFailureFailsItsOwnRunNamingTheCause) 
     (void)h.core.end_run();
     std::vector<Dispatch> d = h.take();
     ASSERT_EQ(d.size(), 2u);
-    h.core.member_finished(d[0], MemberFault{"TASK_FAILED", "boom", nullptr});
+    h.core.member_finished(d[0], MemberFault{FailureCode::TASK_FAILED, "boom", nullptr});
     ASSERT_TRUE(h.core.run_finished(0));
     const RunState* failed = h.core.run_state(0);
     ASSERT_TRUE(failed->first_failure);

@@ -1,11 +1,14 @@
 // FailureReport: the sentence rendered from the fields, the path, and the text
 // a next-level Worker answers its parent with — round trip, shortened to fit,
-// and every refusal naming its field.
+// and every refusal naming its field; every failure code by its name.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "simpler/engine/failure_report.h"
+#include "simpler/ipc/mailbox.h"
 
 namespace simpler {
 namespace {
@@ -19,7 +22,7 @@ FailedTask chip_failure() {
     f.callable_id = 2;
     f.callable = "test.fail";
     f.child = ChildRef{ChildKind::CHIP, 1};
-    f.code = "TASK_FAILED";
+    f.code = FailureCode::TASK_FAILED;
     f.text = "kernel said no";
     f.not_run = 2;
     return f;
@@ -33,7 +36,7 @@ FailureReport tree_failure() {
     top.run = 3;
     top.callable = "orch";
     top.child = ChildRef{ChildKind::WORKER, 0};
-    top.code = "FAILED_BELOW";
+    top.code = FailureCode::FAILED_BELOW;
     return FailureReport{{top, chip_failure()}};
 }
 
@@ -53,19 +56,20 @@ TEST(FailureReport, ATreeRendersEachLevelLedByThePathBelowIt) {
               "were not run");
     EXPECT_EQ(r.path(), (std::vector<std::string>{"L3[0]", "chip 1"}));
     // A member's fault that carries the child's report says the same below its task.
-    const MemberFault fault{"FAILED_BELOW", "", std::make_shared<const FailureReport>(FailureReport{{chip_failure()}})};
+    const MemberFault fault{FailureCode::FAILED_BELOW, "",
+                            std::make_shared<const FailureReport>(FailureReport{{chip_failure()}})};
     EXPECT_EQ(fault.words(ChildRef{ChildKind::WORKER, 0}),
               "L3[0] → chip 1: task 4 of run 1 (callable 'test.fail', member 0) on chip 1 failed: TASK_FAILED: "
               "kernel said no; 2 dependent task(s) were not run");
 }
 
 TEST(FailureReport, CausesThatAreNotATasksAreSaidAsTheyHaveAlwaysBeen) {
-    EXPECT_EQ(cause_text("NOT_RUN", "x failed", ChildRef{}), "not run: x failed");
-    EXPECT_EQ(cause_text("NOT_DISPATCHED", "the child is gone", ChildRef{ChildKind::SUB_WORKER, 2}),
+    EXPECT_EQ(cause_text(FailureCode::NOT_RUN, "x failed", ChildRef{}), "not run: x failed");
+    EXPECT_EQ(cause_text(FailureCode::NOT_DISPATCHED, "the child is gone", ChildRef{ChildKind::SUB_WORKER, 2}),
               "not dispatched to sub-worker 2: the child is gone");
     FailedTask raised;
     raised.level = 3;
-    raised.code = "RAISED";
+    raised.code = FailureCode::RAISED;
     raised.text = "the orchestration 'f' raised:\nKeyError";
     EXPECT_EQ(FailureReport{{raised}}.render(), raised.text);
     EXPECT_TRUE(FailureReport{{raised}}.path().empty());
@@ -78,7 +82,7 @@ TEST(FailureReport, CausesThatAreNotATasksAreSaidAsTheyHaveAlwaysBeen) {
 
 TEST(FailureReport, APoisonedTaskNamesTheOtherRunsFailure) {
     FailedTask poisoned = chip_failure();
-    poisoned.code = "NOT_RUN";
+    poisoned.code = FailureCode::NOT_RUN;
     poisoned.text = "it needs what task 4 of run 1 failed to produce";
     poisoned.not_run = 3;
     poisoned.run = 2;
@@ -124,7 +128,20 @@ TEST(FailureReport, ALongReportIsShortenedToFitAndStillDecodes) {
     ASSERT_TRUE(back) << why;
     EXPECT_EQ(back->levels.size(), 2u);
     EXPECT_TRUE(back->levels[1].text.ends_with(" [truncated]"));
-    EXPECT_EQ(back->levels[1].code, "TASK_FAILED");
+    EXPECT_EQ(back->levels[1].code, FailureCode::TASK_FAILED);
+}
+
+TEST(FailureReport, EveryCodeIsNamedAndFoundByItsName) {
+    for (int i = 1; i <= static_cast<int>(FailureCode::CLOSED); ++i) {
+        const auto code = static_cast<FailureCode>(i);
+        EXPECT_EQ(failure_code_named(failure_code_name(code)), code) << failure_code_name(code);
+    }
+    EXPECT_STREQ(failure_code_name(FailureCode::CHILD_DIED), "CHILD_DIED");
+    EXPECT_EQ(failure_code_named("NONE"), std::nullopt);
+    EXPECT_EQ(failure_code_named("child_died"), std::nullopt);
+    EXPECT_EQ(failure_code_of(ipc::TaskError::TIMED_OUT), FailureCode::TIMED_OUT);
+    EXPECT_EQ(failure_code_of(ipc::TaskError::FAILED_BELOW), FailureCode::FAILED_BELOW);
+    EXPECT_EQ(failure_code_of(ipc::TaskError::NONE), FailureCode::NONE);
 }
 
 TEST(FailureReport, DecodeRefusesWhatItCannotTrustNamingTheField) {
@@ -144,10 +161,18 @@ TEST(FailureReport, DecodeRefusesWhatItCannotTrustNamingTheField) {
     FailureReport alone{{tree_failure().levels[0]}};
     EXPECT_FALSE(decode_failure(encode_failure(alone, 4095), why));
     EXPECT_NE(why.find("levels[0].code: FAILED_BELOW exactly when a level follows"), std::string::npos) << why;
-    FailureReport lower = tree_failure();
-    lower.levels[1].code = "lower";
-    EXPECT_FALSE(decode_failure(encode_failure(lower, 4095), why));
-    EXPECT_NE(why.find("levels[1].code: must be 1 to 32 of A-Z and _"), std::string::npos) << why;
+    // A code travels by name: a name no code has, and NONE (no failure), are refused.
+    const std::string named = encode_failure(tree_failure(), 4095);
+    const size_t code_at = named.rfind("11:TASK_FAILED");  // levels[1]'s code
+    ASSERT_NE(code_at, std::string::npos);
+    for (const auto& [name, shown] : {std::pair{"5:lower", "lower"}, std::pair{"4:NONE", "NONE"}}) {
+        std::string bad = named;
+        bad.replace(code_at, 14, name);
+        EXPECT_FALSE(decode_failure(bad, why));
+        EXPECT_NE(why.find(std::string("levels[1].code: not a failure code's name (got '") + shown + "')"),
+                  std::string::npos)
+            << why;
+    }
     std::string kind = encode_failure(FailureReport{{chip_failure()}}, 4095);
     const std::string chip_kind = "1:01:1";  // child_kind 0, then child_index 1 (the fields are in order)
     const size_t at = kind.find(chip_kind);

@@ -354,7 +354,7 @@ TEST_F(WorkerTest, RunsInFlightFinishEachOnItsOwnAndCloseEndsTheRest) {
     EXPECT_EQ(rest.runs[0].run, 0u);
     ASSERT_TRUE(rest.runs[0].failure);
     const std::string error = rest.runs[0].failure->render();
-    EXPECT_EQ(rest.runs[0].failure->levels.front().code, "CLOSED");
+    EXPECT_EQ(rest.runs[0].failure->levels.front().code, FailureCode::CLOSED);
     EXPECT_NE(error.find("the Worker was closed while the run waited; these had not finished and never "
                          "will: task 1 of run 0 (callable 1, member 0) on chip 0"),
               std::string::npos)

@@ -25,7 +25,7 @@ FailureReport l3_chip_failure(uint32_t level) {
     f.task = 2;
     f.callable = "std.copy";
     f.child = ChildRef{ChildKind::CHIP, 1};
-    f.code = "TASK_FAILED";
+    f.code = FailureCode::TASK_FAILED;
     f.text = "kernel said no";
     return FailureReport{{f}};
 }
@@ -70,7 +70,7 @@ TEST_F(FailedBelowTest, TheChildsReportIsTheLevelBelowTheParentsTask) {
     const FailureReport r = run_answered(encode_failure(l3_chip_failure(3), ipc::ERROR_MESSAGE_BYTES - 1));
     ASSERT_EQ(r.levels.size(), 2u);
     EXPECT_EQ(r.levels[0].level, 4u);
-    EXPECT_EQ(r.levels[0].code, "FAILED_BELOW");
+    EXPECT_EQ(r.levels[0].code, FailureCode::FAILED_BELOW);
     EXPECT_EQ(r.levels[0].callable, "orch");
     EXPECT_EQ(r.levels[0].child, (ChildRef{ChildKind::WORKER, 0}));
     EXPECT_EQ(r.levels[1].callable, "std.copy");
@@ -84,13 +84,13 @@ TEST_F(FailedBelowTest, TheChildsReportIsTheLevelBelowTheParentsTask) {
 TEST_F(FailedBelowTest, AReportFromTheWrongLevelOrThatDoesNotDecodeIsAProtocolFailure) {
     const FailureReport wrong = run_answered(encode_failure(l3_chip_failure(2), ipc::ERROR_MESSAGE_BYTES - 1));
     ASSERT_EQ(wrong.levels.size(), 1u);
-    EXPECT_EQ(wrong.levels[0].code, "PROTOCOL");
+    EXPECT_EQ(wrong.levels[0].code, FailureCode::PROTOCOL);
     EXPECT_EQ(wrong.levels[0].text,
               "the child's failure report does not decode: failure report.levels[0].level: a child of a level-4 "
               "Worker is level 3 (got 2)");
     const FailureReport garbage = run_answered("TASK_FAILED: not a report");
     ASSERT_EQ(garbage.levels.size(), 1u);
-    EXPECT_EQ(garbage.levels[0].code, "PROTOCOL");
+    EXPECT_EQ(garbage.levels[0].code, FailureCode::PROTOCOL);
     EXPECT_NE(garbage.levels[0].text.find("must start with 'simpler-failure/1"), std::string::npos)
         << garbage.levels[0].text;
 }

@@ -130,7 +130,7 @@ private:
     TaskOutcome lost_outcome(const std::string& why) const {
         FailedTask lost;
         lost.level = REMOTE_WORKER_LEVEL;
-        lost.code = ipc::task_error_name(TaskError::CHILD_DIED);
+        lost.code = FailureCode::CHILD_DIED;
         lost.text = lost_text(why);
         return {TaskError::FAILED_BELOW,
                 encode_failure(FailureReport{{std::move(lost)}}, ipc::ERROR_MESSAGE_BYTES - 1)};
