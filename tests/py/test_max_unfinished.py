@@ -1,7 +1,8 @@
 """Worker(max_unfinished=N): a submit waits while N tasks of the Worker are unfinished, so a run
 streaming its tasks holds at most N in flight; the wait drives the lanes with the GIL released (the
 program's other threads run, and one of them may be what a task waits for); every task still runs
-once, a batch goes in whole once there is room, and a value the field cannot hold is refused."""
+once, a batch goes in whole once there is room, a submit that waits long says why it may wait for
+ever, and a value the field cannot hold is refused."""
 
 import threading
 import time
@@ -106,6 +107,42 @@ def test_zero_is_no_limit(tmp_path, closing):
 
     w.run(orch)
     assert view_array(counter.tensor((1,), I64))[0] == 300
+
+
+def test_a_submit_waiting_long_for_room_says_why_it_may_wait_for_ever(tmp_path, closing, capfd):
+    # The gate opens only after more tasks than the window are submitted: the submit after it waits.
+    # A Python thread opens it 12 s after that wait began, past the 10 s after which the waiting
+    # submit says on stderr what may be wrong (a program that never opens it would wait for ever).
+    w = Worker(level=3, num_sub_workers=1, max_unfinished=2)
+    closing(w)
+    release = tmp_path / "go"
+    step, gate, name, counter = _gated(w, release)
+
+    def opener():
+        while w.progress().submitted < 2:  # the gate and one task: the next submit waits from now
+            time.sleep(0.01)
+        time.sleep(12)
+        release.touch()
+
+    def orch(o, _a, _c):
+        o.submit_sub(gate, args((name, IN)))
+        for _ in range(3):
+            o.submit_sub(step, args((counter.tensor((1,), I64), INOUT)))
+
+    t = threading.Thread(target=opener)
+    t.start()
+    try:
+        w.run(orch)
+    finally:
+        release.touch()
+        t.join()
+    assert view_array(counter.tensor((1,), I64))[0] == 3
+    err = capfd.readouterr().err
+    assert (
+        "simpler: Worker.submit has waited 10 s for room: max_unfinished=2 tasks of this Worker are unfinished. "
+        "If a task waits for something the orchestration does after this submit, it never will: raise "
+        "Worker(max_unfinished=...), or set it to 0 (no limit)\n"
+    ) in err, err
 
 
 @pytest.mark.parametrize("bad", [-1, 1 << 64])

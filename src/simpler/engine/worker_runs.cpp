@@ -3,7 +3,9 @@
 // run, describing a run's failure and what is in flight, and handing finished
 // runs to whoever collects them.
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -12,6 +14,12 @@
 #include "simpler/engine/worker.h"
 
 namespace simpler {
+namespace {
+
+// How long a submit waits for room before it says why it may be waiting for ever.
+constexpr std::chrono::seconds ROOM_WAIT_WARNING{10};
+
+}  // namespace
 
 template <class Settle>
 bool Worker::drive_lanes_until(ipc::Deadline until, Settle&& settle) {
@@ -70,10 +78,21 @@ void Worker::await_room() {
     // wait() does: a finished task is seen without a hand-off through the
     // scheduler thread.
     const uint64_t resume = config_.max_unfinished - std::max<uint64_t>(1, config_.max_unfinished / 4);
-    (void)drive_lanes_until(ipc::NO_DEADLINE, [this, resume] {
+    const auto room = [this, resume] {
         if (stopping_) throw std::logic_error("Worker.submit: the Worker closed while the submit waited for room");
         return core_.unfinished() <= resume;
-    });
+    };
+    if (drive_lanes_until(ipc::Clock::now() + ROOM_WAIT_WARNING, room)) return;
+    // Still full: tasks may just be long, or one may wait for something the
+    // orchestration does only after this submit, which it never will. Say so
+    // once for this wait instead of hanging without a word.
+    std::fprintf(stderr,
+                 "simpler: Worker.submit has waited %lld s for room: max_unfinished=%llu tasks of this Worker are "
+                 "unfinished. If a task waits for something the orchestration does after this submit, it never "
+                 "will: raise Worker(max_unfinished=...), or set it to 0 (no limit)\n",
+                 static_cast<long long>(ROOM_WAIT_WARNING.count()),
+                 static_cast<unsigned long long>(config_.max_unfinished));
+    (void)drive_lanes_until(ipc::NO_DEADLINE, room);
 }
 
 void Worker::wait_for_room_locked(std::unique_lock<std::mutex>& lock) {
