@@ -30,6 +30,18 @@ def _gated(w, release):
     return step, gate, path_tensor(w, release), counter
 
 
+def _run_beside(w, orch, opener, release):
+    """Runs `orch` on `w` while a thread runs `opener` (which makes `release`); the file is made in
+    any case before the thread is joined, so a failing run leaves no task waiting."""
+    t = threading.Thread(target=opener)
+    t.start()
+    try:
+        w.run(orch)
+    finally:
+        release.touch()
+        t.join()
+
+
 def test_a_submit_waits_for_room_with_the_gil_released(tmp_path, closing):
     w = Worker(level=3, num_sub_workers=1, max_unfinished=3)
     closing(w)
@@ -52,13 +64,7 @@ def test_a_submit_waits_for_room_with_the_gil_released(tmp_path, closing):
             o.submit_sub(step, args((counter.tensor((1,), I64), INOUT)))
             seen["most"] = max(seen.get("most", 0), w.progress().unfinished)
 
-    t = threading.Thread(target=releaser)
-    t.start()
-    try:
-        w.run(orch)
-    finally:
-        release.touch()
-        t.join()
+    _run_beside(w, orch, releaser, release)
     assert seen["submitted"] == 3
     assert seen["most"] <= 3
     assert view_array(counter.tensor((1,), I64))[0] == 20
@@ -129,13 +135,7 @@ def test_a_submit_waiting_long_for_room_says_why_it_may_wait_for_ever(tmp_path, 
         for _ in range(3):
             o.submit_sub(step, args((counter.tensor((1,), I64), INOUT)))
 
-    t = threading.Thread(target=opener)
-    t.start()
-    try:
-        w.run(orch)
-    finally:
-        release.touch()
-        t.join()
+    _run_beside(w, orch, opener, release)
     assert view_array(counter.tensor((1,), I64))[0] == 3
     err = capfd.readouterr().err
     assert (
