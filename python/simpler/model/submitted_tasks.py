@@ -91,17 +91,13 @@ class SubmittedIds:
         return TaskHandle(starts[r] + at - firsts[r], self.run)
 
     def __iter__(self) -> Iterator[TaskHandle]:
-        run, entries = self.run, self.entries
-        last = len(entries) - 1
-        k = 0
-        while k < last:
-            start, length = entries[k], 1
-            if entries[k + 1] & RANGE_MARK:
-                length += entries[k + 1] & ~RANGE_MARK
-                k += 1
-            k += 1
-            yield from (TaskHandle(t, run) for t in range(start, start + length))
-        yield from (TaskHandle(t, run) for t in range(entries[last], self.end))
+        run = self.run
+        firsts, starts = self._ranges()
+        closed = len(starts)
+        for r in range(closed):  # a closed range is as long as the distance to the next one's index
+            length = (firsts[r + 1] if r + 1 < closed else self.closed) - firsts[r]
+            yield from (TaskHandle(t, run) for t in range(starts[r], starts[r] + length))
+        yield from (TaskHandle(t, run) for t in range(self.entries[-1], self.end))
 
 
 Part = Union[SubmittedIds, TaskHandles]

@@ -169,6 +169,9 @@ class Orchestrator:
         """Before `tasks` tasks go in: when the Worker's window (max_unfinished) is full, waits for
         room with the GIL released, so the program's other threads run meanwhile (the engine's own
         submit would wait with it held). Counts the room left, so most submits ask nothing."""
+        if self._room >= tasks:
+            self._room -= tasks
+            return
         room = self._core.room()
         if room == 0:
             self._core.await_room()
@@ -198,7 +201,7 @@ class Orchestrator:
         config = _DEFAULT_CONFIG if cfg is None else _config_bytes(cfg)
         if self._scope is not None:
             self._scope.check(args, f"{self._state.path}: submit")
-        if self._room > 0:
+        if self._room > 0:  # _await_room(1), inlined on the hot path
             self._room -= 1
         else:
             self._await_room(1)

@@ -25,7 +25,7 @@ ChipConfig chip_config(const ChipServiceConfig& config) {
 void ChipServiceConfig::validate() const {
     validate_arena_capacity(arena_bytes, "arena_bytes");
     validate_runtime_config(runtime, "runtime.");
-    if (device.kind != DeviceKind::SIMULATED && device.kind != DeviceKind::OPENCL && device.kind != DeviceKind::CUDA)
+    if (device.kind > LAST_DEVICE_KIND)
         throw FieldRefusal("device.kind",
                            std::to_string(static_cast<int>(device.kind)) + " is not one of simulated, opencl, cuda");
 }

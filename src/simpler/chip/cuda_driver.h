@@ -25,6 +25,6 @@ inline constexpr const char* CUDA_DRIVER_LIBRARY = "libcuda.so.1";
 // cuda_driver_problem() would open; loading nothing to find out). CUDA's state
 // does not survive fork, so a Worker whose chips drive CUDA refuses to fork
 // them from such a process.
-[[nodiscard]] bool cuda_driver_loaded() noexcept;
+[[nodiscard]] bool cuda_driver_loaded();
 
 }  // namespace simpler::chip

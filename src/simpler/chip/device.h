@@ -30,6 +30,8 @@ namespace simpler::chip {
 // CUDA: an NVIDIA GPU through the CUDA driver; this build names it (a Worker,
 // the catalog, a facts page) but drives none: device_catalog.h says so.
 enum class DeviceKind : uint8_t { SIMULATED = 0, OPENCL = 1, CUDA = 2 };
+// The highest DeviceKind: a value above it (from a config or a shared page) names no device.
+inline constexpr DeviceKind LAST_DEVICE_KIND = DeviceKind::CUDA;
 
 // "simulated", "opencl", "cuda".
 const char* device_kind_name(DeviceKind kind) noexcept;

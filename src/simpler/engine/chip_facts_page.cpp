@@ -73,7 +73,7 @@ ChipFactsPage::Reading ChipFactsPage::read() const {
         return r;
     }
     const uint8_t kind = page_->kind;
-    if (kind > static_cast<uint8_t>(chip::DeviceKind::CUDA)) {
+    if (kind > static_cast<uint8_t>(chip::LAST_DEVICE_KIND)) {
         r.why = "its facts page is spoiled (device kind " + std::to_string(kind) + ")";
         return r;
     }

@@ -131,6 +131,12 @@ protected:
         c.close_grace = 500ms;
         return c;
     }
+    // One chip; a submit waits while `max_unfinished` tasks are unfinished.
+    WorkerConfig bounded(uint64_t max_unfinished) {
+        WorkerConfig c = config(1);
+        c.max_unfinished = max_unfinished;
+        return c;
+    }
     TaskId chip_task(Worker& w, const TaskArgs& a, uint32_t chip) {
         MemberSubmit m{&a, chip};
         return w.submit(TaskKind::NEXT_LEVEL, 1, {&m, 1}, TaskConfig{}).id;
@@ -458,9 +464,7 @@ TEST_F(WorkerTest, SubmitManyRecordsEachTaskAsOneSubmitOrNoneWhenOneIsRefused) {
 }
 
 TEST_F(WorkerTest, MaxUnfinishedMakesASubmitWaitForRoomAndEveryTaskStillRuns) {
-    WorkerConfig c = config(1);
-    c.max_unfinished = 3;
-    Worker w(std::move(c));
+    Worker w(bounded(3));
     w.init();
     TaskArgs gate = task({}, GATE, 0, 0);
     chip_task(w, gate, 0);
@@ -488,9 +492,7 @@ TEST_F(WorkerTest, MaxUnfinishedMakesASubmitWaitForRoomAndEveryTaskStillRuns) {
 }
 
 TEST_F(WorkerTest, CloseEndsASubmitWaitingForRoom) {
-    WorkerConfig c = config(1);
-    c.max_unfinished = 1;
-    Worker w(std::move(c));
+    Worker w(bounded(1));
     w.init();
     TaskArgs hang = task({}, HANG, 0, 13);
     chip_task(w, hang, 0);

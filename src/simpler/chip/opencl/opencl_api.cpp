@@ -2,10 +2,11 @@
 
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+
+#include "simpler/chip/runtime_library.h"
 
 namespace simpler::chip::opencl {
 namespace {
@@ -26,17 +27,11 @@ bool bind(void* handle, const char* name, Fn& out, std::string& missing) {
 
 Loaded load() {
     Loaded l;
-    const char* override_name = std::getenv("SIMPLER_OPENCL_LIBRARY");
-    const std::string name = override_name != nullptr && *override_name != '\0' ? override_name : DEFAULT_LIBRARY;
+    const RuntimeLibrary lib = choose_runtime_library("SIMPLER_OPENCL_LIBRARY", DEFAULT_LIBRARY);
+    const std::string& name = lib.name;
     void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
-        const char* why = dlerror();
-        l.error = "OpenCL: cannot load the ICD loader " + name + " (" + (why != nullptr ? why : "no reason given") +
-                  "); it was looked for " +
-                  (name.find('/') != std::string::npos
-                       ? std::string("at that path")
-                       : std::string("by the dynamic linker (LD_LIBRARY_PATH, /etc/ld.so.cache, /lib, /usr/lib)")) +
-                  (override_name != nullptr && *override_name != '\0' ? ", as SIMPLER_OPENCL_LIBRARY asked" : "") +
+        l.error = "OpenCL: cannot load the ICD loader " + runtime_library_not_loaded(lib, dlerror()) +
                   ". Install an OpenCL ICD loader (Debian/Ubuntu: ocl-icd-libopencl1) and a driver for the device "
                   "(pocl-opencl-icd for CPUs, or the GPU vendor's), or set SIMPLER_OPENCL_LIBRARY to the loader";
         return l;
