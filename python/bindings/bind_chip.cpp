@@ -10,6 +10,7 @@
 // standard kernels' BLAS: which library a chip loads (chip/blas_library.h).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -23,6 +24,7 @@
 
 #include "simpler/chip/blas_library.h"
 #include "simpler/chip/chip_service.h"
+#include "simpler/chip/cuda_driver.h"
 #include "simpler/chip/device.h"
 #include "simpler/chip/device_catalog.h"
 #include "simpler/chip/kernel_registry.h"
@@ -52,7 +54,7 @@ void bind_chip(nb::module_& m) {
     nb::enum_<DeviceKind>(m, "DeviceKind",
                           "What a chip drives: SIMULATED (the chip process itself), OPENCL (an OpenCL device "
                           "through the ICD loader, opened in the chip process) or CUDA (an NVIDIA GPU through the "
-                          "CUDA driver: named, but this build drives none; find_devices says so).")
+                          "CUDA driver: find_devices lists them, no chip runs on one yet).")
         .value("SIMULATED", DeviceKind::SIMULATED)
         .value("OPENCL", DeviceKind::OPENCL)
         .value("CUDA", DeviceKind::CUDA);
@@ -75,14 +77,19 @@ void bind_chip(nb::module_& m) {
                             "One device: its kind, platform, name, the driver's version text, memory in bytes, "
                             "compute units, the kernels it runs at once (0: one per chip core thread), and "
                             "whether kernels may use host memory in place (zero-copy runs).")
-        .def_ro("kind", &DeviceFacts::kind, "The DeviceKind: SIMULATED or OPENCL.")
+        .def_ro("kind", &DeviceFacts::kind, "The DeviceKind: SIMULATED, OPENCL or CUDA.")
         .def_ro("platform", &DeviceFacts::platform, "Who provides the device ('simpler' for the simulated one).")
         .def_ro("name", &DeviceFacts::name, "The device's own name.")
         .def_ro("version", &DeviceFacts::version,
-                "What the driver says of itself ('OpenCL 3.0 PoCL ...'; '' for the simulated device).")
+                "What the driver says of itself ('OpenCL 3.0 PoCL ...'; 'CUDA 13.0 driver, compute capability 9.0'; "
+                "'' for the simulated device).")
+        .def_ro("uuid", &DeviceFacts::uuid,
+                "A CUDA device's UUID ('GPU-8f3a...', as nvidia-smi writes it; device_platform may name its "
+                "beginning); '' for other kinds.")
         .def_ro("memory_bytes", &DeviceFacts::memory_bytes, "The chip's device heap, in bytes.")
         .def_ro("compute_units", &DeviceFacts::compute_units,
-                "CL_DEVICE_MAX_COMPUTE_UNITS; a simulated chip's core threads.")
+                "CL_DEVICE_MAX_COMPUTE_UNITS; a CUDA device's multiprocessors (SMs); a simulated chip's core "
+                "threads.")
         .def_ro("concurrent_kernels", &DeviceFacts::concurrent_kernels,
                 "Kernels the device runs at once, each over all its compute units (0: one per chip core thread).")
         .def_ro("unified_host_memory", &DeviceFacts::unified_host_memory,
@@ -153,7 +160,14 @@ void bind_chip(nb::module_& m) {
     m.def("opencl_built", &simpler::chip::opencl_built,
           "True when this build drives OpenCL devices (the OpenCL headers were found when it was built).");
     m.def("cuda_built", &simpler::chip::cuda_built,
-          "True when this build drives CUDA devices (not this one: find_devices(DeviceKind.CUDA) says so).");
+          "True when this build knows CUDA devices (the CUDA headers were found when it was built): "
+          "find_devices(DeviceKind.CUDA) lists them; no chip runs on one yet.");
+    m.def("set_nvrtc_candidate", &simpler::chip::set_nvrtc_candidate, "path"_a,
+          "Registers the NVRTC a CUDA chip loads unless SIMPLER_NVRTC_LIBRARY names one (chip/cuda_driver.h); the "
+          "package registers the nvidia-cuda-nvrtc wheel's at import when it is installed.");
+    m.def("nvrtc_version", &simpler::chip::nvrtc_version,
+          "NVRTC's (major, minor), loading it in this process (NVRTC keeps no device state). RuntimeError saying "
+          "what to install when there is none, or that this build knows no CUDA.");
     nb::class_<RuntimeConfig>(m, "RuntimeConfig",
                               "A chip's task runtime: core_threads in [1, 256], ring_slots in "
                               "[2, 1048576].")

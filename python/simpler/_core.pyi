@@ -614,7 +614,7 @@ class StagingMode(enum.Enum):
 
 class DeviceKind(enum.Enum):
     """
-    What a chip drives: SIMULATED (the chip process itself), OPENCL (an OpenCL device through the ICD loader, opened in the chip process) or CUDA (an NVIDIA GPU through the CUDA driver: named, but this build drives none; find_devices says so).
+    What a chip drives: SIMULATED (the chip process itself), OPENCL (an OpenCL device through the ICD loader, opened in the chip process) or CUDA (an NVIDIA GPU through the CUDA driver: find_devices lists them, no chip runs on one yet).
     """
     SIMULATED = 0
     OPENCL = 1
@@ -646,7 +646,7 @@ class DeviceFacts:
     """
     @property
     def kind(self) -> DeviceKind:
-        """The DeviceKind: SIMULATED or OPENCL."""
+        """The DeviceKind: SIMULATED, OPENCL or CUDA."""
     @property
     def platform(self) -> str:
         """Who provides the device ('simpler' for the simulated one)."""
@@ -655,13 +655,20 @@ class DeviceFacts:
         """The device's own name."""
     @property
     def version(self) -> str:
-        """What the driver says of itself ('OpenCL 3.0 PoCL ...'; '' for the simulated device)."""
+        """
+        What the driver says of itself ('OpenCL 3.0 PoCL ...'; 'CUDA 13.0 driver, compute capability 9.0'; '' for the simulated device).
+        """
+    @property
+    def uuid(self) -> str:
+        """
+        A CUDA device's UUID ('GPU-8f3a...', as nvidia-smi writes it; device_platform may name its beginning); '' for other kinds.
+        """
     @property
     def memory_bytes(self) -> int:
         """The chip's device heap, in bytes."""
     @property
     def compute_units(self) -> int:
-        """CL_DEVICE_MAX_COMPUTE_UNITS; a simulated chip's core threads."""
+        """CL_DEVICE_MAX_COMPUTE_UNITS; a CUDA device's multiprocessors (SMs); a simulated chip's core threads."""
     @property
     def concurrent_kernels(self) -> int:
         """Kernels the device runs at once, each over all its compute units (0: one per chip core thread)."""
@@ -707,7 +714,19 @@ def opencl_built() -> bool:
     """True when this build drives OpenCL devices (the OpenCL headers were found when it was built)."""
 
 def cuda_built() -> bool:
-    """True when this build drives CUDA devices (not this one: find_devices(DeviceKind.CUDA) says so)."""
+    """
+    True when this build knows CUDA devices (the CUDA headers were found when it was built): find_devices(DeviceKind.CUDA) lists them; no chip runs on one yet.
+    """
+
+def set_nvrtc_candidate(path: str) -> None:
+    """
+    Registers the NVRTC a CUDA chip loads unless SIMPLER_NVRTC_LIBRARY names one (chip/cuda_driver.h); the package registers the nvidia-cuda-nvrtc wheel's at import when it is installed.
+    """
+
+def nvrtc_version() -> tuple[int, int]:
+    """
+    NVRTC's (major, minor), loading it in this process (NVRTC keeps no device state). RuntimeError saying what to install when there is none, or that this build knows no CUDA.
+    """
 
 class RuntimeConfig:
     """A chip's task runtime: core_threads in [1, 256], ring_slots in [2, 1048576]."""

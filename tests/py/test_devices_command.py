@@ -1,6 +1,6 @@
 """`python -m simpler devices`: lists the OpenCL devices Worker(device="opencl")
 would take, with the facts find_devices gives, in the same order, then says why
-there is no CUDA device (this build drives none; is the driver here); with no
+there is no CUDA device (no driver library where it was told to look); with no
 OpenCL device (an empty driver folder, a platform filter nothing matches) it
 says why and what to install, and exits 1. Each run is a fresh interpreter."""
 
@@ -25,7 +25,8 @@ def _devices(*args: str, env: dict | None = None) -> subprocess.CompletedProcess
 def test_it_lists_every_opencl_device_with_its_facts_in_the_order_chips_take_them():
     require_opencl()
     found = _core.find_devices(_core.DeviceKind.OPENCL)
-    out = _devices()
+    # No CUDA driver, on a GPU machine too (test_cuda_device_kind.py lists CUDA devices).
+    out = _devices(env={"SIMPLER_CUDA_LIBRARY": "/nonexistent/libcuda.so.1"})
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stderr == ""
     lines = out.stdout.splitlines()
@@ -35,7 +36,7 @@ def test_it_lists_every_opencl_device_with_its_facts_in_the_order_chips_take_the
     assert f"chip i takes device i modulo {len(found)}" in lines[1]
     # Six lines a device, in find_devices' order, then CUDA's line.
     assert len(lines) == 3 + 6 * len(found), out.stdout
-    assert lines[-1].startswith("cuda: none. CUDA: this build of simpler drives no CUDA devices"), lines[-1]
+    assert lines[-1].startswith("cuda: none. no CUDA driver: cannot load /nonexistent/libcuda.so.1"), lines[-1]
     for i, d in enumerate(found):
         block = lines[2 + 6 * i : 8 + 6 * i]
         assert block[0] == f"  device {i}: {d.name}"

@@ -1,14 +1,15 @@
 """`python -m simpler devices`: the devices chips may drive on this machine, as
 `clinfo` would list them (platform, name, the driver's version, memory, compute
 units, whether kernels use host memory in place), in the order
-Worker(device="opencl") gives them to chips, then CUDA's line: this build drives
-no CUDA device, and whether the CUDA driver is on this machine. The OpenCL devices are asked for in
-a throwaway child process (as Worker.init() asks), so this process opens no
-device API. When none is found, it says why and what to install, and exits 1."""
+Worker(device="opencl") gives them to chips, then the CUDA devices as the driver reports them (name,
+UUID, the driver's version and compute capability, memory, multiprocessors) and the NVRTC CUDA chips
+compile with. The devices are asked for in a throwaway child process (as Worker.init() asks), so this
+process opens no device API (NVRTC keeps no device state: it is asked here). When none is found, it
+says why and what to install, and exits 1."""
 
 from typing import TextIO
 
-from simpler._core import DeviceFacts, DeviceKind, find_devices
+from simpler._core import DeviceFacts, DeviceKind, find_devices, nvrtc_version
 
 INSTALL_HINT = (
     "To drive a device, install an OpenCL ICD loader and a driver for it. Debian/Ubuntu: apt-get install "
@@ -27,9 +28,12 @@ def _size(nbytes: int) -> str:
 def _describe(i: int, d: DeviceFacts, out: TextIO) -> None:
     print(f"  device {i}: {d.name}", file=out)
     print(f"    platform:       {d.platform}", file=out)
+    if d.uuid:
+        print(f"    uuid:           {d.uuid}", file=out)
     print(f"    version:        {d.version or '(the driver gives none)'}", file=out)
     print(f"    memory:         {_size(d.memory_bytes)} ({d.memory_bytes} bytes)", file=out)
-    print(f"    compute units:  {d.compute_units}", file=out)
+    units = " (multiprocessors)" if d.kind == DeviceKind.CUDA else ""
+    print(f"    compute units:  {d.compute_units}{units}", file=out)
     shared = (
         "shared (zero-copy runs use it in place)"
         if d.unified_host_memory
@@ -51,16 +55,26 @@ def run(platform: str, out: TextIO) -> int:
 
 
 def _cuda(out: TextIO) -> bool:
-    """The CUDA devices, or why there are none (a build that drives none says so, and whether the
-    driver is on this machine)."""
+    """The CUDA devices and NVRTC, or why there are none (a build that knows no CUDA says so, and
+    whether the driver is on this machine)."""
     try:
         found = find_devices(DeviceKind.CUDA)
     except RuntimeError as e:
         print(f"cuda: none. {e}", file=out)
         return False
-    print(f'cuda: {len(found)}, in the order Worker(device="cuda") gives them to chips', file=out)
+    print(
+        f'cuda: {len(found)} device{"s" if len(found) != 1 else ""}, in the order Worker(device="cuda") will '
+        'give them to chips (this version runs no chip on one yet: Worker(device="opencl") runs NVIDIA GPUs '
+        "through their OpenCL driver); device_platform chooses by a part of the name or the UUID's beginning",
+        file=out,
+    )
     for i, d in enumerate(found):
         _describe(i, d, out)
+    try:
+        major, minor = nvrtc_version()
+        print(f"  nvrtc: {major}.{minor} (compiles the kernels of CUDA chips)", file=out)
+    except RuntimeError as e:
+        print(f"  nvrtc: none. {e}", file=out)
     return True
 
 

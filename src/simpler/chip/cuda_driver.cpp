@@ -2,12 +2,20 @@
 
 #include <dlfcn.h>
 
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "simpler/chip/runtime_library.h"
 
 namespace simpler::chip {
 namespace {
+
+std::mutex nvrtc_default_mutex;
+std::string& nvrtc_default() {
+    static std::string path;
+    return path;
+}
 
 RuntimeLibrary driver_library() { return choose_runtime_library("SIMPLER_CUDA_LIBRARY", CUDA_DRIVER_LIBRARY); }
 
@@ -33,6 +41,16 @@ std::string cuda_driver_problem() {
         return "no CUDA driver: " + lib.name + (lib.overridden ? " (as SIMPLER_CUDA_LIBRARY asked)" : "") +
                " has no cuGetProcAddress_v2 (it is not the driver library of a CUDA 12 or later driver)";
     return {};
+}
+
+void set_nvrtc_candidate(std::string path) {
+    const std::lock_guard<std::mutex> lock(nvrtc_default_mutex);
+    nvrtc_default() = std::move(path);
+}
+
+std::string nvrtc_candidate() {
+    const std::lock_guard<std::mutex> lock(nvrtc_default_mutex);
+    return nvrtc_default();
 }
 
 }  // namespace simpler::chip

@@ -1,4 +1,4 @@
-// The CUDA driver as a chip would open it: libcuda.so.1 (which only the NVIDIA
+// The CUDA libraries as a chip opens them. The driver: libcuda.so.1 (which only the NVIDIA
 // driver installs; SIMPLER_CUDA_LIBRARY names another file), loaded at run
 // time and never linked, so the project builds and runs where there is none.
 // Every entry point of the driver API is bound through cuGetProcAddress_v2 at
@@ -26,5 +26,13 @@ inline constexpr const char* CUDA_DRIVER_LIBRARY = "libcuda.so.1";
 // does not survive fork, so a Worker whose chips drive CUDA refuses to fork
 // them from such a process.
 [[nodiscard]] bool cuda_driver_loaded();
+
+// The NVRTC file a CUDA chip opens when SIMPLER_NVRTC_LIBRARY is not set (a
+// path; empty, the default: libnvrtc.so.13 by the dynamic linker). The Python
+// package sets it to the nvidia-cuda-nvrtc wheel's file when that is
+// installed. Takes effect in the processes that open NVRTC after it: this one
+// if it has not yet, and the children forked after it (cuda/nvrtc_api.h).
+void set_nvrtc_candidate(std::string path);
+[[nodiscard]] std::string nvrtc_candidate();
 
 }  // namespace simpler::chip

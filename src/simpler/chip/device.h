@@ -50,6 +50,7 @@ struct DeviceFacts {
     std::string platform;           // who provides the device ("simpler" for the simulated one)
     std::string name;               // the device's own name
     std::string version;            // what the driver says of itself ("OpenCL 3.0 PoCL 3.1 ..."; "" when simulated)
+    std::string uuid;               // a CUDA device's UUID ("GPU-8f3a...", as nvidia-smi writes it); else ""
     uint64_t memory_bytes = 0;      // the chip's device heap
     uint32_t compute_units = 0;     // CL_DEVICE_MAX_COMPUTE_UNITS; a simulated chip: its core threads
     // Kernels the device runs at once, each over all of its compute units (0:

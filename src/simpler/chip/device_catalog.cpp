@@ -2,9 +2,15 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "simpler/chip/cuda_driver.h"
 
+#if SIMPLER_HAVE_CUDA
+#include "simpler/chip/cuda/cuda_api.h"
+#include "simpler/chip/cuda/cuda_devices.h"
+#include "simpler/chip/cuda/nvrtc_api.h"
+#endif
 #if SIMPLER_HAVE_OPENCL
 #include "simpler/chip/opencl/opencl_device.h"
 #include "simpler/chip/opencl/opencl_platforms.h"
@@ -18,15 +24,40 @@ namespace {
                                 " is not one of simulated, opencl, cuda");
 }
 
+#if SIMPLER_HAVE_CUDA
+// CUDA devices are found and described, but no chip runs on one yet.
+[[noreturn]] void cuda_chips_not_run() {
+    throw std::runtime_error(
+        "CUDA: this version of simpler finds CUDA devices (python -m simpler devices lists them) but runs no chip "
+        "on one yet; NVIDIA GPUs run chips through their OpenCL driver: Worker(device=\"opencl\")");
+}
+
+DeviceFacts cuda_facts(const cuda::CudaDeviceInfo& d, int driver_version) {
+    DeviceFacts f;
+    f.kind = DeviceKind::CUDA;
+    f.platform = "NVIDIA CUDA";
+    f.name = d.name;
+    f.version = "CUDA " + cuda::cuda_version_text(driver_version) + " driver, compute capability " +
+                std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor);
+    f.uuid = d.uuid;
+    f.memory_bytes = d.memory;
+    f.compute_units = d.multiprocessors;
+    f.concurrent_kernels = 1;         // one stream per chip: launches in issue order
+    f.unified_host_memory = false;  // every CUDA device stages through copies, an integrated one too
+    return f;
+}
+#else
 // This build has no CUDA device; what a CUDA chip would also need on this
 // machine is said beside it, so one answer tells everything that is missing.
 [[noreturn]] void cuda_not_built() {
     const std::string driver = cuda_driver_problem();
     throw std::runtime_error(
-        "CUDA: this build of simpler drives no CUDA devices (NVIDIA GPUs run chips through their OpenCL driver: "
-        "Worker(device=\"opencl\")); on this machine: " +
+        "CUDA: this build of simpler drives no CUDA devices (the CUDA headers, cuda.h, were not found when it was "
+        "built: ./dev installs them, pip install nvidia-cuda-runtime; NVIDIA GPUs run chips through their OpenCL "
+        "driver: Worker(device=\"opencl\")); on this machine: " +
         (driver.empty() ? std::string("the CUDA driver is there") : driver));
 }
+#endif
 
 #if !SIMPLER_HAVE_OPENCL
 [[noreturn]] void opencl_not_built() {
@@ -36,11 +67,33 @@ namespace {
 }
 #endif
 
+// A chip on a CUDA device: refused, saying why.
+[[noreturn]] void cuda_chips_refused() {
+#if SIMPLER_HAVE_CUDA
+    cuda_chips_not_run();
+#else
+    cuda_not_built();
+#endif
+}
+
 }  // namespace
 
 bool opencl_built() noexcept { return SIMPLER_HAVE_OPENCL != 0; }
 
-bool cuda_built() noexcept { return false; }
+bool cuda_built() noexcept { return SIMPLER_HAVE_CUDA != 0; }
+
+void require_chips_run_on(DeviceKind kind) {
+    if (kind == DeviceKind::CUDA) cuda_chips_refused();
+}
+
+std::pair<int, int> nvrtc_version() {
+#if SIMPLER_HAVE_CUDA
+    const cuda::NvrtcApi& nvrtc = cuda::nvrtc_api();
+    return {nvrtc.major, nvrtc.minor};
+#else
+    cuda_not_built();
+#endif
+}
 
 std::vector<DeviceFacts> find_devices(const DeviceChoice& choice) {
     switch (choice.kind) {
@@ -71,7 +124,16 @@ std::vector<DeviceFacts> find_devices(const DeviceChoice& choice) {
             opencl_not_built();
 #endif
         }
-        case DeviceKind::CUDA: cuda_not_built();
+        case DeviceKind::CUDA: {
+#if SIMPLER_HAVE_CUDA
+            std::vector<DeviceFacts> out;
+            for (const cuda::CudaDeviceInfo& d : cuda::find_cuda_devices(choice.platform))
+                out.push_back(cuda_facts(d, cuda::cuda_api().driver_version));
+            return out;
+#else
+            cuda_not_built();
+#endif
+        }
     }
     unknown_kind(choice.kind);
 }
@@ -86,7 +148,7 @@ std::unique_ptr<Device> open_device(const DeviceChoice& choice, const KernelRegi
 #else
             opencl_not_built();
 #endif
-        case DeviceKind::CUDA: cuda_not_built();
+        case DeviceKind::CUDA: cuda_chips_refused();
     }
     unknown_kind(choice.kind);
 }

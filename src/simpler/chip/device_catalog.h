@@ -7,11 +7,12 @@
 // child after the fork); a parent asks a throwaway child
 // (engine/device_probe.h). Host layer: both throw std::runtime_error naming
 // what is missing (no OpenCL loader, platform or device; a build without the
-// OpenCL headers; a CUDA device, which this build does not drive),
+// OpenCL headers; a CUDA device, which this version does not run chips on),
 // std::invalid_argument for an unknown kind.
 #pragma once
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "simpler/chip/device.h"
@@ -23,10 +24,22 @@ namespace simpler::chip {
 // True when this build drives OpenCL devices (it found the OpenCL headers).
 bool opencl_built() noexcept;
 
-// True when this build drives CUDA devices: not this one. find_devices and
-// open_device refuse a CUDA choice saying so, and what else is missing here
-// (cuda_driver.h: no driver library).
+// True when this build knows CUDA devices (it found the CUDA headers, cuda.h):
+// find_devices lists them (cuda/cuda_devices.h); open_device refuses them, as
+// this version runs no chip on one. Without the headers both refuse a CUDA
+// choice saying so, and what else is missing here (cuda_driver.h: no driver
+// library).
 bool cuda_built() noexcept;
+
+// Throws std::runtime_error, saying why, when this version runs no chip on a
+// device of `kind` though find_devices may list them (CUDA); a Worker asks at
+// init(), so chips are never forked only to fail opening their device.
+void require_chips_run_on(DeviceKind kind);
+
+// NVRTC's (major, minor) as the file a CUDA chip would open reports it
+// (cuda/nvrtc_api.h); std::runtime_error saying what to install when there is
+// none, or that this build knows no CUDA.
+std::pair<int, int> nvrtc_version();
 
 // Every device `choice` may open, in the order choice.index counts them (a
 // simulated choice finds the one simulated device).

@@ -18,10 +18,13 @@ struct ChipFactsPage::Page {
     uint32_t platform_len;
     uint32_t name_len;
     uint32_t version_len;
+    uint32_t uuid_len;
     uint32_t why_len;
+    uint32_t _pad1;
     char platform[CHIP_FACTS_TEXT_BYTES];
     char name[CHIP_FACTS_TEXT_BYTES];
     char version[CHIP_FACTS_TEXT_BYTES];
+    char uuid[CHIP_FACTS_TEXT_BYTES];
     char why[CHIP_FACTS_WHY_BYTES];
 };
 
@@ -46,6 +49,7 @@ void ChipFactsPage::publish(const chip::DeviceFacts& facts) noexcept {
     page_->platform_len = put(page_->platform, CHIP_FACTS_TEXT_BYTES, facts.platform);
     page_->name_len = put(page_->name, CHIP_FACTS_TEXT_BYTES, facts.name);
     page_->version_len = put(page_->version, CHIP_FACTS_TEXT_BYTES, facts.version);
+    page_->uuid_len = put(page_->uuid, CHIP_FACTS_TEXT_BYTES, facts.uuid);
     ipc::publish(page_->state, static_cast<uint32_t>(State::OPENED));
 }
 
@@ -77,7 +81,7 @@ ChipFactsPage::Reading ChipFactsPage::read() const {
         r.why = "its facts page is spoiled (device kind " + std::to_string(kind) + ")";
         return r;
     }
-    for (const uint32_t len : {page_->platform_len, page_->name_len, page_->version_len}) {
+    for (const uint32_t len : {page_->platform_len, page_->name_len, page_->version_len, page_->uuid_len}) {
         if (len > CHIP_FACTS_TEXT_BYTES) {
             r.why = "its facts page is spoiled (a text's length " + std::to_string(len) + " exceeds " +
                     std::to_string(CHIP_FACTS_TEXT_BYTES) + ")";
@@ -93,6 +97,7 @@ ChipFactsPage::Reading ChipFactsPage::read() const {
     r.facts.platform.assign(page_->platform, page_->platform_len);
     r.facts.name.assign(page_->name, page_->name_len);
     r.facts.version.assign(page_->version, page_->version_len);
+    r.facts.uuid.assign(page_->uuid, page_->uuid_len);
     return r;
 }
 

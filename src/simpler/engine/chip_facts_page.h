@@ -1,7 +1,7 @@
 // ChipFactsPage: what a chip child tells its Worker, once, about the device it
 // opened — the DeviceFacts of its own device (kind, platform, name, driver
-// version, memory, compute units, concurrent kernels, whether kernels use host
-// memory in place), or why it could not open one.
+// version, UUID, memory, compute units, concurrent kernels, whether kernels use
+// host memory in place), or why it could not open one.
 //
 // The Worker maps one page per chip before it forks the chip. The chip child
 // writes it once, after its ChipLane is built and before it serves a task, then
@@ -26,7 +26,7 @@
 
 namespace simpler {
 
-inline constexpr size_t CHIP_FACTS_TEXT_BYTES = 256;   // platform, name, version: each cut to fit
+inline constexpr size_t CHIP_FACTS_TEXT_BYTES = 256;   // platform, name, version, uuid: each cut to fit
 inline constexpr size_t CHIP_FACTS_WHY_BYTES = 2048;   // why the device could not be opened
 
 class ChipFactsPage {

@@ -27,7 +27,7 @@ std::string encode(const std::vector<chip::DeviceFacts>& found) {
     std::string out;
     for (const chip::DeviceFacts& f : found)
         out += "device\t" + std::to_string(static_cast<int>(f.kind)) + "\t" + field(f.platform) + "\t" + field(f.name) +
-               "\t" + field(f.version) + "\t" + std::to_string(f.memory_bytes) + "\t" +
+               "\t" + field(f.version) + "\t" + field(f.uuid) + "\t" + std::to_string(f.memory_bytes) + "\t" +
                std::to_string(f.compute_units) + "\t" + std::to_string(f.concurrent_kernels) + "\t" +
                (f.unified_host_memory ? "1" : "0") + "\n";
     return out;
@@ -62,17 +62,21 @@ std::vector<chip::DeviceFacts> decode(const std::string& text) {
         at = nl == std::string::npos ? text.size() : nl + 1;
         const std::vector<std::string> p = split(line);
         if (p.size() == 2 && p[0] == "error") throw std::runtime_error(p[1]);
-        if (p.size() != 9 || p[0] != "device")
+        if (p.size() != 10 || p[0] != "device")
             throw std::runtime_error("device probe: a malformed answer ('" + line + "')");
         chip::DeviceFacts f;
-        f.kind = static_cast<chip::DeviceKind>(number(p[1]));
+        const uint64_t kind = number(p[1]);
+        if (kind > static_cast<uint64_t>(chip::LAST_DEVICE_KIND))
+            throw std::runtime_error("device probe: a malformed answer (device kind " + p[1] + ")");
+        f.kind = static_cast<chip::DeviceKind>(kind);
         f.platform = p[2];
         f.name = p[3];
         f.version = p[4];
-        f.memory_bytes = number(p[5]);
-        f.compute_units = static_cast<uint32_t>(number(p[6]));
-        f.concurrent_kernels = static_cast<uint32_t>(number(p[7]));
-        f.unified_host_memory = p[8] == "1";
+        f.uuid = p[5];
+        f.memory_bytes = number(p[6]);
+        f.compute_units = static_cast<uint32_t>(number(p[7]));
+        f.concurrent_kernels = static_cast<uint32_t>(number(p[8]));
+        f.unified_host_memory = p[9] == "1";
         found.push_back(std::move(f));
     }
     return found;

@@ -13,6 +13,7 @@
 #include "simpler/backing/owned_backing_table.h"
 #include "simpler/backing/owner_path_table.h"
 #include "simpler/chip/cuda_driver.h"
+#include "simpler/chip/device_catalog.h"
 #include "simpler/engine/below_status.h"
 #include "simpler/engine/device_probe.h"
 #include "simpler/engine/live_workers.h"
@@ -245,6 +246,7 @@ void Worker::init() {
                 "not survive fork; create and init() the Worker before anything touches CUDA (torch.cuda, CuPy, ...)");
         try {
             probe_devices(device);
+            chip::require_chips_run_on(device.kind);
         } catch (const std::runtime_error& e) {
             throw std::runtime_error(std::string("Worker.init: chips on ") + chip::device_kind_name(device.kind) +
                                      " devices: " + e.what());

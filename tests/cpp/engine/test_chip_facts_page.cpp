@@ -21,10 +21,11 @@ using namespace std::chrono_literals;
 
 chip::DeviceFacts some_facts() {
     chip::DeviceFacts f;
-    f.kind = chip::DeviceKind::OPENCL;
-    f.platform = "Portable Computing Language";
-    f.name = "cpu-x86-64";
-    f.version = "OpenCL 3.0 PoCL";
+    f.kind = chip::DeviceKind::CUDA;
+    f.platform = "NVIDIA CUDA";
+    f.name = "NVIDIA H100 80GB HBM3";
+    f.version = "CUDA 13.0 driver, compute capability 9.0";
+    f.uuid = "GPU-00010203-0405-0607-0809-0a0b0c0d0e0f";
     f.memory_bytes = 1ULL << 33;
     f.compute_units = 2;
     f.concurrent_kernels = 1;
@@ -52,6 +53,7 @@ TEST(ChipFactsPage, WhatAForkedChildPublishesIsReadWholeByItsParent) {
     EXPECT_EQ(r.facts.platform, want.platform);
     EXPECT_EQ(r.facts.name, want.name);
     EXPECT_EQ(r.facts.version, want.version);
+    EXPECT_EQ(r.facts.uuid, want.uuid);
     EXPECT_EQ(r.facts.memory_bytes, want.memory_bytes);
     EXPECT_EQ(r.facts.compute_units, want.compute_units);
     EXPECT_EQ(r.facts.concurrent_kernels, want.concurrent_kernels);
@@ -66,8 +68,10 @@ TEST(ChipFactsPage, AFailureIsReadWithItsReasonAndLongTextsAreCut) {
     ChipFactsPage cut;
     chip::DeviceFacts f = some_facts();
     f.name = std::string(5000, 'n');
+    f.uuid = std::string(300, 'u');
     cut.publish(f);
     EXPECT_EQ(cut.read().facts.name, std::string(CHIP_FACTS_TEXT_BYTES, 'n'));
+    EXPECT_EQ(cut.read().facts.uuid, std::string(CHIP_FACTS_TEXT_BYTES, 'u'));
 }
 
 TEST(ChipFactsPage, AWaitOnAPageNobodyWritesEndsAtItsDeadline) {

@@ -1,0 +1,50 @@
+// CudaApi: the CUDA driver API's entry points, bound at run time from the
+// driver library (cuda_driver.h: libcuda.so.1, or what SIMPLER_CUDA_LIBRARY
+// names). Only cuGetProcAddress_v2 is found by name; every other entry point
+// is asked of it at the ABI version of the typedef this file compiled against
+// (cudaTypedefs.h's PFN_<name>_v<version>), so a driver newer than the headers
+// still hands out the ABI this code calls (cuda.h renames cuDeviceTotalMem to
+// cuDeviceTotalMem_v2; a plain dlsym would bind the old one).
+//
+// cuda_api() loads the driver once per process (thread-safe) and answers the
+// table, or throws std::runtime_error naming the library, the entry point and
+// the ABI version it lacks. Load it only in the process that drives the
+// device: a chip child after the fork, or a throwaway child
+// (engine/device_probe.h).
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <string>
+
+namespace simpler::chip::cuda {
+
+struct CudaApi {
+    std::string library;     // what was loaded (the name dlopen was given)
+    int driver_version = 0;  // cuDriverGetVersion: 1000 * major + 10 * minor (13000 for 13.0)
+
+    PFN_cuGetErrorName_v6000 GetErrorName;
+    PFN_cuGetErrorString_v6000 GetErrorString;
+    PFN_cuInit_v2000 Init;
+    PFN_cuDriverGetVersion_v2020 DriverGetVersion;
+    PFN_cuDeviceGetCount_v2000 DeviceGetCount;
+    PFN_cuDeviceGet_v2000 DeviceGet;
+    PFN_cuDeviceGetName_v2000 DeviceGetName;
+    PFN_cuDeviceGetUuid_v11040 DeviceGetUuid;
+    PFN_cuDeviceTotalMem_v3020 DeviceTotalMem;
+    PFN_cuDeviceGetAttribute_v2000 DeviceGetAttribute;
+};
+
+// The loaded table; throws std::runtime_error (the same message every call)
+// when the driver cannot be loaded or lacks an entry point at its version.
+const CudaApi& cuda_api();
+
+// "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)", as the loaded
+// driver names `result`; "CUresult <n>" when it names no such code.
+std::string cu_error_name(const CudaApi& api, CUresult result);
+
+// "13.0" for a cuDriverGetVersion of 13000.
+std::string cuda_version_text(int version);
+
+}  // namespace simpler::chip::cuda

@@ -1,0 +1,60 @@
+#include "simpler/chip/cuda/nvrtc_api.h"
+
+#include <dlfcn.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "simpler/chip/cuda_driver.h"
+#include "simpler/chip/runtime_library.h"
+
+namespace simpler::chip::cuda {
+namespace {
+
+struct Loaded {
+    NvrtcApi api{};
+    std::string error;  // non-empty: loading failed, and why
+};
+
+template <typename Fn>
+void bind(void* handle, const char* name, Fn& out, std::string& missing) {
+    out = reinterpret_cast<Fn>(dlsym(handle, name));
+    if (out == nullptr && missing.empty()) missing = name;
+}
+
+Loaded load() {
+    Loaded l;
+    const std::string fallback = nvrtc_candidate();
+    const RuntimeLibrary lib =
+        choose_runtime_library("SIMPLER_NVRTC_LIBRARY", fallback.empty() ? NVRTC_LIBRARY : fallback.c_str());
+    void* handle = dlopen(lib.name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+        l.error = "no NVRTC (CUDA's run-time compiler, which builds the kernels of CUDA chips): cannot load " +
+                  runtime_library_not_loaded(lib, dlerror()) +
+                  ". Install it into the Python environment (pip install nvidia-cuda-nvrtc==13.*: simpler finds "
+                  "it there) or set SIMPLER_NVRTC_LIBRARY to the file";
+        return l;
+    }
+    NvrtcApi& a = l.api;
+    a.library = lib.name;
+    std::string missing;
+    bind(handle, "nvrtcVersion", a.Version, missing);
+    bind(handle, "nvrtcGetErrorString", a.GetErrorString, missing);
+    if (missing.empty() && a.Version(&a.major, &a.minor) != NVRTC_SUCCESS) missing = "a working nvrtcVersion";
+    if (!missing.empty()) {
+        l.error = "no NVRTC: " + lib.name + " has no " + missing + " (it is not CUDA's NVRTC)";
+        dlclose(handle);
+    }
+    // Otherwise NVRTC stays loaded for the process's lifetime.
+    return l;
+}
+
+}  // namespace
+
+const NvrtcApi& nvrtc_api() {
+    static const Loaded loaded = load();
+    if (!loaded.error.empty()) throw std::runtime_error(loaded.error);
+    return loaded.api;
+}
+
+}  // namespace simpler::chip::cuda
