@@ -6,13 +6,22 @@
 // sufficient". It includes no CUDA header, so the types below must match the
 // ABI the project binds through cudaTypedefs.h on their own.
 //
-// Its devices are made up and told by the environment, read when cuInit runs:
+// Its devices are made up and told by the environment:
 //   SIMPLER_TEST_CUDA_DEVICES      how many (default 2)
 //   SIMPLER_TEST_CUDA_INIT_RESULT  the CUresult cuInit answers (default 0)
 //   SIMPLER_TEST_CUDA_HIDE         an entry point it says it does not have
 //   SIMPLER_TEST_CUDA_DRIVER_VERSION  what cuDriverGetVersion says (default 13000)
+//   SIMPLER_TEST_CUDA_FAIL         "<entry point>=<CUresult>": that call fails so (read at each call)
 // Device i is "simpler test GPU i", with UUID bytes 0x<i>0, 0x<i>1, ...,
 // (i + 1) GiB of memory, 132 multiprocessors and compute capability 9.0.
+//
+// Device memory is host memory (malloc; a CUdeviceptr is its address), and
+// copies are memcpy, done when the call returns; a copy must lie inside one
+// allocation and name a stream that exists. Every call after cuInit that
+// needs a context fails with CUDA_ERROR_INVALID_CONTEXT on a thread that has
+// made none current, as the real driver does. simpler_test_cuda_live()
+// counts what is alive (allocations, streams, events, primary-context
+// retains), so a test sees a device release all it made.
 //
 // It tests the project's code (the binding, the queries, the errors), never
 // GPU semantics. Entry points it does not have answer "symbol not found".
@@ -20,6 +29,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
 #include <string>
 
 namespace {
@@ -27,8 +39,11 @@ namespace {
 using CUresult = int;
 constexpr CUresult SUCCESS = 0;
 constexpr CUresult INVALID_VALUE = 1;
+constexpr CUresult OUT_OF_MEMORY = 2;
 constexpr CUresult NOT_INITIALIZED = 3;
 constexpr CUresult INVALID_DEVICE = 101;
+constexpr CUresult INVALID_CONTEXT = 201;
+constexpr CUresult INVALID_HANDLE = 400;
 constexpr CUresult NOT_FOUND = 500;
 
 // CUdriverProcAddressQueryResult
@@ -60,19 +75,31 @@ CUresult get_error_name(CUresult error, const char** out) {
     switch (error) {
         case SUCCESS: *out = "CUDA_SUCCESS"; return SUCCESS;
         case INVALID_VALUE: *out = "CUDA_ERROR_INVALID_VALUE"; return SUCCESS;
+        case OUT_OF_MEMORY: *out = "CUDA_ERROR_OUT_OF_MEMORY"; return SUCCESS;
         case NOT_INITIALIZED: *out = "CUDA_ERROR_NOT_INITIALIZED"; return SUCCESS;
         case 100: *out = "CUDA_ERROR_NO_DEVICE"; return SUCCESS;
         case INVALID_DEVICE: *out = "CUDA_ERROR_INVALID_DEVICE"; return SUCCESS;
+        case INVALID_CONTEXT: *out = "CUDA_ERROR_INVALID_CONTEXT"; return SUCCESS;
+        case INVALID_HANDLE: *out = "CUDA_ERROR_INVALID_HANDLE"; return SUCCESS;
         case NOT_FOUND: *out = "CUDA_ERROR_NOT_FOUND"; return SUCCESS;
+        case 700: *out = "CUDA_ERROR_ILLEGAL_ADDRESS"; return SUCCESS;
         default: *out = nullptr; return INVALID_VALUE;
     }
 }
 
 CUresult get_error_string(CUresult error, const char** out) {
     switch (error) {
-        case 100: *out = "no CUDA-capable device is detected"; return SUCCESS;
+        case SUCCESS: *out = "no error"; return SUCCESS;
+        case INVALID_VALUE: *out = "invalid argument"; return SUCCESS;
+        case OUT_OF_MEMORY: *out = "out of memory"; return SUCCESS;
         case NOT_INITIALIZED: *out = "initialization error"; return SUCCESS;
-        default: return get_error_name(error, out);
+        case 100: *out = "no CUDA-capable device is detected"; return SUCCESS;
+        case INVALID_DEVICE: *out = "invalid device ordinal"; return SUCCESS;
+        case INVALID_CONTEXT: *out = "invalid device context"; return SUCCESS;
+        case INVALID_HANDLE: *out = "invalid resource handle"; return SUCCESS;
+        case NOT_FOUND: *out = "named symbol not found"; return SUCCESS;
+        case 700: *out = "an illegal memory access was encountered"; return SUCCESS;
+        default: *out = nullptr; return INVALID_VALUE;
     }
 }
 
@@ -136,6 +163,139 @@ CUresult device_get_attribute(int* value, int attribute, int dev) {
     }
 }
 
+// What is alive, under one mutex: allocations (base -> bytes), streams,
+// events, and each device's primary-context retains.
+std::mutex live_mu;
+std::map<uint64_t, size_t> allocations;
+std::set<void*> streams;
+std::set<void*> events;
+std::map<int, int> context_refs;
+char contexts[64];  // device i's primary context is &contexts[i]
+thread_local void* current_context = nullptr;
+
+// The failure SIMPLER_TEST_CUDA_FAIL asks of `symbol`; SUCCESS when none.
+CUresult injected(const char* symbol) {
+    const char* v = std::getenv("SIMPLER_TEST_CUDA_FAIL");
+    if (v == nullptr) return SUCCESS;
+    const char* eq = std::strchr(v, '=');
+    if (eq == nullptr || std::strncmp(v, symbol, static_cast<size_t>(eq - v)) != 0 ||
+        std::strlen(symbol) != static_cast<size_t>(eq - v))
+        return SUCCESS;
+    char* end = nullptr;
+    const long rc = std::strtol(eq + 1, &end, 10);
+    return *end == '\0' ? static_cast<CUresult>(rc) : SUCCESS;
+}
+
+// The checks every call that needs a context makes, then the injected failure.
+CUresult in_context(const char* symbol) {
+    if (!initialized) return NOT_INITIALIZED;
+    if (current_context == nullptr) return INVALID_CONTEXT;
+    return injected(symbol);
+}
+
+CUresult primary_ctx_retain(void** ctx, int dev) {
+    if (const CUresult rc = device_ok(dev); rc != SUCCESS) return rc;
+    if (dev >= static_cast<int>(sizeof contexts)) return INVALID_DEVICE;
+    const std::lock_guard<std::mutex> lock(live_mu);
+    ++context_refs[dev];
+    *ctx = &contexts[dev];
+    return SUCCESS;
+}
+
+CUresult primary_ctx_release(int dev) {
+    if (const CUresult rc = device_ok(dev); rc != SUCCESS) return rc;
+    const std::lock_guard<std::mutex> lock(live_mu);
+    if (context_refs[dev] == 0) return INVALID_CONTEXT;
+    --context_refs[dev];
+    return SUCCESS;
+}
+
+CUresult ctx_set_current(void* ctx) {
+    if (!initialized) return NOT_INITIALIZED;
+    if (ctx != nullptr && (ctx < static_cast<void*>(contexts) || ctx >= static_cast<void*>(contexts + sizeof contexts)))
+        return INVALID_CONTEXT;
+    current_context = ctx;
+    return SUCCESS;
+}
+
+CUresult mem_alloc(uint64_t* dptr, size_t bytes) {
+    if (const CUresult rc = in_context("cuMemAlloc"); rc != SUCCESS) return rc;
+    if (dptr == nullptr || bytes == 0) return INVALID_VALUE;
+    void* p = std::malloc(bytes);
+    if (p == nullptr) return OUT_OF_MEMORY;
+    const std::lock_guard<std::mutex> lock(live_mu);
+    *dptr = reinterpret_cast<uint64_t>(p);
+    allocations.emplace(*dptr, bytes);
+    return SUCCESS;
+}
+
+CUresult mem_free(uint64_t dptr) {
+    if (const CUresult rc = in_context("cuMemFree"); rc != SUCCESS) return rc;
+    const std::lock_guard<std::mutex> lock(live_mu);
+    if (allocations.erase(dptr) == 0) return INVALID_VALUE;
+    std::free(reinterpret_cast<void*>(dptr));
+    return SUCCESS;
+}
+
+// Whether [dptr, dptr + bytes) lies inside one allocation and `stream` exists (0: the default stream).
+bool copy_ok(uint64_t dptr, size_t bytes, void* stream) {
+    const std::lock_guard<std::mutex> lock(live_mu);
+    if (stream != nullptr && streams.count(stream) == 0) return false;
+    auto it = allocations.upper_bound(dptr);
+    if (it == allocations.begin()) return false;
+    --it;
+    return dptr - it->first <= it->second && bytes <= it->second - (dptr - it->first);
+}
+
+CUresult memcpy_htod_async(uint64_t dst, const void* src, size_t bytes, void* stream) {
+    if (const CUresult rc = in_context("cuMemcpyHtoDAsync"); rc != SUCCESS) return rc;
+    if (src == nullptr || !copy_ok(dst, bytes, stream)) return INVALID_VALUE;
+    std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+    return SUCCESS;
+}
+
+CUresult memcpy_dtoh_async(void* dst, uint64_t src, size_t bytes, void* stream) {
+    if (const CUresult rc = in_context("cuMemcpyDtoHAsync"); rc != SUCCESS) return rc;
+    if (dst == nullptr || !copy_ok(src, bytes, stream)) return INVALID_VALUE;
+    std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+    return SUCCESS;
+}
+
+// Makes a handle of its own into `set` (a stream or an event).
+CUresult make_handle(const char* symbol, std::set<void*>& set, void** out) {
+    if (const CUresult rc = in_context(symbol); rc != SUCCESS) return rc;
+    if (out == nullptr) return INVALID_VALUE;
+    const std::lock_guard<std::mutex> lock(live_mu);
+    *out = new char;
+    set.insert(*out);
+    return SUCCESS;
+}
+
+CUresult use_handle(const char* symbol, std::set<void*>& set, void* handle, bool destroy) {
+    if (const CUresult rc = in_context(symbol); rc != SUCCESS) return rc;
+    const std::lock_guard<std::mutex> lock(live_mu);
+    if (set.count(handle) == 0) return INVALID_HANDLE;
+    if (destroy) {
+        set.erase(handle);
+        delete static_cast<char*>(handle);
+    }
+    return SUCCESS;
+}
+
+CUresult stream_create(void** stream, unsigned int /*flags*/) { return make_handle("cuStreamCreate", streams, stream); }
+CUresult stream_destroy(void* stream) { return use_handle("cuStreamDestroy", streams, stream, true); }
+CUresult stream_synchronize(void* stream) { return use_handle("cuStreamSynchronize", streams, stream, false); }
+CUresult event_create(void** event, unsigned int /*flags*/) { return make_handle("cuEventCreate", events, event); }
+CUresult event_destroy(void* event) { return use_handle("cuEventDestroy", events, event, true); }
+CUresult event_synchronize(void* event) { return use_handle("cuEventSynchronize", events, event, false); }
+CUresult event_record(void* event, void* stream) {
+    if (stream != nullptr) {
+        const std::lock_guard<std::mutex> lock(live_mu);
+        if (streams.count(stream) == 0) return INVALID_HANDLE;
+    }
+    return use_handle("cuEventRecord", events, event, false);
+}
+
 struct EntryPoint {
     const char* symbol;
     int version;  // the ABI version it was introduced with
@@ -153,6 +313,20 @@ const EntryPoint ENTRY_POINTS[] = {
     {"cuDeviceGetUuid", 11040, reinterpret_cast<void*>(&device_get_uuid)},
     {"cuDeviceTotalMem", 3020, reinterpret_cast<void*>(&device_total_mem)},
     {"cuDeviceGetAttribute", 2000, reinterpret_cast<void*>(&device_get_attribute)},
+    {"cuDevicePrimaryCtxRetain", 7000, reinterpret_cast<void*>(&primary_ctx_retain)},
+    {"cuDevicePrimaryCtxRelease", 11000, reinterpret_cast<void*>(&primary_ctx_release)},
+    {"cuCtxSetCurrent", 4000, reinterpret_cast<void*>(&ctx_set_current)},
+    {"cuMemAlloc", 3020, reinterpret_cast<void*>(&mem_alloc)},
+    {"cuMemFree", 3020, reinterpret_cast<void*>(&mem_free)},
+    {"cuMemcpyHtoDAsync", 3020, reinterpret_cast<void*>(&memcpy_htod_async)},
+    {"cuMemcpyDtoHAsync", 3020, reinterpret_cast<void*>(&memcpy_dtoh_async)},
+    {"cuStreamCreate", 2000, reinterpret_cast<void*>(&stream_create)},
+    {"cuStreamDestroy", 4000, reinterpret_cast<void*>(&stream_destroy)},
+    {"cuStreamSynchronize", 2000, reinterpret_cast<void*>(&stream_synchronize)},
+    {"cuEventCreate", 2000, reinterpret_cast<void*>(&event_create)},
+    {"cuEventRecord", 2000, reinterpret_cast<void*>(&event_record)},
+    {"cuEventSynchronize", 2000, reinterpret_cast<void*>(&event_synchronize)},
+    {"cuEventDestroy", 4000, reinterpret_cast<void*>(&event_destroy)},
 };
 
 }  // namespace
@@ -171,4 +345,12 @@ extern "C" __attribute__((visibility("default"))) CUresult cuGetProcAddress_v2(c
     }
     if (symbol_status != nullptr) *symbol_status = status;
     return status == SYMBOL_SUCCESS ? SUCCESS : NOT_FOUND;
+}
+
+// What is alive: allocations, streams, events and primary-context retains, summed.
+extern "C" __attribute__((visibility("default"))) int simpler_test_cuda_live() {
+    const std::lock_guard<std::mutex> lock(live_mu);
+    int retains = 0;
+    for (const auto& [dev, n] : context_refs) retains += n;
+    return static_cast<int>(allocations.size() + streams.size() + events.size()) + retains;
 }

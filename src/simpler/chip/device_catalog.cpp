@@ -31,21 +31,6 @@ namespace {
         "CUDA: this version of simpler finds CUDA devices (python -m simpler devices lists them) but runs no chip "
         "on one yet; NVIDIA GPUs run chips through their OpenCL driver: Worker(device=\"opencl\")");
 }
-
-DeviceFacts cuda_facts(const cuda::CudaDeviceInfo& d, int driver_version) {
-    DeviceFacts f;
-    f.kind = DeviceKind::CUDA;
-    f.platform = "NVIDIA CUDA";
-    f.name = d.name;
-    f.version = "CUDA " + cuda::cuda_version_text(driver_version) + " driver, compute capability " +
-                std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor);
-    f.uuid = d.uuid;
-    f.memory_bytes = d.memory;
-    f.compute_units = d.multiprocessors;
-    f.concurrent_kernels = 1;         // one stream per chip: launches in issue order
-    f.unified_host_memory = false;  // every CUDA device stages through copies, an integrated one too
-    return f;
-}
 #else
 // This build has no CUDA device; what a CUDA chip would also need on this
 // machine is said beside it, so one answer tells everything that is missing.
@@ -128,7 +113,7 @@ std::vector<DeviceFacts> find_devices(const DeviceChoice& choice) {
 #if SIMPLER_HAVE_CUDA
             std::vector<DeviceFacts> out;
             for (const cuda::CudaDeviceInfo& d : cuda::find_cuda_devices(choice.platform))
-                out.push_back(cuda_facts(d, cuda::cuda_api().driver_version));
+                out.push_back(cuda::cuda_facts(d, cuda::cuda_api().driver_version));
             return out;
 #else
             cuda_not_built();

@@ -9,14 +9,16 @@
 // else this machine lacks. The kind's name and the service's validation;
 // whether this process has loaded the driver already (loading nothing to ask).
 //
-// The catalog loads the driver once per process, so every question is asked
-// in a throwaway child: probe_devices (as Worker.init asks), or a gtest
-// EXPECT_EXIT for NVRTC.
+// The catalog loads the driver once per process and file, so every question
+// is asked in a throwaway child (probe_devices, as Worker.init asks), and one
+// that changes what the test driver does as it loads asks of a fresh copy of
+// it; NVRTC, loaded once per process, is asked in a gtest EXPECT_EXIT.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -54,6 +56,26 @@ private:
     const char* name_;
     std::string before_;
     bool had_ = false;
+};
+
+// A copy of the test driver in a folder of its own, removed after: a file no
+// process has loaded yet (the driver is loaded once per file and process).
+class DriverCopy {
+public:
+    DriverCopy() {
+        folder_ = (std::filesystem::temp_directory_path() / "simpler_cuda_XXXXXX").string();
+        if (mkdtemp(folder_.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+        path_ = folder_ + "/libcuda_test.so";
+        std::filesystem::copy_file(SIMPLER_CUDA_TEST_DRIVER, path_);
+    }
+    ~DriverCopy() { std::filesystem::remove_all(folder_); }
+    DriverCopy(const DriverCopy&) = delete;
+    DriverCopy& operator=(const DriverCopy&) = delete;
+    [[nodiscard]] const char* path() const noexcept { return path_.c_str(); }
+
+private:
+    std::string folder_;
+    std::string path_;
 };
 
 struct CudaLibrary : ScopedEnv {
@@ -121,10 +143,11 @@ TEST(CudaCatalog, WhetherTheDriverIsLoadedIsAskedWithoutLoadingIt) {
         const CudaLibrary lib("libm.so.6");  // every C++ program here has it
         EXPECT_TRUE(cuda_driver_loaded());
     }
-    const CudaLibrary lib(SIMPLER_CUDA_TEST_DRIVER);
+    const DriverCopy driver;  // the device tests in this process may have loaded the original
+    const CudaLibrary lib(driver.path());
     EXPECT_EQ(cuda_driver_problem(), "");  // opened and closed again
     EXPECT_FALSE(cuda_driver_loaded());
-    void* handle = dlopen(SIMPLER_CUDA_TEST_DRIVER, RTLD_NOW | RTLD_LOCAL);
+    void* handle = dlopen(driver.path(), RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(handle, nullptr) << dlerror();
     EXPECT_TRUE(cuda_driver_loaded());
     dlclose(handle);
@@ -178,17 +201,19 @@ TEST(CudaCatalog, ACuInitFailureIsNamedByTheDriver) {
 }
 
 TEST(CudaCatalog, ADriverWithNoDeviceSaysSo) {
-    const CudaLibrary lib(SIMPLER_CUDA_TEST_DRIVER);
+    const DriverCopy driver;  // the version is read as the driver loads
+    const CudaLibrary lib(driver.path());
     const ScopedEnv none("SIMPLER_TEST_CUDA_DEVICES", "0");
     const ScopedEnv version("SIMPLER_TEST_CUDA_DRIVER_VERSION", "12080");
-    EXPECT_EQ(refusal_of_probe(), std::string("CUDA: the driver ") + SIMPLER_CUDA_TEST_DRIVER +
+    EXPECT_EQ(refusal_of_probe(), std::string("CUDA: the driver ") + driver.path() +
                                       " (CUDA 12.8) reports no device (CUDA_VISIBLE_DEVICES may hide them)");
 }
 
 TEST(CudaCatalog, AnEntryPointTheDriverLacksIsNamedWithItsAbiVersion) {
-    const CudaLibrary lib(SIMPLER_CUDA_TEST_DRIVER);
+    const DriverCopy driver;  // the entry points are bound as the driver loads
+    const CudaLibrary lib(driver.path());
     const ScopedEnv hide("SIMPLER_TEST_CUDA_HIDE", "cuDeviceGetUuid");
-    EXPECT_EQ(refusal_of_probe(), std::string("CUDA: the driver ") + SIMPLER_CUDA_TEST_DRIVER +
+    EXPECT_EQ(refusal_of_probe(), std::string("CUDA: the driver ") + driver.path() +
                                       " has no cuDeviceGetUuid at ABI version 11040 (no such entry point: a driver "
                                       "older than CUDA 11.4?)");
 }

@@ -1,9 +1,8 @@
 // The OpenCL device on the machine's OpenCL implementation (PoCL's CPU device
-// under ./dev): finding it, its memory (addresses nothing in the process may
-// dereference, resolved to its cl_mem), copies in and out with events, an
-// adopted range, staging through it (only written elements come back), and
-// the refusals: a range outside its memory, memory larger than one buffer
-// may be, a platform that does not exist.
+// under ./dev): finding it, staging through it (only written elements come
+// back), and the refusals: memory larger than one buffer may be, a platform
+// that does not exist. Its memory, copies with events and an adopted range
+// keep the contract every device keeps (test_device_contract.cpp).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -18,7 +17,6 @@
 #include "simpler/chip/staging.h"
 
 #if SIMPLER_HAVE_OPENCL
-#include <sys/mman.h>
 
 #include "simpler/chip/opencl/opencl_device.h"
 
@@ -64,62 +62,6 @@ TEST(OpenClDevice, FindsTheMachinesDevicesWithTheirFacts) {
     EXPECT_NE(none.find("no platform's name contains 'no such platform' (found '" + found[0].platform),
               std::string::npos)
         << none;
-}
-
-TEST(OpenClDevice, CopiesRoundTripThroughItsMemoryWithEvents) {
-    SIMPLER_REQUIRE_OPENCL_DEVICE();
-    KernelRegistry kernels;
-    opencl::OpenClDevice device(kernels, any_opencl_device(), 1 << 20);
-    EXPECT_EQ(device.facts().kind, DeviceKind::OPENCL);
-    const uint64_t a = device.alloc(4096), b = device.alloc(4096);
-    EXPECT_EQ(device.host_address(a), nullptr);
-    EXPECT_TRUE(device.contains(a, 4096));
-    EXPECT_EQ(device.memory_stats().live_allocations, 2u);
-    std::vector<uint32_t> in(1024), out(1024, 0), other(1024, 0);
-    for (uint32_t i = 0; i < in.size(); ++i) in[i] = i * 2654435761u;
-    const DeviceEvent w = device.copy_to_device(a, in.data(), 4096);
-    device.copy_to_device(b, other.data(), 4096);
-    device.wait(w);
-    device.wait(device.copy_to_host(out.data(), a, 4096));
-    EXPECT_EQ(in, out);
-    // A part of a block, at an offset, and synchronize() for everything issued.
-    std::vector<uint32_t> part(16, 7);
-    device.copy_to_device(a + 64, part.data(), 64);
-    device.copy_to_host(out.data(), a, 4096);
-    device.synchronize();
-    for (uint32_t i = 0; i < 1024; ++i) ASSERT_EQ(out[i], i >= 16 && i < 32 ? 7u : in[i]) << i;
-    EXPECT_TRUE(device.try_free(a));
-    EXPECT_FALSE(device.try_free(a));
-}
-
-TEST(OpenClDevice, ARangeOutsideItsMemoryIsRefusedNamingIt) {
-    SIMPLER_REQUIRE_OPENCL_DEVICE();
-    KernelRegistry kernels;
-    opencl::OpenClDevice device(kernels, any_opencl_device(), 1 << 20);
-    const uint64_t a = device.alloc(64);
-    std::vector<char> buf(128);
-    const std::string past = message_of([&] { device.copy_to_host(buf.data(), a + (1 << 20), 16); });
-    EXPECT_NE(past.find("is not inside the memory of '" + device.facts().name + "'"), std::string::npos) << past;
-    EXPECT_THROW(device.copy_to_device(reinterpret_cast<uint64_t>(buf.data()), buf.data(), 16), std::invalid_argument);
-}
-
-TEST(OpenClDevice, AnAdoptedRangeHoldsItsBytesOnTheDevice) {
-    SIMPLER_REQUIRE_OPENCL_DEVICE();
-    KernelRegistry kernels;
-    opencl::OpenClDevice device(kernels, any_opencl_device(), 1 << 20);
-    // The range a Worker's heap would reserve: addresses only, never touched here.
-    void* reserved = mmap(nullptr, 1 << 16, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    ASSERT_NE(reserved, MAP_FAILED);
-    const auto base = reinterpret_cast<uint64_t>(reserved);
-    device.adopt_range(base, 1 << 16);
-    EXPECT_TRUE(device.contains(base + 100, 16));
-    const char msg[] = "on the device";
-    char back[sizeof msg] = {};
-    device.copy_to_device(base + 4096, msg, sizeof msg);
-    device.wait(device.copy_to_host(back, base + 4096, sizeof msg));
-    EXPECT_STREQ(back, msg);
-    EXPECT_THROW(device.adopt_range(base + 64, 64), std::invalid_argument);
-    munmap(reserved, 1 << 16);
 }
 
 TEST(OpenClDevice, MemoryLargerThanOneBufferMayBeIsRefusedNamingTheLimit) {

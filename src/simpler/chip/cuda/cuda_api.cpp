@@ -2,8 +2,12 @@
 
 #include <dlfcn.h>
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "simpler/chip/cuda_driver.h"
 #include "simpler/chip/runtime_library.h"
@@ -62,6 +66,20 @@ Loaded load() {
     SIMPLER_CU_BIND(DeviceGetUuid, cuDeviceGetUuid, 11040);
     SIMPLER_CU_BIND(DeviceTotalMem, cuDeviceTotalMem, 3020);
     SIMPLER_CU_BIND(DeviceGetAttribute, cuDeviceGetAttribute, 2000);
+    SIMPLER_CU_BIND(DevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000);
+    SIMPLER_CU_BIND(DevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 11000);
+    SIMPLER_CU_BIND(CtxSetCurrent, cuCtxSetCurrent, 4000);
+    SIMPLER_CU_BIND(MemAlloc, cuMemAlloc, 3020);
+    SIMPLER_CU_BIND(MemFree, cuMemFree, 3020);
+    SIMPLER_CU_BIND(MemcpyHtoDAsync, cuMemcpyHtoDAsync, 3020);
+    SIMPLER_CU_BIND(MemcpyDtoHAsync, cuMemcpyDtoHAsync, 3020);
+    SIMPLER_CU_BIND(StreamCreate, cuStreamCreate, 2000);
+    SIMPLER_CU_BIND(StreamDestroy, cuStreamDestroy, 4000);
+    SIMPLER_CU_BIND(StreamSynchronize, cuStreamSynchronize, 2000);
+    SIMPLER_CU_BIND(EventCreate, cuEventCreate, 2000);
+    SIMPLER_CU_BIND(EventRecord, cuEventRecord, 2000);
+    SIMPLER_CU_BIND(EventSynchronize, cuEventSynchronize, 2000);
+    SIMPLER_CU_BIND(EventDestroy, cuEventDestroy, 4000);
     if (!missing.empty()) {
         l.error = "CUDA: the driver " + lib.name + " has no " + missing;
         dlclose(handle);
@@ -80,9 +98,15 @@ Loaded load() {
 }  // namespace
 
 const CudaApi& cuda_api() {
-    static const Loaded loaded = load();
-    if (!loaded.error.empty()) throw std::runtime_error(loaded.error);
-    return loaded.api;
+    // One table per file asked for: a process keeps SIMPLER_CUDA_LIBRARY as it is, and a test that
+    // names another file gets that one.
+    static std::mutex mu;
+    static std::map<std::string, std::unique_ptr<const Loaded>> loaded;
+    const std::lock_guard<std::mutex> lock(mu);
+    std::unique_ptr<const Loaded>& l = loaded[choose_runtime_library("SIMPLER_CUDA_LIBRARY", CUDA_DRIVER_LIBRARY).name];
+    if (!l) l = std::make_unique<const Loaded>(load());
+    if (!l->error.empty()) throw std::runtime_error(l->error);
+    return l->api;
 }
 
 std::string cu_error_name(const CudaApi& api, CUresult result) {
@@ -90,9 +114,27 @@ std::string cu_error_name(const CudaApi& api, CUresult result) {
     const char* text = nullptr;
     if (api.GetErrorName == nullptr || api.GetErrorName(result, &name) != CUDA_SUCCESS || name == nullptr)
         return "CUresult " + std::to_string(static_cast<int>(result));
-    if (api.GetErrorString == nullptr || api.GetErrorString(result, &text) != CUDA_SUCCESS || text == nullptr)
+    if (api.GetErrorString == nullptr || api.GetErrorString(result, &text) != CUDA_SUCCESS || text == nullptr ||
+        std::string_view(text) == name)
         return name;
     return std::string(name) + " (" + text + ")";
+}
+
+bool cu_error_is_sticky(CUresult result) noexcept {
+    switch (result) {
+        case CUDA_ERROR_ECC_UNCORRECTABLE:
+        case CUDA_ERROR_ILLEGAL_ADDRESS:
+        case CUDA_ERROR_ASSERT:
+        case CUDA_ERROR_HARDWARE_STACK_ERROR:
+        case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+        case CUDA_ERROR_MISALIGNED_ADDRESS:
+        case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+        case CUDA_ERROR_INVALID_PC:
+        case CUDA_ERROR_LAUNCH_FAILED:
+        case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+        case CUDA_ERROR_UNKNOWN: return true;
+        default: return false;
+    }
 }
 
 std::string cuda_version_text(int version) {

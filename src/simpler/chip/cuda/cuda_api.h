@@ -6,11 +6,10 @@
 // still hands out the ABI this code calls (cuda.h renames cuDeviceTotalMem to
 // cuDeviceTotalMem_v2; a plain dlsym would bind the old one).
 //
-// cuda_api() loads the driver once per process (thread-safe) and answers the
-// table, or throws std::runtime_error naming the library, the entry point and
-// the ABI version it lacks. Load it only in the process that drives the
-// device: a chip child after the fork, or a throwaway child
-// (engine/device_probe.h).
+// cuda_api() loads the driver once per process (thread-safe; once per file,
+// should SIMPLER_CUDA_LIBRARY change) and answers the table, or throws std::runtime_error naming the library, the entry
+// point and the ABI version it lacks. Load it only in the process that drives the device: a chip child after the fork,
+// or a throwaway child (engine/device_probe.h).
 #pragma once
 
 #include <cuda.h>
@@ -21,7 +20,7 @@
 namespace simpler::chip::cuda {
 
 struct CudaApi {
-    std::string library;     // what was loaded (the name dlopen was given)
+    std::string library;  // what was loaded (the name dlopen was given)
     int driver_version = 0;  // cuDriverGetVersion: 1000 * major + 10 * minor (13000 for 13.0)
 
     PFN_cuGetErrorName_v6000 GetErrorName;
@@ -34,6 +33,20 @@ struct CudaApi {
     PFN_cuDeviceGetUuid_v11040 DeviceGetUuid;
     PFN_cuDeviceTotalMem_v3020 DeviceTotalMem;
     PFN_cuDeviceGetAttribute_v2000 DeviceGetAttribute;
+    PFN_cuDevicePrimaryCtxRetain_v7000 DevicePrimaryCtxRetain;
+    PFN_cuDevicePrimaryCtxRelease_v11000 DevicePrimaryCtxRelease;
+    PFN_cuCtxSetCurrent_v4000 CtxSetCurrent;
+    PFN_cuMemAlloc_v3020 MemAlloc;
+    PFN_cuMemFree_v3020 MemFree;
+    PFN_cuMemcpyHtoDAsync_v3020 MemcpyHtoDAsync;
+    PFN_cuMemcpyDtoHAsync_v3020 MemcpyDtoHAsync;
+    PFN_cuStreamCreate_v2000 StreamCreate;
+    PFN_cuStreamDestroy_v4000 StreamDestroy;
+    PFN_cuStreamSynchronize_v2000 StreamSynchronize;
+    PFN_cuEventCreate_v2000 EventCreate;
+    PFN_cuEventRecord_v2000 EventRecord;
+    PFN_cuEventSynchronize_v2000 EventSynchronize;
+    PFN_cuEventDestroy_v4000 EventDestroy;
 };
 
 // The loaded table; throws std::runtime_error (the same message every call)
@@ -43,6 +56,11 @@ const CudaApi& cuda_api();
 // "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)", as the loaded
 // driver names `result`; "CUresult <n>" when it names no such code.
 std::string cu_error_name(const CudaApi& api, CUresult result);
+
+// True for a CUresult after which the context is unusable (an illegal address,
+// a kernel's trap or assert, a hardware error): every later call fails, so a
+// device that saw one is lost.
+bool cu_error_is_sticky(CUresult result) noexcept;
 
 // "13.0" for a cuDriverGetVersion of 13000.
 std::string cuda_version_text(int version);

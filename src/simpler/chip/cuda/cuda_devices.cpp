@@ -68,6 +68,21 @@ std::string uuid_text(const unsigned char (&bytes)[16]) {
     return out;
 }
 
+DeviceFacts cuda_facts(const CudaDeviceInfo& device, int driver_version) {
+    DeviceFacts f;
+    f.kind = DeviceKind::CUDA;
+    f.platform = "NVIDIA CUDA";
+    f.name = device.name;
+    f.version = "CUDA " + cuda_version_text(driver_version) + " driver, compute capability " +
+                std::to_string(device.compute_major) + "." + std::to_string(device.compute_minor);
+    f.uuid = device.uuid;
+    f.memory_bytes = device.memory;
+    f.compute_units = device.multiprocessors;
+    f.concurrent_kernels = 1;
+    f.unified_host_memory = false;
+    return f;
+}
+
 bool device_matches(const CudaDeviceInfo& device, const std::string& filter) {
     if (filter.empty()) return true;
     const std::string want = lower(filter);

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "simpler/chip/device.h"
+
 namespace simpler::chip::cuda {
 
 struct CudaDeviceInfo {
@@ -32,6 +34,13 @@ std::string uuid_text(const unsigned char (&bytes)[16]);
 // Whether `filter` picks `device`: empty; a part of its name, any case; or the
 // beginning of its UUID, with or without "GPU-", any case.
 bool device_matches(const CudaDeviceInfo& device, const std::string& filter);
+
+// The DeviceFacts of `device` under a driver of `driver_version`: "NVIDIA
+// CUDA", the name and UUID, "CUDA 13.0 driver, compute capability 9.0", its
+// memory, its multiprocessors as compute units; one kernel at a time (one
+// stream a chip) and no host memory in place (every CUDA device stages
+// through copies, an integrated one too).
+DeviceFacts cuda_facts(const CudaDeviceInfo& device, int driver_version);
 
 // Every device the driver reports that `filter` picks, in ordinal order.
 std::vector<CudaDeviceInfo> find_cuda_devices(const std::string& filter);

@@ -1,8 +1,5 @@
 #include "simpler/chip/opencl/opencl_device.h"
 
-#include <sys/mman.h>
-
-#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -13,12 +10,6 @@
 namespace simpler::chip::opencl {
 namespace {
 
-std::string hex(uint64_t v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-    return buf;
-}
-
 OpenClDeviceInfo choose(const DeviceChoice& choice) {
     const std::vector<OpenClDeviceInfo> found = find_opencl_devices(choice.platform);
     return found[choice.index % found.size()];
@@ -27,9 +18,7 @@ OpenClDeviceInfo choose(const DeviceChoice& choice) {
 }  // namespace
 
 OpenClDevice::OpenClDevice(const KernelRegistry& kernels, const DeviceChoice& choice, uint64_t memory_bytes)
-    : cl_(opencl_api()), kernels_(kernels), info_(choose(choice)), addresses_(memory_bytes) {
-    // The arena's pages are never touched: its addresses name bytes of the cl_mem below.
-    mprotect(reinterpret_cast<void*>(addresses_.base()), addresses_.capacity(), PROT_NONE);
+    : cl_(opencl_api()), kernels_(kernels), info_(choose(choice)), regions_(memory_bytes, info_.name) {
     facts_.kind = DeviceKind::OPENCL;
     facts_.platform = info_.platform_name;
     facts_.name = info_.name;
@@ -49,8 +38,8 @@ OpenClDevice::OpenClDevice(const KernelRegistry& kernels, const DeviceChoice& ch
         fail("clCreateCommandQueue", rc);
     }
     try {
-        regions_.push_back({{addresses_.base(), addresses_.capacity()},
-                            make_buffer(addresses_.capacity(), "device memory (lower the chip's arena_bytes)")});
+        regions_.add(regions_.arena_range(),
+                     make_buffer(regions_.arena_range().nbytes, "device memory (lower the chip's arena_bytes)"));
     } catch (...) {
         cl_.ReleaseCommandQueue(queue_);
         cl_.ReleaseContext(context_);
@@ -61,7 +50,7 @@ OpenClDevice::OpenClDevice(const KernelRegistry& kernels, const DeviceChoice& ch
 OpenClDevice::~OpenClDevice() {
     cl_.Finish(queue_);
     for (auto& [id, ev] : events_) cl_.ReleaseEvent(ev);
-    for (const Region& r : regions_) cl_.ReleaseMemObject(r.buffer);
+    for (const auto& r : regions_.regions()) cl_.ReleaseMemObject(r.buffer);
     cl_.ReleaseCommandQueue(queue_);
     cl_.ReleaseContext(context_);
 }
@@ -82,55 +71,39 @@ cl_mem OpenClDevice::make_buffer(uint64_t nbytes, const std::string& what) {
 }
 
 uint64_t OpenClDevice::alloc(uint64_t nbytes, uint64_t alignment) {
-    return reinterpret_cast<uint64_t>(addresses_.alloc(nbytes, alignment));
+    return reinterpret_cast<uint64_t>(regions_.addresses().alloc(nbytes, alignment));
 }
 
 uint64_t OpenClDevice::try_alloc(uint64_t nbytes, uint64_t alignment) noexcept {
-    return addresses_.try_alloc(nbytes, alignment);
+    return regions_.addresses().try_alloc(nbytes, alignment);
 }
 
-bool OpenClDevice::try_free(uint64_t addr) noexcept { return addresses_.try_free(addr); }
-
-const OpenClDevice::Region* OpenClDevice::region_of(uint64_t addr, uint64_t nbytes) const noexcept {
-    for (const Region& r : regions_)
-        if (r.range.holds(addr, nbytes)) return &r;
-    return nullptr;
-}
+bool OpenClDevice::try_free(uint64_t addr) noexcept { return regions_.addresses().try_free(addr); }
 
 bool OpenClDevice::contains(uint64_t addr, uint64_t nbytes) const noexcept {
-    return region_of(addr, nbytes) != nullptr;
+    return regions_.region_of(addr, nbytes) != nullptr;
 }
 
 void OpenClDevice::adopt_range(uint64_t base, uint64_t nbytes) {
-    if (nbytes == 0 || base + nbytes < base)
-        throw std::invalid_argument("adopt_range: an empty or wrapping range at " + hex(base));
-    for (const Region& r : regions_)
-        if (r.range.overlaps(base, nbytes))
-            throw std::invalid_argument("adopt_range: " + hex(base) + " + " + std::to_string(nbytes) +
-                                        " bytes overlaps device memory of '" + info_.name + "' at " +
-                                        hex(r.range.base));
-    regions_.push_back({{base, nbytes}, make_buffer(nbytes, "adopted heap (the Worker's device_memory_bytes)")});
-}
-
-std::pair<cl_mem, uint64_t> OpenClDevice::resolve(const char* what, uint64_t addr, uint64_t nbytes) const {
-    if (const Region* r = region_of(addr, nbytes); r != nullptr) return {r->buffer, addr - r->range.base};
-    throw std::invalid_argument(std::string(what) + ": device range " + hex(addr) + " + " + std::to_string(nbytes) +
-                                " bytes is not inside the memory of '" + info_.name + "'");
+    regions_.check_adoptable(base, nbytes);
+    regions_.add({base, nbytes}, make_buffer(nbytes, "adopted heap (the Worker's device_memory_bytes)"));
 }
 
 cl_mem OpenClDevice::wrap_host(const char* what, uint64_t addr, uint64_t nbytes) {
     if (!facts_.unified_host_memory)
-        throw std::invalid_argument(std::string(what) + ": host range " + hex(addr) + " + " + std::to_string(nbytes) +
-                                    " bytes: '" + info_.name + "' does not share host memory (stage the run)");
+        throw std::invalid_argument(std::string(what) + ": host range " + device_address_text(addr) + " + " +
+                                    std::to_string(nbytes) + " bytes: '" + info_.name +
+                                    "' does not share host memory (stage the run)");
     if (nbytes == 0 || nbytes > info_.max_allocation)
-        throw std::invalid_argument(std::string(what) + ": host range " + hex(addr) + " + " + std::to_string(nbytes) +
-                                    " bytes: '" + info_.name + "' lets one buffer hold 1 to " +
+        throw std::invalid_argument(std::string(what) + ": host range " + device_address_text(addr) + " + " +
+                                    std::to_string(nbytes) + " bytes: '" + info_.name + "' lets one buffer hold 1 to " +
                                     std::to_string(info_.max_allocation) + " bytes");
     cl_int rc = CL_SUCCESS;
     cl_mem m =
         cl_.CreateBuffer(context_, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, nbytes, reinterpret_cast<void*>(addr), &rc);
     if (rc != CL_SUCCESS)
-        fail("clCreateBuffer over host memory " + hex(addr) + " (" + std::to_string(nbytes) + " bytes)", rc);
+        fail("clCreateBuffer over host memory " + device_address_text(addr) + " (" + std::to_string(nbytes) + " bytes)",
+             rc);
     return m;
 }
 

@@ -3,12 +3,10 @@
 // an in-order command queue, made in the chip process (after the fork).
 //
 // Device memory is one cl_mem of the chip's memory size (no larger than the
-// device lets one buffer be). Its device addresses come from a DeviceArena
-// whose mapping is made inaccessible: the allocator hands out addresses that
-// are unique in the process and that nothing in it may dereference; the device
-// resolves each to (the cl_mem, offset). A range adopted with adopt_range (the
-// Worker's DEVICE_MALLOC heap of this chip, allocated by the parent) gets a
-// cl_mem of its own, resolved the same way. host_address() is always nullptr:
+// device lets one buffer be), behind the addresses of a DeviceRegions
+// (device_regions.h), which resolves each to (the cl_mem, offset). A range
+// adopted with adopt_range (the Worker's DEVICE_MALLOC heap of this chip,
+// allocated by the parent) gets a cl_mem of its own, resolved the same way. host_address() is always nullptr:
 // bytes move only by copies (clEnqueueWriteBuffer / clEnqueueReadBuffer,
 // non-blocking, each an event of the queue).
 //
@@ -44,6 +42,7 @@
 
 #include "simpler/chip/device.h"
 #include "simpler/chip/device_arena.h"
+#include "simpler/chip/device_regions.h"
 #include "simpler/chip/kernel_registry.h"
 #include "simpler/chip/opencl/opencl_api.h"
 #include "simpler/chip/opencl/opencl_platforms.h"
@@ -63,7 +62,7 @@ public:
     uint64_t try_alloc(uint64_t nbytes, uint64_t alignment = DEVICE_ARENA_MIN_ALIGN) noexcept override;
     bool try_free(uint64_t addr) noexcept override;
     [[nodiscard]] bool contains(uint64_t addr, uint64_t nbytes = 1) const noexcept override;
-    [[nodiscard]] ArenaStats memory_stats() const override { return addresses_.stats(); }
+    [[nodiscard]] ArenaStats memory_stats() const override { return regions_.addresses().stats(); }
     [[nodiscard]] void* host_address(uint64_t /*addr*/) const noexcept override { return nullptr; }
     void adopt_range(uint64_t base, uint64_t nbytes) override;
 
@@ -89,7 +88,9 @@ public:
 
     // The buffer holding [addr, addr + nbytes) and addr's offset in it; throws
     // std::invalid_argument when no region of this device holds the range whole.
-    [[nodiscard]] std::pair<cl_mem, uint64_t> resolve(const char* what, uint64_t addr, uint64_t nbytes) const;
+    [[nodiscard]] std::pair<cl_mem, uint64_t> resolve(const char* what, uint64_t addr, uint64_t nbytes) const {
+        return regions_.resolve(what, addr, nbytes);
+    }
     // A CL_MEM_USE_HOST_PTR buffer over host memory [addr, addr + nbytes) that
     // this process maps, for one launch (a zero-copy run's host backing). Throws
     // std::invalid_argument on a device that does not share host memory.
@@ -100,12 +101,6 @@ public:
     void unwrap_host(cl_mem buffer, uint64_t nbytes);
 
 private:
-    struct Region {
-        DeviceRange range;
-        cl_mem buffer;
-    };
-    // The region holding [addr, addr + nbytes) whole; nullptr when none does.
-    [[nodiscard]] const Region* region_of(uint64_t addr, uint64_t nbytes) const noexcept;
     // A buffer of nbytes, `what` naming it in an error (no larger than one buffer may be on this device).
     cl_mem make_buffer(uint64_t nbytes, const std::string& what);
     DeviceEvent remember(cl_event event);
@@ -117,8 +112,7 @@ private:
     DeviceFacts facts_;
     cl_context context_ = nullptr;
     cl_command_queue queue_ = nullptr;
-    DeviceArena addresses_;
-    std::vector<Region> regions_;  // [0]: the device memory behind addresses_; then the adopted ranges
+    DeviceRegions<cl_mem> regions_;
     std::mutex program_mu_;
     std::unique_ptr<OpenClProgram> std_program_;
     std::map<const KernelRegistry::OpenClSource*, std::unique_ptr<OpenClProgram>> source_programs_;

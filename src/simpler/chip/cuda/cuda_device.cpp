@@ -1,0 +1,191 @@
+#include "simpler/chip/cuda/cuda_device.h"
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace simpler::chip::cuda {
+namespace {
+
+CudaDeviceInfo choose(const DeviceChoice& choice) {
+    const std::vector<CudaDeviceInfo> found = find_cuda_devices(choice.platform);
+    return found[choice.index % found.size()];
+}
+
+// The context this thread made current last (cuCtxSetCurrent is per thread).
+thread_local CUcontext current_context = nullptr;
+
+}  // namespace
+
+CudaDevice::CudaDevice(const KernelRegistry& kernels, const DeviceChoice& choice, uint64_t memory_bytes)
+    : cu_(cuda_api()),
+      kernels_(kernels),
+      info_(choose(choice)),
+      facts_(cuda_facts(info_, cu_.driver_version)),
+      regions_(memory_bytes, info_.name) {
+    check(cu_.DeviceGet(&device_, info_.ordinal), "cuDeviceGet");
+    check(cu_.DevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
+    try {
+        bind();
+        check(cu_.StreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+        regions_.add(regions_.arena_range(),
+                     make_region(regions_.arena_range().nbytes, "device memory (lower the chip's arena_bytes)"));
+    } catch (...) {
+        if (stream_ != nullptr) cu_.StreamDestroy(stream_);
+        cu_.DevicePrimaryCtxRelease(device_);
+        if (current_context == context_) current_context = nullptr;
+        throw;
+    }
+}
+
+CudaDevice::~CudaDevice() {
+    // Best effort: a lost context fails every call, and its resources go with the process.
+    if (cu_.CtxSetCurrent(context_) == CUDA_SUCCESS) {
+        current_context = context_;
+        cu_.StreamSynchronize(stream_);
+        for (auto& [id, ev] : events_) cu_.EventDestroy(ev);
+        for (CUevent ev : pool_) cu_.EventDestroy(ev);
+        for (const auto& r : regions_.regions()) cu_.MemFree(r.buffer);
+        cu_.StreamDestroy(stream_);
+    }
+    cu_.DevicePrimaryCtxRelease(device_);
+    if (current_context == context_) current_context = nullptr;
+}
+
+std::string CudaDevice::lost() const {
+    const std::lock_guard<std::mutex> lock(mu_);
+    return lost_;
+}
+
+void CudaDevice::bind() const {
+    if (std::string why = lost(); !why.empty())
+        throw std::runtime_error("CUDA device '" + info_.name + "' is lost: " + why);
+    if (current_context == context_) return;
+    check(cu_.CtxSetCurrent(context_), "cuCtxSetCurrent");
+    current_context = context_;
+}
+
+void CudaDevice::check(CUresult rc, const std::string& what) const {
+    if (rc == CUDA_SUCCESS) return;
+    const std::string why = what + " failed: " + cu_error_name(cu_, rc);
+    if (cu_error_is_sticky(rc)) {
+        {
+            const std::lock_guard<std::mutex> lock(mu_);
+            if (lost_.empty()) lost_ = why;
+        }
+        throw std::runtime_error("CUDA device '" + info_.name + "': " + why +
+                                 "; the error leaves its context unusable: the device is lost");
+    }
+    throw std::runtime_error("CUDA device '" + info_.name + "': " + why);
+}
+
+CUdeviceptr CudaDevice::make_region(uint64_t nbytes, const std::string& what) {
+    CUdeviceptr p = 0;
+    check(cu_.MemAlloc(&p, nbytes), "cuMemAlloc of its " + what + " (" + std::to_string(nbytes) + " bytes)");
+    return p;
+}
+
+uint64_t CudaDevice::alloc(uint64_t nbytes, uint64_t alignment) {
+    return reinterpret_cast<uint64_t>(regions_.addresses().alloc(nbytes, alignment));
+}
+
+uint64_t CudaDevice::try_alloc(uint64_t nbytes, uint64_t alignment) noexcept {
+    return regions_.addresses().try_alloc(nbytes, alignment);
+}
+
+bool CudaDevice::try_free(uint64_t addr) noexcept { return regions_.addresses().try_free(addr); }
+
+bool CudaDevice::contains(uint64_t addr, uint64_t nbytes) const noexcept {
+    return regions_.region_of(addr, nbytes) != nullptr;
+}
+
+void CudaDevice::adopt_range(uint64_t base, uint64_t nbytes) {
+    regions_.check_adoptable(base, nbytes);
+    bind();
+    regions_.add({base, nbytes}, make_region(nbytes, "adopted heap (the Worker's device_memory_bytes)"));
+}
+
+CUdeviceptr CudaDevice::resolve(const char* what, uint64_t addr, uint64_t nbytes) const {
+    const auto [region, offset] = regions_.resolve(what, addr, nbytes);
+    return region + offset;
+}
+
+DeviceEvent CudaDevice::record(const std::string& what) {
+    CUevent ev = nullptr;
+    {
+        const std::lock_guard<std::mutex> lock(mu_);
+        if (!pool_.empty()) {
+            ev = pool_.back();
+            pool_.pop_back();
+        }
+    }
+    if (ev == nullptr) check(cu_.EventCreate(&ev, CU_EVENT_DISABLE_TIMING), "cuEventCreate after " + what);
+    if (const CUresult rc = cu_.EventRecord(ev, stream_); rc != CUDA_SUCCESS) {
+        recycle(ev);
+        check(rc, "cuEventRecord after " + what);
+    }
+    const std::lock_guard<std::mutex> lock(mu_);
+    const DeviceEvent id = next_event_++;
+    events_.emplace(id, ev);
+    return id;
+}
+
+void CudaDevice::recycle(CUevent ev) {
+    const std::lock_guard<std::mutex> lock(mu_);
+    pool_.push_back(ev);
+}
+
+DeviceEvent CudaDevice::copy_to_device(uint64_t dst, const void* src, uint64_t nbytes) {
+    if (nbytes == 0) return 0;
+    const CUdeviceptr to = resolve("copy_to_device", dst, nbytes);
+    bind();
+    const std::string what = "cuMemcpyHtoDAsync of " + std::to_string(nbytes) + " bytes";
+    check(cu_.MemcpyHtoDAsync(to, src, nbytes, stream_), what);
+    return record(what);
+}
+
+DeviceEvent CudaDevice::copy_to_host(void* dst, uint64_t src, uint64_t nbytes) {
+    if (nbytes == 0) return 0;
+    const CUdeviceptr from = resolve("copy_to_host", src, nbytes);
+    bind();
+    const std::string what = "cuMemcpyDtoHAsync of " + std::to_string(nbytes) + " bytes";
+    check(cu_.MemcpyDtoHAsync(dst, from, nbytes, stream_), what);
+    return record(what);
+}
+
+void CudaDevice::wait(DeviceEvent event) {
+    if (event == 0) return;
+    CUevent ev = nullptr;
+    {
+        const std::lock_guard<std::mutex> lock(mu_);
+        const auto it = events_.find(event);
+        if (it == events_.end()) return;  // already waited for, or released by synchronize()
+        ev = it->second;
+        events_.erase(it);
+    }
+    bind();
+    const CUresult rc = cu_.EventSynchronize(ev);
+    recycle(ev);
+    check(rc, "waiting for a copy (cuEventSynchronize)");
+}
+
+void CudaDevice::synchronize() {
+    bind();
+    const CUresult rc = cu_.StreamSynchronize(stream_);
+    {
+        const std::lock_guard<std::mutex> lock(mu_);
+        for (auto& [id, ev] : events_) pool_.push_back(ev);
+        events_.clear();
+    }
+    check(rc, "cuStreamSynchronize");
+}
+
+void CudaDevice::prepare(uint32_t /*kernel_id*/) {}
+
+int32_t CudaDevice::launch(uint32_t kernel_id, const KernelArgs& args) noexcept {
+    const char* name = kernels_.kernel_name(kernel_id);
+    return kernel_fail(&args, "kernel '%s': CUDA device '%s' launches no kernel yet (this version runs no chip on one)",
+                       name != nullptr ? name : "?", info_.name.c_str());
+}
+
+}  // namespace simpler::chip::cuda
