@@ -1,6 +1,7 @@
 #include "simpler/chip/content_hash.h"
 
 #include <cstring>
+#include <string>
 
 namespace simpler::chip {
 namespace {
@@ -47,6 +48,11 @@ void Sha256::block(const uint8_t* p) noexcept {
         a = t1 + t2;
     }
     h_[0] += a, h_[1] += b, h_[2] += c, h_[3] += d, h_[4] += e, h_[5] += f, h_[6] += g, h_[7] += h;
+}
+
+void Sha256::update_field(std::string_view field) {
+    update(std::to_string(field.size()) + ":");
+    update(field);
 }
 
 void Sha256::update(std::string_view bytes) noexcept {

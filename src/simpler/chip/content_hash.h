@@ -14,6 +14,9 @@ class Sha256 {
 public:
     Sha256() noexcept;
     void update(std::string_view bytes) noexcept;
+    // update() of "<length>:" then `field`, so that two sequences of fields
+    // hash alike only when their fields are equal one by one.
+    void update_field(std::string_view field);
     // Finishes the hash; the object must not be updated afterwards.
     [[nodiscard]] std::array<uint8_t, 32> digest() noexcept;
     // digest() as 64 lower-case hex characters.

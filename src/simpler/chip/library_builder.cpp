@@ -43,13 +43,6 @@ bool read_file(const fs::path& p, std::string& out) {
     return true;
 }
 
-// Adds `field` to the hash with its length, so concatenations cannot collide.
-void add_field(Sha256& h, std::string_view field) {
-    const std::string len = std::to_string(field.size()) + ":";
-    h.update(len);
-    h.update(field);
-}
-
 void add_abi_headers(Sha256& h, const std::string& include_dir) {
     for (const char* sub : {"simpler/chip", "simpler/task_interface"}) {
         const fs::path dir = fs::path(include_dir) / sub;
@@ -61,8 +54,8 @@ void add_abi_headers(Sha256& h, const std::string& include_dir) {
         for (const fs::path& p : headers) {
             std::string text;
             if (!read_file(p, text)) continue;
-            add_field(h, p.filename().string());
-            add_field(h, text);
+            h.update_field(p.filename().string());
+            h.update_field(text);
         }
     }
 }
@@ -160,12 +153,12 @@ LibraryBuild build_library(const std::string& source_path, const LibraryBuildCon
         private_cache_folder(config.cache_dir.empty() ? requested_cache_dir() : config.cache_dir, "chip-libs");
 
     Sha256 h;
-    add_field(h, "simpler chip library v1");
-    add_field(h, std::to_string(CHIP_ABI_VERSION));
-    add_field(h, compiler);
-    for (const std::string& f : config.flags) add_field(h, f);
-    add_field(h, include_dir);
-    add_field(h, source);
+    h.update_field("simpler chip library v1");
+    h.update_field(std::to_string(CHIP_ABI_VERSION));
+    h.update_field(compiler);
+    for (const std::string& f : config.flags) h.update_field(f);
+    h.update_field(include_dir);
+    h.update_field(source);
     add_abi_headers(h, include_dir);
     const std::string key = h.hex();
     const fs::path out = cache / (key + ".so");

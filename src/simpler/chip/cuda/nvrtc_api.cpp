@@ -40,12 +40,30 @@ Loaded load() {
     std::string missing;
     bind(handle, "nvrtcVersion", a.Version, missing);
     bind(handle, "nvrtcGetErrorString", a.GetErrorString, missing);
+    bind(handle, "nvrtcCreateProgram", a.CreateProgram, missing);
+    bind(handle, "nvrtcDestroyProgram", a.DestroyProgram, missing);
+    bind(handle, "nvrtcCompileProgram", a.CompileProgram, missing);
+    bind(handle, "nvrtcGetProgramLogSize", a.GetProgramLogSize, missing);
+    bind(handle, "nvrtcGetProgramLog", a.GetProgramLog, missing);
+    bind(handle, "nvrtcGetCUBINSize", a.GetCUBINSize, missing);
+    bind(handle, "nvrtcGetCUBIN", a.GetCUBIN, missing);
     if (missing.empty() && a.Version(&a.major, &a.minor) != NVRTC_SUCCESS) missing = "a working nvrtcVersion";
     if (!missing.empty()) {
         l.error = "no NVRTC: " + lib.name + " has no " + missing + " (it is not CUDA's NVRTC)";
         dlclose(handle);
+        return l;
     }
-    // Otherwise NVRTC stays loaded for the process's lifetime.
+    // Otherwise NVRTC stays loaded for the process's lifetime, and so does its
+    // builtins library: NVRTC opens it by name at its first compile, found
+    // through NVRTC's own RUNPATH, which a dlopen interposed by a sanitizer
+    // does not see. Loaded from beside NVRTC first, the name finds it loaded.
+    Dl_info where{};
+    if (dladdr(reinterpret_cast<void*>(a.Version), &where) != 0 && where.dli_fname != nullptr) {
+        const std::string path = where.dli_fname;
+        const std::string builtins = path.substr(0, path.rfind('/') + 1) + "libnvrtc-builtins.so." +
+                                     std::to_string(a.major) + "." + std::to_string(a.minor);
+        if (path.find('/') != std::string::npos) (void)dlopen(builtins.c_str(), RTLD_NOW | RTLD_LOCAL);
+    }
     return l;
 }
 

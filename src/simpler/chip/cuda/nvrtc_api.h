@@ -27,6 +27,13 @@ struct NvrtcApi {
 
     decltype(&::nvrtcVersion) Version;
     decltype(&::nvrtcGetErrorString) GetErrorString;
+    decltype(&::nvrtcCreateProgram) CreateProgram;
+    decltype(&::nvrtcDestroyProgram) DestroyProgram;
+    decltype(&::nvrtcCompileProgram) CompileProgram;
+    decltype(&::nvrtcGetProgramLogSize) GetProgramLogSize;
+    decltype(&::nvrtcGetProgramLog) GetProgramLog;
+    decltype(&::nvrtcGetCUBINSize) GetCUBINSize;
+    decltype(&::nvrtcGetCUBIN) GetCUBIN;
 };
 
 // The loaded table; throws std::runtime_error (the same message every call)

@@ -25,12 +25,6 @@ std::string platform_name(const OpenClApi& cl, cl_device_id d) {
     return platform_text(p, CL_PLATFORM_NAME);
 }
 
-void add_field(Sha256& h, const std::string& s) {
-    h.update(std::to_string(s.size()));
-    h.update(":");
-    h.update(s);
-}
-
 std::string build_log(const OpenClApi& cl, cl_program p, cl_device_id d) {
     size_t n = 0;
     if (cl.GetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
@@ -69,13 +63,13 @@ OpenClProgram::OpenClProgram(cl_context context, cl_device_id device, const std:
     : cl_(opencl_api()), origin_(origin), device_name_(device_text(device, CL_DEVICE_NAME)) {
     const std::string text = std::string(OPENCL_PRELUDE) + "\n#line 1\n" + source;
     Sha256 h;
-    add_field(h, "simpler opencl program v1");
-    add_field(h, text);
-    add_field(h, BUILD_OPTIONS);
-    add_field(h, platform_name(cl_, device));
-    add_field(h, device_name_);
-    add_field(h, device_text(device, CL_DEVICE_VERSION));
-    add_field(h, device_text(device, CL_DRIVER_VERSION));
+    h.update_field("simpler opencl program v1");
+    h.update_field(text);
+    h.update_field(BUILD_OPTIONS);
+    h.update_field(platform_name(cl_, device));
+    h.update_field(device_name_);
+    h.update_field(device_text(device, CL_DEVICE_VERSION));
+    h.update_field(device_text(device, CL_DRIVER_VERSION));
     const std::string cached = cached_binary_path(h.hex());
 
     cl_int rc = CL_SUCCESS;
