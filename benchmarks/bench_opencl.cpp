@@ -43,10 +43,10 @@
 
 #if SIMPLER_HAVE_OPENCL
 #include "benchmarks/opencl_bench_kernels.h"
+#include "simpler/chip/clc/clc_std_kernels.h"
+#include "simpler/chip/clc/clc_view.h"
 #include "simpler/chip/opencl/opencl_api.h"
 #include "simpler/chip/opencl/opencl_platforms.h"
-#include "simpler/chip/opencl/opencl_std_kernels.h"
-#include "simpler/chip/opencl/opencl_view.h"
 #endif
 
 using namespace simpler;
@@ -284,8 +284,8 @@ private:
         check(rc, "clCreateContext");
         queue_ = cl_.CreateCommandQueue(context_, info.device, 0, &rc);
         check(rc, "clCreateCommandQueue");
-        const std::string text =
-            std::string(cl::OPENCL_PRELUDE) + cl::std_kernels_source() + bench::OPENCL_BENCH_KERNELS;
+        const std::string text = std::string(simpler::chip::clc::CLC_PRELUDE) +
+                                 simpler::chip::clc::std_kernels_source() + bench::OPENCL_BENCH_KERNELS;
         const char* src = text.c_str();
         program_ = cl_.CreateProgramWithSource(context_, 1, &src, nullptr, &rc);
         check(rc, "clCreateProgramWithSource");
@@ -297,8 +297,8 @@ private:
     cl_program program_ = nullptr;  // lives as long as the process
 };
 
-cl::OpenClView dense_view(uint32_t rows, uint32_t cols) {
-    cl::OpenClView v{};
+simpler::chip::clc::ClcView dense_view(uint32_t rows, uint32_t cols) {
+    simpler::chip::clc::ClcView v{};
     v.ndims = rows == 1 ? 1 : 2;
     v.dtype = static_cast<uint32_t>(DataType::FLOAT32);
     for (uint32_t d = 0; d < MAX_TENSOR_DIMS; ++d) v.shapes[d] = 1;
@@ -315,7 +315,8 @@ cl::OpenClView dense_view(uint32_t rows, uint32_t cols) {
 }
 
 // Sets kernel arguments (buffer, view) for each of `buffers` in order.
-void set_tensor_args(RawOpenCl& raw, cl_kernel k, std::initializer_list<std::pair<cl_mem, cl::OpenClView>> buffers) {
+void set_tensor_args(RawOpenCl& raw, cl_kernel k,
+                     std::initializer_list<std::pair<cl_mem, simpler::chip::clc::ClcView>> buffers) {
     cl_uint i = 0;
     for (const auto& [mem, view] : buffers) {
         raw.check(raw.api().SetKernelArg(k, i++, sizeof(cl_mem), static_cast<const void*>(&mem)), "clSetKernelArg");
@@ -376,7 +377,7 @@ void BM_RawMatmul(benchmark::State& state) {
     raw.check(cl.EnqueueWriteBuffer(raw.queue(), a, CL_TRUE, 0, bytes, A.data(), 0, nullptr, nullptr), "write A");
     raw.check(cl.EnqueueWriteBuffer(raw.queue(), b, CL_TRUE, 0, bytes, B.data(), 0, nullptr, nullptr), "write B");
     cl_kernel k = raw.kernel("std_matmul_f32");
-    const cl::OpenClView v = dense_view(MATMUL_N, MATMUL_N);
+    const simpler::chip::clc::ClcView v = dense_view(MATMUL_N, MATMUL_N);
     set_tensor_args(raw, k, {{a, v}, {b, v}, {c, v}});
     const size_t global[2] = {MATMUL_N, MATMUL_N}, local[2] = {16, 16};
     raw.check(cl.EnqueueNDRangeKernel(raw.queue(), k, 2, nullptr, global, local, 0, nullptr, nullptr), "warm-up");

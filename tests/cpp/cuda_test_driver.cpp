@@ -20,8 +20,16 @@
 // allocation and name a stream that exists. Every call after cuInit that
 // needs a context fails with CUDA_ERROR_INVALID_CONTEXT on a thread that has
 // made none current, as the real driver does. simpler_test_cuda_live()
-// counts what is alive (allocations, streams, events, primary-context
-// retains), so a test sees a device release all it made.
+// counts what is alive (allocations, streams, events, modules,
+// primary-context retains), so a test sees a device release all it made.
+//
+// Modules: cuModuleLoadData takes an ELF image (a CUBIN), cuModuleGetFunction
+// a name the image holds. cuLaunchKernel runs a few of the standard kernels
+// on the CPU — std_vector_add_f32, std_copy_4 — one emulated thread per
+// (block, thread) of the grid, reading the arguments as the project lays them
+// out (a device pointer and a 56-byte simpler_view per tensor): a launch
+// whose arguments or grid are wrong computes wrong bytes. Any other kernel
+// answers CUDA_ERROR_NOT_SUPPORTED.
 //
 // It tests the project's code (the binding, the queries, the errors), never
 // GPU semantics. Entry points it does not have answer "symbol not found".
@@ -33,6 +41,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -45,6 +54,7 @@ constexpr CUresult INVALID_DEVICE = 101;
 constexpr CUresult INVALID_CONTEXT = 201;
 constexpr CUresult INVALID_HANDLE = 400;
 constexpr CUresult NOT_FOUND = 500;
+constexpr CUresult NOT_SUPPORTED = 801;
 
 // CUdriverProcAddressQueryResult
 constexpr int SYMBOL_SUCCESS = 0;
@@ -83,6 +93,7 @@ CUresult get_error_name(CUresult error, const char** out) {
         case INVALID_HANDLE: *out = "CUDA_ERROR_INVALID_HANDLE"; return SUCCESS;
         case NOT_FOUND: *out = "CUDA_ERROR_NOT_FOUND"; return SUCCESS;
         case 700: *out = "CUDA_ERROR_ILLEGAL_ADDRESS"; return SUCCESS;
+        case NOT_SUPPORTED: *out = "CUDA_ERROR_NOT_SUPPORTED"; return SUCCESS;
         default: *out = nullptr; return INVALID_VALUE;
     }
 }
@@ -99,6 +110,7 @@ CUresult get_error_string(CUresult error, const char** out) {
         case INVALID_HANDLE: *out = "invalid resource handle"; return SUCCESS;
         case NOT_FOUND: *out = "named symbol not found"; return SUCCESS;
         case 700: *out = "an illegal memory access was encountered"; return SUCCESS;
+        case NOT_SUPPORTED: *out = "operation not supported"; return SUCCESS;
         default: *out = nullptr; return INVALID_VALUE;
     }
 }
@@ -170,6 +182,9 @@ std::map<uint64_t, size_t> allocations;
 std::set<void*> streams;
 std::set<void*> events;
 std::map<int, int> context_refs;
+std::map<void*, std::string> modules;  // each module's image
+std::set<std::string*> functions;      // a function is its name, and dies with its module
+std::map<void*, std::vector<std::string*>> module_functions;
 char contexts[64];  // device i's primary context is &contexts[i]
 thread_local void* current_context = nullptr;
 
@@ -296,6 +311,119 @@ CUresult event_record(void* event, void* stream) {
     return use_handle("cuEventRecord", events, event, false);
 }
 
+CUresult module_load_data(void** module, const void* image) {
+    if (const CUresult rc = in_context("cuModuleLoadData"); rc != SUCCESS) return rc;
+    if (module == nullptr || image == nullptr ||
+        std::memcmp(image,
+                    "\x7f"
+                    "ELF",
+                    4) != 0)
+        return INVALID_VALUE;
+    // An ELF image's size: its section headers end it (e_shoff + e_shnum * e_shentsize, 64-bit ELF).
+    uint64_t shoff = 0;
+    uint16_t shentsize = 0, shnum = 0;
+    std::memcpy(&shoff, static_cast<const char*>(image) + 0x28, sizeof shoff);
+    std::memcpy(&shentsize, static_cast<const char*>(image) + 0x3A, sizeof shentsize);
+    std::memcpy(&shnum, static_cast<const char*>(image) + 0x3C, sizeof shnum);
+    const std::lock_guard<std::mutex> lock(live_mu);
+    *module = new char;
+    modules.emplace(*module, std::string(static_cast<const char*>(image), shoff + uint64_t{shnum} * shentsize));
+    return SUCCESS;
+}
+
+CUresult module_unload(void* module) {
+    if (const CUresult rc = in_context("cuModuleUnload"); rc != SUCCESS) return rc;
+    const std::lock_guard<std::mutex> lock(live_mu);
+    if (modules.erase(module) == 0) return INVALID_HANDLE;
+    for (std::string* f : module_functions[module]) {
+        functions.erase(f);
+        delete f;
+    }
+    module_functions.erase(module);
+    delete static_cast<char*>(module);
+    return SUCCESS;
+}
+
+CUresult module_get_function(void** function, void* module, const char* name) {
+    if (const CUresult rc = in_context("cuModuleGetFunction"); rc != SUCCESS) return rc;
+    const std::lock_guard<std::mutex> lock(live_mu);
+    const auto it = modules.find(module);
+    if (it == modules.end()) return INVALID_HANDLE;
+    if (name == nullptr || it->second.find(std::string(name) + '\0') == std::string::npos) return NOT_FOUND;
+    auto* f = new std::string(name);
+    functions.insert(f);
+    module_functions[module].push_back(f);
+    *function = f;
+    return SUCCESS;
+}
+
+// simpler_view, as clc/clc_view.h lays it out.
+struct View {
+    uint64_t offset;
+    uint32_t ndims;
+    uint32_t dtype;
+    uint32_t shapes[5];
+    uint32_t strides[5];
+};
+static_assert(sizeof(View) == 56);
+
+uint64_t count(const View& v) {
+    uint64_t n = 1;
+    for (uint32_t d = 0; d < v.ndims && d < 5; ++d) n *= v.shapes[d];
+    return n;
+}
+
+uint64_t at(const View& v, uint64_t i) {
+    uint64_t e = v.offset;
+    for (int d = static_cast<int>(v.ndims) - 1; d >= 0; --d) {
+        e += (i % v.shapes[d]) * v.strides[d];
+        i /= v.shapes[d];
+    }
+    return e;
+}
+
+template <typename T>
+T* pointer(void** params, int i) {
+    uint64_t p = 0;
+    std::memcpy(&p, params[i], sizeof p);
+    return reinterpret_cast<T*>(p);
+}
+
+View view(void** params, int i) {
+    View v{};
+    std::memcpy(&v, params[i], sizeof v);
+    return v;
+}
+
+CUresult launch_kernel(void* function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                       unsigned /*shared*/, void* stream, void** params, void** extra) {
+    if (const CUresult rc = in_context("cuLaunchKernel"); rc != SUCCESS) return rc;
+    std::string name;
+    {
+        const std::lock_guard<std::mutex> lock(live_mu);
+        if (functions.count(static_cast<std::string*>(function)) == 0) return INVALID_HANDLE;
+        if (stream != nullptr && streams.count(stream) == 0) return INVALID_HANDLE;
+        name = *static_cast<std::string*>(function);
+    }
+    if (name != "std_vector_add_f32" && name != "std_copy_4") return NOT_SUPPORTED;
+    // Both run over one dimension.
+    if (params == nullptr || extra != nullptr || gy != 1 || gz != 1 || by != 1 || bz != 1) return INVALID_VALUE;
+    const uint64_t threads = uint64_t{gx} * bx;
+    if (name == "std_vector_add_f32") {
+        const View vx = view(params, 1), vy = view(params, 3), vz = view(params, 5);
+        const float* x = pointer<const float>(params, 0);
+        const float* y = pointer<const float>(params, 2);
+        float* z = pointer<float>(params, 4);
+        for (uint64_t i = 0; i < threads && i < count(vz); ++i) z[at(vz, i)] = x[at(vx, i)] + y[at(vy, i)];
+        return SUCCESS;
+    }
+    const View vx = view(params, 1), vz = view(params, 3);  // std_copy_4
+    const uint32_t* x = pointer<const uint32_t>(params, 0);
+    uint32_t* z = pointer<uint32_t>(params, 2);
+    for (uint64_t i = 0; i < threads && i < count(vz); ++i) z[at(vz, i)] = x[at(vx, i)];
+    return SUCCESS;
+}
+
 struct EntryPoint {
     const char* symbol;
     int version;  // the ABI version it was introduced with
@@ -327,6 +455,10 @@ const EntryPoint ENTRY_POINTS[] = {
     {"cuEventRecord", 2000, reinterpret_cast<void*>(&event_record)},
     {"cuEventSynchronize", 2000, reinterpret_cast<void*>(&event_synchronize)},
     {"cuEventDestroy", 4000, reinterpret_cast<void*>(&event_destroy)},
+    {"cuModuleLoadData", 2000, reinterpret_cast<void*>(&module_load_data)},
+    {"cuModuleUnload", 2000, reinterpret_cast<void*>(&module_unload)},
+    {"cuModuleGetFunction", 2000, reinterpret_cast<void*>(&module_get_function)},
+    {"cuLaunchKernel", 4000, reinterpret_cast<void*>(&launch_kernel)},
 };
 
 }  // namespace
@@ -352,5 +484,5 @@ extern "C" __attribute__((visibility("default"))) int simpler_test_cuda_live() {
     const std::lock_guard<std::mutex> lock(live_mu);
     int retains = 0;
     for (const auto& [dev, n] : context_refs) retains += n;
-    return static_cast<int>(allocations.size() + streams.size() + events.size()) + retains;
+    return static_cast<int>(allocations.size() + streams.size() + events.size() + modules.size()) + retains;
 }

@@ -1,5 +1,5 @@
 // What each tiled linear algebra kernel (std_linalg_kernels.h) accepts, checked
-// the same way by its C++ form and its OpenCL form (opencl/opencl_linalg_kernels.h):
+// the same way by its C++ form and its OpenCL form (clc/clc_linalg_kernels.h):
 // the tensor and scalar counts, 2-D tensors of one dtype (FLOAT32 or FLOAT64),
 // square tiles and agreeing shapes, std.gemm's transpose flags. Each returns
 // CHIP_OK, or fails the kernel with a message naming it (kernel_fail).

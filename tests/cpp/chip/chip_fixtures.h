@@ -4,15 +4,28 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <future>
 #include <initializer_list>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "simpler/chip/tensor.h"
 #include "simpler/task_interface/task_args.h"
 
 namespace chip_test {
+
+// What `f` threw, or "(nothing was thrown)".
+inline std::string message_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "(nothing was thrown)";
+}
 
 using namespace simpler::chip;
 

@@ -17,7 +17,7 @@
 #include "simpler/chip/cuda/cuda_compiler.h"
 #include "simpler/chip/cuda_driver.h"
 #if SIMPLER_HAVE_OPENCL
-#include "simpler/chip/opencl/opencl_std_kernels.h"
+#include "simpler/chip/clc/clc_std_kernels.h"
 #endif
 
 using namespace simpler::chip;
@@ -57,10 +57,10 @@ std::string read(const char* path) {
 
 #if SIMPLER_HAVE_OPENCL
 TEST_F(CudaCompiler, TheStandardSetCompilesToCubinForSm90AndIsCached) {
-    const cuda::Cubin first = cuda::compile_cubin(opencl::std_kernels_source(), "the standard kernels", 9, 0);
+    const cuda::Cubin first = cuda::compile_cubin(clc::std_kernels_source(), "the standard kernels", 9, 0);
     EXPECT_TRUE(is_elf(first.bytes));
     EXPECT_FALSE(first.from_cache);
-    const cuda::Cubin again = cuda::compile_cubin(opencl::std_kernels_source(), "the standard kernels", 9, 0);
+    const cuda::Cubin again = cuda::compile_cubin(clc::std_kernels_source(), "the standard kernels", 9, 0);
     EXPECT_TRUE(again.from_cache);
     EXPECT_EQ(again.bytes, first.bytes);
     // Every kernel of the set is in the image, under its OpenCL name (extern "C").

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "chip_fixtures.h"
 #include "cuda_fixture.h"
 #include "opencl_fixture.h"
 #include "simpler/chip/device_catalog.h"
@@ -34,19 +35,11 @@
 #endif
 
 using namespace simpler::chip;
+using chip_test::message_of;
 
 namespace {
 
 constexpr uint64_t MEMORY = 1 << 20;
-
-std::string message_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "(nothing was thrown)";
-}
 
 class DeviceContract : public testing::TestWithParam<DeviceKind> {
 protected:

@@ -21,20 +21,12 @@
 #include "simpler/chip/opencl/opencl_device.h"
 
 using namespace simpler::chip;
+using chip_test::message_of;
 using chip_test::view;
 
 namespace {
 
 DeviceChoice any_opencl_device() { return {DeviceKind::OPENCL, "", 0}; }
-
-std::string message_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "(nothing was thrown)";
-}
 
 }  // namespace
 

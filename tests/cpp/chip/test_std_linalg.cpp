@@ -1,5 +1,5 @@
 // std.potrf, std.trsm, std.syrk and std.gemm on a Chip (std_linalg_kernels.h;
-// on an OpenCL device, opencl_linalg_kernels.h), FLOAT32 and FLOAT64, each
+// on an OpenCL device, clc/clc_linalg_kernels.h), FLOAT32 and FLOAT64, each
 // operand laid out three ways: a row-major block of a
 // wider buffer and a column-major one (both BLAS operands, in either CBLAS
 // order) and every other column (a non-unit inner stride: the portable loop).

@@ -80,6 +80,10 @@ Loaded load() {
     SIMPLER_CU_BIND(EventRecord, cuEventRecord, 2000);
     SIMPLER_CU_BIND(EventSynchronize, cuEventSynchronize, 2000);
     SIMPLER_CU_BIND(EventDestroy, cuEventDestroy, 4000);
+    SIMPLER_CU_BIND(ModuleLoadData, cuModuleLoadData, 2000);
+    SIMPLER_CU_BIND(ModuleUnload, cuModuleUnload, 2000);
+    SIMPLER_CU_BIND(ModuleGetFunction, cuModuleGetFunction, 2000);
+    SIMPLER_CU_BIND(LaunchKernel, cuLaunchKernel, 4000);
     if (!missing.empty()) {
         l.error = "CUDA: the driver " + lib.name + " has no " + missing;
         dlclose(handle);

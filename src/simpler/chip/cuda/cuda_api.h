@@ -47,6 +47,10 @@ struct CudaApi {
     PFN_cuEventRecord_v2000 EventRecord;
     PFN_cuEventSynchronize_v2000 EventSynchronize;
     PFN_cuEventDestroy_v4000 EventDestroy;
+    PFN_cuModuleLoadData_v2000 ModuleLoadData;
+    PFN_cuModuleUnload_v2000 ModuleUnload;
+    PFN_cuModuleGetFunction_v2000 ModuleGetFunction;
+    PFN_cuLaunchKernel_v4000 LaunchKernel;
 };
 
 // The loaded table; throws std::runtime_error (the same message every call)

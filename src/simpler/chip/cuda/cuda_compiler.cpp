@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "simpler/chip/clc/clc_view.h"
 #include "simpler/chip/content_hash.h"
 #include "simpler/chip/cuda/cuda_dialect.h"
 #include "simpler/chip/cuda/nvrtc_api.h"
-#include "simpler/chip/opencl/opencl_view.h"
 #include "simpler/chip/private_cache.h"
 
 namespace simpler::chip::cuda {
@@ -42,7 +42,7 @@ std::string program_log(const NvrtcApi& nvrtc, nvrtcProgram p) {
 }  // namespace
 
 std::string cuda_program_text(const std::string& source) {
-    return std::string(CUDA_DIALECT) + opencl::OPENCL_PRELUDE + "\n#line 1\n" + source;
+    return std::string(CUDA_DIALECT) + clc::CLC_PRELUDE + "\n#line 1\n" + source;
 }
 
 std::string architecture_name(int compute_major, int compute_minor) {

@@ -4,6 +4,10 @@
 #include <string>
 #include <utility>
 
+#include "simpler/chip/clc/clc_std_kernels.h"
+#include "simpler/chip/cuda/cuda_compiler.h"
+#include "simpler/chip/cuda/cuda_launch.h"
+
 namespace simpler::chip::cuda {
 namespace {
 
@@ -18,11 +22,14 @@ thread_local CUcontext current_context = nullptr;
 }  // namespace
 
 CudaDevice::CudaDevice(const KernelRegistry& kernels, const DeviceChoice& choice, uint64_t memory_bytes)
-    : cu_(cuda_api()),
+    : CudaDevice(kernels, choose(choice), memory_bytes) {}
+
+CudaDevice::CudaDevice(const KernelRegistry& kernels, CudaDeviceInfo info, uint64_t memory_bytes)
+    : RegionDevice(memory_bytes, info.name),
+      cu_(cuda_api()),
       kernels_(kernels),
-      info_(choose(choice)),
-      facts_(cuda_facts(info_, cu_.driver_version)),
-      regions_(memory_bytes, info_.name) {
+      info_(std::move(info)),
+      facts_(cuda_facts(info_, cu_.driver_version)) {
     check(cu_.DeviceGet(&device_, info_.ordinal), "cuDeviceGet");
     check(cu_.DevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
     try {
@@ -45,6 +52,7 @@ CudaDevice::~CudaDevice() {
         cu_.StreamSynchronize(stream_);
         for (auto& [id, ev] : events_) cu_.EventDestroy(ev);
         for (CUevent ev : pool_) cu_.EventDestroy(ev);
+        if (std_module_ != nullptr) cu_.ModuleUnload(std_module_);
         for (const auto& r : regions_.regions()) cu_.MemFree(r.buffer);
         cu_.StreamDestroy(stream_);
     }
@@ -80,33 +88,14 @@ void CudaDevice::check(CUresult rc, const std::string& what) const {
 }
 
 CUdeviceptr CudaDevice::make_region(uint64_t nbytes, const std::string& what) {
+    bind();
     CUdeviceptr p = 0;
     check(cu_.MemAlloc(&p, nbytes), "cuMemAlloc of its " + what + " (" + std::to_string(nbytes) + " bytes)");
     return p;
 }
 
-uint64_t CudaDevice::alloc(uint64_t nbytes, uint64_t alignment) {
-    return reinterpret_cast<uint64_t>(regions_.addresses().alloc(nbytes, alignment));
-}
-
-uint64_t CudaDevice::try_alloc(uint64_t nbytes, uint64_t alignment) noexcept {
-    return regions_.addresses().try_alloc(nbytes, alignment);
-}
-
-bool CudaDevice::try_free(uint64_t addr) noexcept { return regions_.addresses().try_free(addr); }
-
-bool CudaDevice::contains(uint64_t addr, uint64_t nbytes) const noexcept {
-    return regions_.region_of(addr, nbytes) != nullptr;
-}
-
-void CudaDevice::adopt_range(uint64_t base, uint64_t nbytes) {
-    regions_.check_adoptable(base, nbytes);
-    bind();
-    regions_.add({base, nbytes}, make_region(nbytes, "adopted heap (the Worker's device_memory_bytes)"));
-}
-
-CUdeviceptr CudaDevice::resolve(const char* what, uint64_t addr, uint64_t nbytes) const {
-    const auto [region, offset] = regions_.resolve(what, addr, nbytes);
+CUdeviceptr CudaDevice::pointer(const char* what, uint64_t addr, uint64_t nbytes) const {
+    const auto [region, offset] = resolve(what, addr, nbytes);
     return region + offset;
 }
 
@@ -137,7 +126,7 @@ void CudaDevice::recycle(CUevent ev) {
 
 DeviceEvent CudaDevice::copy_to_device(uint64_t dst, const void* src, uint64_t nbytes) {
     if (nbytes == 0) return 0;
-    const CUdeviceptr to = resolve("copy_to_device", dst, nbytes);
+    const CUdeviceptr to = pointer("copy_to_device", dst, nbytes);
     bind();
     const std::string what = "cuMemcpyHtoDAsync of " + std::to_string(nbytes) + " bytes";
     check(cu_.MemcpyHtoDAsync(to, src, nbytes, stream_), what);
@@ -146,7 +135,7 @@ DeviceEvent CudaDevice::copy_to_device(uint64_t dst, const void* src, uint64_t n
 
 DeviceEvent CudaDevice::copy_to_host(void* dst, uint64_t src, uint64_t nbytes) {
     if (nbytes == 0) return 0;
-    const CUdeviceptr from = resolve("copy_to_host", src, nbytes);
+    const CUdeviceptr from = pointer("copy_to_host", src, nbytes);
     bind();
     const std::string what = "cuMemcpyDtoHAsync of " + std::to_string(nbytes) + " bytes";
     check(cu_.MemcpyDtoHAsync(dst, from, nbytes, stream_), what);
@@ -180,12 +169,46 @@ void CudaDevice::synchronize() {
     check(rc, "cuStreamSynchronize");
 }
 
-void CudaDevice::prepare(uint32_t /*kernel_id*/) {}
+CUfunction CudaDevice::std_function(const std::string& name) {
+    bind();
+    const std::lock_guard<std::mutex> lock(module_mu_);
+    if (const auto it = functions_.find(name); it != functions_.end()) return it->second;
+    if (std_module_ == nullptr) {
+        const Cubin cubin = compile_cubin(clc::std_kernels_source(), "the standard kernels", info_.compute_major,
+                                          info_.compute_minor, facts_.version);
+        check(cu_.ModuleLoadData(&std_module_, cubin.bytes.data()),
+              "cuModuleLoadData of the standard kernels (" +
+                  architecture_name(info_.compute_major, info_.compute_minor) + ")");
+    }
+    CUfunction f = nullptr;
+    check(cu_.ModuleGetFunction(&f, std_module_, name.c_str()), "cuModuleGetFunction of '" + name + "'");
+    functions_.emplace(name, f);
+    return f;
+}
+
+std::unique_ptr<ClcLaunch> CudaDevice::std_launch(const std::string& kernel) {
+    return std::make_unique<CudaLaunch>(*this, std_function(kernel), kernel);
+}
+
+DeviceEvent CudaDevice::launch_function(CUfunction function, const unsigned (&grid)[3], const unsigned (&block)[3],
+                                        void** params, const std::string& what) {
+    bind();
+    check(cu_.LaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, stream_, params,
+                           nullptr),
+          "cuLaunchKernel of " + what);
+    return record(what);
+}
+
+void CudaDevice::prepare(uint32_t kernel_id) {
+    const char* name = kernels_.kernel_name(kernel_id);
+    if (name != nullptr && clc::is_std_kernel(name)) std_function("std_copy_1");  // compiles and loads the module
+}
 
 int32_t CudaDevice::launch(uint32_t kernel_id, const KernelArgs& args) noexcept {
     const char* name = kernels_.kernel_name(kernel_id);
-    return kernel_fail(&args, "kernel '%s': CUDA device '%s' launches no kernel yet (this version runs no chip on one)",
-                       name != nullptr ? name : "?", info_.name.c_str());
+    if (name != nullptr && clc::is_std_kernel(name)) return clc::launch_std_kernel(*this, name, args);
+    return kernel_fail(&args, "kernel '%s' has no CUDA form on CUDA device '%s'", name != nullptr ? name : "?",
+                       info_.name.c_str());
 }
 
 }  // namespace simpler::chip::cuda

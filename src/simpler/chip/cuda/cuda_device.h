@@ -20,9 +20,12 @@
 // hardware error) leaves the context unusable: the device is lost, and every
 // later call throws saying so and what lost it, never touching the context.
 //
-// Kernels: none yet. prepare() readies nothing and launch() fails its task,
-// naming the kernel and the device (NVRTC-built kernels come next), so
-// open_device does not hand this device to a chip.
+// Kernels: the standard set (clc/clc_std_kernels.h), its OpenCL C compiled by
+// NVRTC to CUBIN for the device's architecture at its first use (or prepare();
+// cuda_compiler.h, cached on disk) and loaded as one module; each launch is
+// cuLaunchKernel on the stream (cuda_launch.h) and waited for. A kernel with
+// no CUDA form (a C++ kernel, an OpenCL C source) fails naming the kernel and
+// the device. open_device does not hand this device to a chip yet.
 //
 // Thread-safe: the chip's core threads may call at once; each binds the
 // context to itself before its first call (cuCtxSetCurrent), and the event
@@ -37,31 +40,25 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "simpler/chip/cuda/cuda_api.h"
 #include "simpler/chip/cuda/cuda_devices.h"
 #include "simpler/chip/device.h"
-#include "simpler/chip/device_regions.h"
+#include "simpler/chip/kernel_device.h"
 #include "simpler/chip/kernel_registry.h"
+#include "simpler/chip/region_device.h"
 
 namespace simpler::chip::cuda {
 
-class CudaDevice final : public Device {
+class CudaDevice final : public RegionDevice<CUdeviceptr> {
 public:
     // Opens device choice.index modulo the devices find_cuda_devices(choice.platform) finds.
     CudaDevice(const KernelRegistry& kernels, const DeviceChoice& choice, uint64_t memory_bytes);
     ~CudaDevice() override;
 
     [[nodiscard]] const DeviceFacts& facts() const noexcept override { return facts_; }
-
-    uint64_t alloc(uint64_t nbytes, uint64_t alignment = DEVICE_ARENA_MIN_ALIGN) override;
-    uint64_t try_alloc(uint64_t nbytes, uint64_t alignment = DEVICE_ARENA_MIN_ALIGN) noexcept override;
-    bool try_free(uint64_t addr) noexcept override;
-    [[nodiscard]] bool contains(uint64_t addr, uint64_t nbytes = 1) const noexcept override;
-    [[nodiscard]] ArenaStats memory_stats() const override { return regions_.addresses().stats(); }
-    [[nodiscard]] void* host_address(uint64_t /*addr*/) const noexcept override { return nullptr; }
-    void adopt_range(uint64_t base, uint64_t nbytes) override;
 
     DeviceEvent copy_to_device(uint64_t dst, const void* src, uint64_t nbytes) override;
     DeviceEvent copy_to_host(void* dst, uint64_t src, uint64_t nbytes) override;
@@ -71,9 +68,17 @@ public:
     void prepare(uint32_t kernel_id) override;
     int32_t launch(uint32_t kernel_id, const KernelArgs& args) noexcept override;
 
+    std::unique_ptr<ClcLaunch> std_launch(const std::string& kernel) override;
+    [[nodiscard]] bool has_fp64() const noexcept override { return true; }
+    [[nodiscard]] const char* api_name() const noexcept override { return "CUDA"; }
+
     // The device pointer of [addr, addr + nbytes); std::invalid_argument naming
     // `what` when no region of this device holds the range whole.
-    [[nodiscard]] CUdeviceptr resolve(const char* what, uint64_t addr, uint64_t nbytes) const;
+    [[nodiscard]] CUdeviceptr pointer(const char* what, uint64_t addr, uint64_t nbytes) const;
+    // Launches `function` on the stream over `grid` blocks of `block` threads
+    // with `params` (cuLaunchKernel's); `what` names it in an error. Returns its event.
+    DeviceEvent launch_function(CUfunction function, const unsigned (&grid)[3], const unsigned (&block)[3],
+                                void** params, const std::string& what);
     // Why the device is lost (the first sticky error); empty while it is not.
     [[nodiscard]] std::string lost() const;
 
@@ -84,10 +89,13 @@ private:
     // Throws std::runtime_error naming `what`, the CUresult and the device
     // unless `rc` is CUDA_SUCCESS; a sticky error loses the device first.
     void check(CUresult rc, const std::string& what) const;
-    CUdeviceptr make_region(uint64_t nbytes, const std::string& what);
+    CudaDevice(const KernelRegistry& kernels, CudaDeviceInfo info, uint64_t memory_bytes);
+    CUdeviceptr make_region(uint64_t nbytes, const std::string& what) override;
     DeviceEvent record(const std::string& what);
     // Returns `ev` to the pool.
     void recycle(CUevent ev);
+    // The standard kernel `name` (its module compiled and loaded at the first call).
+    CUfunction std_function(const std::string& name);
 
     const CudaApi& cu_;
     const KernelRegistry& kernels_;
@@ -96,12 +104,14 @@ private:
     CUdevice device_ = 0;
     CUcontext context_ = nullptr;
     CUstream stream_ = nullptr;
-    DeviceRegions<CUdeviceptr> regions_;
     mutable std::mutex mu_;  // events_, pool_, lost_
     std::map<DeviceEvent, CUevent> events_;
     std::vector<CUevent> pool_;
     DeviceEvent next_event_ = 1;
     mutable std::string lost_;
+    std::mutex module_mu_;  // std_module_, functions_
+    CUmodule std_module_ = nullptr;
+    std::map<std::string, CUfunction> functions_;
 };
 
 }  // namespace simpler::chip::cuda

@@ -1,5 +1,5 @@
 // The CUDA dialect of the kernels' OpenCL C: what NVRTC compiles before the
-// OpenCL prelude (opencl/opencl_view.h: simpler_view and its helpers) and a
+// OpenCL prelude (clc/clc_view.h: simpler_view and its helpers) and a
 // kernel source, so one source serves both devices — the standard set's
 // OpenCL C, and a user's .cu kernels, which take the same arguments as an
 // OpenCL C kernel (a buffer pointer and a simpler_view by value per tensor,

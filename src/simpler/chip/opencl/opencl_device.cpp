@@ -4,8 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "simpler/chip/clc/clc_std_kernels.h"
 #include "simpler/chip/opencl/opencl_launch.h"
-#include "simpler/chip/opencl/opencl_std_kernels.h"
 
 namespace simpler::chip::opencl {
 namespace {
@@ -18,7 +18,10 @@ OpenClDeviceInfo choose(const DeviceChoice& choice) {
 }  // namespace
 
 OpenClDevice::OpenClDevice(const KernelRegistry& kernels, const DeviceChoice& choice, uint64_t memory_bytes)
-    : cl_(opencl_api()), kernels_(kernels), info_(choose(choice)), regions_(memory_bytes, info_.name) {
+    : OpenClDevice(kernels, choose(choice), memory_bytes) {}
+
+OpenClDevice::OpenClDevice(const KernelRegistry& kernels, OpenClDeviceInfo info, uint64_t memory_bytes)
+    : RegionDevice(memory_bytes, info.name), cl_(opencl_api()), kernels_(kernels), info_(std::move(info)) {
     facts_.kind = DeviceKind::OPENCL;
     facts_.platform = info_.platform_name;
     facts_.name = info_.name;
@@ -39,7 +42,7 @@ OpenClDevice::OpenClDevice(const KernelRegistry& kernels, const DeviceChoice& ch
     }
     try {
         regions_.add(regions_.arena_range(),
-                     make_buffer(regions_.arena_range().nbytes, "device memory (lower the chip's arena_bytes)"));
+                     make_region(regions_.arena_range().nbytes, "device memory (lower the chip's arena_bytes)"));
     } catch (...) {
         cl_.ReleaseCommandQueue(queue_);
         cl_.ReleaseContext(context_);
@@ -59,7 +62,7 @@ void OpenClDevice::fail(const std::string& what, cl_int code) const {
     throw std::runtime_error("OpenCL device '" + info_.name + "': " + what + " failed: " + cl_error_name(code));
 }
 
-cl_mem OpenClDevice::make_buffer(uint64_t nbytes, const std::string& what) {
+cl_mem OpenClDevice::make_region(uint64_t nbytes, const std::string& what) {
     if (nbytes > info_.max_allocation)
         throw std::runtime_error("OpenCL: device '" + info_.name + "' lets one buffer hold at most " +
                                  std::to_string(info_.max_allocation) + " bytes; its " + what + " asks " +
@@ -68,25 +71,6 @@ cl_mem OpenClDevice::make_buffer(uint64_t nbytes, const std::string& what) {
     cl_mem m = cl_.CreateBuffer(context_, CL_MEM_READ_WRITE, nbytes, nullptr, &rc);
     if (rc != CL_SUCCESS) fail("clCreateBuffer of its " + what + " (" + std::to_string(nbytes) + " bytes)", rc);
     return m;
-}
-
-uint64_t OpenClDevice::alloc(uint64_t nbytes, uint64_t alignment) {
-    return reinterpret_cast<uint64_t>(regions_.addresses().alloc(nbytes, alignment));
-}
-
-uint64_t OpenClDevice::try_alloc(uint64_t nbytes, uint64_t alignment) noexcept {
-    return regions_.addresses().try_alloc(nbytes, alignment);
-}
-
-bool OpenClDevice::try_free(uint64_t addr) noexcept { return regions_.addresses().try_free(addr); }
-
-bool OpenClDevice::contains(uint64_t addr, uint64_t nbytes) const noexcept {
-    return regions_.region_of(addr, nbytes) != nullptr;
-}
-
-void OpenClDevice::adopt_range(uint64_t base, uint64_t nbytes) {
-    regions_.check_adoptable(base, nbytes);
-    regions_.add({base, nbytes}, make_buffer(nbytes, "adopted heap (the Worker's device_memory_bytes)"));
 }
 
 cl_mem OpenClDevice::wrap_host(const char* what, uint64_t addr, uint64_t nbytes) {
@@ -187,8 +171,12 @@ OpenClProgram& OpenClDevice::std_program() {
     std::lock_guard<std::mutex> lock(program_mu_);
     if (!std_program_)
         std_program_ =
-            std::make_unique<OpenClProgram>(context_, info_.device, std_kernels_source(), "the standard kernels");
+            std::make_unique<OpenClProgram>(context_, info_.device, clc::std_kernels_source(), "the standard kernels");
     return *std_program_;
+}
+
+std::unique_ptr<ClcLaunch> OpenClDevice::std_launch(const std::string& kernel) {
+    return std::make_unique<KernelLaunch>(*this, std_program(), kernel);
 }
 
 OpenClProgram& OpenClDevice::source_program(const KernelRegistry::OpenClSource& source) {
@@ -208,7 +196,7 @@ DeviceEvent OpenClDevice::enqueue_kernel(cl_kernel kernel, cl_uint dims, const s
 
 void OpenClDevice::prepare(uint32_t kernel_id) {
     const char* name = kernels_.kernel_name(kernel_id);
-    if (name != nullptr && is_std_kernel(name)) {
+    if (name != nullptr && clc::is_std_kernel(name)) {
         std_program();
     } else if (const KernelRegistry::OpenClSource* source = kernels_.opencl_source(kernel_id); source != nullptr) {
         source_program(*source).kernel(name);
@@ -217,7 +205,7 @@ void OpenClDevice::prepare(uint32_t kernel_id) {
 
 int32_t OpenClDevice::launch(uint32_t kernel_id, const KernelArgs& args) noexcept {
     const char* name = kernels_.kernel_name(kernel_id);
-    if (name != nullptr && is_std_kernel(name)) return launch_std_kernel(*this, name, args);
+    if (name != nullptr && clc::is_std_kernel(name)) return clc::launch_std_kernel(*this, name, args);
     if (const KernelRegistry::OpenClSource* source = kernels_.opencl_source(kernel_id); source != nullptr) {
         try {
             return launch_source_kernel(*this, source_program(*source), name, args);

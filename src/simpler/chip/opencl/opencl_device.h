@@ -18,7 +18,7 @@
 // releases it, so no wrapping outlives a launch and a forgotten backing leaves
 // nothing on the device.
 //
-// launch() runs the standard kernels in OpenCL C (opencl_std_kernels.h) and
+// launch() runs the standard kernels in OpenCL C (clc/clc_std_kernels.h) and
 // the kernels of OpenCL C sources the registry keeps (opencl_source.h,
 // opencl_launch.h), each program built at its first launch (its binary
 // cached: opencl_program.h), each launch enqueued on the same queue and
@@ -42,29 +42,22 @@
 
 #include "simpler/chip/device.h"
 #include "simpler/chip/device_arena.h"
-#include "simpler/chip/device_regions.h"
+#include "simpler/chip/kernel_device.h"
 #include "simpler/chip/kernel_registry.h"
 #include "simpler/chip/opencl/opencl_api.h"
 #include "simpler/chip/opencl/opencl_platforms.h"
 #include "simpler/chip/opencl/opencl_program.h"
+#include "simpler/chip/region_device.h"
 
 namespace simpler::chip::opencl {
 
-class OpenClDevice final : public Device {
+class OpenClDevice final : public RegionDevice<cl_mem> {
 public:
     // Opens device choice.index modulo the devices find_opencl_devices(choice.platform) finds.
     OpenClDevice(const KernelRegistry& kernels, const DeviceChoice& choice, uint64_t memory_bytes);
     ~OpenClDevice() override;
 
     [[nodiscard]] const DeviceFacts& facts() const noexcept override { return facts_; }
-
-    uint64_t alloc(uint64_t nbytes, uint64_t alignment = DEVICE_ARENA_MIN_ALIGN) override;
-    uint64_t try_alloc(uint64_t nbytes, uint64_t alignment = DEVICE_ARENA_MIN_ALIGN) noexcept override;
-    bool try_free(uint64_t addr) noexcept override;
-    [[nodiscard]] bool contains(uint64_t addr, uint64_t nbytes = 1) const noexcept override;
-    [[nodiscard]] ArenaStats memory_stats() const override { return regions_.addresses().stats(); }
-    [[nodiscard]] void* host_address(uint64_t /*addr*/) const noexcept override { return nullptr; }
-    void adopt_range(uint64_t base, uint64_t nbytes) override;
 
     DeviceEvent copy_to_device(uint64_t dst, const void* src, uint64_t nbytes) override;
     DeviceEvent copy_to_host(void* dst, uint64_t src, uint64_t nbytes) override;
@@ -75,10 +68,11 @@ public:
     void prepare(uint32_t kernel_id) override;
     int32_t launch(uint32_t kernel_id, const KernelArgs& args) noexcept override;
 
-    // The standard kernels' program (opencl_std_kernels.h), built at its first use.
+    // The standard kernels' program (clc/clc_std_kernels.h), built at its first use.
     OpenClProgram& std_program();
-    // True when the device computes in double precision (its FLOAT64 kernels exist).
-    [[nodiscard]] bool has_fp64() const noexcept { return info_.fp64; }
+    std::unique_ptr<ClcLaunch> std_launch(const std::string& kernel) override;
+    [[nodiscard]] bool has_fp64() const noexcept override { return info_.fp64; }
+    [[nodiscard]] const char* api_name() const noexcept override { return "OpenCL"; }
     // The program of an OpenCL C source the registry keeps (opencl_source.h), built at its first use.
     OpenClProgram& source_program(const KernelRegistry::OpenClSource& source);
     // Enqueues `kernel` (its arguments set) over `global` work items in
@@ -86,11 +80,6 @@ public:
     DeviceEvent enqueue_kernel(cl_kernel kernel, cl_uint dims, const size_t* global, const size_t* local,
                                const std::string& what);
 
-    // The buffer holding [addr, addr + nbytes) and addr's offset in it; throws
-    // std::invalid_argument when no region of this device holds the range whole.
-    [[nodiscard]] std::pair<cl_mem, uint64_t> resolve(const char* what, uint64_t addr, uint64_t nbytes) const {
-        return regions_.resolve(what, addr, nbytes);
-    }
     // A CL_MEM_USE_HOST_PTR buffer over host memory [addr, addr + nbytes) that
     // this process maps, for one launch (a zero-copy run's host backing). Throws
     // std::invalid_argument on a device that does not share host memory.
@@ -101,8 +90,9 @@ public:
     void unwrap_host(cl_mem buffer, uint64_t nbytes);
 
 private:
+    OpenClDevice(const KernelRegistry& kernels, OpenClDeviceInfo info, uint64_t memory_bytes);
     // A buffer of nbytes, `what` naming it in an error (no larger than one buffer may be on this device).
-    cl_mem make_buffer(uint64_t nbytes, const std::string& what);
+    cl_mem make_region(uint64_t nbytes, const std::string& what) override;
     DeviceEvent remember(cl_event event);
     [[noreturn]] void fail(const std::string& what, cl_int code) const;
 
@@ -112,7 +102,6 @@ private:
     DeviceFacts facts_;
     cl_context context_ = nullptr;
     cl_command_queue queue_ = nullptr;
-    DeviceRegions<cl_mem> regions_;
     std::mutex program_mu_;
     std::unique_ptr<OpenClProgram> std_program_;
     std::map<const KernelRegistry::OpenClSource*, std::unique_ptr<OpenClProgram>> source_programs_;

@@ -4,9 +4,9 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "simpler/chip/clc/clc_view.h"
 #include "simpler/chip/opencl/opencl_device.h"
 #include "simpler/chip/opencl/opencl_program.h"
-#include "simpler/chip/opencl/opencl_view.h"
 
 namespace simpler::chip::opencl {
 
@@ -17,7 +17,7 @@ KernelLaunch::~KernelLaunch() {
     for (const auto& [buffer, nbytes] : host_buffers_) opencl_api().ReleaseMemObject(buffer);
 }
 
-KernelLaunch& KernelLaunch::tensor(const Tensor& t) {
+ClcLaunch& KernelLaunch::tensor(const Tensor& t) {
     const uint64_t elem = data_type_element_size(t.dtype);
     cl_mem buffer = nullptr;
     uint64_t offset = 0;  // of the backing in `buffer`, bytes
@@ -31,24 +31,24 @@ KernelLaunch& KernelLaunch::tensor(const Tensor& t) {
     if (elem == 0 || offset % elem != 0)
         throw std::runtime_error("argument " + std::to_string(index_) +
                                  ": the tensor's backing is not aligned to its elements in device memory");
-    const OpenClView v = view_of(t, offset / elem);
+    const clc::ClcView v = clc::view_of(t, offset / elem);
     arg(sizeof(cl_mem), static_cast<const void*>(&buffer));
     return arg(sizeof v, &v);
 }
 
-KernelLaunch& KernelLaunch::buffer(uint64_t addr, uint64_t nbytes, uint64_t element_size) {
+ClcLaunch& KernelLaunch::buffer(uint64_t addr, uint64_t nbytes, uint64_t element_size) {
     const auto [buffer, offset] = device_.resolve(name_.c_str(), addr, nbytes);
     const cl_ulong base = offset / element_size;
     arg(sizeof(cl_mem), static_cast<const void*>(&buffer));
     return arg(sizeof base, &base);
 }
 
-KernelLaunch& KernelLaunch::scalar(uint64_t s) {
+ClcLaunch& KernelLaunch::scalar(uint64_t s) {
     const cl_ulong v = s;
     return arg(sizeof v, &v);
 }
 
-void KernelLaunch::run(cl_uint dims, const size_t* global, const size_t* local) {
+void KernelLaunch::run(uint32_t dims, const size_t* global, const size_t* local) {
     const DeviceEvent ev = device_.enqueue_kernel(kernel_, dims, global, local, "kernel '" + name_ + "'");
     lock_.unlock();
     device_.wait(ev);
@@ -65,7 +65,7 @@ void KernelLaunch::run(cl_uint dims, const size_t* global, const size_t* local) 
     if (!error.empty()) throw std::runtime_error(error);
 }
 
-KernelLaunch& KernelLaunch::arg(size_t size, const void* value) {
+ClcLaunch& KernelLaunch::arg(size_t size, const void* value) {
     if (const cl_int rc = opencl_api().SetKernelArg(kernel_, index_, size, value); rc != CL_SUCCESS)
         throw std::runtime_error("kernel '" + name_ + "': clSetKernelArg " + std::to_string(index_) +
                                  " failed: " + cl_error_name(rc));

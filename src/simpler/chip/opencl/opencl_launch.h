@@ -1,6 +1,6 @@
 // KernelLaunch: one launch of an OpenCL kernel on an OpenClDevice — its
 // arguments set in order (a tensor as its buffer and simpler_view,
-// opencl_view.h; a device block as its buffer and element base; a scalar as a
+// clc/clc_view.h; a device block as its buffer and element base; a scalar as a
 // ulong) and the launch enqueued while the program's kernel lock is held,
 // then waited for after releasing it (a cl_kernel's arguments are shared by
 // every thread that launches it).
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "simpler/chip/kernel_api.h"
+#include "simpler/chip/kernel_device.h"
 #include "simpler/chip/opencl/opencl_api.h"
 
 namespace simpler::chip::opencl {
@@ -29,27 +30,27 @@ namespace simpler::chip::opencl {
 class OpenClDevice;
 class OpenClProgram;
 
-class KernelLaunch {
+class KernelLaunch final : public ClcLaunch {
 public:
     // Takes the program's kernel lock and the kernel `kernel` (made once).
     KernelLaunch(OpenClDevice& device, OpenClProgram& program, const std::string& kernel);
     // Releases the host backings' wrappings (OpenClDevice::wrap_host) if run() did not.
-    ~KernelLaunch();
+    ~KernelLaunch() override;
     KernelLaunch(const KernelLaunch&) = delete;
     KernelLaunch& operator=(const KernelLaunch&) = delete;
 
     // The tensor's buffer and view: device memory of the chip, or (a zero-copy
     // run on a device that shares host memory) its host backing, wrapped for this launch.
-    KernelLaunch& tensor(const Tensor& t);
-    KernelLaunch& buffer(uint64_t addr, uint64_t nbytes, uint64_t element_size);
-    KernelLaunch& scalar(uint64_t s);
+    ClcLaunch& tensor(const Tensor& t) override;
+    ClcLaunch& buffer(uint64_t addr, uint64_t nbytes, uint64_t element_size) override;
+    ClcLaunch& scalar(uint64_t s) override;
     // Enqueues over `global` work items in `dims` dimensions (in groups of
     // `local` when given), releases the lock, waits for the kernel and hands
     // its host backings back to the host (OpenClDevice::unwrap_host).
-    void run(cl_uint dims, const size_t* global, const size_t* local = nullptr);
+    void run(uint32_t dims, const size_t* global, const size_t* local = nullptr) override;
 
 private:
-    KernelLaunch& arg(size_t size, const void* value);
+    ClcLaunch& arg(size_t size, const void* value);
 
     OpenClDevice& device_;
     std::string name_;

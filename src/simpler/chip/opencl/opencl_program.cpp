@@ -5,9 +5,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include "simpler/chip/clc/clc_view.h"
 #include "simpler/chip/content_hash.h"
 #include "simpler/chip/opencl/opencl_platforms.h"
-#include "simpler/chip/opencl/opencl_view.h"
 #include "simpler/chip/private_cache.h"
 
 namespace simpler::chip::opencl {
@@ -61,7 +61,7 @@ std::string cached_binary_path(const std::string& key) {
 OpenClProgram::OpenClProgram(cl_context context, cl_device_id device, const std::string& source,
                              const std::string& origin)
     : cl_(opencl_api()), origin_(origin), device_name_(device_text(device, CL_DEVICE_NAME)) {
-    const std::string text = std::string(OPENCL_PRELUDE) + "\n#line 1\n" + source;
+    const std::string text = std::string(clc::CLC_PRELUDE) + "\n#line 1\n" + source;
     Sha256 h;
     h.update_field("simpler opencl program v1");
     h.update_field(text);

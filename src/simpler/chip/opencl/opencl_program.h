@@ -1,4 +1,4 @@
-// OpenClProgram: OpenCL C source (after OPENCL_PRELUDE, opencl_view.h) built
+// OpenClProgram: OpenCL C source (after CLC_PRELUDE, clc/clc_view.h) built
 // for one device of a context, and its kernels by name.
 //
 // The built binary is cached on disk by content: the key hashes the prelude,

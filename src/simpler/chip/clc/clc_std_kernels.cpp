@@ -1,4 +1,4 @@
-#include "simpler/chip/opencl/opencl_std_kernels.h"
+#include "simpler/chip/clc/clc_std_kernels.h"
 
 #include <cstdio>
 #include <exception>
@@ -6,14 +6,12 @@
 #include <stdexcept>
 #include <string>
 
-#include "simpler/chip/opencl/opencl_device.h"
-#include "simpler/chip/opencl/opencl_launch.h"
-#include "simpler/chip/opencl/opencl_linalg_kernels.h"
-#include "simpler/chip/opencl/opencl_program.h"
-#include "simpler/chip/opencl/opencl_scratch.h"
-#include "simpler/chip/opencl/opencl_view.h"
+#include "simpler/chip/clc/clc_linalg_kernels.h"
+#include "simpler/chip/clc/clc_scratch.h"
+#include "simpler/chip/clc/clc_view.h"
+#include "simpler/chip/kernel_device.h"
 
-namespace simpler::chip::opencl {
+namespace simpler::chip::clc {
 namespace {
 
 constexpr uint8_t F32 = static_cast<uint8_t>(DataType::FLOAT32);
@@ -150,7 +148,7 @@ int32_t check_count(const KernelArgs& a, const char* name, uint32_t tensors, uin
     return CHIP_OK;
 }
 
-int32_t binary(OpenClDevice& device, const char* name, const char* stem, const KernelArgs& a) {
+int32_t binary(KernelDevice& device, const char* name, const char* stem, const KernelArgs& a) {
     if (int32_t rc = check_count(a, name, 3, 0); rc != CHIP_OK) return rc;
     const Tensor& x = a.tensors[0];
     const Tensor& y = a.tensors[1];
@@ -162,15 +160,11 @@ int32_t binary(OpenClDevice& device, const char* name, const char* stem, const K
                            data_type_name(x.dtype));
     if (int32_t rc = check_fp64(device, a, name, x.dtype); rc != CHIP_OK) return rc;
     const size_t n = element_count(z);
-    KernelLaunch(device, device.std_program(), std::string(stem) + "_" + suffix_of(x.dtype))
-        .tensor(x)
-        .tensor(y)
-        .tensor(z)
-        .run(1, &n);
+    device.std_launch(std::string(stem) + "_" + suffix_of(x.dtype))->tensor(x).tensor(y).tensor(z).run(1, &n);
     return CHIP_OK;
 }
 
-int32_t add_scalar(OpenClDevice& device, const KernelArgs& a) {
+int32_t add_scalar(KernelDevice& device, const KernelArgs& a) {
     if (int32_t rc = check_count(a, "std.add_scalar", 2, 1); rc != CHIP_OK) return rc;
     const Tensor& x = a.tensors[0];
     const Tensor& z = a.tensors[1];
@@ -180,15 +174,15 @@ int32_t add_scalar(OpenClDevice& device, const KernelArgs& a) {
         return kernel_fail(&a, "std.add_scalar: dtype %s is not supported (FLOAT32, FLOAT64)", data_type_name(x.dtype));
     if (int32_t rc = check_fp64(device, a, "std.add_scalar", x.dtype); rc != CHIP_OK) return rc;
     const size_t n = element_count(z);
-    KernelLaunch(device, device.std_program(), std::string("std_add_scalar_") + suffix_of(x.dtype))
-        .tensor(x)
+    device.std_launch(std::string("std_add_scalar_") + suffix_of(x.dtype))
+        ->tensor(x)
         .tensor(z)
         .scalar(a.scalars[0])
         .run(1, &n);
     return CHIP_OK;
 }
 
-int32_t copy(OpenClDevice& device, const KernelArgs& a) {
+int32_t copy(KernelDevice& device, const KernelArgs& a) {
     if (int32_t rc = check_count(a, "std.copy", 2, 0); rc != CHIP_OK) return rc;
     const Tensor& src = a.tensors[0];
     const Tensor& dst = a.tensors[1];
@@ -198,11 +192,11 @@ int32_t copy(OpenClDevice& device, const KernelArgs& a) {
     if (elem != 1 && elem != 2 && elem != 4 && elem != 8)
         return kernel_fail(&a, "std.copy: unsupported element size %u", elem);
     const size_t n = element_count(dst);
-    KernelLaunch(device, device.std_program(), "std_copy_" + std::to_string(elem)).tensor(src).tensor(dst).run(1, &n);
+    device.std_launch("std_copy_" + std::to_string(elem))->tensor(src).tensor(dst).run(1, &n);
     return CHIP_OK;
 }
 
-int32_t matmul(OpenClDevice& device, const KernelArgs& a) {
+int32_t matmul(KernelDevice& device, const KernelArgs& a) {
     if (int32_t rc = check_count(a, "std.matmul", 3, 0); rc != CHIP_OK) return rc;
     const Tensor& A = a.tensors[0];
     const Tensor& B = a.tensors[1];
@@ -220,15 +214,15 @@ int32_t matmul(OpenClDevice& device, const KernelArgs& a) {
     const size_t global[2] = {(N + MATMUL_TILE - 1) / MATMUL_TILE * MATMUL_TILE,
                               (M + MATMUL_TILE - 1) / MATMUL_TILE * MATMUL_TILE};
     const size_t local[2] = {MATMUL_TILE, MATMUL_TILE};
-    KernelLaunch(device, device.std_program(), std::string("std_matmul_") + suffix_of(A.dtype))
-        .tensor(A)
+    device.std_launch(std::string("std_matmul_") + suffix_of(A.dtype))
+        ->tensor(A)
         .tensor(B)
         .tensor(C)
         .run(2, global, local);
     return CHIP_OK;
 }
 
-int32_t sum_n(OpenClDevice& device, const KernelArgs& a) {
+int32_t sum_n(KernelDevice& device, const KernelArgs& a) {
     if (a.tensor_count < 2 || a.scalar_count > 1)
         return kernel_fail(&a,
                            "std.sum_n takes k >= 1 input tensors, one output and at most 1 scalar (got %u tensors "
@@ -260,23 +254,22 @@ int32_t sum_n(OpenClDevice& device, const KernelArgs& a) {
     const size_t n = element_count(out);
     const uint32_t width = out.dtype == F64 ? 8 : 4;  // the accumulator: double, float, or uint for INT32
     const Scratch acc(device, n * width, "std.sum_n", "accumulator");
-    OpenClProgram& program = device.std_program();
     const std::string s(suffix);
     for (uint32_t q = 0; q < nterms; ++q)
-        KernelLaunch(device, program, (q == 0 ? "std_sum_load_" : "std_sum_add_") + s)
-            .buffer(acc.addr(), n * width, width)
+        device.std_launch((q == 0 ? "std_sum_load_" : "std_sum_add_") + s)
+            ->buffer(acc.addr(), n * width, width)
             .tensor(*terms[q])
             .run(1, &n);
-    KernelLaunch(device, program, "std_sum_store_" + s).buffer(acc.addr(), n * width, width).tensor(out).run(1, &n);
+    device.std_launch("std_sum_store_" + s)->buffer(acc.addr(), n * width, width).tensor(out).run(1, &n);
     return CHIP_OK;
 }
 
 }  // namespace
 
-int32_t check_fp64(const OpenClDevice& device, const KernelArgs& a, const char* name, uint8_t dtype) {
+int32_t check_fp64(const KernelDevice& device, const KernelArgs& a, const char* name, uint8_t dtype) {
     if (dtype == F64 && !device.has_fp64())
-        return kernel_fail(&a, "%s: FLOAT64 needs double precision (cl_khr_fp64), which OpenCL device '%s' lacks", name,
-                           device.facts().name.c_str());
+        return kernel_fail(&a, "%s: FLOAT64 needs double precision (cl_khr_fp64), which %s device '%s' lacks", name,
+                           device.api_name(), device.facts().name.c_str());
     return CHIP_OK;
 }
 
@@ -290,7 +283,7 @@ bool is_std_kernel(std::string_view name) noexcept {
            name == "std.matmul" || name == "std.sum_n" || is_linalg_kernel(name);
 }
 
-int32_t launch_std_kernel(OpenClDevice& device, std::string_view name, const KernelArgs& a) noexcept {
+int32_t launch_std_kernel(KernelDevice& device, std::string_view name, const KernelArgs& a) noexcept {
     try {
         if (name == "std.vector_add") return binary(device, "std.vector_add", "std_vector_add", a);
         if (name == "std.mul") return binary(device, "std.mul", "std_mul", a);
@@ -301,8 +294,8 @@ int32_t launch_std_kernel(OpenClDevice& device, std::string_view name, const Ker
         if (is_linalg_kernel(name)) return launch_linalg_kernel(device, name, a);
         return kernel_fail(&a, "%.*s is not a standard kernel", static_cast<int>(name.size()), name.data());
     } catch (const std::exception& e) {
-        return kernel_fail(&a, "on OpenCL device '%s': %s", device.facts().name.c_str(), e.what());
+        return kernel_fail(&a, "on %s device '%s': %s", device.api_name(), device.facts().name.c_str(), e.what());
     }
 }
 
-}  // namespace simpler::chip::opencl
+}  // namespace simpler::chip::clc

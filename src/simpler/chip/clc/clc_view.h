@@ -1,13 +1,14 @@
-// How a tensor reaches an OpenCL kernel: two kernel arguments, the buffer
-// (`__global T*`: the cl_mem holding the tensor's backing) and a
+// How a tensor reaches an OpenCL C kernel (on OpenCL, or CUDA through its
+// dialect): two kernel arguments, the buffer (`__global T*`: the cl_mem, or
+// the CUDA region's device pointer, holding the tensor's backing) and a
 // `simpler_view` by value — the element offset of the view's first element in
 // that buffer (the backing's place in the buffer plus the view's
 // start_offset), its rank, dtype, shapes and strides (elements). Scalars
 // follow the tensors as `ulong`s, the raw 64-bit values a C++ kernel gets (a
 // FLOAT32 scalar in the low 32 bits: `as_float((uint)s)`).
 //
-// OPENCL_PRELUDE is the OpenCL C every program is built with: the
-// simpler_view struct (the same bytes as OpenClView) and helpers to walk a
+// CLC_PRELUDE is the OpenCL C every program is built with: the
+// simpler_view struct (the same bytes as ClcView) and helpers to walk a
 // view — simpler_count (its elements), simpler_at (the buffer index of the
 // element with a given row-major linear index), and FLOAT16 / BFLOAT16
 // loads and stores that round to nearest even.
@@ -18,20 +19,20 @@
 
 #include "simpler/chip/tensor.h"
 
-namespace simpler::chip::opencl {
+namespace simpler::chip::clc {
 
-struct OpenClView {
+struct ClcView {
     uint64_t offset;  // elements from the buffer's start
     uint32_t ndims;
     uint32_t dtype;   // raw DataType
     uint32_t shapes[MAX_TENSOR_DIMS];
     uint32_t strides[MAX_TENSOR_DIMS];
 };
-static_assert(MAX_TENSOR_DIMS == 5 && sizeof(OpenClView) == 56 && offsetof(OpenClView, shapes) == 16);
+static_assert(MAX_TENSOR_DIMS == 5 && sizeof(ClcView) == 56 && offsetof(ClcView, shapes) == 16);
 
 // `t`'s view for a kernel, its backing `element_base` elements into its buffer.
-inline OpenClView view_of(const Tensor& t, uint64_t element_base) noexcept {
-    OpenClView v{};
+inline ClcView view_of(const Tensor& t, uint64_t element_base) noexcept {
+    ClcView v{};
     v.offset = element_base + t.start_offset;
     v.ndims = t.ndims;
     v.dtype = t.dtype;
@@ -42,7 +43,7 @@ inline OpenClView view_of(const Tensor& t, uint64_t element_base) noexcept {
     return v;
 }
 
-inline constexpr const char* OPENCL_PRELUDE = R"CLC(
+inline constexpr const char* CLC_PRELUDE = R"CLC(
 typedef struct {
     ulong offset;
     uint ndims;
@@ -81,4 +82,4 @@ inline void simpler_store_bf16(__global ushort* p, ulong e, float x) {
 }
 )CLC";
 
-}  // namespace simpler::chip::opencl
+}  // namespace simpler::chip::clc

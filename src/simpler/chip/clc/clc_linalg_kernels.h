@@ -1,4 +1,4 @@
-// The tiled linear algebra kernels (std_linalg_kernels.h) on an OpenCL device:
+// The tiled linear algebra kernels (std_linalg_kernels.h) as OpenCL C, on a KernelDevice:
 // their OpenCL C, FLOAT32 and FLOAT64 (where the device has cl_khr_fp64), on
 // 2-D views of any strides, and their launch after the C++ kernels' argument
 // checks (std_linalg_args.h), so both forms refuse alike:
@@ -9,7 +9,7 @@
 //             info word in device memory read back: a tile that is not
 //             positive definite fails as the C++ kernel does, with LAPACK's
 //             info convention.
-// Part of the standard kernels' program (opencl_std_kernels.h).
+// Part of the standard kernels' program (clc_std_kernels.h).
 #pragma once
 
 #include <cstdint>
@@ -17,9 +17,11 @@
 
 #include "simpler/chip/kernel_api.h"
 
-namespace simpler::chip::opencl {
+namespace simpler::chip {
+class KernelDevice;
+}  // namespace simpler::chip
 
-class OpenClDevice;
+namespace simpler::chip::clc {
 
 // The OpenCL C of the four kernels (appended to the standard set's source).
 const char* linalg_kernels_source() noexcept;
@@ -28,7 +30,7 @@ const char* linalg_kernels_source() noexcept;
 bool is_linalg_kernel(std::string_view name) noexcept;
 
 // Runs `name` on `args` on `device`. Host layer: throws std::runtime_error on
-// an OpenCL failure (launch_std_kernel reports it through KernelArgs::error).
-int32_t launch_linalg_kernel(OpenClDevice& device, std::string_view name, const KernelArgs& args);
+// a device failure (launch_std_kernel reports it through KernelArgs::error).
+int32_t launch_linalg_kernel(KernelDevice& device, std::string_view name, const KernelArgs& args);
 
-}  // namespace simpler::chip::opencl
+}  // namespace simpler::chip::clc

@@ -1,14 +1,13 @@
-#include "simpler/chip/opencl/opencl_linalg_kernels.h"
+#include "simpler/chip/clc/clc_linalg_kernels.h"
 
 #include <string>
 
-#include "simpler/chip/opencl/opencl_device.h"
-#include "simpler/chip/opencl/opencl_launch.h"
-#include "simpler/chip/opencl/opencl_scratch.h"
-#include "simpler/chip/opencl/opencl_std_kernels.h"
+#include "simpler/chip/clc/clc_scratch.h"
+#include "simpler/chip/clc/clc_std_kernels.h"
+#include "simpler/chip/kernel_device.h"
 #include "simpler/chip/std_linalg_args.h"
 
-namespace simpler::chip::opencl {
+namespace simpler::chip::clc {
 namespace {
 
 constexpr uint8_t F64 = static_cast<uint8_t>(DataType::FLOAT64);
@@ -105,14 +104,14 @@ SIMPLER_POTRF(f64, double)
 
 std::string variant(const char* stem, uint8_t dtype) { return std::string(stem) + (dtype == F64 ? "_f64" : "_f32"); }
 
-int32_t potrf(OpenClDevice& device, const KernelArgs& a) {
+int32_t potrf(KernelDevice& device, const KernelArgs& a) {
     const Tensor& A = a.tensors[0];
     const Scratch info(device, sizeof(int32_t), "std.potrf", "info word");
     const int32_t zero = 0;
     device.wait(device.copy_to_device(info.addr(), &zero, sizeof zero));
     const size_t group = POTRF_GROUP;
-    KernelLaunch(device, device.std_program(), variant("std_potrf", A.dtype))
-        .tensor(A)
+    device.std_launch(variant("std_potrf", A.dtype))
+        ->tensor(A)
         .buffer(info.addr(), sizeof(int32_t), sizeof(int32_t))
         .run(1, &group, &group);
     int32_t result = 0;
@@ -120,30 +119,24 @@ int32_t potrf(OpenClDevice& device, const KernelArgs& a) {
     return result == 0 ? CHIP_OK : potrf_failed(&a, result);
 }
 
-int32_t trsm(OpenClDevice& device, const KernelArgs& a) {
+int32_t trsm(KernelDevice& device, const KernelArgs& a) {
     const size_t rows = a.tensors[1].shapes[0];
-    KernelLaunch(device, device.std_program(), variant("std_trsm", a.tensors[0].dtype))
-        .tensor(a.tensors[0])
-        .tensor(a.tensors[1])
-        .run(1, &rows);
+    device.std_launch(variant("std_trsm", a.tensors[0].dtype))->tensor(a.tensors[0]).tensor(a.tensors[1]).run(1, &rows);
     return CHIP_OK;
 }
 
-int32_t syrk(OpenClDevice& device, const KernelArgs& a) {
+int32_t syrk(KernelDevice& device, const KernelArgs& a) {
     const Tensor& C = a.tensors[1];
     const size_t global[2] = {C.shapes[1], C.shapes[0]};
-    KernelLaunch(device, device.std_program(), variant("std_syrk", C.dtype))
-        .tensor(a.tensors[0])
-        .tensor(C)
-        .run(2, global);
+    device.std_launch(variant("std_syrk", C.dtype))->tensor(a.tensors[0]).tensor(C).run(2, global);
     return CHIP_OK;
 }
 
-int32_t gemm(OpenClDevice& device, const KernelArgs& a) {
+int32_t gemm(KernelDevice& device, const KernelArgs& a) {
     const Tensor& C = a.tensors[2];
     const size_t global[2] = {C.shapes[1], C.shapes[0]};
-    KernelLaunch(device, device.std_program(), variant("std_gemm", C.dtype))
-        .tensor(a.tensors[0])
+    device.std_launch(variant("std_gemm", C.dtype))
+        ->tensor(a.tensors[0])
         .tensor(a.tensors[1])
         .tensor(C)
         .scalar(a.scalars[0])
@@ -162,7 +155,7 @@ bool is_linalg_kernel(std::string_view name) noexcept {
     return name == "std.potrf" || name == "std.trsm" || name == "std.syrk" || name == "std.gemm";
 }
 
-int32_t launch_linalg_kernel(OpenClDevice& device, std::string_view name, const KernelArgs& a) {
+int32_t launch_linalg_kernel(KernelDevice& device, std::string_view name, const KernelArgs& a) {
     const std::string kernel(name);
     int32_t rc = CHIP_OK;
     if (name == "std.potrf") rc = check_potrf_args(&a);
@@ -177,4 +170,4 @@ int32_t launch_linalg_kernel(OpenClDevice& device, std::string_view name, const 
     return gemm(device, a);
 }
 
-}  // namespace simpler::chip::opencl
+}  // namespace simpler::chip::clc
