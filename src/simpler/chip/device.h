@@ -27,8 +27,8 @@
 
 namespace simpler::chip {
 
-// CUDA: an NVIDIA GPU through the CUDA driver; this build names it (a Worker,
-// the catalog, a facts page) but drives none: device_catalog.h says so.
+// CUDA: an NVIDIA GPU through the CUDA driver (cuda/cuda_device.h); no chip
+// runs on one yet, and device_catalog.h says so.
 enum class DeviceKind : uint8_t { SIMULATED = 0, OPENCL = 1, CUDA = 2 };
 // The highest DeviceKind: a value above it (from a config or a shared page) names no device.
 inline constexpr DeviceKind LAST_DEVICE_KIND = DeviceKind::CUDA;
@@ -52,7 +52,7 @@ struct DeviceFacts {
     std::string version;            // what the driver says of itself ("OpenCL 3.0 PoCL 3.1 ..."; "" when simulated)
     std::string uuid;               // a CUDA device's UUID ("GPU-8f3a...", as nvidia-smi writes it); else ""
     uint64_t memory_bytes = 0;      // the chip's device heap
-    uint32_t compute_units = 0;     // CL_DEVICE_MAX_COMPUTE_UNITS; a simulated chip: its core threads
+    uint32_t compute_units = 0;     // CL_DEVICE_MAX_COMPUTE_UNITS; a GPU's SMs; simulated: core threads
     // Kernels the device runs at once, each over all of its compute units (0:
     // one per chip core thread). An orchestration is told to tile for no more
     // cores than this (OrchestrationContext::core_count).
