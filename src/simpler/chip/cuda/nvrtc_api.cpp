@@ -16,12 +16,6 @@ struct Loaded {
     std::string error;  // non-empty: loading failed, and why
 };
 
-template <typename Fn>
-void bind(void* handle, const char* name, Fn& out, std::string& missing) {
-    out = reinterpret_cast<Fn>(dlsym(handle, name));
-    if (out == nullptr && missing.empty()) missing = name;
-}
-
 Loaded load() {
     Loaded l;
     const std::string fallback = nvrtc_candidate();
@@ -38,15 +32,15 @@ Loaded load() {
     NvrtcApi& a = l.api;
     a.library = lib.name;
     std::string missing;
-    bind(handle, "nvrtcVersion", a.Version, missing);
-    bind(handle, "nvrtcGetErrorString", a.GetErrorString, missing);
-    bind(handle, "nvrtcCreateProgram", a.CreateProgram, missing);
-    bind(handle, "nvrtcDestroyProgram", a.DestroyProgram, missing);
-    bind(handle, "nvrtcCompileProgram", a.CompileProgram, missing);
-    bind(handle, "nvrtcGetProgramLogSize", a.GetProgramLogSize, missing);
-    bind(handle, "nvrtcGetProgramLog", a.GetProgramLog, missing);
-    bind(handle, "nvrtcGetCUBINSize", a.GetCUBINSize, missing);
-    bind(handle, "nvrtcGetCUBIN", a.GetCUBIN, missing);
+    bind_entry_point(handle, "nvrtcVersion", a.Version, missing);
+    bind_entry_point(handle, "nvrtcGetErrorString", a.GetErrorString, missing);
+    bind_entry_point(handle, "nvrtcCreateProgram", a.CreateProgram, missing);
+    bind_entry_point(handle, "nvrtcDestroyProgram", a.DestroyProgram, missing);
+    bind_entry_point(handle, "nvrtcCompileProgram", a.CompileProgram, missing);
+    bind_entry_point(handle, "nvrtcGetProgramLogSize", a.GetProgramLogSize, missing);
+    bind_entry_point(handle, "nvrtcGetProgramLog", a.GetProgramLog, missing);
+    bind_entry_point(handle, "nvrtcGetCUBINSize", a.GetCUBINSize, missing);
+    bind_entry_point(handle, "nvrtcGetCUBIN", a.GetCUBIN, missing);
     if (missing.empty() && a.Version(&a.major, &a.minor) != NVRTC_SUCCESS) missing = "a working nvrtcVersion";
     if (!missing.empty()) {
         l.error = "no NVRTC: " + lib.name + " has no " + missing + " (it is not CUDA's NVRTC)";

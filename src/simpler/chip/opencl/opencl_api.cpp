@@ -18,13 +18,6 @@ struct Loaded {
     std::string error;  // non-empty: loading failed, and why
 };
 
-template <typename Fn>
-bool bind(void* handle, const char* name, Fn& out, std::string& missing) {
-    out = reinterpret_cast<Fn>(dlsym(handle, name));
-    if (out == nullptr && missing.empty()) missing = name;
-    return out != nullptr;
-}
-
 Loaded load() {
     Loaded l;
     const RuntimeLibrary lib = choose_runtime_library("SIMPLER_OPENCL_LIBRARY", DEFAULT_LIBRARY);
@@ -39,36 +32,36 @@ Loaded load() {
     OpenClApi& a = l.api;
     a.library = name;
     std::string missing;
-    bind(handle, "clGetPlatformIDs", a.GetPlatformIDs, missing);
-    bind(handle, "clGetPlatformInfo", a.GetPlatformInfo, missing);
-    bind(handle, "clGetDeviceIDs", a.GetDeviceIDs, missing);
-    bind(handle, "clGetDeviceInfo", a.GetDeviceInfo, missing);
-    bind(handle, "clCreateContext", a.CreateContext, missing);
-    bind(handle, "clReleaseContext", a.ReleaseContext, missing);
-    bind(handle, "clCreateCommandQueue", a.CreateCommandQueue, missing);
-    bind(handle, "clReleaseCommandQueue", a.ReleaseCommandQueue, missing);
-    bind(handle, "clCreateBuffer", a.CreateBuffer, missing);
-    bind(handle, "clReleaseMemObject", a.ReleaseMemObject, missing);
-    bind(handle, "clEnqueueWriteBuffer", a.EnqueueWriteBuffer, missing);
-    bind(handle, "clEnqueueReadBuffer", a.EnqueueReadBuffer, missing);
-    bind(handle, "clEnqueueCopyBuffer", a.EnqueueCopyBuffer, missing);
-    bind(handle, "clEnqueueMapBuffer", a.EnqueueMapBuffer, missing);
-    bind(handle, "clEnqueueUnmapMemObject", a.EnqueueUnmapMemObject, missing);
-    bind(handle, "clWaitForEvents", a.WaitForEvents, missing);
-    bind(handle, "clGetEventInfo", a.GetEventInfo, missing);
-    bind(handle, "clReleaseEvent", a.ReleaseEvent, missing);
-    bind(handle, "clFlush", a.Flush, missing);
-    bind(handle, "clFinish", a.Finish, missing);
-    bind(handle, "clCreateProgramWithSource", a.CreateProgramWithSource, missing);
-    bind(handle, "clCreateProgramWithBinary", a.CreateProgramWithBinary, missing);
-    bind(handle, "clBuildProgram", a.BuildProgram, missing);
-    bind(handle, "clGetProgramInfo", a.GetProgramInfo, missing);
-    bind(handle, "clGetProgramBuildInfo", a.GetProgramBuildInfo, missing);
-    bind(handle, "clReleaseProgram", a.ReleaseProgram, missing);
-    bind(handle, "clCreateKernel", a.CreateKernel, missing);
-    bind(handle, "clReleaseKernel", a.ReleaseKernel, missing);
-    bind(handle, "clSetKernelArg", a.SetKernelArg, missing);
-    bind(handle, "clEnqueueNDRangeKernel", a.EnqueueNDRangeKernel, missing);
+    bind_entry_point(handle, "clGetPlatformIDs", a.GetPlatformIDs, missing);
+    bind_entry_point(handle, "clGetPlatformInfo", a.GetPlatformInfo, missing);
+    bind_entry_point(handle, "clGetDeviceIDs", a.GetDeviceIDs, missing);
+    bind_entry_point(handle, "clGetDeviceInfo", a.GetDeviceInfo, missing);
+    bind_entry_point(handle, "clCreateContext", a.CreateContext, missing);
+    bind_entry_point(handle, "clReleaseContext", a.ReleaseContext, missing);
+    bind_entry_point(handle, "clCreateCommandQueue", a.CreateCommandQueue, missing);
+    bind_entry_point(handle, "clReleaseCommandQueue", a.ReleaseCommandQueue, missing);
+    bind_entry_point(handle, "clCreateBuffer", a.CreateBuffer, missing);
+    bind_entry_point(handle, "clReleaseMemObject", a.ReleaseMemObject, missing);
+    bind_entry_point(handle, "clEnqueueWriteBuffer", a.EnqueueWriteBuffer, missing);
+    bind_entry_point(handle, "clEnqueueReadBuffer", a.EnqueueReadBuffer, missing);
+    bind_entry_point(handle, "clEnqueueCopyBuffer", a.EnqueueCopyBuffer, missing);
+    bind_entry_point(handle, "clEnqueueMapBuffer", a.EnqueueMapBuffer, missing);
+    bind_entry_point(handle, "clEnqueueUnmapMemObject", a.EnqueueUnmapMemObject, missing);
+    bind_entry_point(handle, "clWaitForEvents", a.WaitForEvents, missing);
+    bind_entry_point(handle, "clGetEventInfo", a.GetEventInfo, missing);
+    bind_entry_point(handle, "clReleaseEvent", a.ReleaseEvent, missing);
+    bind_entry_point(handle, "clFlush", a.Flush, missing);
+    bind_entry_point(handle, "clFinish", a.Finish, missing);
+    bind_entry_point(handle, "clCreateProgramWithSource", a.CreateProgramWithSource, missing);
+    bind_entry_point(handle, "clCreateProgramWithBinary", a.CreateProgramWithBinary, missing);
+    bind_entry_point(handle, "clBuildProgram", a.BuildProgram, missing);
+    bind_entry_point(handle, "clGetProgramInfo", a.GetProgramInfo, missing);
+    bind_entry_point(handle, "clGetProgramBuildInfo", a.GetProgramBuildInfo, missing);
+    bind_entry_point(handle, "clReleaseProgram", a.ReleaseProgram, missing);
+    bind_entry_point(handle, "clCreateKernel", a.CreateKernel, missing);
+    bind_entry_point(handle, "clReleaseKernel", a.ReleaseKernel, missing);
+    bind_entry_point(handle, "clSetKernelArg", a.SetKernelArg, missing);
+    bind_entry_point(handle, "clEnqueueNDRangeKernel", a.EnqueueNDRangeKernel, missing);
     if (!missing.empty()) {
         l.error = "OpenCL: the ICD loader " + name + " has no " + missing + " (it is not an OpenCL 1.2 loader)";
         dlclose(handle);
