@@ -66,8 +66,8 @@ std::string CudaDevice::lost() const {
 }
 
 void CudaDevice::bind() const {
-    if (std::string why = lost(); !why.empty())
-        throw std::runtime_error("CUDA device '" + info_.name + "' is lost: " + why);
+    if (is_lost_.load(std::memory_order_acquire))
+        throw std::runtime_error("CUDA device '" + info_.name + "' is lost: " + lost());
     if (current_context == context_) return;
     check(cu_.CtxSetCurrent(context_), "cuCtxSetCurrent");
     current_context = context_;
@@ -81,6 +81,7 @@ void CudaDevice::check(CUresult rc, const std::string& what) const {
             const std::lock_guard<std::mutex> lock(mu_);
             if (lost_.empty()) lost_ = why;
         }
+        is_lost_.store(true, std::memory_order_release);
         throw std::runtime_error("CUDA device '" + info_.name + "': " + why +
                                  "; the error leaves its context unusable: the device is lost");
     }
@@ -169,10 +170,7 @@ void CudaDevice::synchronize() {
     check(rc, "cuStreamSynchronize");
 }
 
-CUfunction CudaDevice::std_function(const std::string& name) {
-    bind();
-    const std::lock_guard<std::mutex> lock(module_mu_);
-    if (const auto it = functions_.find(name); it != functions_.end()) return it->second;
+CUmodule CudaDevice::std_module_locked() {
     if (std_module_ == nullptr) {
         const Cubin cubin = compile_cubin(clc::std_kernels_source(), "the standard kernels", info_.compute_major,
                                           info_.compute_minor, facts_.version);
@@ -180,6 +178,14 @@ CUfunction CudaDevice::std_function(const std::string& name) {
               "cuModuleLoadData of the standard kernels (" +
                   architecture_name(info_.compute_major, info_.compute_minor) + ")");
     }
+    return std_module_;
+}
+
+CUfunction CudaDevice::std_function(const std::string& name) {
+    bind();
+    const std::lock_guard<std::mutex> lock(module_mu_);
+    if (const auto it = functions_.find(name); it != functions_.end()) return it->second;
+    std_module_locked();
     CUfunction f = nullptr;
     check(cu_.ModuleGetFunction(&f, std_module_, name.c_str()), "cuModuleGetFunction of '" + name + "'");
     functions_.emplace(name, f);
@@ -201,7 +207,10 @@ DeviceEvent CudaDevice::launch_function(CUfunction function, const unsigned (&gr
 
 void CudaDevice::prepare(uint32_t kernel_id) {
     const char* name = kernels_.kernel_name(kernel_id);
-    if (name != nullptr && clc::is_std_kernel(name)) std_function("std_copy_1");  // compiles and loads the module
+    if (name == nullptr || !clc::is_std_kernel(name)) return;
+    bind();
+    const std::lock_guard<std::mutex> lock(module_mu_);
+    std_module_locked();
 }
 
 int32_t CudaDevice::launch(uint32_t kernel_id, const KernelArgs& args) noexcept {

@@ -36,6 +36,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -94,6 +95,8 @@ private:
     DeviceEvent record(const std::string& what);
     // Returns `ev` to the pool.
     void recycle(CUevent ev);
+    // The standard module, compiled and loaded at the first call; module_mu_ held.
+    CUmodule std_module_locked();
     // The standard kernel `name` (its module compiled and loaded at the first call).
     CUfunction std_function(const std::string& name);
 
@@ -109,6 +112,7 @@ private:
     std::vector<CUevent> pool_;
     DeviceEvent next_event_ = 1;
     mutable std::string lost_;
+    mutable std::atomic<bool> is_lost_{false};  // lost_ is set: bind() asks this, not the mutex
     std::mutex module_mu_;  // std_module_, functions_
     CUmodule std_module_ = nullptr;
     std::map<std::string, CUfunction> functions_;
