@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "sequence_items.h"
 #include "simpler/engine/task_handles.h"
 #include "value_eq.h"
 
@@ -25,6 +26,7 @@ namespace nb = nanobind;
 using namespace nb::literals;
 using simpler::TaskHandle;
 using simpler::TaskHandles;
+using simpler::bindings::SequenceItems;
 
 namespace {
 
@@ -71,9 +73,9 @@ std::optional<size_t> find(const TaskHandles& h, const nb::handle& value) {
 
 // `h` against a list or tuple: element-wise, each item a TaskHandle equal to the one at its position.
 bool equals_sequence(const TaskHandles& h, const nb::handle& seq) {
-    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+    const SequenceItems items(seq.ptr());
+    const Py_ssize_t n = items.size();
     if (static_cast<size_t>(n) != h.size()) return false;
-    PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
     for (Py_ssize_t i = 0; i < n; ++i) {
         const TaskHandle* t = nullptr;
         if (!nb::try_cast<const TaskHandle*>(nb::handle(items[i]), t) || t == nullptr) return false;

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sequence_items.h"
+
 namespace nb = nanobind;
 
 namespace simpler::bindings {
@@ -62,7 +64,7 @@ std::string utf8_of(nb::handle v) {
         PyErr_Clear();
         return "<unprintable " + type_name_of(v) + ">";
     }
-    return std::string(PyBytes_AS_STRING(bytes.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(bytes.ptr())));
+    return {PyBytes_AsString(bytes.ptr()), static_cast<size_t>(PyBytes_Size(bytes.ptr()))};
 }
 
 std::string repr_of(nb::handle v) {
@@ -139,8 +141,8 @@ std::vector<uint64_t> uints_of(nb::handle v, const char* field, uint64_t max, co
         PyErr_Clear();
         throw_type_error(field, -1, "a sequence of ints", v);
     }
-    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
-    PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
+    const SequenceItems items(seq.ptr());
+    const Py_ssize_t n = items.size();
     std::vector<uint64_t> out;
     out.reserve(static_cast<size_t>(n));
     for (Py_ssize_t i = 0; i < n; ++i) out.push_back(uint_of(items[i], field, static_cast<int>(i), max, max_rule));

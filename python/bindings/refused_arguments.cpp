@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "checked_args.h"
+#include "sequence_items.h"
 #include "simpler/task_interface/field_refusal.h"
 #include "stub_signature.h"
 
@@ -69,8 +70,8 @@ bool fits(std::string_view t, nb::handle v, nb::handle module) {
             return false;
         if (base == "list" && !PyList_Check(p)) return false;
         if (inner.empty() || !(PyList_Check(p) || PyTuple_Check(p))) return true;  // a NumPy array: its caster decides
-        const Py_ssize_t n = PySequence_Fast_GET_SIZE(p);
-        PyObject** items = PySequence_Fast_ITEMS(p);
+        const SequenceItems items(p);
+        const Py_ssize_t n = items.size();
         if (base == "tuple") {
             const auto elements = split_top(inner, ',');
             if (elements.size() == 2 && elements[1] == "...") {
@@ -92,8 +93,7 @@ bool fits(std::string_view t, nb::handle v, nb::handle module) {
     }
     if (base == "int") return is_int_like(p);
     if (base == "float") {
-        return PyFloat_Check(p) || is_int_like(p) ||
-               (Py_TYPE(p)->tp_as_number != nullptr && Py_TYPE(p)->tp_as_number->nb_float != nullptr);
+        return PyFloat_Check(p) || is_int_like(p) || PyType_GetSlot(Py_TYPE(p), Py_nb_float) != nullptr;
     }
     if (base == "bool") {
         const std::string name = short_type_name(v.type());
@@ -138,14 +138,14 @@ Problem check_form(const Form& form, const std::string& qual, nb::handle args, n
         var_positional |= kind == Param::Kind::var_positional;
         var_keyword |= kind == Param::Kind::var_keyword;
     }
-    const size_t n = static_cast<size_t>(PyTuple_GET_SIZE(args.ptr()));
+    const size_t n = static_cast<size_t>(NB_TUPLE_GET_SIZE(args.ptr()));
     if (n > positional.size() && !var_positional) {
         const std::string most = positional.empty() ? "no positional arguments"
                                                     : "at most " + std::to_string(positional.size()) +
                                                           " positional argument" + (positional.size() == 1 ? "" : "s");
         return {Problem::arity, false, qual + ": takes " + most + " (got " + std::to_string(n) + ")"};
     }
-    for (size_t i = 0; i < n && i < positional.size(); ++i) bound[positional[i]] = PyTuple_GET_ITEM(args.ptr(), i);
+    for (size_t i = 0; i < n && i < positional.size(); ++i) bound[positional[i]] = NB_TUPLE_GET_ITEM(args.ptr(), i);
     if (kwargs.is_valid() && !kwargs.is_none()) {
         for (auto [key, value] : nb::borrow<nb::dict>(kwargs)) {
             const std::string name = utf8_of(key);
@@ -223,8 +223,8 @@ struct Refusal {
     }
     if (best.rank == Problem::unexplained) {
         std::string got;
-        const size_t n = static_cast<size_t>(PyTuple_GET_SIZE(args.ptr()));
-        for (size_t i = 0; i < n; ++i) got += (got.empty() ? "" : ", ") + got_of(PyTuple_GET_ITEM(args.ptr(), i));
+        const size_t n = static_cast<size_t>(NB_TUPLE_GET_SIZE(args.ptr()));
+        for (size_t i = 0; i < n; ++i) got += (got.empty() ? "" : ", ") + got_of(NB_TUPLE_GET_ITEM(args.ptr(), i));
         best.message = r.qual + ": no form accepts these arguments (got " + (got.empty() ? "none" : got) + ")";
     }
     if (best.rank != Problem::wrong_type && best.rank != Problem::out_of_range) {

@@ -1,23 +1,28 @@
-"""The installable package: `./dev wheel` (scripts/build_wheel.py) builds a manylinux wheel that,
-installed into a fresh venv outside the tree, is all a user needs, on a machine without MPI. The
-wheel ships the headers, the static libraries, the CMake package and the MPI shim, and neither its
-extension nor its shim names MPI or a BLAS; in that venv, with Open MPI's libraries hidden (a
-private mount namespace, tests/py/mpi_masking.py, as root), `import simpler`, the README example
-and examples/ run; `ChipCallable.from_source` builds a chip kernel library against the wheel's own
-headers and a Worker's chip runs it; `python -m simpler --includes` / `--cmakedir` print the
-installed folders; the C++ example (examples/cpp_host) configures with `find_package(simpler
-CONFIG)` (by simpler_DIR and by CMAKE_PREFIX_PATH), builds its kernel library against
-simpler::kernel and its host program against simpler::core, and the program runs a Worker with a
-chip end to end; and `add_remote_workers` fails naming the MPI library that is missing. (Not as
-root, the same checks run with MPI present.)
+"""The installable packages: `./dev wheel` (scripts/build_wheel.py) builds a manylinux wheel per
+supported Python that needs one (cp310, cp311, and cp312-abi3 for 3.12 and every later version:
+scripts/wheel_pythons.py); each, installed into a fresh venv of its own Python outside the tree, is
+all a user needs, on a machine without MPI. Every test runs once per supported Python: 3.13
+installs the cp312-abi3 wheel unchanged. A Python absent from this machine is a skip that names
+it; SIMPLER_WHEEL_PYTHONS (e.g. "3.11 3.12 3.13", as ./dev test sets it) narrows the set.
+
+The wheel ships the headers, the static libraries, the CMake package and the MPI shim, and neither
+its extension nor its shim names MPI or a BLAS; in that venv, with Open MPI's libraries hidden (a
+private mount namespace, tests/py/mpi_masking.py, as root), `import simpler`, the README example,
+examples/, the demo and `python -m simpler devices` run; `ChipCallable.from_source` builds a chip
+kernel library against the wheel's own headers and a Worker's chip runs it; `python -m simpler
+--includes` / `--cmakedir` print the installed folders; the C++ example (examples/cpp_host)
+configures with `find_package(simpler CONFIG)` (by simpler_DIR and by CMAKE_PREFIX_PATH), builds
+its kernel library against simpler::kernel and its host program against simpler::core, and the
+program runs a Worker with a chip end to end; and `add_remote_workers` fails naming the MPI library
+that is missing. (Not as root, the same checks run with MPI present.)
 
 The fresh venv has no system site-packages; the wheel's dependencies (NumPy, scipy-openblas32) come
-from this interpreter's installation through a .pth file naming a folder that holds links to them
-alone, so `simpler` can come only from the wheel (each check asserts where it came from). The wheel
-is built in its own build dir, build/wheel (incremental), never build/py. Select these tests with
-`pytest -m wheel`; they take a few minutes (a whole Release build the first time)."""
+from that Python's build environment (wheel_pythons.py: ./dev's .venv for its own Python, else
+build/pythons/3.X) through a .pth file naming a folder that holds links to them alone, so `simpler`
+can come only from the wheel (each check asserts where it came from). Each wheel is built in its
+own build dir, build/wheel-<cp3X> (incremental), never build/py. Select these tests with `pytest -m
+wheel`; they take a few minutes a Python (a whole Release build the first time)."""
 
-import importlib.util
 import os
 import re
 import shutil
@@ -27,15 +32,17 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-import numpy
 import pytest
 
 from mpi_masking import masked as mask_mpi, why_not_maskable
 from test_examples import SMALL_ARGS
 
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+from wheel_pythons import SUPPORTED, environment, interpreter, pyproject, wheel_tag, wheel_version, where_looked  # noqa: E402
+
 pytestmark = pytest.mark.wheel
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "cpp_host"
 CHECK = Path(__file__).with_name("installed_wheel_check.py")
 BUILD_WHEEL = ROOT / "scripts" / "build_wheel.py"
@@ -79,16 +86,28 @@ def _build_env(work: Path) -> dict:
     return env
 
 
-def _dependencies_dir(work: Path) -> Path:
-    """A folder holding links to the wheel's dependencies only: NumPy's package (and its bundled
-    libraries and metadata) and scipy-openblas32's (the BLAS the chips load)."""
+def _dependencies_dir(work: Path, python: Path, env: dict) -> Path:
+    """A folder holding links to the wheel's dependencies only, as `python`'s environment has them:
+    NumPy's package (and its bundled libraries and metadata) and scipy-openblas32's (the BLAS the
+    chips load)."""
     only = work / "dependencies-only"
     only.mkdir()
-    # scipy_openblas32 is found, not imported: importing it loads its OpenBLAS (and a thread pool) into this
-    # process, and every chip a later test forks would inherit it.
-    blas = importlib.util.find_spec("scipy_openblas32")
-    assert blas is not None and blas.origin is not None, "scipy-openblas32 is not installed"
-    for origin, prefix in ((numpy.__file__, "numpy"), (blas.origin, "scipy_openblas32")):
+    # scipy_openblas32 is found, not imported: importing it would load its OpenBLAS (and a thread pool).
+    where = _run(
+        [
+            str(python),
+            "-c",
+            "import importlib.util as u\n"
+            "for name in ('numpy', 'scipy_openblas32'):\n"
+            "    s = u.find_spec(name)\n"
+            "    print(s.origin if s else '')",
+        ],
+        cwd=work,
+        env=env,
+        masked=False,
+    ).stdout.split("\n")
+    for origin, prefix in zip(where[:2], ("numpy", "scipy_openblas32"), strict=True):
+        assert origin, f"{prefix} is not installed for {python}"
         site = Path(origin).resolve().parent.parent
         for entry in site.iterdir():
             if entry.name == prefix or entry.name.startswith((f"{prefix}.libs", f"{prefix}-")):
@@ -96,31 +115,64 @@ def _dependencies_dir(work: Path) -> Path:
     return only
 
 
-@pytest.fixture(scope="module")
-def installed(request):
-    """Builds the wheel, makes a fresh venv outside the tree and installs the wheel into it.
-    Yields (work dir, wheel path, venv path, venv python, environment); removes it all after."""
-    work = Path(tempfile.mkdtemp(prefix="simpler-wheel-test-")).resolve()
-    assert ROOT not in work.parents
-    try:
-        env = _build_env(work)
-        dist = work / "dist"
+def _selected() -> list[str]:
+    chosen = os.environ.get("SIMPLER_WHEEL_PYTHONS", "").split()
+    return chosen or list(SUPPORTED)
+
+
+# The wheels built in this session, by the version that built them (3.13 installs 3.12's).
+_built: dict[str, Path] = {}
+
+
+def _wheel(version: str, work: Path, env: dict) -> Path:
+    builder = wheel_version(version)
+    if builder not in _built:
+        dist = Path(tempfile.mkdtemp(prefix=f"simpler-wheel-{builder}-")).resolve()
         out = _run(
-            [sys.executable, str(BUILD_WHEEL), "--out", str(dist), "--build-dir", str(ROOT / "build" / "wheel")],
+            [sys.executable, str(BUILD_WHEEL), "--python", builder, "--out", str(dist)],
             cwd=work,
             env=env,
             timeout=BUILD_TIMEOUT,
             masked=False,
         )
-        wheel = Path(out.stdout.strip().splitlines()[-1])
-        assert wheel.parent == dist and wheel.name.startswith("simpler_runtime-"), wheel
+        _built[builder] = Path(out.stdout.strip().splitlines()[-1])
+    return _built[builder]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _remove_built_wheels():
+    yield
+    for wheel in _built.values():
+        shutil.rmtree(wheel.parent, ignore_errors=True)
+    _built.clear()
+
+
+@pytest.fixture(scope="module", params=SUPPORTED)
+def installed(request):
+    """Builds the wheel of the Python `request.param` installs (or takes the one built already),
+    makes a fresh venv of that Python outside the tree and installs the wheel into it.
+    Yields (work dir, wheel path, venv path, venv python, environment); removes it all after."""
+    version = request.param
+    if version not in _selected():
+        pytest.skip(f"CPython {version} is not among SIMPLER_WHEEL_PYTHONS={os.environ['SIMPLER_WHEEL_PYTHONS']!r}")
+    if interpreter(version) is None:
+        pytest.skip(
+            f"CPython {version} is absent, its {wheel_tag(version)} wheel unchecked: looked for {where_looked(version)}"
+        )
+    work = Path(tempfile.mkdtemp(prefix=f"simpler-wheel-test-{version}-")).resolve()
+    assert ROOT not in work.parents
+    try:
+        env = _build_env(work)
+        wheel = _wheel(version, work, env)
+        assert wheel.name.startswith("simpler_runtime-") and f"-{wheel_tag(version)}-" in wheel.name, wheel
         venv = work / "venv"
-        _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=work, env=env, masked=False)
+        _run([str(interpreter(version)), "-m", "venv", "--without-pip", str(venv)], cwd=work, env=env, masked=False)
         py = venv / "bin" / "python"
         purelib = _run(
             [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=work, env=env
         ).stdout.strip()
-        Path(purelib, "dependencies_only.pth").write_text(f"{_dependencies_dir(work)}\n")
+        dependencies = _dependencies_dir(work, environment(version), env)
+        Path(purelib, "dependencies_only.pth").write_text(f"{dependencies}\n")
         _run(
             [sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index", str(wheel)],
             cwd=work,
@@ -130,6 +182,14 @@ def installed(request):
         yield work, wheel, venv, py, env
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def test_the_classifiers_name_the_pythons_the_wheels_are_checked_on():
+    project = pyproject()["project"]
+    named = [c.rsplit(" :: ", 1)[1] for c in project["classifiers"] if re.fullmatch(r".*Python :: 3\.\d+", c)]
+    assert named == list(SUPPORTED)
+    assert project["requires-python"] == f">={SUPPORTED[0]}"
+    assert [wheel_tag(v) for v in SUPPORTED] == ["cp310-cp310", "cp311-cp311", "cp312-abi3", "cp312-abi3"]
 
 
 def test_the_wheel_ships_headers_static_libraries_and_the_cmake_package(installed):
@@ -251,6 +311,18 @@ def test_the_readme_example_and_every_example_run_where_mpi_is_not_installed(ins
             continue
         result = _run([str(py), str(ROOT / "examples" / f"{name}.py"), *args], cwd=work, env=env, timeout=300)
         assert result.returncode == 0, (name, result.stdout, result.stderr)
+
+
+def test_the_demo_and_the_devices_command_run(installed):
+    work, _wheel, _venv, py, env = installed
+    demo = _run([str(py), "-m", "simpler", "demo"], cwd=work, env=env, timeout=300).stdout
+    assert "C matches NumPy: True; row-block sums match NumPy: True" in demo, demo
+    devices = _run([str(py), "-m", "simpler", "devices"], cwd=work, env=env, timeout=120).stdout
+    assert devices.startswith("simulated: always available"), devices
+    # The wheel was built with the CUDA headers (its build environment's nvidia-cuda-* wheels): it
+    # drives CUDA devices where a driver is, and says which driver it looked for where none is.
+    (cuda,) = [line for line in devices.splitlines() if line.startswith("cuda:")]
+    assert "drives no CUDA devices" not in cuda, cuda
 
 
 @pytest.mark.skipif(why_not_maskable() is not None, reason=str(why_not_maskable()))
