@@ -36,6 +36,7 @@ def vector_tensor(n=16, dtype=DataType.FLOAT32, nbytes=1024, access=AccessMode.R
 # below count this run's /dev/shm objects and processes and never another run's or a user's.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "chaos"))
 from isolation import claim_run_tag, process_name, run_processes, shm_names, wait_until  # noqa: E402
+from torch_helpers import torch  # noqa: E402, F401 (the fixture: a test that names torch gets it, or skips)
 
 RUN_TAG = claim_run_tag()  # before this process mints, so its own objects carry it too
 LEFTOVER_GRACE_S = 10.0

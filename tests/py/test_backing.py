@@ -25,6 +25,7 @@ from simpler.model.buffer import (
     view_array,
 )
 from simpler.model.task_interface import write_blob
+from torch_helpers import require_torch
 
 HOST_BACKENDS = [
     (BackendKind.POSIX_SHM, AccessMode.READWRITE),
@@ -129,7 +130,7 @@ def test_shm_buf_works_with_frombuffer_and_blocks_close_until_dropped():
 
 
 def test_torch_frombuffer_over_shm_buf():
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     h = create_buffer(8 * 4)
     t = torch.frombuffer(h.shm.buf, dtype=torch.float32, count=8)
     t.fill_(2.5)

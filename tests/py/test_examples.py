@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from opencl_helpers import require_opencl
+from torch_helpers import require_torch
 from worker_helpers import time_bound  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,6 +41,8 @@ def test_every_example_is_run_here():
 
 @pytest.mark.parametrize("name", sorted(SMALL_ARGS))
 def test_example_runs(name, capsys, monkeypatch):
+    if name == "training_step":  # the one example on torch tensors
+        require_torch()
     monkeypatch.setattr(sys, "argv", [f"{name}.py"])
     assert load(name).main(SMALL_ARGS[name]) == 0, capsys.readouterr().out
 
@@ -85,6 +88,8 @@ ON_OPENCL = sorted(set(SMALL_ARGS) - {"domain_all_gather"})
 @pytest.mark.parametrize("name", ON_OPENCL)
 def test_example_runs_on_opencl_chips(name, capsys, monkeypatch):
     require_opencl()
+    if name == "training_step":
+        require_torch()
     monkeypatch.setenv("SIMPLER_DEVICE", "opencl")
     monkeypatch.setattr(sys, "argv", [f"{name}.py"])
     assert load(name).main(SMALL_ARGS[name]) == 0, capsys.readouterr().out

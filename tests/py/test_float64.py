@@ -9,7 +9,6 @@ import struct
 
 import numpy as np
 import pytest
-import torch
 
 from simpler import ChipCallable, DataType, TensorArgType, Worker, element_size, numpy_dtype
 from worker_helpers import args, close_and_check
@@ -106,7 +105,7 @@ def test_elementwise_kernels_and_a_sub_worker_keep_every_bit(worker):
     np.testing.assert_array_equal(h.array(), w_expect / 2 + x0)
 
 
-def test_a_float64_array_and_a_float64_torch_tensor_are_shared_as_float64(worker):
+def test_a_float64_array_and_a_float64_torch_tensor_are_shared_as_float64(worker, torch):
     adds = worker.register(ChipCallable("std.add_scalar"))
     arr = np.linspace(0, 1, 64, dtype=np.float64)
     ten = torch.zeros(64, dtype=torch.float64).share_memory_()

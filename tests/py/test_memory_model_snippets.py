@@ -7,7 +7,9 @@ checked."""
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from torch_helpers import require_torch
+
+torch = require_torch(module_level=True)
 
 from simpler import (  # noqa: E402
     BackendKind,

@@ -16,7 +16,6 @@ from multiprocessing import shared_memory
 
 import numpy as np
 import pytest
-import torch
 
 from simpler import AccessMode, BackendKind, CallConfig, ChipCallable, DataType, TensorArgType, Worker
 from simpler.model.buffer import create_buffer
@@ -66,7 +65,7 @@ def _register(w):
     )
 
 
-def test_share_memory_tensor_before_init_is_fork_shm_written_in_place_by_chip_and_sub_worker(worker):
+def test_share_memory_tensor_before_init_is_fork_shm_written_in_place_by_chip_and_sub_worker(worker, torch):
     copy, fill, _total_h, _wait = _register(worker)
     t = torch.zeros(2 * N, dtype=torch.float32).share_memory_()
     src = torch.arange(N, dtype=torch.float32)
@@ -256,7 +255,7 @@ def test_the_buffer_keeps_the_object_alive_while_a_task_names_it(worker, tmp_pat
     assert alive() is None
 
 
-def test_after_init_torch_file_system_tensor_is_posix_shm_and_fd_strategy_is_refused(worker):
+def test_after_init_torch_file_system_tensor_is_posix_shm_and_fd_strategy_is_refused(worker, torch):
     _copy, fill, _total, _wait = _register(worker)
     addr = worker.alloc_shared_tensor((1,), DataType.UINT64)
     worker.init()
@@ -282,7 +281,7 @@ def test_after_init_torch_file_system_tensor_is_posix_shm_and_fd_strategy_is_ref
     worker.release_buffer(b, wait=True)
 
 
-def test_refusals_name_the_problem_and_change_nothing(worker):
+def test_refusals_name_the_problem_and_change_nothing(worker, torch):
     worker.register(_fill_sevens)
     x = np.zeros((8, 8), np.float32)
     count = len(worker._buffers)
@@ -312,7 +311,7 @@ def test_refusals_name_the_problem_and_change_nothing(worker):
     assert c.backend == BackendKind.POSIX_SHM and list(c.array()) == [0, 1, 2, 3]
 
 
-def test_shared_memory_reaches_the_chips_of_a_tree_of_workers():
+def test_shared_memory_reaches_the_chips_of_a_tree_of_workers(torch):
     w4 = Worker(level=4, task_timeout=60)
     try:
         w4.add_worker(Worker(level=3, num_chips=1))

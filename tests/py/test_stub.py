@@ -2,9 +2,12 @@
 stubgen makes of the built module, without the refusing overloads
 (scripts/drop_refusal_overloads.py) and laid out by scripts/compact_stub.py: a
 binding change without a regenerated stub fails here (regenerate with
-scripts/gen_stub.sh)."""
+scripts/gen_stub.sh). The stub is generated on the default interpreter (3.11); on 3.12 and
+later CPython gives every type with a buffer slot `__buffer__` and `__release_buffer__` (PEP 688),
+which stubgen lists: that is the interpreter's, not the binding's, and is left out before comparing."""
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +27,10 @@ def _script(name: str):
 
 
 def _shipped_form(text: str) -> str:
-    return _script("compact_stub").compact(_script("drop_refusal_overloads").drop(text))
+    text = _script("compact_stub").compact(_script("drop_refusal_overloads").drop(text))
+    if sys.version_info >= (3, 12):
+        text = re.sub(r'\n    def __(release_)?buffer__\(self, [^\n]*\n        """[^\n]*"""', "", text)
+    return text
 
 
 def test_stub_matches_the_built_module(tmp_path):
