@@ -28,6 +28,8 @@ const char* publish_status_text(ipc::PublishStatus s) noexcept {
         case ipc::PublishStatus::LANE_DEAD: return "the child is gone";
         case ipc::PublishStatus::BLOB_TOO_LARGE: return "the argument blob exceeds the mailbox capacity";
         case ipc::PublishStatus::BAD_AFTER_MASK: return "the task names producers its lane cannot know";
+        case ipc::PublishStatus::BAD_CONDITIONS:
+            return "the task names more producers on other lanes than a frame holds";
     }
     return "unknown publish status";
 }

@@ -80,16 +80,20 @@ std::string Mailbox::poison_reason() const {
 }
 
 PublishStatus Mailbox::publish(uint64_t callable_id, const CallConfig& config, std::span<const std::byte> blob,
-                               uint64_t& task_seq, Deadline deadline, uint32_t after_mask, bool withdrawn) noexcept {
+                               uint64_t& task_seq, Deadline deadline, uint32_t after_mask, bool withdrawn,
+                               std::span<const LaneCondition> conditions) noexcept {
     if (!usable()) return PublishStatus::LANE_DEAD;
     if (in_flight_) return PublishStatus::BUSY;
     if (blob.size() > capacity_) return PublishStatus::BLOB_TOO_LARGE;
+    if (conditions.size() > MAX_LANE_CONDITIONS) return PublishStatus::BAD_CONDITIONS;
     task_seq_ = next_seq_++;
     frame_->task_seq = task_seq_;
     frame_->callable_id = callable_id;
     frame_->config = config;
     frame_->blob_bytes = blob.size();
     frame_->after_mask = after_mask;
+    frame_->condition_count = static_cast<uint32_t>(conditions.size());
+    if (!conditions.empty()) std::memcpy(frame_->conditions, conditions.data(), conditions.size_bytes());
     if (!blob.empty()) std::memcpy(blob_, blob.data(), blob.size());
     const MailboxState ready = withdrawn ? MailboxState::WITHDRAWN : MailboxState::TASK_READY;
     state_ref(*frame_).store(static_cast<uint32_t>(ready), std::memory_order_release);
@@ -205,6 +209,17 @@ ChildWake Mailbox::wait_request(SpinWaiter& waiter, Deadline deadline, bool pare
 
 bool Mailbox::blob_length_ok() const noexcept {
     return std::atomic_ref<uint64_t>(frame_->blob_bytes).load(std::memory_order_relaxed) <= capacity_;
+}
+
+uint32_t Mailbox::task_conditions(std::span<LaneCondition, MAX_LANE_CONDITIONS> out) const noexcept {
+    const uint32_t count = std::atomic_ref<uint32_t>(frame_->condition_count).load(std::memory_order_relaxed);
+    // The common task names none: its conditions' line is left alone.
+    if (count != 0) std::memcpy(out.data(), frame_->conditions, sizeof(frame_->conditions));
+    return count;
+}
+
+bool Mailbox::withdrawn_before_start() const noexcept {
+    return state_ref(*frame_).load(std::memory_order_acquire) == static_cast<uint32_t>(MailboxState::WITHDRAWN);
 }
 
 TaskView Mailbox::begin_task() noexcept {

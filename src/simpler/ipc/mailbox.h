@@ -63,6 +63,7 @@ enum class PublishStatus : uint8_t {
     LANE_DEAD = 2,       // the child exited or the lane is poisoned
     BLOB_TOO_LARGE = 3,  // the blob exceeds the lane's capacity
     BAD_AFTER_MASK = 4,  // MailboxRing: the after mask names no task the child can know
+    BAD_CONDITIONS = 5,  // more than MAX_LANE_CONDITIONS lane conditions
 };
 
 struct MailboxConfig {
@@ -100,10 +101,14 @@ public:
     // serve_tasks ignores it. `withdrawn`: the task is published already
     // withdrawn (WITHDRAWN, not TASK_READY): the child answers it SKIPPED
     // without running it, and the lane's order and sequence numbers are kept.
+    // `conditions`: producers on other lanes the child waits for first
+    // (lane_board.h; at most MAX_LANE_CONDITIONS, else BAD_CONDITIONS): a
+    // MailboxRing's child loop honours them, serve_tasks ignores them as it
+    // does the after mask.
     // Returns the lane's task sequence number through `task_seq`.
     PublishStatus publish(uint64_t callable_id, const CallConfig& config, std::span<const std::byte> blob,
                           uint64_t& task_seq, Deadline deadline = NO_DEADLINE, uint32_t after_mask = 0,
-                          bool withdrawn = false) noexcept;
+                          bool withdrawn = false, std::span<const LaneCondition> conditions = {}) noexcept;
     // The in-flight task's result when there is one to report, nullopt while it
     // runs (or when nothing is in flight). Frees the lane on DONE/FAILED.
     std::optional<TaskResult> poll_result(Clock::time_point now) noexcept;
@@ -158,6 +163,13 @@ public:
     // Whether the last finish_*() had to wake the parent (it slept on the doorbell).
     [[nodiscard]] bool finish_woke_parent() const noexcept { return finish_woke_; }
     [[nodiscard]] bool shutdown_requested() const noexcept;
+    // The published task's lane conditions as the frame holds them, before
+    // begin_task(): returns the frame's count, untrusted (check_conditions
+    // bounds it), and when it is not 0 copies all MAX_LANE_CONDITIONS entries into `out`.
+    [[nodiscard]] uint32_t task_conditions(std::span<LaneCondition, MAX_LANE_CONDITIONS> out) const noexcept;
+    // Whether the parent withdrew the published task (before begin_task(),
+    // which would then answer it withdrawn).
+    [[nodiscard]] bool withdrawn_before_start() const noexcept;
 
     [[nodiscard]] size_t blob_capacity() const noexcept { return capacity_; }
     [[nodiscard]] MailboxFrame& frame() const noexcept { return *frame_; }

@@ -3,8 +3,9 @@
 // sizeof(MailboxFrame)). Three cache lines of control (who writes each line is
 // stated on it; in the hot path only the state's line has two writers: the
 // parent's TASK_READY, the child's RUNNING and result),
-// then the task frame (callable id, call config, blob length) and the error
-// message buffer.
+// then the task frame (callable id, call config, blob length), its lane
+// conditions (lane_board.h: producers on other lanes it waits for) and the
+// error message buffer.
 //
 // Every field is raw: states and error codes are stored as integers and become
 // enums only after mailbox.cpp has checked them. A child is not trusted: the
@@ -21,7 +22,7 @@
 namespace simpler::ipc {
 
 inline constexpr uint32_t MAILBOX_MAGIC = 0x584F424Du;  // "MBOX" little-endian
-inline constexpr uint32_t MAILBOX_LAYOUT_VERSION = 2;
+inline constexpr uint32_t MAILBOX_LAYOUT_VERSION = 3;
 inline constexpr size_t CALL_CONFIG_BYTES = 64;
 inline constexpr size_t ERROR_MESSAGE_BYTES = 4096;     // including the terminating NUL
 inline constexpr size_t DEFAULT_BLOB_CAPACITY = size_t{1} << 20;
@@ -43,6 +44,18 @@ enum class MailboxState : uint32_t {
     FAILED = 4,
     WITHDRAWN = 5,
 };
+
+// "Start once task `seq` of lane `lane` has completed" (lane_board.h): a
+// producer of the task running on another child's lane. A task carries up to
+// MAX_LANE_CONDITIONS; the child checks them (check_conditions) before it waits.
+inline constexpr uint32_t MAX_LANE_CONDITIONS = 4;
+struct LaneCondition {
+    uint32_t lane;  // the producer's lane (a LaneBoard index)
+    uint32_t _pad;
+    uint64_t seq;   // the producer's sequence on that lane (1, 2, ... in publish order)
+};
+static_assert(std::is_trivially_copyable_v<LaneCondition>);
+static_assert(sizeof(LaneCondition) == 16);
 
 // The call config travels as opaque bytes; the engine owns their meaning.
 struct CallConfig {
@@ -76,15 +89,16 @@ struct alignas(64) MailboxFrame {
     uint64_t blob_bytes;      // bytes of the blob area in use
     uint64_t task_seq;        // the parent's id of the published task
     uint32_t after_mask;      // bit i-1: the task published i before this one on the lane's ring is a producer
-    uint32_t _pad6;
+    uint32_t condition_count; // how many of `conditions` hold (untrusted: checked against MAX_LANE_CONDITIONS)
     uint8_t _pad5[32];
     CallConfig config;
+    LaneCondition conditions[MAX_LANE_CONDITIONS];  // producers on other lanes, written by the parent
     // Written by the child before FAILED: NUL-terminated, truncated to fit.
     char error_message[ERROR_MESSAGE_BYTES];
 };
 static_assert(std::is_trivially_copyable_v<MailboxFrame>);
 static_assert(std::is_standard_layout_v<MailboxFrame>);
-static_assert(sizeof(MailboxFrame) == 4416);
+static_assert(sizeof(MailboxFrame) == 4480);
 static_assert(alignof(MailboxFrame) == 64);
 static_assert(offsetof(MailboxFrame, magic) == 0);
 static_assert(offsetof(MailboxFrame, layout_version) == 4);
@@ -101,7 +115,9 @@ static_assert(offsetof(MailboxFrame, callable_id) == 192);
 static_assert(offsetof(MailboxFrame, blob_bytes) == 200);
 static_assert(offsetof(MailboxFrame, task_seq) == 208);
 static_assert(offsetof(MailboxFrame, after_mask) == 216);
+static_assert(offsetof(MailboxFrame, condition_count) == 220);
 static_assert(offsetof(MailboxFrame, config) == 256);
-static_assert(offsetof(MailboxFrame, error_message) == 320);
+static_assert(offsetof(MailboxFrame, conditions) == 320);
+static_assert(offsetof(MailboxFrame, error_message) == 384);
 
 }  // namespace simpler::ipc

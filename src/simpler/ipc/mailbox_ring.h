@@ -22,6 +22,17 @@
 // code — CHILD_DIED from each slot's own frame, otherwise "lost before it
 // ran" with the first failure's reason — so no task on a lost lane hangs.
 //
+// Other lanes: a ring made with a LaneBoard (lane_board.h) and its index on
+// it takes tasks that wait for producers on other lanes (publish's
+// `conditions`). The parent's publish notes each sequence on the board and a
+// lost ring marks its lane lost there (so does the reaper's
+// mark_child_exited); the child, before it starts such a task, checks its
+// conditions (a refusal answers BAD_ARGUMENTS) and waits for each on the
+// board, looking every CONDITION_SLICE for a withdrawal or a shutdown; a
+// producer that failed, was skipped or was lost with its lane makes the task
+// SKIPPED, naming the producer. After each task it serves, the child records
+// the outcome on the board, before it answers the parent.
+//
 // Threading as Mailbox: the parent's half from one thread at a time,
 // mark_child_exited from the reaper; the child's half (serve_ring) from the
 // child's serving thread.
@@ -38,16 +49,22 @@
 #include <string>
 #include <vector>
 
+#include "simpler/ipc/lane_board.h"
 #include "simpler/ipc/mailbox.h"
 #include "simpler/ipc/serve_tasks.h"
 
 namespace simpler::ipc {
 
 inline constexpr uint32_t MAX_RING_DEPTH = 8;
+// How often a child waiting for another lane looks at its own slot for a
+// withdrawal or a shutdown (neither wakes it there).
+inline constexpr std::chrono::milliseconds CONDITION_SLICE{50};
 
 struct MailboxRingConfig {
     size_t blob_capacity = DEFAULT_BLOB_CAPACITY;  // per slot
     uint32_t depth = 2;                            // tasks in flight at most, [1, MAX_RING_DEPTH]
+    LaneBoard* board = nullptr;                    // the lanes' progress; null: no conditions, nothing recorded
+    uint32_t lane = 0;                             // this ring's lane on `board`
 };
 
 class MailboxRing {
@@ -65,9 +82,11 @@ public:
     // at or beyond `depth` back or before the lane's first; LANE_DEAD and
     // BLOB_TOO_LARGE as Mailbox. Publishes nothing unless OK. `withdrawn`: as
     // Mailbox::publish (a task withdrawn before it reached the ring).
+    // `conditions`: producers on other lanes of the board (see above;
+    // BAD_CONDITIONS on a ring without a board or over MAX_LANE_CONDITIONS).
     PublishStatus publish(uint64_t callable_id, const CallConfig& config, std::span<const std::byte> blob,
                           uint64_t& task_seq, Deadline deadline = NO_DEADLINE, uint32_t after_mask = 0,
-                          bool withdrawn = false) noexcept;
+                          bool withdrawn = false, std::span<const LaneCondition> conditions = {}) noexcept;
     // The oldest in-flight task's result when it has one; nullopt while it
     // runs or when nothing is in flight. Results come strictly in publish order.
     std::optional<TaskResult> poll_result(Clock::time_point now) noexcept;
@@ -104,6 +123,8 @@ public:
     [[nodiscard]] std::vector<uint64_t> in_flight_seqs() const;
 
     [[nodiscard]] Mailbox& slot(uint32_t i) noexcept { return *slots_[i]; }
+    [[nodiscard]] LaneBoard* board() const noexcept { return board_; }
+    [[nodiscard]] uint32_t lane() const noexcept { return lane_; }
     // Child side: the slot serve_ring serves now (or served last), for a
     // fault handler that must answer the task in progress from any thread.
     [[nodiscard]] Mailbox& serving_slot() noexcept { return *slots_[serving_.load(std::memory_order_relaxed)]; }
@@ -118,6 +139,8 @@ private:
     TaskError lost_error_ = TaskError::NONE;
     std::string lost_reason_;
     std::atomic<uint32_t> serving_{0};  // child side: serve_ring's current slot
+    LaneBoard* board_ = nullptr;
+    uint32_t lane_ = 0;
 };
 
 // The child's loop over a ring: serves its slots in order, skipping a task

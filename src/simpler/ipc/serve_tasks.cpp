@@ -4,14 +4,25 @@
 
 namespace simpler::ipc {
 
-bool serve_task(Mailbox& mailbox, const TaskView& task, const TaskHandler& handler) {
+bool finish_task(Mailbox& mailbox, const TaskOutcome& outcome, const BoardNote* note) {
+    const bool ok = outcome.error == TaskError::NONE;
+    // The outputs are written: waiters on other lanes may start before the parent hears.
+    if (note != nullptr) note->board->complete(note->lane, note->seq, ok);
+    if (ok) {
+        mailbox.finish_ok();
+    } else {
+        mailbox.finish_failed(outcome.error, outcome.message);
+    }
+    return ok;
+}
+
+bool serve_task(Mailbox& mailbox, const TaskView& task, const TaskHandler& handler, const BoardNote* note) {
     if (task.withdrawn) {
-        mailbox.finish_failed(TaskError::SKIPPED, "not run: its parent withdrew it before it started");
-        return false;
+        return finish_task(mailbox, {TaskError::SKIPPED, "not run: its parent withdrew it before it started"}, note);
     }
     if (!mailbox.blob_length_ok()) {
-        mailbox.finish_failed(TaskError::BAD_ARGUMENTS, "argument blob length exceeds the mailbox capacity");
-        return false;
+        return finish_task(mailbox, {TaskError::BAD_ARGUMENTS, "argument blob length exceeds the mailbox capacity"},
+                           note);
     }
     TaskOutcome outcome;
     try {
@@ -21,12 +32,7 @@ bool serve_task(Mailbox& mailbox, const TaskView& task, const TaskHandler& handl
     } catch (...) {
         outcome = TaskOutcome{TaskError::TASK_FAILED, "non-standard exception"};
     }
-    if (outcome.error == TaskError::NONE) {
-        mailbox.finish_ok();
-        return true;
-    }
-    mailbox.finish_failed(outcome.error, outcome.message);
-    return false;
+    return finish_task(mailbox, outcome, note);
 }
 
 Deadline idle_deadline(std::chrono::nanoseconds idle_limit) noexcept {

@@ -14,14 +14,23 @@
 #include <functional>
 #include <string>
 
+#include "simpler/ipc/lane_board.h"
 #include "simpler/ipc/mailbox.h"
 #include "simpler/ipc/spin_wait.h"
 
 namespace simpler::ipc {
 
 struct TaskOutcome {
-    TaskError error = TaskError::NONE;  // NONE, TASK_FAILED, BAD_ARGUMENTS or UNKNOWN_CALLABLE
+    TaskError error = TaskError::NONE;  // NONE, or one a child may report (TASK_FAILED, BAD_ARGUMENTS, ...)
     std::string message;                // why, when error != NONE
+};
+
+// Where a served task's outcome is also recorded: task `seq` of `lane` on
+// `board` (lane_board.h), before the parent is answered.
+struct BoardNote {
+    LaneBoard* board = nullptr;
+    uint32_t lane = 0;
+    uint64_t seq = 0;
 };
 
 using TaskHandler = std::function<TaskOutcome(const TaskView& task)>;
@@ -37,8 +46,13 @@ inline constexpr int SERVE_STOPPED = 4;    // stop_after_task said so
 // (SERVE_STOPPED; empty: never asked).
 // Serves the task begin_task() just returned from `mailbox`: answers a
 // withdrawn one SKIPPED, refuses a blob length beyond the capacity, runs `handler`, stores its outcome (an escaping
-// exception as TASK_FAILED). Returns whether the task succeeded.
-bool serve_task(Mailbox& mailbox, const TaskView& task, const TaskHandler& handler);
+// exception as TASK_FAILED). Returns whether the task succeeded. `note`: the
+// board that also records the outcome (null: none).
+bool serve_task(Mailbox& mailbox, const TaskView& task, const TaskHandler& handler, const BoardNote* note = nullptr);
+
+// Stores `outcome` as the task's result (on `note`'s board first, when
+// given); returns whether it is a success.
+bool finish_task(Mailbox& mailbox, const TaskOutcome& outcome, const BoardNote* note = nullptr);
 
 // When a wait for the next request that starts now gives up: NO_DEADLINE for
 // an idle_limit too long to count (nanoseconds::max(): serve forever), without

@@ -40,7 +40,7 @@ TaskResult run_one(Mailbox& mb, const Doorbell& bell, uint64_t callable, std::sp
 }  // namespace
 
 TEST(MailboxFrame, LayoutIsPinned) {
-    EXPECT_EQ(sizeof(MailboxFrame), 4416u);
+    EXPECT_EQ(sizeof(MailboxFrame), 4480u);
     EXPECT_EQ(offsetof(MailboxFrame, request), 64u);
     EXPECT_EQ(offsetof(MailboxFrame, shutdown), 72u);
     EXPECT_EQ(offsetof(MailboxFrame, state), 128u);
@@ -48,8 +48,10 @@ TEST(MailboxFrame, LayoutIsPinned) {
     EXPECT_EQ(offsetof(MailboxFrame, callable_id), 192u);
     EXPECT_EQ(offsetof(MailboxFrame, task_seq), 208u);
     EXPECT_EQ(offsetof(MailboxFrame, after_mask), 216u);
+    EXPECT_EQ(offsetof(MailboxFrame, condition_count), 220u);
     EXPECT_EQ(offsetof(MailboxFrame, config), 256u);
-    EXPECT_EQ(offsetof(MailboxFrame, error_message), 320u);
+    EXPECT_EQ(offsetof(MailboxFrame, conditions), 320u);
+    EXPECT_EQ(offsetof(MailboxFrame, error_message), 384u);
     EXPECT_EQ(sizeof(SharedWord), 8u);
 }
 
