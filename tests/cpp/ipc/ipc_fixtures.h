@@ -11,7 +11,14 @@
 #include <unistd.h>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "simpler/ipc/doorbell.h"
 #include "simpler/ipc/mailbox.h"
+#include "simpler/ipc/mailbox_ring.h"
 #include "simpler/ipc/serve_tasks.h"
 #include "simpler/ipc/spin_wait.h"
 #include "simpler/task_interface/buffer.h"
@@ -57,6 +64,23 @@ inline std::vector<std::byte> bytes_of(std::string_view s) {
     std::vector<std::byte> b(s.size());
     std::memcpy(b.data(), s.data(), s.size());
     return b;
+}
+
+// The ring's next result, waiting on the doorbell (a test failure after 10 s,
+// answered TIMED_OUT so the test goes on to say what it expected).
+inline simpler::ipc::TaskResult next_result(simpler::ipc::MailboxRing& ring, const simpler::ipc::Doorbell& bell) {
+    using namespace simpler::ipc;
+    SpinWaiter waiter;
+    const Deadline guard = after(std::chrono::milliseconds(10'000));
+    for (;;) {
+        const uint32_t seen = bell.sequence();
+        if (std::optional<TaskResult> r = ring.poll_result()) return *r;
+        if (Clock::now() >= guard) {
+            ADD_FAILURE() << "no result within 10 s";
+            return TaskResult{TaskError::TIMED_OUT, 0, "test bound"};
+        }
+        bell.wait_past(seen, waiter, std::min(guard, ring.deadline()));
+    }
 }
 
 }  // namespace ipc_test

@@ -67,20 +67,6 @@ ChildProcess serve(MailboxRing& ring, Shared& shared) {
     });
 }
 
-TaskResult next_result(MailboxRing& ring, const Doorbell& bell) {
-    SpinWaiter waiter;
-    const Deadline guard = after(10'000ms);
-    for (;;) {
-        const uint32_t seen = bell.sequence();
-        if (std::optional<TaskResult> r = ring.poll_result()) return *r;
-        if (Clock::now() >= guard) {
-            ADD_FAILURE() << "no result within 10 s";
-            return TaskResult{TaskError::TIMED_OUT, 0, "test bound"};
-        }
-        bell.wait_past(seen, waiter, guard);
-    }
-}
-
 uint64_t publish(MailboxRing& ring, uint64_t callable, std::vector<LaneCondition> conditions = {}) {
     uint64_t seq = 0;
     EXPECT_EQ(ring.publish(callable, CallConfig{}, {}, seq, NO_DEADLINE, 0, false, conditions), PublishStatus::OK);

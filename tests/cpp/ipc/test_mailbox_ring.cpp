@@ -33,20 +33,6 @@ int serve_echo_ring(MailboxRing& ring, std::vector<int>* order = nullptr) {
     return serve_ring(ring, [order](const TaskView& t) { return echo(t, order); }, SpinPolicy{}, 20'000ms);
 }
 
-TaskResult next_result(MailboxRing& ring, const Doorbell& bell) {
-    SpinWaiter waiter;
-    const Deadline guard = after(10'000ms);
-    for (;;) {
-        const uint32_t seen = bell.sequence();
-        if (std::optional<TaskResult> r = ring.poll_result()) return *r;
-        if (Clock::now() >= guard) {
-            ADD_FAILURE() << "no result within 10 s";
-            return TaskResult{TaskError::TIMED_OUT, 0, "test bound"};
-        }
-        bell.wait_past(seen, waiter, std::min(guard, ring.deadline()));
-    }
-}
-
 uint64_t publish(MailboxRing& ring, uint64_t callable, std::span<const std::byte> blob = {}, uint32_t mask = 0,
                  Deadline deadline = NO_DEADLINE) {
     uint64_t seq = 0;
