@@ -106,7 +106,7 @@ def main(argv=None) -> int:
             lambda: w.run(lambda o, _a, _c: o.submit_sub(fns["hang"], task((c.tensor((16,), F32), OUT)))),
         )
 
-        print("children now:", "; ".join(w.child_status()))
+        print("children now:", "; ".join(str(s) for s in w.child_status()))
         w.run(
             lambda o, _a, _c: o.submit_sub(fns["double"], task((a.tensor((16,), F32), IN), (c.tensor((16,), F32), OUT)))
         )

@@ -233,15 +233,15 @@ void bind_engine(nb::module_& m) {
         .def_ro("dropped", &simpler::EdgeLog::dropped, "Edges inferred after the capacity was reached, not kept.");
 
     nb::class_<simpler::ChildStatus>(m, "ChildStatus",
-                                     "What a Worker says of one child (EngineWorker.child_states): lost or usable, "
-                                     "why, and what a next-level Worker child reported lost below it.")
+                                     "What a Worker says of one child (Worker.child_status): lost or usable, why, "
+                                     "and what a next-level Worker child reported lost below it.")
         .def_ro("child", &simpler::ChildStatus::child, "The child (a ChildRef).")
         .def_ro("lost", &simpler::ChildStatus::lost, "Whether it is lost for good.")
         .def_ro("why", &simpler::ChildStatus::why, "How it was lost ('' while it is usable).")
         .def_ro("below_lost", &simpler::ChildStatus::below_lost,
                 "A usable next-level Worker child: how many children it reported lost below it.")
         .def_ro("below", &simpler::ChildStatus::below, "... and which ('chip 1: lost (...)'; '; ' between them).")
-        .def("__str__", &simpler::ChildStatus::line, "The line child_status() gives ('chip 1: lost (...)').")
+        .def("__str__", &simpler::ChildStatus::line, "The line people read ('chip 1: lost (...)').")
         .def("__repr__", [](const simpler::ChildStatus& s) { return "ChildStatus(" + s.line() + ")"; });
 
     nb::class_<Worker> cls(m, "EngineWorker",

@@ -11,7 +11,7 @@ COLLECTIVE_DTYPES; from simpler.collectives), the progress display (show_progres
 ChildProgress), and the handles a run speaks of: TaskHandle (what a submit
 returns), TaskHandles (what a batch submit returns), SubmittedTasks (what
 Orchestrator.submitted is), EdgeLog (what Worker.take_edge_log returns), ChildRef and ChildKind
-(which child a task ran on); DeviceFacts and
+(which child a task ran on), ChildStatus (what Worker.child_status says of each child); DeviceFacts and
 DeviceKind (what Worker.device_facts says a chip drives); and where the installed headers and
 CMake package are: get_include(), get_cmake_dir()."""
 
@@ -20,6 +20,7 @@ from simpler._core import (
     CallConfig,
     ChildKind,
     ChildRef,
+    ChildStatus,
     DeviceFacts,
     DeviceKind,
     FailedTask,
@@ -112,6 +113,7 @@ __all__ = [
     "ChildKind",
     "ChildProgress",
     "ChildRef",
+    "ChildStatus",
     "ChipCallable",
     "ChipStorageTaskArgs",
     "ChipTensor",

@@ -1126,7 +1126,7 @@ class EdgeLog:
 
 class ChildStatus:
     """
-    What a Worker says of one child (EngineWorker.child_states): lost or usable, why, and what a next-level Worker child reported lost below it.
+    What a Worker says of one child (Worker.child_status): lost or usable, why, and what a next-level Worker child reported lost below it.
     """
     @property
     def child(self) -> ChildRef:
@@ -1144,7 +1144,7 @@ class ChildStatus:
     def below(self) -> str:
         """... and which ('chip 1: lost (...)'; '; ' between them)."""
     def __str__(self) -> str:
-        """The line child_status() gives ('chip 1: lost (...)')."""
+        """The line people read ('chip 1: lost (...)')."""
     def __repr__(self) -> str: ...
 
 class EngineWorker:

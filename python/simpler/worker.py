@@ -23,6 +23,7 @@ import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar, Union
 
 from simpler._core import (
+    ChildStatus,
     DataType,
     DeviceFacts,
     EngineWorker,
@@ -483,10 +484,11 @@ class Worker:
             raise RuntimeError("Worker.progress: call init() first")
         return snapshot(self._state.core.progress())
 
-    def child_status(self) -> List[str]:
-        """One line per child: `chip 0: usable`, or lost and why (`chip 1: lost (child killed by
-        signal 9 ...)`); a next-level Worker's line adds what it lost below it. Empty before init()."""
-        return self._state.core.child_status() if self._state.core else []
+    def child_status(self) -> List[ChildStatus]:
+        """One ChildStatus per child, in child order: `.child`, `.lost` and `.why`; for a next-level
+        Worker, `.below_lost` and `.below` (what it lost below it). `str()` of one is the line people
+        read: `chip 0: usable`, `chip 1: lost (child killed by signal 9 ...)`. Empty before init()."""
+        return list(self._state.core.child_states()) if self._state.core else []
 
     def child_pids(self) -> List[int]:
         """The process ids of its local children (chips, sub-workers, next-level Workers); a remote

@@ -2,8 +2,9 @@
 (simpler.RunError and its FailureReport, a refused field's FieldRefused), so
 nothing in the package or the engine reads one back with a regular
 expression, nor reads or edits a caught exception's text (`str(e).startswith`,
-`str(e).replace`, `"..." in str(e)`, `e.args[0]`...), nor parses a line of child_status()
-(text for people; child_states() gives the values). Any use of Python's `re`
+`str(e).replace`, `"..." in str(e)`, `e.args[0]`...), nor parses a status line (the
+EngineWorker's child_status(): text for people; Worker.child_status() and child_states() give
+ChildStatus values). Any use of Python's `re`
 or of std::regex fails this test unless it is listed below with what it reads;
 a caught exception's text may be passed on whole (`f"{e}"`, `str(e)` as an
 argument), never looked into."""

@@ -55,7 +55,7 @@ def test_status_trace_lanes_and_errors_name_children_and_tasks_by_their_handles(
     assert handles[0].id < handles[1].id
 
     children = [ChildRef(ChildKind.CHIP, 0), ChildRef(ChildKind.CHIP, 1), ChildRef(ChildKind.SUB_WORKER, 0)]
-    assert worker.child_status() == [c.name() + ": usable" for c in children]
+    assert [str(s) for s in worker.child_status()] == [c.name() + ": usable" for c in children]
 
     events = worker.trace_events()
     ran = {i.task: i for i in intervals(events)}

@@ -84,7 +84,7 @@ def test_a_chain_on_one_chip_ends_with_every_task_applied_in_order(closing, spin
     assert_chain_ran(x, y, n)
     w.run(lambda o, _a, _c: submit_chain(o, add, x, y, n))  # and again, from where it stopped
     assert_chain_ran(x, y, 2 * n)
-    assert all(s.endswith("usable") for s in w.child_status())
+    assert all(not s.lost and not s.below_lost for s in w.child_status())
 
 
 @pytest.mark.parametrize("spin", [None, 0.0])
@@ -112,7 +112,7 @@ def test_a_failing_task_mid_chain_poisons_its_dependents_and_not_its_independent
     assert f"{after} dependent task(s) were not run" in msg, msg
     assert_chain_ran(x, y, before)  # the tasks before the failure ran, none after it
     assert_chain_ran(u, v, before + after)  # the independent chain ran to its end
-    assert all(s.endswith("usable") for s in w.child_status())
+    assert all(not s.lost and not s.below_lost for s in w.child_status())
     w.run(lambda o, _a, _c: submit_chain(o, add, x, y, 2))  # the chip still serves the chain
     assert_chain_ran(x, y, before + 2)
 
@@ -158,7 +158,7 @@ def test_a_chip_killed_mid_chain_fails_the_run_and_poisons_the_rest_of_the_chain
     assert (view_array(slot.tensor((2,), I32)) == 0).all(), "the waiting task finished before it was killed"
     assert_chain_ran(x, y, before)  # the tasks before the kill ran, none after it
     status = w.child_status()
-    assert status[0].startswith("chip 0: lost") and "signal 9" in status[0] and status[1] == "chip 1: usable", status
+    assert status[0].lost and "signal 9" in status[0].why and str(status[1]) == "chip 1: usable", status
     assert not alive(chip0)
     w.run(lambda o, _a, _c: submit_chain(o, add, x, y, 2, chip=1))  # the chain goes on on chip 1
     assert_chain_ran(x, y, before + 2)
@@ -213,7 +213,7 @@ def test_a_chained_task_goes_to_its_chip_behind_its_producer_and_reads_what_it_w
     assert gate.ok and first.ok, (gate, first)
     # published before the gate's result was collected: it waited on the chip, not in the parent
     assert first.start_ns < gate.end_ns, (gate, first)
-    assert all(s.endswith("usable") for s in w.child_status())
+    assert all(not s.lost and not s.below_lost for s in w.child_status())
 
 
 @pytest.mark.parametrize("spin", [None, 0.0])
@@ -230,7 +230,7 @@ def test_a_failing_producer_skips_its_chained_task_which_is_poisoned_as_today(cl
     gate, first = chained_behind_gate(w, handles["gate"])
     assert not gate.ok and first.start_ns < gate.end_ns, (gate, first)
     assert not first.ok and "SKIPPED" in first.error, first  # the chip skipped it: it was on the chip
-    assert all(s.endswith("usable") for s in w.child_status())
+    assert all(not s.lost and not s.below_lost for s in w.child_status())
     w.run(lambda o, _a, _c: submit_chain(o, add, x, y, 2))  # the chip still serves the chain
     assert_chain_ran(x, y, 2)
 
@@ -252,7 +252,7 @@ def test_a_chip_killed_with_two_tasks_in_flight_fails_both_and_poisons_the_rest(
     assert not first.ok and "CHILD_DIED" in first.error, first
     assert_untouched(x, y)
     status = w.child_status()
-    assert status[0].startswith("chip 0: lost") and "signal 9" in status[0] and status[1] == "chip 1: usable", status
+    assert status[0].lost and "signal 9" in status[0].why and str(status[1]) == "chip 1: usable", status
     assert not alive(chip0)
     w.run(lambda o, _a, _c: submit_chain(o, add, x, y, 2, chip=1))  # the chain goes on on chip 1
     assert_chain_ran(x, y, 2)
@@ -279,7 +279,7 @@ def test_a_producer_past_its_deadline_fails_its_chained_task_and_poisons_the_res
     assert not first.ok and "the lane was lost before this task ran" in first.error, first
     assert_untouched(x, y)
     status = w.child_status()
-    assert status[0].startswith("chip 0: lost") and status[1] == "chip 1: usable", status
+    assert status[0].lost and str(status[1]) == "chip 1: usable", status
     deadline = time.monotonic() + 10
     while alive(chip0) and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -308,6 +308,6 @@ def test_ctrl_c_withdraws_a_chained_task_its_chip_has_not_begun(closing, tmp_pat
     assert gate.ok and first.start_ns < gate.end_ns, (gate, first)  # the first task was on the lane behind the gate
     assert not first.ok and "its parent withdrew it before it started" in first.error, first
     assert_untouched(x, y)  # the gate leaves x as it is; neither chained task ran
-    assert all(s.endswith("usable") for s in w.child_status())
+    assert all(not s.lost and not s.below_lost for s in w.child_status())
     w.run(lambda o, _a, _c: submit_chain(o, add, x, y, 2))  # the chip still serves the chain
     assert_chain_ran(x, y, 2)

@@ -133,7 +133,7 @@ def test_a_sigkilled_l3_child_or_chip_below_it_is_reported_at_l4_and_the_rest_go
     if victim == "l3":
         assert text.startswith("L4 → L3[0]: ") and "CHILD_DIED" in text and "signal 9" in text, text
         assert wait_gone([l3_pids[0], *below[l3_pids[0]]]) == []  # the whole subtree went
-        assert any("worker 0: lost" in s for s in w4.child_status())
+        assert any(s.lost and s.child.name() == "worker 0" for s in w4.child_status())
         with pytest.raises(ValueError, match="worker=0 is lost"):
             w4.run(lambda o, _a, _c: o.submit_next_level(add, args(), worker=0))
     else:
@@ -198,11 +198,13 @@ def test_a_chip_lost_inside_an_l3_child_is_reported_at_l4_at_once_without_a_run(
         w4.run(lambda o, _a, _c: o.submit_next_level(fwd, ta, worker=0))
         chips = json.loads(marks.read_text())
         (l3,) = w4.child_pids()
-        assert w4.child_status() == ["worker 0: usable"]
+        assert [str(s) for s in w4.child_status()] == ["worker 0: usable"]
         os.kill(chips[1], signal.SIGKILL)
-        _await(lambda: "lost below it" in w4.child_status()[0], "the L4 saw the chip lost below its L3 child")
+        _await(lambda: w4.child_status()[0].below_lost > 0, "the L4 saw the chip lost below its L3 child")
         (status,) = w4.child_status()
-        assert status.startswith("worker 0: usable; lost below it: chip 1: lost (") and "signal 9" in status, status
+        assert not status.lost and status.below_lost == 1, status
+        assert status.below.startswith("chip 1: lost (") and "signal 9" in status.below, status
+        assert str(status).startswith("worker 0: usable; lost below it: chip 1: lost ("), status
         _await(lambda: any("chip 1: lost" in m for m in records.messages), "the L4 logged it")
         (logged,) = [m for m in records.messages if m.startswith("L4: ")]
         assert logged == f"L4: {status}", records.messages
@@ -232,6 +234,7 @@ def test_a_chip_lost_two_levels_down_reaches_the_top(closing, tmp_path):
     w5.run(lambda o, _a, _c: o.submit_next_level(h4, ta, worker=0))
     chips = json.loads(marks.read_text())
     os.kill(chips[1], signal.SIGKILL)
-    _await(lambda: "lost below it" in w5.child_status()[0], "the L5 saw the chip lost two levels down")
+    _await(lambda: w5.child_status()[0].below_lost > 0, "the L5 saw the chip lost two levels down")
     (status,) = w5.child_status()
-    assert status.startswith("worker 0: usable; lost below it: worker 0 → chip 1: lost (") and "signal 9" in status
+    assert not status.lost and status.below_lost == 1 and "signal 9" in status.below, status
+    assert str(status).startswith("worker 0: usable; lost below it: worker 0 → chip 1: lost ("), status

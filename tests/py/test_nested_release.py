@@ -210,4 +210,4 @@ def test_a_stopped_l3_child_that_never_answers_a_forget_is_lost_at_the_task_time
     msg = str(info.value)
     assert "TIMED_OUT: it did not answer a forget message (buffers released) within task_timeout (1 s)" in msg, msg
     (status,) = w4.child_status()
-    assert "lost" in status and "forget message" in status, status
+    assert status.lost and "forget message" in status.why, status

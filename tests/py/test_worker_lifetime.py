@@ -65,7 +65,7 @@ def test_init_from_a_thread_that_exits_leaves_chips_and_sub_workers_working(clos
         np.testing.assert_array_equal(view_array(c.tensor((N,), F32)), np.arange(N, dtype=np.float32) + 10)
         np.testing.assert_array_equal(view_array(d.tensor((N,), F32)), 3 * (np.arange(N, dtype=np.float32) + 10))
         view_array(b.tensor((N,), F32))[...] = 10
-    assert all(s.endswith(": usable") for s in w.child_status()), w.child_status()
+    assert all(not s.lost and not s.below_lost for s in w.child_status()), w.child_status()
 
 
 def test_a_worker_dropped_without_close_is_collected_and_stops_its_children():

@@ -105,7 +105,7 @@ _FORK_SCRIPT = textwrap.dedent("""
 
     w.run(orch)
     assert (view_array(y) == 7).all()
-    assert w.child_status() == ["chip 0: usable", "sub-worker 0: usable"], w.child_status()
+    assert [str(s) for s in w.child_status()] == ["chip 0: usable", "sub-worker 0: usable"], w.child_status()
     w.close()
     print("ok")
 """)

@@ -61,7 +61,7 @@ w4.run(tasks((0,)))  # the L4 goes on with the child it has left
 again = bool(np.array_equal(dst.array()[:N], S[:N] + 1))
 shm = rk.shm_prefix(src)
 w4.close()
-ok = named and again and "lost" in status[1]
+ok = named and again and status[1].lost
 print(message, file=sys.stderr)
-rk.print_result(ok, shm=shm, named=named, again=again, child1_lost="lost" in status[1])
+rk.print_result(ok, shm=shm, named=named, again=again, child1_lost=status[1].lost)
 sys.exit(0 if ok else 1)

@@ -61,7 +61,7 @@ w4.run(tasks((0, 1)))  # the L4 goes on with the children it has left
 again = bool(np.array_equal(dst.array()[: 2 * N], S[: 2 * N] + 1))
 shm = rk.shm_prefix(src)
 w4.close()
-ok = named and others_done and again and "lost" in status[2]
+ok = named and others_done and again and status[2].lost
 print(message, file=sys.stderr)
 rk.print_result(
     ok,
@@ -70,7 +70,7 @@ rk.print_result(
     others_done=others_done,
     again=again,
     detect_s=f"{detect_s:.2f}",
-    child2_lost="lost" in status[2],
+    child2_lost=status[2].lost,
     **fields,
 )
 sys.exit(0 if ok else 1)
