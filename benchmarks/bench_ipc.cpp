@@ -11,14 +11,22 @@
 // share of the parent's waits that reached the futex. Last, a chain of
 // dependent one-tensor tasks through a MailboxRing of depth 1, 2 and 4 (each
 // task names the one before it as its producer; the parent keeps the ring
-// full): real time per task, what pipelining the lane buys at this layer.
+// full): real time per task, what pipelining the lane buys at this layer. And
+// a chain alternating between two children (BM_CrossLaneChain): each task's
+// producer ran on the other child, handed over through the parent or, with
+// lane conditions, from child to child.
 #include <benchmark/benchmark.h>
 
+#include <array>
+#include <deque>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "benchmarks/raw_ping_pong.h"
 #include "simpler/ipc/child_process.h"
 #include "simpler/ipc/doorbell.h"
+#include "simpler/ipc/lane_board.h"
 #include "simpler/ipc/mailbox.h"
 #include "simpler/ipc/mailbox_ring.h"
 #include "simpler/ipc/spin_wait.h"
@@ -129,6 +137,84 @@ void BM_RingChain(benchmark::State& state) {
     finish_child(state, child);
 }
 
+// A chain of empty tasks alternating between two children's lanes (task n
+// needs task n - 1, which ran on the other child): the cross-process hand-off
+// between two children. conditions:0 goes through the parent as chips do
+// today (it publishes task n once task n - 1's result is back); conditions:1
+// publishes ahead, each task naming its producer on the other lane as a lane
+// condition (lane_board.h), so one child starts the moment the other finished.
+void BM_CrossLaneChain(benchmark::State& state) {
+    const bool ahead = state.range(0) != 0;
+    Doorbell bell;
+    LaneBoard board(2);
+    std::array<std::unique_ptr<MailboxRing>, 2> rings;
+    for (uint32_t lane = 0; lane < 2; ++lane)
+        rings[lane] = std::make_unique<MailboxRing>(MailboxRingConfig{4096, 4, &board, lane}, bell);
+    std::array<ChildProcess, 2> children;
+    for (uint32_t lane = 0; lane < 2; ++lane) {
+        MailboxRing& ring = *rings[lane];
+        children[lane] = ChildProcess::spawn([&ring] {
+            const int status =
+                serve_ring(ring, [](const TaskView&) { return TaskOutcome{}; }, SpinPolicy{}, CHILD_IDLE_LIMIT);
+            return status == SERVE_SHUTDOWN ? 0 : status;
+        });
+    }
+    SpinWaiter waiter;
+    std::deque<uint32_t> outstanding;  // the lane of each chain task in flight, oldest first
+    uint64_t published = 0;            // chain tasks published; task n runs on lane (n - 1) % 2
+    std::array<uint64_t, 2> last_seq{};
+    const auto publish_next = [&]() {
+        const uint32_t lane = static_cast<uint32_t>(published % 2);
+        std::vector<LaneCondition> after;
+        if (ahead && published > 0) after.push_back(LaneCondition{1 - lane, 0, last_seq[1 - lane]});
+        uint64_t seq = 0;
+        if (rings[lane]->publish(1, CallConfig{}, {}, seq, NO_DEADLINE, 0, false, after) != PublishStatus::OK)
+            return false;
+        last_seq[lane] = seq;
+        outstanding.push_back(lane);
+        ++published;
+        return true;
+    };
+    for (auto _ : state) {
+        if (ahead) {
+            while (!rings[published % 2]->full() && publish_next()) {}
+        } else if (outstanding.empty() && !publish_next()) {
+            state.SkipWithError("publish refused");
+            break;
+        }
+        MailboxRing& oldest = *rings[outstanding.front()];
+        std::optional<TaskResult> r;
+        const Deadline guard = Clock::now() + 10s;
+        for (;;) {
+            const uint32_t seen = bell.sequence();
+            if ((r = oldest.poll_result()) || Clock::now() >= guard) break;
+            bell.wait_past(seen, waiter, guard);
+        }
+        if (!r || !r->ok()) {
+            state.SkipWithError("task failed or timed out");
+            break;
+        }
+        outstanding.pop_front();
+    }
+    // Drain what is still in flight, then stop both children.
+    while (!outstanding.empty()) {
+        MailboxRing& oldest = *rings[outstanding.front()];
+        const Deadline guard = Clock::now() + 10s;
+        std::optional<TaskResult> r;
+        for (;;) {
+            const uint32_t seen = bell.sequence();
+            if ((r = oldest.poll_result()) || Clock::now() >= guard) break;
+            bell.wait_past(seen, waiter, guard);
+        }
+        if (!r) break;
+        outstanding.pop_front();
+    }
+    for (uint32_t lane = 0; lane < 2; ++lane) {
+        rings[lane]->request_shutdown();
+        finish_child(state, children[lane]);
+    }
+}
+
 }  // namespace
 
 BENCHMARK(BM_RawSpinPingPong)->UseRealTime();
@@ -140,3 +226,4 @@ BENCHMARK(BM_MailboxRoundTripHot)->UseRealTime();
 BENCHMARK(BM_MailboxRoundTripCold)->UseRealTime();
 BENCHMARK(BM_MailboxRoundTripAdaptive)->UseRealTime();
 BENCHMARK(BM_RingChain)->Arg(1)->Arg(2)->Arg(4)->UseRealTime();
+BENCHMARK(BM_CrossLaneChain)->ArgName("conditions")->Arg(0)->Arg(1)->UseRealTime();
