@@ -3,17 +3,12 @@
 #include <mutex>
 #include <vector>
 
+#include "simpler/chip/dtype_bytes.h"
 #include "simpler/chip/std_blas.h"
 #include "simpler/chip/std_linalg_kernels.h"
 
 namespace simpler::chip {
 namespace {
-
-constexpr uint8_t F32 = static_cast<uint8_t>(DataType::FLOAT32);
-constexpr uint8_t F64 = static_cast<uint8_t>(DataType::FLOAT64);
-constexpr uint8_t I32 = static_cast<uint8_t>(DataType::INT32);
-constexpr uint8_t F16 = static_cast<uint8_t>(DataType::FLOAT16);
-constexpr uint8_t BF16 = static_cast<uint8_t>(DataType::BFLOAT16);
 
 int32_t check_count(const KernelArgs* a, const char* name, uint32_t tensors, uint32_t scalars) {
     if (a->tensor_count != tensors || a->scalar_count < scalars)

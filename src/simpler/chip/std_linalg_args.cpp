@@ -1,10 +1,9 @@
 #include "simpler/chip/std_linalg_args.h"
 
+#include "simpler/chip/dtype_bytes.h"
+
 namespace simpler::chip {
 namespace {
-
-constexpr uint8_t F32 = static_cast<uint8_t>(DataType::FLOAT32);
-constexpr uint8_t F64 = static_cast<uint8_t>(DataType::FLOAT64);
 
 // `tensors` 2-D tensors of one dtype, FLOAT32 or FLOAT64, and exactly `scalars` scalars.
 int32_t check_tiles(const KernelArgs* a, const char* name, uint32_t tensors, uint32_t scalars) {

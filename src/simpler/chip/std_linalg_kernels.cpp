@@ -3,13 +3,12 @@
 #include <cmath>
 #include <mutex>
 
+#include "simpler/chip/dtype_bytes.h"
 #include "simpler/chip/std_blas.h"
 #include "simpler/chip/std_linalg_args.h"
 
 namespace simpler::chip {
 namespace {
-
-constexpr uint8_t F64 = static_cast<uint8_t>(DataType::FLOAT64);
 
 // Element (i, j) of a 2-D view.
 template <typename T>

@@ -4,13 +4,13 @@
 
 #include "simpler/chip/clc/clc_scratch.h"
 #include "simpler/chip/clc/clc_std_kernels.h"
+#include "simpler/chip/dtype_bytes.h"
 #include "simpler/chip/kernel_device.h"
 #include "simpler/chip/std_linalg_args.h"
 
 namespace simpler::chip::clc {
 namespace {
 
-constexpr uint8_t F64 = static_cast<uint8_t>(DataType::FLOAT64);
 constexpr size_t POTRF_GROUP = 64;
 
 constexpr const char* SOURCE = R"CLC(

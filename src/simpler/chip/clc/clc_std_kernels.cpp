@@ -9,16 +9,12 @@
 #include "simpler/chip/clc/clc_linalg_kernels.h"
 #include "simpler/chip/clc/clc_scratch.h"
 #include "simpler/chip/clc/clc_view.h"
+#include "simpler/chip/dtype_bytes.h"
 #include "simpler/chip/kernel_device.h"
 
 namespace simpler::chip::clc {
 namespace {
 
-constexpr uint8_t F32 = static_cast<uint8_t>(DataType::FLOAT32);
-constexpr uint8_t F64 = static_cast<uint8_t>(DataType::FLOAT64);
-constexpr uint8_t I32 = static_cast<uint8_t>(DataType::INT32);
-constexpr uint8_t F16 = static_cast<uint8_t>(DataType::FLOAT16);
-constexpr uint8_t BF16 = static_cast<uint8_t>(DataType::BFLOAT16);
 constexpr size_t MATMUL_TILE = 16;
 
 constexpr const char* SOURCE = R"CLC(
