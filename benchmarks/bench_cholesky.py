@@ -22,6 +22,11 @@ potrf's rate — the runtime's overhead and the DAG's idle cores together (an
 upper bound on the runtime's own cost; negative where the tiles' kernels beat
 one whole-matrix potrf call).
 
+FLOAT32 only, when Debian's starpu-examples is installed (./dev bench installs it): StarPU's own
+tiled Cholesky (`cholesky_implicit`, benchmarks/starpu_cholesky.py) at the same n and tile, with as
+many CPU workers as chips, on the chips' OpenBLAS (one thread a worker), same run; the closing line
+gives the ratio to it.
+
 Prints a markdown table; with --plot, writes a PNG of GFLOP/s against tile size
 (one line per n, LAPACK's figure dashed beside it).
 """
@@ -49,6 +54,8 @@ from simpler import ChipCallable, DataType, TaskArgs, TensorArgType, Worker
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plots  # benchmarks/plots.py
+import starpu_cholesky  # benchmarks/starpu_cholesky.py
+from simpler.runtime_libraries import wheel_blas_path
 
 IN, INOUT = TensorArgType.INPUT, TensorArgType.INOUT
 DTYPES = {"float32": (DataType.FLOAT32, np.float32), "float64": (DataType.FLOAT64, np.float64)}
@@ -192,11 +199,13 @@ def main(argv=None) -> int:
         f"tiled Cholesky, {dtype.name}, {opts.chips} chips of one core thread, zero-copy; "
         f"LAPACK: numpy.linalg.cholesky with {opts.chips} OpenBLAS threads; medians of {opts.repeats}\n"
     )
+    blas = wheel_blas_path()
+    starpu = dtype == DataType.FLOAT32 and blas is not None and starpu_cholesky.example() is not None
     print(
         "| n | tile | tasks | simpler GFLOP/s | LAPACK GFLOP/s | ratio | the chips' potrf, 1 thread | "
-        "non-compute per task |"
+        "non-compute per task |" + (" StarPU cholesky_implicit GFLOP/s |" if starpu else "")
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|" + ("---|" if starpu else ""))
     with Worker(level=3, num_chips=opts.chips, chip_core_threads=1, zero_copy=True, task_timeout=3600) as w:
         kernels = {name: w.register(ChipCallable(f"std.{name}")) for name in ("potrf", "trsm", "syrk", "gemm")}
         w.init()
@@ -238,11 +247,13 @@ def main(argv=None) -> int:
                     "lapack": flops / base / 1e9,
                     "serial": flops / base_one / 1e9,
                     "per_task_us": per_task * 1e6,
+                    "starpu": starpu_cholesky.gflops(n, b, opts.chips, opts.repeats, blas) if starpu else None,
                 }
                 rows.append(row)
                 print(
                     f"| {n} | {b} | {tasks} | {row['gflops']:.2f} | {row['lapack']:.2f} | "
-                    f"{row['gflops'] / row['lapack']:.2f}x | {row['serial']:.2f} | {row['per_task_us']:.0f} µs |",
+                    f"{row['gflops'] / row['lapack']:.2f}x | {row['serial']:.2f} | {row['per_task_us']:.0f} µs |"
+                    + (f" {row['starpu']:.2f} |" if starpu else ""),
                     flush=True,
                 )
             del view  # the array exports the Buffer's bytes: let go before closing it
@@ -255,6 +266,13 @@ def main(argv=None) -> int:
                 f"\nn = {n}: best tile {best['tile']}, {best['gflops']:.2f} GFLOP/s = "
                 f"{best['gflops'] / best['lapack']:.2f}x LAPACK ({best['lapack']:.2f})"
             )
+            theirs = [r for r in mine if r["starpu"] is not None]
+            if theirs:
+                top = max(theirs, key=lambda r: r["starpu"])
+                print(
+                    f"n = {n}: StarPU cholesky_implicit's best, tile {top['tile']}: {top['starpu']:.2f} GFLOP/s; "
+                    f"simpler's best is {best['gflops'] / top['starpu']:.2f}x it"
+                )
     if opts.plot:
         plot(rows, sizes, dtype, opts.chips, opts.plot)
         print(f"\nplot: {opts.plot}")
