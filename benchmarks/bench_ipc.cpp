@@ -175,6 +175,20 @@ void BM_CrossLaneChain(benchmark::State& state) {
         ++published;
         return true;
     };
+    // The oldest chain task's result (nullopt after 10 s), taken off `outstanding`.
+    const auto take_oldest = [&]() -> std::optional<TaskResult> {
+        MailboxRing& oldest = *rings[outstanding.front()];
+        const Deadline guard = Clock::now() + 10s;
+        for (;;) {
+            const uint32_t seen = bell.sequence();
+            if (std::optional<TaskResult> r = oldest.poll_result()) {
+                outstanding.pop_front();
+                return r;
+            }
+            if (Clock::now() >= guard) return std::nullopt;
+            bell.wait_past(seen, waiter, guard);
+        }
+    };
     for (auto _ : state) {
         if (ahead) {
             while (!rings[published % 2]->full() && publish_next()) {}
@@ -182,33 +196,14 @@ void BM_CrossLaneChain(benchmark::State& state) {
             state.SkipWithError("publish refused");
             break;
         }
-        MailboxRing& oldest = *rings[outstanding.front()];
-        std::optional<TaskResult> r;
-        const Deadline guard = Clock::now() + 10s;
-        for (;;) {
-            const uint32_t seen = bell.sequence();
-            if ((r = oldest.poll_result()) || Clock::now() >= guard) break;
-            bell.wait_past(seen, waiter, guard);
-        }
+        const std::optional<TaskResult> r = take_oldest();
         if (!r || !r->ok()) {
             state.SkipWithError("task failed or timed out");
             break;
         }
-        outstanding.pop_front();
     }
     // Drain what is still in flight, then stop both children.
-    while (!outstanding.empty()) {
-        MailboxRing& oldest = *rings[outstanding.front()];
-        const Deadline guard = Clock::now() + 10s;
-        std::optional<TaskResult> r;
-        for (;;) {
-            const uint32_t seen = bell.sequence();
-            if ((r = oldest.poll_result()) || Clock::now() >= guard) break;
-            bell.wait_past(seen, waiter, guard);
-        }
-        if (!r) break;
-        outstanding.pop_front();
-    }
+    while (!outstanding.empty() && take_oldest()) {}
     for (uint32_t lane = 0; lane < 2; ++lane) {
         rings[lane]->request_shutdown();
         finish_child(state, children[lane]);
