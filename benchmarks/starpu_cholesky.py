@@ -10,6 +10,8 @@ LD_LIBRARY_PATH the example computes with the chips' OpenBLAS, one thread a work
 
 from __future__ import annotations
 
+import atexit
+import functools
 import glob
 import os
 import re
@@ -62,6 +64,14 @@ def blas_shim(blas: str, binary: str, folder: Path) -> Path:
     return folder
 
 
+@functools.lru_cache(maxsize=None)
+def _shim(blas: str, binary: str) -> Path:
+    """The forwarding library's folder, built once a process (every n and tile reuse it); removed at exit."""
+    folder = Path(tempfile.mkdtemp(prefix="starpu-blas-shim-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return blas_shim(blas, binary, folder)
+
+
 def gflops(n: int, tile: int, workers: int, repeats: int, blas: str) -> Optional[float]:
     """Median GFLOP/s (n³/3 over StarPU's own timing) of cholesky_implicit on an n x n FLOAT32
     matrix in n / tile blocks a side, `workers` CPU workers, after one warm-up run; None when the
@@ -69,8 +79,8 @@ def gflops(n: int, tile: int, workers: int, repeats: int, blas: str) -> Optional
     binary = example()
     if binary is None or n % tile:
         return None
+    folder = _shim(blas, binary)
     with tempfile.TemporaryDirectory(prefix="starpu-cholesky-") as work:
-        folder = blas_shim(blas, binary, Path(work))
         env = dict(
             os.environ,
             STARPU_NCPU=str(workers),

@@ -33,6 +33,7 @@ SUPPORTED = ("3.10", "3.11", "3.12", "3.13")
 ABI3_FROM = "3.12"  # the cp312-abi3 wheel serves this version and every later one
 ENVS = ROOT / "build" / "pythons"
 PIP = "pip>=24"
+RUNNING = "%d.%d" % sys.version_info[:2]  # the version of the Python running this
 
 
 def _key(version: str) -> tuple[int, ...]:
@@ -76,7 +77,7 @@ def where_looked(version: str) -> str:
 
 def interpreter(version: str) -> Path | None:
     """CPython `version` on this machine, or None."""
-    if "%d.%d" % sys.version_info[:2] == version:
+    if version == RUNNING:
         return Path(sys.executable)
     name = f"python{version}"
     candidates: list[str | Path] = []
@@ -106,7 +107,7 @@ def requirements() -> list[str]:
 def environment(version: str) -> Path:
     """The Python of `version`'s build environment, made or brought up to date first; SystemExit
     when `version` is not on this machine or the environment cannot be made."""
-    if "%d.%d" % sys.version_info[:2] == version:
+    if version == RUNNING:
         return Path(sys.executable)
     base = interpreter(version)
     if base is None:
