@@ -962,6 +962,13 @@ class WorkerConfig:
     @max_unfinished.setter
     def max_unfinished(self, arg: int, /) -> None: ...
     @property
+    def chip_conditions(self) -> bool:
+        """
+        A chip task whose producers run on other chips goes to its chip at once and waits there for them (its task_timeout counts from when they are collected); False: it waits in this process until they finish.
+        """
+    @chip_conditions.setter
+    def chip_conditions(self, arg: bool, /) -> None: ...
+    @property
     def path(self) -> str:
         """
         The Worker's place in its tree ('L4/L3[0]'); its chips' device memory carries '<path>/chip i' as its owner path.

@@ -84,6 +84,7 @@ class Worker:
         trace_capacity: Optional[int] = None,
         edge_log_capacity: Optional[int] = None,
         max_unfinished: Optional[int] = None,
+        chip_conditions: Optional[bool] = None,
         spin: Optional[float] = None,
     ):
         """A Worker of `level` (3: a host, with chips and sub-workers; 4 and up:
@@ -109,6 +110,7 @@ class Worker:
             trace_capacity=trace_capacity,
             edge_log_capacity=edge_log_capacity,
             max_unfinished=max_unfinished,
+            chip_conditions=chip_conditions,
             spin=spin,
         )
         self._state = RuntimeState(level, config)

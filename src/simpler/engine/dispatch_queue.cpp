@@ -249,6 +249,16 @@ std::optional<TaskId> DispatchQueue::take_behind(ChildRef child) {
     return task;
 }
 
+bool DispatchQueue::claim(ChildRef child) {
+    const auto k = static_cast<size_t>(child.kind);
+    Pool& p = pools_[k];
+    if (child.index >= p.state.size() || p.state[child.index] != FREE || names(child)) return false;
+    if (!singles_[any_queue_[k]].empty()) return false;
+    if (std::any_of(groups_.begin(), groups_.end(), [&](const Group& g) { return g.any_needed[k] > 0; })) return false;
+    set_state(p, child.index, BUSY);
+    return true;
+}
+
 bool DispatchQueue::names(ChildRef child) const noexcept {
     const MemberTarget target = MemberTarget::child(child);
     if (!singles_[queue_of(target)].empty()) return true;

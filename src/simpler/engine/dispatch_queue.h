@@ -76,6 +76,11 @@ public:
     // group naming it or an "any" member of its kind): no item passes one that
     // waits for the same child. The child stays BUSY.
     std::optional<TaskId> take_behind(ChildRef child);
+    // Marks FREE `child` BUSY for a task handed to it outside the queue (one
+    // that waits on its lane for producers on other lanes), when no queued
+    // item could take it (as take_behind: none names it, none wants any child
+    // of its kind); false, changing nothing, otherwise.
+    bool claim(ChildRef child);
 
     // Removes a queued task (it was poisoned); false when it is not queued.
     bool drop(TaskId task);

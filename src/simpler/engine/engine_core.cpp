@@ -44,6 +44,7 @@ void EngineCore::Record::reset() noexcept {
     chained = false;
     behind = false;
     withdrawn = false;
+    across = false;
     preds.clear();
     names.clear();
 }
@@ -55,6 +56,7 @@ EngineCore::Record& EngineCore::record(TaskId task) {
 }
 
 void EngineCore::take(std::vector<Dispatch>& out, const LaneOpen& lane_open) {
+    finish_early();  // one a cancel or a loss poisoned since
     std::vector<Assignment>& assigned = take_scratch_;
     assigned.clear();
     queue_.take(assigned);
@@ -68,7 +70,7 @@ void EngineCore::take(std::vector<Dispatch>& out, const LaneOpen& lane_open) {
         if (chains() && a.child.kind == ChildKind::CHIP) chip_member_started(a.task, a.child);
     }
     if (chains() && queue_.queued() > 0) take_behind(out, lane_open);
-    if (!chain_candidates_.empty()) take_chained(out);
+    if (!chain_candidates_.empty()) take_chained(out, lane_open);
 }
 
 void EngineCore::member_finished(const Dispatch& d, const MemberFault& fault) {
@@ -78,6 +80,19 @@ void EngineCore::member_finished(const Dispatch& d, const MemberFault& fault) {
     } else {
         queue_.release(d.child);
     }
+    if (graph_.state(task) == TaskState::PENDING) {
+        // A chained task whose producers' results are not in yet: one waited
+        // on another chip's lane, or is behind one that did (engine_chain.cpp).
+        // It finishes after them; off its lane now, nothing may wait for it there.
+        early_.insert_or_assign(task, EarlyResult{d, fault});
+    } else {
+        finish_member(d, fault);
+    }
+    finish_early();
+}
+
+void EngineCore::finish_member(const Dispatch& d, const MemberFault& fault) {
+    const TaskId task = d.task.id;
     Record& r = record(task);
     --r.outstanding;
     if (graph_.state(task) == TaskState::POISONED) {
@@ -109,12 +124,25 @@ void EngineCore::member_finished(const Dispatch& d, const MemberFault& fault) {
     finish_task(task);
 }
 
+void EngineCore::finish_early() {
+    while (!early_due_.empty()) {
+        const TaskId t = early_due_.back();
+        early_due_.pop_back();
+        auto it = early_.find(t);
+        if (it == early_.end()) continue;
+        const EarlyResult e = std::move(it->second);
+        early_.erase(it);
+        finish_member(e.dispatch, e.fault);
+    }
+}
+
 void EngineCore::on_ready(std::span<const TaskId> ready) {
     for (TaskId t : ready) {
         Record& r = record(t);
         if (r.chained) {
             r.chained = false;  // already on its chip, behind the producers that just completed
             graph_.start(t);
+            if (early_.contains(t)) early_due_.push_back(t);  // and back from it already
         } else {
             queue_.push(t, r.targets());
         }
@@ -128,6 +156,14 @@ void EngineCore::on_poisoned(std::span<const TaskId> poisoned) {
         account_poisoned(t);
         // A chained task on its chip finishes when its lane reports it (skipped).
         if (Record* r = records_.find(t); r != nullptr && r->outstanding > 0) {
+            if (early_.contains(t)) {  // its lane answered already: it finishes now
+                early_due_.push_back(t);
+                continue;
+            }
+            // One waiting on its lane for producers on other lanes is taken off
+            // it now: its chip may find a failed producer's outcome gone from
+            // the board once that producer's lane runs on (lane_board.h).
+            if (r->across && r->chained && config_.withdraw) (void)withdrawn(t, *r, config_.withdraw);
             // One its lane withdrew is never begun by its chip: its names are
             // free now, not when the lane's answer comes back.
             if (r->withdrawn) {
@@ -237,6 +273,7 @@ void EngineCore::child_lost(ChildRef child, const std::string& why) {
         graph_.poison(id, TaskFailure{id, why}, scratch_);
         on_poisoned(scratch_);
     }
+    finish_early();
 }
 
 bool EngineCore::withdrawn(TaskId id, Record& r, const Withdraw& withdraw) {
@@ -267,6 +304,7 @@ void EngineCore::abandon(const std::string& why, const Withdraw& withdraw) {
                                     nullptr};
     }
     on_poisoned(scratch_);
+    finish_early();
 }
 
 void EngineCore::clear_failure() noexcept {

@@ -102,6 +102,13 @@ struct EngineConfig {
     // (chained dispatch, engine_chain.cpp) instead of waiting for them here,
     // and a ready task naming a busy chip goes to its lane behind what it runs.
     uint32_t chip_lane_depth = 1;
+    // With chip_lane_depth above 1: a chained task's producers may also be
+    // in flight on other chips' lanes (up to Dispatch::MAX_LANE_PRODUCERS, each
+    // on a lane `lane_open` allows), named in Dispatch::lane_producers; its
+    // chip waits for them (the Worker's LaneBoard). A failure that poisons
+    // such a task asks `withdraw` to take it off its lane first.
+    bool cross_chip = false;
+    std::function<bool(TaskId, ChildRef)> withdraw;
 };
 
 // A submit that finds this many tasks of its Worker unfinished waits until a
@@ -126,6 +133,21 @@ struct Dispatch {
     // the same chip, a producer still in flight there (the chip runs this one
     // after it, and skips it if it failed). 0: nothing of this task is in flight.
     uint32_t after_mask = 0;
+    // Cross-chip chained dispatch: its producers still in flight on other
+    // chips' lanes (the chip waits for each there; EngineConfig::cross_chip).
+    // The engine names each by chip and task; the Worker adds its lane
+    // sequence when it publishes this task.
+    struct LaneProducer {
+        uint32_t chip = 0;
+        TaskId task = 0;
+        uint64_t seq = 0;
+    };
+    static constexpr uint32_t MAX_LANE_PRODUCERS = 4;  // a mailbox frame's conditions (ipc::MAX_LANE_CONDITIONS)
+    std::array<LaneProducer, MAX_LANE_PRODUCERS> lane_producers{};
+    uint32_t lane_producer_count = 0;
+    [[nodiscard]] std::span<const LaneProducer> producers_elsewhere() const noexcept {
+        return {lane_producers.data(), lane_producer_count};
+    }
     // Worker: a cancel withdrew it from its chip's lane before the chip began it
     // (poisoned; the lane's SKIPPED answer is awaited, not reported).
     bool withdrawn = false;
@@ -308,6 +330,10 @@ public:
     [[nodiscard]] uint64_t current_run() const noexcept { return run_; }
     // A run not yet forgotten (nullptr for one forgotten or never started).
     [[nodiscard]] const RunState* run_state(uint64_t run) const;
+    // Whether unfinished task `task` was poisoned: it must not run.
+    [[nodiscard]] bool poisoned(TaskId task) const {
+        return graph_.contains(task) && graph_.state(task) == TaskState::POISONED;
+    }
     // Whether `run` has ended and every task of it has finished, and so has
     // every task of each earlier cancelled run (what a cancelled run left on
     // its children is waited for by every later run).
@@ -373,6 +399,8 @@ private:
         bool behind = false;
         // Its chip's lane withdrew it (a cancel): the chip never begins it.
         bool withdrawn = false;
+        // Chained with producers on other chips' lanes (EngineConfig::cross_chip).
+        bool across = false;
         std::vector<TaskId> preds;                  // a chip task's producers as inferred (chained dispatch)
         std::vector<CanonicalIdentity> names;       // the distinct backings its arguments name (users_)
 
@@ -409,8 +437,13 @@ private:
     void chip_member_done(TaskId task, ChildRef chip);
     // Queues the waiting successors of `task` to be tried for chained dispatch.
     void note_chain_candidates(TaskId task);
-    // Hands each candidate whose only unfinished producers are in flight on its chip to that chip.
-    void take_chained(std::vector<Dispatch>& out);
+    // Hands each candidate whose only unfinished producers are in flight on its
+    // chip (or, cross_chip, on other chips' lanes `lane_open` allows) to that chip.
+    void take_chained(std::vector<Dispatch>& out, const LaneOpen& lane_open);
+    // Whether every unfinished producer of `r` is a one-member task in flight
+    // on `chip`'s lane (its bit in d.after_mask) or, cross_chip, on another
+    // chip's open lane (in d.lane_producers), and at least one is.
+    bool producers_on_lanes(const Record& r, ChildRef chip, const LaneOpen& lane_open, Dispatch& d) const;
     // Hands each busy chip with room on its lane the ready tasks queued for it
     // by name (DispatchQueue::take_behind), oldest first.
     void take_behind(std::vector<Dispatch>& out, const LaneOpen& lane_open);
@@ -494,6 +527,19 @@ private:
     // Chained dispatch: per chip, the tasks in flight on its lane in dispatch order.
     std::vector<std::deque<TaskId>> chip_flight_;
     std::vector<TaskId> chain_candidates_;  // waiting tasks to try at the next take()
+    // Results of chained tasks that came back before their producers' (a chip
+    // starts one waiting across chips as soon as the board says its producers
+    // finished, so the parent may collect it, and what its lane ran after it,
+    // first): kept until the graph starts or poisons the task, then finished
+    // in that order (early_due_).
+    struct EarlyResult {
+        Dispatch dispatch;
+        MemberFault fault;
+    };
+    std::unordered_map<TaskId, EarlyResult> early_;
+    std::vector<TaskId> early_due_;
+    void finish_member(const Dispatch& d, const MemberFault& fault);  // member_finished past its lane
+    void finish_early();
 };
 
 }  // namespace simpler

@@ -149,6 +149,7 @@ size_t EngineCore::cancel_run(uint64_t run, const std::string& why, const Withdr
         graph_.poison(id, TaskFailure{0, why}, scratch_);
         on_poisoned(scratch_);
     }
+    finish_early();
     if (run == run_) (void)end_run();
     RunState& state = run_of(run);
     const size_t cancelled = state.poisoned - before;

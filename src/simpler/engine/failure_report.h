@@ -4,7 +4,7 @@
 // were not run; when that task ran on a next-level Worker and that Worker's
 // run failed, the next level is that Worker's own report, and so on down.
 //
-// Worker::RunError carries one; the bindings hand it to Python's
+// RunError (below), which Worker::wait throws, carries one; the bindings hand it to Python's
 // simpler.RunError, which keeps its fields and renders its message from them
 // (render() here, the one spelling). A next-level Worker's child sends its run's
 // report to its parent as the text of a FAILED_BELOW result (encode_failure /
@@ -15,8 +15,10 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "simpler/engine/child_ref.h"
@@ -126,5 +128,16 @@ inline constexpr size_t FAILURE_MAX_LEVELS = 16;
 // names the field and the rule and nothing is returned. noexcept: the text
 // comes from another process.
 [[nodiscard]] std::optional<FailureReport> decode_failure(std::string_view text, std::string& why) noexcept;
+
+// The first failure of a run, as a value (Python: simpler.RunError, a
+// RuntimeError); what() is report.render().
+class RunError : public std::runtime_error {
+public:
+    explicit RunError(FailureReport report) : std::runtime_error(report.render()), report_(std::move(report)) {}
+    [[nodiscard]] const FailureReport& report() const noexcept { return report_; }
+
+private:
+    FailureReport report_;
+};
 
 }  // namespace simpler

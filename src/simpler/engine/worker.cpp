@@ -85,7 +85,7 @@ bool WorkerConfig::same_options(const WorkerConfig& o) const {
            device_memory_bytes == o.device_memory_bytes && window_heap_bytes == o.window_heap_bytes &&
            record_edges == o.record_edges && sub_callable_names == o.sub_callable_names && trace == o.trace &&
            trace_capacity == o.trace_capacity && edge_log_capacity == o.edge_log_capacity &&
-           max_unfinished == o.max_unfinished && path == o.path;
+           max_unfinished == o.max_unfinished && chip_conditions == o.chip_conditions && path == o.path;
 }
 
 Worker::Worker(WorkerConfig config)
@@ -168,6 +168,8 @@ EngineConfig Worker::engine_config() {
     e.record_edges = config_.record_edges;
     e.edge_log_capacity = config_.edge_log_capacity;
     e.chip_lane_depth = CHIP_LANE_DEPTH;
+    e.cross_chip = config_.cross_chip();
+    e.withdraw = withdrawer();
     e.device_owner = [this](const CanonicalIdentity& id) -> std::optional<uint32_t> {
         if (std::optional<uint32_t> chip = device_->owner_of(id)) return chip;
         if (std::optional<uint32_t> chip = windows_->owner_of(id)) return chip;
@@ -252,13 +254,16 @@ void Worker::init() {
                                      " devices: " + e.what());
         }
     }
+    // Chips wait on each other's lanes there (engine_config: cross_chip); chip i is lane i.
+    if (config_.cross_chip()) board_ = std::make_unique<ipc::LaneBoard>(config_.num_chips);
     for (size_t k = 0; k < CHILD_KIND_COUNT; ++k) {
         lane_base_[k] = lanes_.size();
         for (uint32_t i = 0; i < children[k]; ++i) {
             Lane& l = lanes_.emplace_back();
             l.ref = ChildRef{static_cast<ChildKind>(k), i};
-            const uint32_t depth = l.ref.kind == ChildKind::CHIP ? CHIP_LANE_DEPTH : 1;
-            l.mailbox = std::make_unique<ipc::MailboxRing>(ipc::MailboxRingConfig{config_.blob_capacity, depth}, bell_);
+            ipc::MailboxRingConfig ring{config_.blob_capacity, 1};
+            if (l.ref.kind == ChildKind::CHIP) ring = {config_.blob_capacity, CHIP_LANE_DEPTH, board_.get(), i};
+            l.mailbox = std::make_unique<ipc::MailboxRing>(ring, bell_);
         }
     }
     // The relay lanes are the last next-level Worker lanes; nothing is forked for them.

@@ -91,6 +91,7 @@
 
 #include "simpler/engine/below_status.h"
 #include "simpler/engine/child_handlers.h"
+#include "simpler/engine/child_status.h"
 #include "simpler/engine/chip_facts_page.h"
 #include "simpler/engine/chip_lane.h"
 #include "simpler/engine/device_memory.h"
@@ -113,18 +114,6 @@
 #include "simpler/ipc/spin_wait.h"
 
 namespace simpler {
-
-// What a Worker says of one child (Worker::child_states): whether it is lost
-// and why, and what a next-level Worker child reported lost below it.
-struct ChildStatus {
-    ChildRef child;
-    bool lost = false;
-    std::string why;          // lost: how ("CHILD_DIED: child killed by signal 9 ...")
-    uint32_t below_lost = 0;  // a usable next-level Worker child: children lost below it
-    std::string below;        // ... and which ("chip 1: lost (...)"; "; " between entries)
-    // "chip 1: lost (why)", "worker 0: usable; lost below it: <below>", "chip 0: usable".
-    [[nodiscard]] std::string line() const;
-};
 
 // Tasks a chip's lane holds at once: the one it runs and up to three behind it,
 // chained or ready (EngineConfig::chip_lane_depth; docs/internals/ipc.md,
@@ -150,6 +139,11 @@ struct WorkerConfig {
     bool record_edges = false;                      // keep every inferred edge (take_edge_log)
     size_t edge_log_capacity = DEFAULT_EDGE_LOG_CAPACITY;  // edges kept until taken; later ones are counted
     uint64_t max_unfinished = DEFAULT_MAX_UNFINISHED;  // see DEFAULT_MAX_UNFINISHED; 0: no limit
+    // A chip task whose producers are in flight on other chips goes to its chip at once and waits there
+    // (EngineConfig::cross_chip, on the Worker's LaneBoard); its task_timeout counts from when they are
+    // collected. False: it waits here until they complete.
+    bool chip_conditions = true;
+    [[nodiscard]] bool cross_chip() const noexcept { return chip_conditions && num_chips > 1; }
     std::vector<std::string> sub_callable_names;    // by callable id, for error messages (chips: chip_lane's)
     ChildHandlerFactory sub_handler;                // required when num_sub_workers > 0; likewise
     ChildHandlerFactory worker_handler;             // required when num_workers > 0: runs a next-level Worker
@@ -201,17 +195,6 @@ struct WorkerConfig {
 struct InstallRefusal {
     ChildRef child;
     std::string why;
-};
-
-// The first failure of a run, as a value (Python: simpler.RunError, a
-// RuntimeError); what() is report.render().
-class RunError : public std::runtime_error {
-public:
-    explicit RunError(FailureReport report) : std::runtime_error(report.render()), report_(std::move(report)) {}
-    [[nodiscard]] const FailureReport& report() const noexcept { return report_; }
-
-private:
-    FailureReport report_;
 };
 
 class Worker {
@@ -487,6 +470,13 @@ private:
     void collect_results_locked();
     void dispatch_locked();
     void publish_locked(size_t lane, const Dispatch& d);
+    // The lane sequence of `task` in flight on chip `chip`'s lane (0: not there).
+    [[nodiscard]] uint64_t lane_seq_locked(uint32_t chip, TaskId task) const;
+    // Task timeouts: a lane's oldest task `d` has its time counted from now, or,
+    // waiting for producers still on other chips' lanes, from when the last is
+    // collected (NO_DEADLINE until then: start_waiting_deadlines_locked).
+    [[nodiscard]] ipc::Deadline oldest_deadline_locked(const Dispatch& d) const;
+    void start_waiting_deadlines_locked(TaskId producer);
     // Queues the forget inbox on every lane and sends it to the idle ones.
     void deliver_forgets_locked();
     void publish_forget_locked(size_t lane);
@@ -562,6 +552,9 @@ private:
     ipc::Doorbell bell_;
     std::vector<Lane> lanes_;
     std::array<size_t, CHILD_KIND_COUNT> lane_base_{};
+    // The chips' lanes' progress, mapped by every child before the fork: chips
+    // wait there for producers on other chips (EngineConfig::cross_chip).
+    std::unique_ptr<ipc::LaneBoard> board_;
     std::unique_ptr<ipc::ChildWatcher> watcher_;
     std::thread scheduler_;
 

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <utility>
 
@@ -144,13 +145,21 @@ void Worker::collect_results_locked() {
         if (!l.in_flight.empty()) {
             // Results come in publish order; a lost lane reports every task on it at once.
             while (!l.in_flight.empty()) {
+                const uint64_t seq = l.mailbox->in_flight_seq(0);
                 std::optional<ipc::TaskResult> r = l.mailbox->poll_result();
                 if (!r) break;
+                // A chip that recorded the task SUCCEEDED on the board finished it
+                // (its outputs written, and chips waiting for it may have run on
+                // them) though its answer never came (it died just after): it succeeded.
+                if (!r->ok() && board_ && l.ref.kind == ChildKind::CHIP &&
+                    board_->look(ipc::LaneCondition{l.ref.index, 0, seq}) == ipc::ConditionState::SUCCEEDED)
+                    r = ipc::TaskResult{ipc::TaskError::NONE, r->task_seq, {}};
                 const Dispatch d = l.in_flight.front();
                 l.in_flight.pop_front();
-                // The next task's time starts now: it ran only after this one.
+                // The next task's time starts now: it ran only after this one
+                // (one waiting for producers on other chips: once they are collected).
                 if (!l.in_flight.empty() && config_.task_timeout.count() > 0)
-                    l.mailbox->restart_oldest_deadline(ipc::Clock::now() + config_.task_timeout);
+                    l.mailbox->restart_oldest_deadline(oldest_deadline_locked(l.in_flight.front()));
                 MemberFault fault = fault_of(*r, config_.level);
                 // A relay that lost its child with a task published but not yet taken never ran it.
                 if (r->error == ipc::TaskError::CHILD_DIED && !l.relay_lost_why.empty())
@@ -158,6 +167,8 @@ void Worker::collect_results_locked() {
                 if (trace_) trace_->collected(i, r->ok() ? "" : fault.words(d.child));
                 core_.member_finished(d, fault);
                 ++l.done;
+                if (board_ && config_.task_timeout.count() > 0 && l.ref.kind == ChildKind::CHIP)
+                    start_waiting_deadlines_locked(d.task.id);
                 if (!r->ok() && l.relay_lost && !l.lost) {
                     std::string why;
                     try {
@@ -219,21 +230,64 @@ void Worker::dispatch_locked() {
     }
 }
 
+uint64_t Worker::lane_seq_locked(uint32_t chip, TaskId task) const {
+    const Lane& l = lanes_[lane_of(ChildRef{ChildKind::CHIP, chip})];
+    for (size_t k = 0; k < l.in_flight.size(); ++k)
+        if (l.in_flight[k].task.id == task) return l.mailbox->in_flight_seq(static_cast<uint32_t>(k));
+    return 0;
+}
+
+ipc::Deadline Worker::oldest_deadline_locked(const Dispatch& d) const {
+    for (const Dispatch::LaneProducer& p : d.producers_elsewhere())
+        if (lane_seq_locked(p.chip, p.task) != 0) return ipc::NO_DEADLINE;
+    return task_deadline();
+}
+
+void Worker::start_waiting_deadlines_locked(TaskId producer) {
+    for (uint32_t c = 0; c < config_.num_chips; ++c) {
+        Lane& l = lanes_[lane_of(ChildRef{ChildKind::CHIP, c})];
+        if (l.in_flight.empty()) continue;
+        const std::span<const Dispatch::LaneProducer> waits = l.in_flight.front().producers_elsewhere();
+        if (std::none_of(waits.begin(), waits.end(), [&](const auto& p) { return p.task == producer; })) continue;
+        if (const ipc::Deadline at = oldest_deadline_locked(l.in_flight.front()); at != ipc::NO_DEADLINE)
+            l.mailbox->restart_oldest_deadline(at);
+    }
+}
+
 void Worker::publish_locked(size_t i, const Dispatch& d) {
     Lane& l = lanes_[i];
     ipc::CallConfig call{};
     std::memcpy(call.bytes, d.config, sizeof *d.config);
-    const ipc::Deadline deadline = task_deadline();
+    // Each producer on another chip's lane still in flight there is a
+    // condition on its lane sequence (the engine names only producers on
+    // lanes that publish at once, so each was published before this task). One
+    // no longer there was collected while this task was held behind a control
+    // message of its own lane; one that was never there failed to publish.
+    // Either way, had it failed, it poisoned this task, which then goes withdrawn.
+    Dispatch sent = d;
+    std::array<ipc::LaneCondition, ipc::MAX_LANE_CONDITIONS> conditions{};
+    uint32_t count = 0;
+    bool gone = false;
+    for (uint32_t k = 0; k < d.lane_producer_count; ++k) {
+        Dispatch::LaneProducer& p = sent.lane_producers[k];
+        p.seq = lane_seq_locked(p.chip, p.task);
+        if (p.seq == 0) gone = true;
+        if (p.seq != 0) conditions[count++] = ipc::LaneCondition{p.chip, 0, p.seq};
+    }
+    if (gone && core_.poisoned(d.task.id)) sent.withdrawn = true;
+    if (sent.withdrawn) count = 0;
+    // Waiting for producers on other chips' lanes, its time starts once they are collected.
+    const ipc::Deadline deadline = count > 0 ? ipc::NO_DEADLINE : task_deadline();
     uint64_t seq = 0;
     // Stamped before the publish: the child may start at once, and the RUN
     // interval must contain its whole run.
     const int64_t published_ns = trace_ ? trace_now_ns() : 0;
-    const ipc::PublishStatus st =
-        l.mailbox->publish(d.callable, call, d.blob, seq, deadline, d.after_mask, d.withdrawn);
+    const ipc::PublishStatus st = l.mailbox->publish(d.callable, call, d.blob, seq, deadline, d.after_mask,
+                                                     sent.withdrawn, std::span(conditions.data(), count));
     if (st == ipc::PublishStatus::OK) {
         woke_child_ |= l.mailbox->publish_woke_child();
-        l.in_flight.push_back(d);
-        if (trace_) trace_->published(i, d, published_ns);
+        l.in_flight.push_back(sent);
+        if (trace_) trace_->published(i, sent, published_ns);
         return;
     }
     if (trace_) trace_->not_published(d, publish_status_text(st));

@@ -21,7 +21,8 @@
 // acquire ordering: SUCCEEDED, FAILED (the producer failed or was skipped),
 // LOST (the parent marked the lane lost: its child died), or RECYCLED (the
 // lane completed OUTCOME_WINDOW tasks past it and no longer keeps its
-// outcome: the parent's back-pressure keeps that from happening).
+// outcome: serve_ring counts it as met, since by then the parent has
+// collected the producer's result and, had it failed, withdrawn the task).
 //
 // Every word may hold anything a peer wrote; a reader only compares. The
 // producer writes its own block's outcomes and completion; the parent writes

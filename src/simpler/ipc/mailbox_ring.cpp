@@ -142,7 +142,10 @@ std::optional<TaskOutcome> await_conditions(Mailbox& slot, const MailboxRing& ri
             }
             if (slot.withdrawn_before_start()) return std::nullopt;
         }
-        if (state != ConditionState::SUCCEEDED) {
+        // RECYCLED: the producer's lane completed OUTCOME_WINDOW tasks past it, so
+        // its parent collected its result long ago and, had it failed, withdrew
+        // this task then (begin_task() answers it withdrawn).
+        if (state != ConditionState::SUCCEEDED && state != ConditionState::RECYCLED) {
             return TaskOutcome{TaskError::SKIPPED, condition_failure(conditions[i], state, *board)};
         }
     }

@@ -121,6 +121,10 @@ public:
     }
     // Task sequence numbers of the tasks in flight, oldest first.
     [[nodiscard]] std::vector<uint64_t> in_flight_seqs() const;
+    // The k-th oldest in-flight task's sequence number (0: fewer are in flight).
+    [[nodiscard]] uint64_t in_flight_seq(uint32_t k) const noexcept {
+        return k < count_ ? seqs_[(head_ + k) % slots_.size()] : 0;
+    }
 
     [[nodiscard]] Mailbox& slot(uint32_t i) noexcept { return *slots_[i]; }
     [[nodiscard]] LaneBoard* board() const noexcept { return board_; }
