@@ -216,6 +216,9 @@ void bind_engine(nb::module_& m) {
         .def_ro("start_ns", &TraceEvent::start_ns)
         .def_ro("end_ns", &TraceEvent::end_ns)
         .def_ro("error", &TraceEvent::error)
+        .def_ro("waits_on", &TraceEvent::waits_on,
+                "RUN: the ids of the producers on other chips (tasks of the same run) this member waited for on "
+                "its own chip; else empty.")
         .def("__repr__", [](const TraceEvent& e) {
             const std::string task = e.task.name();
             if (e.phase == TracePhase::SUBMIT)

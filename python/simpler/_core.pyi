@@ -1118,6 +1118,11 @@ class TraceEvent:
     def end_ns(self) -> int: ...
     @property
     def error(self) -> str: ...
+    @property
+    def waits_on(self) -> list[int]:
+        """
+        RUN: the ids of the producers on other chips (tasks of the same run) this member waited for on its own chip; else empty.
+        """
     def __repr__(self) -> str: ...
 
 class EdgeLog:

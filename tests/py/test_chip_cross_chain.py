@@ -5,7 +5,7 @@ task whose producer still runs on the other chip goes to its own chip at once
 and waits there on the lane board; the trace proves it (published before its
 producer's result was collected). A failing producer and a producer chip
 killed while its consumer waits end the run with the report they give when the
-dependency waits in the parent, and nothing hangs.
+dependency waits in the parent, and nothing hangs. The trace shows each such wait as the edge it is.
 
 The chain is std.add_scalar alternating x -> y on chip 0 and y -> x on chip 1
 over 16 FLOAT32 elements starting at 0..15: after n tasks (n even) x holds
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from simpler import ChipCallable, DataType, TensorArgType, Worker, view_array
-from simpler.runtime.trace import intervals
+from simpler.runtime.trace import chrome_trace, intervals
 from worker_helpers import Gate, alive, args, closing, fail_cause, kernel_callable  # noqa: F401
 
 IN, OUT = TensorArgType.INPUT, TensorArgType.OUTPUT_EXISTING
@@ -92,6 +92,21 @@ def test_a_consumer_waits_on_its_own_chip_only_with_chip_conditions(closing, tmp
     assert gate.lane == "chip 1" and first.lane == "chip 0", (gate, first)
     # With conditions it was published before its producer's result was collected; without, after.
     assert (first.start_ns < gate.end_ns) == chip_conditions, (gate, first)
+    # The trace shows the wait as the edge it is: the consumer's event names its producer, and the
+    # Chrome trace draws an arrow from the producer's RUN to the consumer's.
+    events = w.trace_events()
+    waits = {e.task.id: tuple(e.waits_on) for e in events if e.phase.name == "RUN"}
+    second = first.task.id + 1  # on chip 1, reading what the first wrote on chip 0
+    want = {gate.task.id: (), first.task.id: (gate.task.id,), second: (first.task.id,)}
+    assert waits == (want if chip_conditions else dict.fromkeys(want, ())), waits
+    chrome = chrome_trace(events, num_chips=2)["traceEvents"]
+    flows = [e for e in chrome if e.get("cat") == "waits_on"]
+    consumer = next(e for e in chrome if e.get("ph") == "X" and e["args"]["task"] == first.task.id)
+    if chip_conditions:
+        assert [f["ph"] for f in flows] == ["s", "f", "s", "f"], flows
+        assert consumer["args"]["waits_on"] == [gate.task.name()], consumer
+    else:
+        assert flows == [] and "waits_on" not in consumer["args"], (flows, consumer)
 
 
 def failing_run(closing, tmp_path, chip_conditions):

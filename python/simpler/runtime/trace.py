@@ -148,6 +148,8 @@ class ProcessTimeline:
 
         submitted: Dict[TaskHandle, Any] = {}
         first_publish: Dict[TaskHandle, int] = {}
+        runs_of: Dict[TaskHandle, Any] = {}  # a one-member task's RUN event
+        waits: List[Any] = []  # RUN events that waited on their chip for producers on other chips
         for e in events:
             if e.phase == TracePhase.SUBMIT:
                 submitted[e.task] = e
@@ -182,6 +184,10 @@ class ProcessTimeline:
             }
             if not e.ok:
                 args["error"] = e.error
+            if getattr(e, "waits_on", ()):  # producers on other chips it waited for on its own chip
+                args["waits_on"] = [TaskHandle(t, e.task.run).name() for t in e.waits_on]
+                waits.append(e)
+            runs_of[e.task] = e
             if e.task in submitted:
                 args["queued_us"] = _us(e.start_ns - submitted[e.task].start_ns)
             out.append(
@@ -209,6 +215,15 @@ class ProcessTimeline:
             }
             out.append({**common, "ph": "b", "ts": _us(s.start_ns - origin)})
             out.append({**common, "ph": "e", "ts": _us(first_publish[task] - origin)})
+        # Each such wait as a flow arrow from the producer's RUN to the consumer's.
+        for e in waits:
+            for t in e.waits_on:
+                producer = runs_of.get(TaskHandle(t, e.task.run))
+                if producer is None:
+                    continue
+                flow = {"cat": "waits_on", "name": "waits on", "id": f"{pid}.{t}.{e.task.id}", "pid": pid}
+                out.append({**flow, "ph": "s", "tid": tids[producer.child], "ts": _us(producer.start_ns - origin)})
+                out.append({**flow, "ph": "f", "bp": "e", "tid": tids[e.child], "ts": _us(e.start_ns - origin)})
         return out
 
 
@@ -227,6 +242,7 @@ class RecordedEvent:
     start_ns: int
     end_ns: int
     error: str
+    waits_on: Tuple[int, ...] = ()
 
 
 def event_record(e: Any) -> dict:
@@ -243,6 +259,7 @@ def event_record(e: Any) -> dict:
         "start_ns": e.start_ns,
         "end_ns": e.end_ns,
         "error": e.error,
+        "waits_on": list(getattr(e, "waits_on", ())),
     }
 
 
@@ -259,6 +276,7 @@ def recorded_event(d: dict) -> RecordedEvent:
         d["start_ns"],
         d["end_ns"],
         d["error"],
+        tuple(d.get("waits_on", ())),
     )
 
 

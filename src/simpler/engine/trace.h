@@ -61,6 +61,9 @@ struct TraceEvent {
     int64_t start_ns = 0;  // see the header comment
     int64_t end_ns = 0;
     std::string error;     // RUN that failed: the failure's text; else empty
+    // RUN: the producers on other chips this member waited for on its own chip
+    // (cross-chip conditions, engine_chain.cpp), tasks of the same run; else empty.
+    std::vector<TaskId> waits_on;
 };
 
 // Now, in the nanoseconds every TraceEvent is stamped in.

@@ -1,7 +1,7 @@
 // Worker, with real forked chip children, a dependency between chips without
 // the parent in the loop (WorkerConfig::chip_conditions): the consumer of a
 // producer still running on another chip is on its own chip's lane at once and
-// starts only after the producer finished; a failed producer, a producer chip
+// starts only after the producer finished (its trace event names the producer); a failed producer, a producer chip
 // SIGKILLed while the consumer waits, and a cancel each end as they do with the
 // dependency kept in the parent (the same report); a consumer behind a long
 // task still runs after the producer's lane completed more tasks than its board
@@ -142,11 +142,13 @@ protected:
 TEST_F(CrossChipTest, TheConsumerWaitsOnItsOwnChipAndStartsAfterItsProducerEnded) {
     for (const bool across : {true, false}) {
         reset();
-        Worker w(config(across));
+        WorkerConfig c = config(across);
+        c.trace = true;
+        Worker w(c);
         w.init();
         const TaskArgs produce = task({}, 1, GATE, 0), consume = task({1}, 2, RUN, 1);
-        on(w, produce, 1);
-        on(w, consume, 0);
+        const TaskId producer = on(w, produce, 1);
+        const TaskId consumer = on(w, consume, 0);
         // Published ahead: on chip 0's lane while its producer still runs on chip 1 (not without conditions).
         EXPECT_EQ(w.progress().children.at(0).running, across);
         std::this_thread::sleep_for(20ms);
@@ -154,6 +156,13 @@ TEST_F(CrossChipTest, TheConsumerWaitsOnItsOwnChipAndStartsAfterItsProducerEnded
         s_->open[0] = true;
         w.wait();
         EXPECT_GT(s_->started[1].load(), s_->ended[0].load());
+        // The trace shows the wait as the edge it is.
+        for (const TraceEvent& e : w.trace_events()) {
+            if (e.phase != TracePhase::RUN) continue;
+            const std::vector<TaskId> want =
+                across && e.task.id == consumer ? std::vector<TaskId>{producer} : std::vector<TaskId>{};
+            EXPECT_EQ(e.waits_on, want) << e.task.name();
+        }
         w.close();
     }
 }
