@@ -17,10 +17,10 @@ Configurations:
   chip   one chip of 2 core threads; the whole graph in one chip orchestration (metg.graph)
   chips  2 chips of one core thread each; every point task submitted from the Python host
          (metg.point), point x on chip x mod 2; a point whose producers still run on the other
-         chip waits for them there (Worker(chip_conditions=True), the default)
-  chips_parent
-         as chips, with chip_conditions=False: such a point waits in the host until its
-         producers' results are collected (the path before cross-chip conditions; a baseline)
+         chip waits in the host until their results are collected (the default)
+  chips_cross
+         as chips, with Worker(chip_conditions=True): such a point goes to its chip at once and
+         waits for them there, on the lane board
   subs   2 Python sub-workers; every point task submitted from the Python host, each running the
          same kernel (metg_work, through ctypes) after the same check, in Python
   tree   L4 -> L3 -> chip: every point task submitted from a level-4 Worker's Python host, point x
@@ -141,7 +141,7 @@ class Bench:
             chip_core_threads=core_threads or CORES // chips,
             zero_copy=True,
             num_sub_workers=CORES if config == "subs" else 0,
-            chip_conditions=config != "chips_parent",
+            chip_conditions=config == "chips_cross",
             task_timeout=3600,
             spin=spin,
         )

@@ -142,8 +142,8 @@ void bind_worker_config(nb::module_& m) {
                 "A submit waits while this many tasks of the Worker are unfinished (0: no limit).")
         .def_rw("chip_conditions", &WorkerConfig::chip_conditions,
                 "A chip task whose producers run on other chips goes to its chip at once and waits there for them "
-                "(its task_timeout counts from when they are collected); False: it waits in this process until "
-                "they finish.")
+                "(its task_timeout counts from when they are collected); False (the default): it waits in this "
+                "process until they finish.")
         .def_rw("path", &WorkerConfig::path,
                 "The Worker's place in its tree ('L4/L3[0]'); its chips' device memory carries '<path>/chip i' as "
                 "its owner path.")

@@ -964,7 +964,7 @@ class WorkerConfig:
     @property
     def chip_conditions(self) -> bool:
         """
-        A chip task whose producers run on other chips goes to its chip at once and waits there for them (its task_timeout counts from when they are collected); False: it waits in this process until they finish.
+        A chip task whose producers run on other chips goes to its chip at once and waits there for them (its task_timeout counts from when they are collected); False (the default): it waits in this process until they finish.
         """
     @chip_conditions.setter
     def chip_conditions(self, arg: bool, /) -> None: ...

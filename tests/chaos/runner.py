@@ -90,15 +90,18 @@ class ProgramRun:
         self.p = program
         tree = program.tree
         kw = dict(task_timeout=program.task_timeout, trace=True, trace_capacity=1 << 16)
+        # Chips wait on each other's lanes (cross-chip conditions) in every local level-3 Worker.
         if tree.level == 3:
-            self.w = Worker(level=3, num_chips=tree.l3s[0][0], num_sub_workers=tree.l3s[0][1], **kw)
+            self.w = Worker(
+                level=3, num_chips=tree.l3s[0][0], num_sub_workers=tree.l3s[0][1], chip_conditions=True, **kw
+            )
         else:
             self.w = Worker(level=4, **kw)
             for child, (chips, subs) in enumerate(tree.l3s):
                 if tree.rank(child):
                     self.w.add_remote_workers(1, num_chips=chips, num_sub_workers=subs)
                 else:
-                    self.w.add_worker(Worker(level=3, num_chips=chips, num_sub_workers=subs))
+                    self.w.add_worker(Worker(level=3, num_chips=chips, num_sub_workers=subs, chip_conditions=True))
         self.l3 = Level3(self.w)
         self.l3_ops = self.w.register(l3_ops) if tree.level == 4 else None
         self.bufs: Dict[int, object] = {}

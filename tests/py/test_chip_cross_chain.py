@@ -1,6 +1,6 @@
 """A chain of dependent tasks alternating between two chips (issue 64), end to end:
 each task reads what the one before wrote on the other chip, so the final bytes
-prove the order. With chip_conditions (the default, without a task_timeout) a
+prove the order. With Worker(chip_conditions=True) a
 task whose producer still runs on the other chip goes to its own chip at once
 and waits there on the lane board; the trace proves it (published before its
 producer's result was collected). A failing producer and a producer chip
@@ -29,7 +29,7 @@ N = 16
 ONE = struct.unpack("<I", struct.pack("<f", 1.0))[0]  # std.add_scalar's scalar: the f32 bits
 
 
-def cross_worker(closing, spin=None, chip_conditions=None):
+def cross_worker(closing, spin=None, chip_conditions=True):
     """Two chips, traced, with std.add_scalar, test.gate and test.fail registered, initialized:
     (w, add, gate kernel, fail kernel, x, y)."""
     w = Worker(level=3, num_chips=2, spin=spin, trace=True, chip_conditions=chip_conditions)

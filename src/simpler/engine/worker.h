@@ -141,8 +141,9 @@ struct WorkerConfig {
     uint64_t max_unfinished = DEFAULT_MAX_UNFINISHED;  // see DEFAULT_MAX_UNFINISHED; 0: no limit
     // A chip task whose producers are in flight on other chips goes to its chip at once and waits there
     // (EngineConfig::cross_chip, on the Worker's LaneBoard); its task_timeout counts from when they are
-    // collected. False: it waits here until they complete.
-    bool chip_conditions = true;
+    // collected. False (the default until it beats the parent path on METG: docs/benchmarks/cross-lane.md):
+    // it waits here until they complete.
+    bool chip_conditions = false;
     [[nodiscard]] bool cross_chip() const noexcept { return chip_conditions && num_chips > 1; }
     std::vector<std::string> sub_callable_names;    // by callable id, for error messages (chips: chip_lane's)
     ChildHandlerFactory sub_handler;                // required when num_sub_workers > 0; likewise
