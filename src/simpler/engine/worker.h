@@ -60,6 +60,11 @@
 // beyond one budget. The scheduler thread never spins: it sleeps on the
 // doorbell, or, while a wait() drives, parks (re-checking every 1-16 ms).
 //
+// Chips waiting on chips (WorkerConfig::chip_conditions): the Worker maps a
+// LaneBoard (ipc/lane_board.h) before the fork, chip i its lane i, and a chip
+// task published with producers on other chips' lanes waits for them there
+// (worker_lanes.cpp: publish_locked; EngineCore's chained dispatch).
+//
 // Losses below: a next-level Worker child reports the children it loses up
 // through a page its parent mapped before the fork (below_status.h);
 // child_status() shows it and the status channel moves on.

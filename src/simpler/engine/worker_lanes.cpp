@@ -271,8 +271,11 @@ void Worker::publish_locked(size_t i, const Dispatch& d) {
     for (uint32_t k = 0; k < d.lane_producer_count; ++k) {
         Dispatch::LaneProducer& p = sent.lane_producers[k];
         p.seq = lane_seq_locked(p.chip, p.task);
-        if (p.seq == 0) gone = true;
-        if (p.seq != 0) conditions[count++] = ipc::LaneCondition{p.chip, 0, p.seq};
+        if (p.seq == 0) {
+            gone = true;
+        } else {
+            conditions[count++] = ipc::LaneCondition{p.chip, 0, p.seq};
+        }
     }
     if (gone && core_.poisoned(d.task.id)) sent.withdrawn = true;
     if (sent.withdrawn) count = 0;
