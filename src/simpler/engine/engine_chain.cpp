@@ -132,7 +132,7 @@ bool EngineCore::producers_on_lanes(const Record& r, ChildRef chip, const LaneOp
         // whose next publish may wait (a control message): it goes through the parent.
         if (other == chip_flight_.size() || !lost.at(other).empty()) return false;
         if (lane_open && !lane_open(ChildRef{ChildKind::CHIP, other})) return false;
-        d.lane_producers[d.lane_producer_count++] = {other, p, 0};
+        d.lane_producers[d.lane_producer_count++] = {other, p};
     }
     return d.after_mask != 0 || d.lane_producer_count > 0;
 }

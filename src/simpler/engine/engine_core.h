@@ -135,12 +135,11 @@ struct Dispatch {
     uint32_t after_mask = 0;
     // Cross-chip chained dispatch: its producers still in flight on other
     // chips' lanes (the chip waits for each there; EngineConfig::cross_chip).
-    // The engine names each by chip and task; the Worker adds its lane
-    // sequence when it publishes this task.
+    // The engine names each by chip and task; the Worker, as it publishes
+    // this task, keeps only those it waits for (a condition each).
     struct LaneProducer {
         uint32_t chip = 0;
         TaskId task = 0;
-        uint64_t seq = 0;
     };
     static constexpr uint32_t MAX_LANE_PRODUCERS = 4;  // a mailbox frame's conditions (ipc::MAX_LANE_CONDITIONS)
     std::array<LaneProducer, MAX_LANE_PRODUCERS> lane_producers{};

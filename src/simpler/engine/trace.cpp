@@ -48,8 +48,7 @@ void TraceRecorder::published(size_t lane, const Dispatch& d, int64_t now_ns) no
         e.callable = d.callable;
         e.start_ns = now_ns;
         e.end_ns = now_ns;
-        for (const Dispatch::LaneProducer& p : d.producers_elsewhere())
-            if (p.seq != 0 && !d.withdrawn) e.waits_on.push_back(p.task);
+        for (const Dispatch::LaneProducer& p : d.producers_elsewhere()) e.waits_on.push_back(p.task);
     } catch (...) {
         ++dropped_;
     }

@@ -264,21 +264,19 @@ void Worker::publish_locked(size_t i, const Dispatch& d) {
     // no longer there was collected while this task was held behind a control
     // message of its own lane; one that was never there failed to publish.
     // Either way, had it failed, it poisoned this task, which then goes withdrawn.
+    // The Dispatch kept in flight names only the producers it waits for.
     Dispatch sent = d;
     std::array<ipc::LaneCondition, ipc::MAX_LANE_CONDITIONS> conditions{};
     uint32_t count = 0;
-    bool gone = false;
-    for (uint32_t k = 0; k < d.lane_producer_count; ++k) {
-        Dispatch::LaneProducer& p = sent.lane_producers[k];
-        p.seq = lane_seq_locked(p.chip, p.task);
-        if (p.seq == 0) {
-            gone = true;
-        } else {
-            conditions[count++] = ipc::LaneCondition{p.chip, 0, p.seq};
+    for (const Dispatch::LaneProducer& p : d.producers_elsewhere()) {
+        if (const uint64_t at = lane_seq_locked(p.chip, p.task); at != 0) {
+            sent.lane_producers[count] = p;
+            conditions[count++] = ipc::LaneCondition{p.chip, 0, at};
         }
     }
-    if (gone && core_.poisoned(d.task.id)) sent.withdrawn = true;
+    if (count < d.lane_producer_count && core_.poisoned(d.task.id)) sent.withdrawn = true;
     if (sent.withdrawn) count = 0;
+    sent.lane_producer_count = count;
     // Waiting for producers on other chips' lanes, its time starts once they are collected.
     const ipc::Deadline deadline = count > 0 ? ipc::NO_DEADLINE : task_deadline();
     uint64_t seq = 0;
