@@ -1,7 +1,9 @@
 # The installed package: what a C++ program or a chip kernel library outside
 # this tree builds against (docs/internals/packaging.md).
 #
-#   <includedir>/simpler/<module>/*.h      every module's headers, as real files
+#   <includedir>/simpler/<module>/*.h      every module's headers, as real files, but for a
+#                                          module's internal/ (its machinery: never included
+#                                          by a program or a kernel)
 #   <libdir>/libsimpler_<module>.a         the modules (position-independent)
 #   <libdir>/cmake/simpler/                simplerConfig.cmake: find_package(simpler CONFIG)
 #
@@ -18,7 +20,8 @@ set(simpler_src_root "${PROJECT_SOURCE_DIR}/src/simpler")
 install(DIRECTORY "${simpler_src_root}/"
         DESTINATION "${SIMPLER_INSTALL_INCLUDEDIR}/simpler"
         FILES_MATCHING PATTERN "*.h"
-        PATTERN "mpi" EXCLUDE)
+        PATTERN "mpi" EXCLUDE
+        PATTERN "internal" EXCLUDE)
 if(SIMPLER_WITH_MPI)
   install(DIRECTORY "${simpler_src_root}/remote/mpi/"
           DESTINATION "${SIMPLER_INSTALL_INCLUDEDIR}/simpler/remote/mpi"

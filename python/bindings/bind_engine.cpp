@@ -41,6 +41,7 @@
 #include "remote_children.h"
 #include "simpler/engine/chip_install.h"
 #include "simpler/engine/edge_log.h"
+#include "simpler/engine/status_channel.h"
 #include "simpler/engine/worker.h"
 #include "simpler/ipc/process_id.h"
 #include "simpler/task_interface/tiling.h"

@@ -1,6 +1,6 @@
 """Where the installed package keeps its headers and CMake package, in the install the tests run
 against (the editable dev install; tests/py/test_wheel.py checks a wheel): simpler.get_include()
-holds a copy of every header of src/simpler, get_cmake_dir() holds simplerConfig.cmake,
+holds a copy of every header of src/simpler but a module's internal/ ones, get_cmake_dir() holds simplerConfig.cmake,
 `python -m simpler --includes` / `--cmakedir` print them, and ChipCallable.from_source compiles
 against them unless $SIMPLER_CHIP_INCLUDE_DIR names another folder, which must hold the headers."""
 
@@ -25,7 +25,12 @@ def _cli(*args):
 def test_get_include_holds_every_header_of_the_tree_as_built():
     include = Path(simpler.get_include())
     assert include.is_absolute() and include.name == "include"
-    headers = sorted(p.relative_to(SRC) for p in SRC.glob("simpler/**/*.h"))
+    every = sorted(p.relative_to(SRC) for p in SRC.glob("simpler/**/*.h"))
+    internal = [h for h in every if "internal" in h.parts]
+    headers = [h for h in every if "internal" not in h.parts]
+    assert internal, "no internal/ header in the tree: this test checks they stay out"
+    for h in internal:
+        assert not (include / h).exists(), f"{h} is machinery, not API: it must not be installed"
     if not simpler._core.remote_available():
         headers = [h for h in headers if "mpi" not in h.parts]
     assert headers

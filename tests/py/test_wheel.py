@@ -202,9 +202,12 @@ def test_the_wheel_ships_headers_static_libraries_and_the_cmake_package(installe
             "chip/orchestration_api.h",
             "task_interface/tensor.h",
             "engine/worker.h",
+            "engine/worker_config.h",
             "backing/fork_owner.h",
         ):
             assert f"simpler/include/simpler/{header}" in names, header
+        # A module's internal/ headers are its machinery (the Worker's Impl): never shipped.
+        assert not [n for n in names if "/internal/" in n and n.startswith("simpler/include/")]
         for module in ("task_interface", "ipc", "view", "backing", "chip", "deps", "engine", "remote"):
             archive = f"simpler/lib/libsimpler_{module}.a"
             assert archive in names, archive

@@ -1,4 +1,4 @@
-#include "simpler/engine/worker.h"
+#include "simpler/engine/internal/worker_impl.h"
 
 #include <signal.h>
 
@@ -42,54 +42,9 @@ WorkerConfig validated(WorkerConfig config) {
 
 }  // namespace
 
-void WorkerConfig::validate() const {
-    if (spin.min_spin.count() < 0 || spin.max_spin > MAX_SPIN)
-        throw FieldRefusal("WorkerConfig.spin",
-                           "a spin budget in seconds, 0 <= spin <= 1 (got " +
-                               seconds_text(spin.min_spin.count() < 0 ? spin.min_spin : spin.max_spin) + ")");
-    try {
-        ipc::validate_spin_policy(spin);
-    } catch (const std::invalid_argument& e) {
-        throw FieldRefusal("WorkerConfig.spin", e.what());
-    }
-    if (task_timeout.count() < 0)
-        throw FieldRefusal("WorkerConfig.task_timeout",
-                           "must be >= 0 seconds, 0: none (got " + seconds_text(task_timeout) + ")");
-    if (close_grace.count() < 0)
-        throw FieldRefusal("WorkerConfig.close_grace", "must be >= 0 seconds (got " + seconds_text(close_grace) + ")");
-    if (level < 3 || level > 8)
-        throw FieldRefusal("WorkerConfig.level", "must be in [3, 8] (got " + std::to_string(level) + ")");
-    if (num_relay_workers > num_workers)
-        throw FieldRefusal("WorkerConfig.num_relay_workers", "at most num_workers (got " +
-                                                                 std::to_string(num_relay_workers) + " of " +
-                                                                 std::to_string(num_workers) + " Workers)");
-    if (num_chips > 0 && num_workers > 0)
-        throw FieldRefusal("WorkerConfig.num_workers", "a Worker's next level is chips or Workers, not both (got " +
-                                                           std::to_string(num_chips) + " chips and " +
-                                                           std::to_string(num_workers) + " Workers)");
-    if (window_heap_bytes == 0 || window_heap_bytes > (uint64_t{1} << 46))
-        throw FieldRefusal("WorkerConfig.window_heap_bytes",
-                           "must be > 0 and at most 64 TiB (got " + std::to_string(window_heap_bytes) + ")");
-    try {
-        chip_lane.chip.validate();
-    } catch (const FieldRefusal& e) {
-        throw e.within("WorkerConfig.chip_lane.chip.");
-    }
-}
-
-bool WorkerConfig::same_options(const WorkerConfig& o) const {
-    return level == o.level && num_chips == o.num_chips && num_sub_workers == o.num_sub_workers &&
-           num_workers == o.num_workers && num_relay_workers == o.num_relay_workers &&
-           worker_callable_names == o.worker_callable_names && blob_capacity == o.blob_capacity && spin == o.spin &&
-           task_timeout == o.task_timeout && close_grace == o.close_grace && chip_lane == o.chip_lane &&
-           device_memory_bytes == o.device_memory_bytes && window_heap_bytes == o.window_heap_bytes &&
-           record_edges == o.record_edges && sub_callable_names == o.sub_callable_names && trace == o.trace &&
-           trace_capacity == o.trace_capacity && edge_log_capacity == o.edge_log_capacity &&
-           max_unfinished == o.max_unfinished && chip_conditions == o.chip_conditions && path == o.path;
-}
-
-Worker::Worker(WorkerConfig config)
-    : config_(validated(std::move(config))),
+Worker::Impl::Impl(Worker& self, WorkerConfig config)
+    : self_(self),
+      config_(validated(std::move(config))),
       device_(std::make_unique<DeviceMemory>(config_.num_chips, config_.device_memory_bytes)),
       windows_(std::make_unique<WindowMemory>(config_.num_chips, config_.window_heap_bytes)),
       wait_waiter_(config_.spin),
@@ -136,7 +91,7 @@ Worker::Worker(WorkerConfig config)
     }
 }
 
-Worker::~Worker() {
+Worker::Impl::~Impl() {
     close();
     if (in_owner_process()) return;
     // A forked copy: the threads do not exist here and the children are the
@@ -150,16 +105,16 @@ Worker::~Worker() {
     new (&lanes_) std::vector<Lane>();
 }
 
-bool Worker::in_owner_process() const noexcept { return ipc::current_process_id() == owner_pid_; }
+bool Worker::Impl::in_owner_process() const noexcept { return ipc::current_process_id() == owner_pid_; }
 
-void Worker::require_owner_process(const char* what) const {
+void Worker::Impl::require_owner_process(const char* what) const {
     if (!in_owner_process())
         throw std::logic_error(std::string(what) +
                                ": this process was forked from the Worker's owner; a Worker runs only in the "
                                "process that created it");
 }
 
-EngineConfig Worker::engine_config() {
+EngineConfig Worker::Impl::engine_config() {
     EngineConfig e;
     e.children[static_cast<size_t>(ChildKind::CHIP)] = config_.num_chips;
     e.children[static_cast<size_t>(ChildKind::SUB_WORKER)] = config_.num_sub_workers;
@@ -202,7 +157,7 @@ EngineConfig Worker::engine_config() {
     return e;
 }
 
-ChildHandlers Worker::make_child_handler(ChildRef child) {
+ChildHandlers Worker::Impl::make_child_handler(ChildRef child) {
     switch (child.kind) {
         case ChildKind::SUB_WORKER:
             windows_->seal();  // only chips reach the windows
@@ -233,7 +188,7 @@ ChildHandlers Worker::make_child_handler(ChildRef child) {
     throw std::logic_error("Worker: no handler for " + child.name());
 }
 
-void Worker::init() {
+void Worker::Impl::init() {
     require_owner_process("Worker.init");
     if (closed_) throw std::logic_error("Worker.init: the Worker is closed; create a new one");
     if (initialized_) throw std::logic_error("Worker.init: already initialized");
@@ -309,9 +264,9 @@ void Worker::init() {
             relays.push_back(config_.relay_handler(lanes_[i].ref.index));
         for (size_t i = first_relay; i < lanes_.size(); ++i) {
             lanes_[i].relay_lost = relays[i - first_relay].lost;
-            lanes_[i].relay = std::thread(&Worker::relay_loop, this, i, std::move(relays[i - first_relay]));
+            lanes_[i].relay = std::thread(&Worker::Impl::relay_loop, this, i, std::move(relays[i - first_relay]));
         }
-        scheduler_ = std::thread(&Worker::scheduler_loop, this);
+        scheduler_ = std::thread(&Worker::Impl::scheduler_loop, this);
     } catch (...) {
         config_.chip_handler = nullptr;
         config_.sub_handler = nullptr;
@@ -341,17 +296,17 @@ void Worker::init() {
     windows_->seal();
     if (global_windows_) global_windows_->seal();
     initialized_ = true;
-    process_live_workers().add(this);  // a release from now on waits for this Worker's tasks too
+    process_live_workers().add(&self_);  // a release from now on waits for this Worker's tasks too
     live_registered_ = true;
 }
 
-std::string Worker::reserved_callable_refusal(uint64_t callable) {
+std::string Worker::Impl::reserved_callable_refusal(uint64_t callable) {
     if (callable != FORGET_CALLABLE && callable != INSTALL_CALLABLE) return {};
     return "submit refused: callable id " + std::to_string(callable) + " is reserved for the Worker's " +
            (callable == FORGET_CALLABLE ? "forget" : "install") + " message";
 }
 
-std::string Worker::blob_refusal(size_t member, const MemberSubmit& m) const {
+std::string Worker::Impl::blob_refusal(size_t member, const MemberSubmit& m) const {
     if (m.args == nullptr) return {};  // refused by the engine with its message
     const size_t need = blob_size(*m.args);
     if (need <= config_.blob_capacity) return {};
@@ -359,8 +314,8 @@ std::string Worker::blob_refusal(size_t member, const MemberSubmit& m) const {
            " bytes, the mailbox holds " + std::to_string(config_.blob_capacity);
 }
 
-TaskHandle Worker::submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
-                          const TaskConfig& config) {
+TaskHandle Worker::Impl::submit(TaskKind kind, uint64_t callable, std::span<const MemberSubmit> members,
+                                const TaskConfig& config) {
     require_owner_process("Worker.submit");
     if (closed_) throw std::logic_error("Worker.submit: the Worker is closed");
     if (!initialized_) throw std::logic_error("Worker.submit: the Worker is not running (call init())");
@@ -384,8 +339,8 @@ TaskHandle Worker::submit(TaskKind kind, uint64_t callable, std::span<const Memb
     return id;
 }
 
-std::optional<Worker::BatchRefusal> Worker::submit_many(TaskKind kind, uint64_t callable, BatchSource& tasks,
-                                                        const TaskConfig& config, TaskHandles& out) {
+std::optional<Worker::BatchRefusal> Worker::Impl::submit_many(TaskKind kind, uint64_t callable, BatchSource& tasks,
+                                                              const TaskConfig& config, TaskHandles& out) {
     require_owner_process("Worker.submit_many");
     if (closed_) throw std::logic_error("Worker.submit_many: the Worker is closed");
     if (!initialized_) throw std::logic_error("Worker.submit_many: the Worker is not running (call init())");
@@ -414,7 +369,7 @@ std::optional<Worker::BatchRefusal> Worker::submit_many(TaskKind kind, uint64_t 
     return std::nullopt;
 }
 
-void Worker::close() noexcept {
+void Worker::Impl::close() noexcept {
     if (!in_owner_process()) {
         closed_.store(true, std::memory_order_release);
         return;
@@ -422,7 +377,7 @@ void Worker::close() noexcept {
     // A second close() (another thread's) returns once the first has stopped everything.
     std::lock_guard closing(close_mu_);
     if (live_registered_) {
-        process_live_workers().remove(this);  // no release waits for this Worker's tasks from now on
+        process_live_workers().remove(&self_);  // no release waits for this Worker's tasks from now on
         live_registered_ = false;
     }
     {
@@ -455,12 +410,12 @@ void Worker::close() noexcept {
     status_->close();  // whoever waits for a status change stops waiting
 }
 
-DeviceBacking Worker::alloc_device(uint32_t chip, uint64_t nbytes, AccessMode access) {
+DeviceBacking Worker::Impl::alloc_device(uint32_t chip, uint64_t nbytes, AccessMode access) {
     if (closed_) throw std::logic_error("alloc_child_tensor: the Worker is closed");
     return device_->alloc(chip, nbytes, access);
 }
 
-void Worker::release_device(const CanonicalIdentity& id) {
+void Worker::Impl::release_device(const CanonicalIdentity& id) {
     device_->begin_release(id);
     {
         std::lock_guard lock(mu_);
@@ -469,12 +424,12 @@ void Worker::release_device(const CanonicalIdentity& id) {
     bell_.ring();
 }
 
-std::optional<uint32_t> Worker::device_owner(const CanonicalIdentity& id) const {
+std::optional<uint32_t> Worker::Impl::device_owner(const CanonicalIdentity& id) const {
     if (std::optional<uint32_t> chip = device_->owner_of(id)) return chip;
     return windows_->owner_of(id);
 }
 
-void Worker::forget(std::span<const CanonicalIdentity> identities) {
+void Worker::Impl::forget(std::span<const CanonicalIdentity> identities) {
     if (identities.empty() || !in_owner_process() || closed_) return;
     {
         std::lock_guard lock(forget_mu_);
@@ -484,7 +439,7 @@ void Worker::forget(std::span<const CanonicalIdentity> identities) {
     bell_.ring();  // whoever drives the lanes delivers it now
 }
 
-void Worker::hold_users(const CanonicalIdentity& id) {
+void Worker::Impl::hold_users(const CanonicalIdentity& id) {
     std::lock_guard lock(mu_);
     if (!initialized_) return;
     process_backing_retention().retain(id, core_.hold_users(id));

@@ -1,16 +1,16 @@
-// Worker's late callables (worker.h, "Late callables"): the install message
+// Worker's late callables (internal/worker_impl.h, "Late callables"): the install message
 // queued on each lane of the callable's kind, sent when the lane is free and
 // before any later task, and the answers collected per install ticket.
 #include <algorithm>
 #include <string>
 #include <utility>
 
-#include "simpler/engine/worker.h"
+#include "simpler/engine/internal/worker_impl.h"
 
 namespace simpler {
 
-uint64_t Worker::begin_install(ChildKind kind, uint64_t callable, const std::string& name,
-                               std::span<const std::byte> payload) {
+uint64_t Worker::Impl::begin_install(ChildKind kind, uint64_t callable, const std::string& name,
+                                     std::span<const std::byte> payload) {
     require_owner_process("Worker.install");
     if (closed_) throw std::logic_error("Worker.install: the Worker is closed");
     if (!initialized_) throw std::logic_error("Worker.install: the Worker is not running (call init())");
@@ -46,7 +46,7 @@ uint64_t Worker::begin_install(ChildKind kind, uint64_t callable, const std::str
     return ticket;
 }
 
-std::optional<std::vector<InstallRefusal>> Worker::wait_install(uint64_t ticket, ipc::Deadline until) {
+std::optional<std::vector<InstallRefusal>> Worker::Impl::wait_install(uint64_t ticket, ipc::Deadline until) {
     require_owner_process("Worker.wait_install");
     // Installs are rare and off the task path: this waiter never spins.
     ipc::SpinWaiter waiter(ipc::never_spin_policy());
@@ -79,12 +79,12 @@ std::optional<std::vector<InstallRefusal>> Worker::wait_install(uint64_t ticket,
     }
 }
 
-void Worker::abandon_install(uint64_t ticket) {
+void Worker::Impl::abandon_install(uint64_t ticket) {
     std::lock_guard lock(mu_);
     installs_.erase(ticket);
 }
 
-void Worker::publish_next_control_locked(size_t i) {
+void Worker::Impl::publish_next_control_locked(size_t i) {
     Lane& l = lanes_[i];
     if (!l.forgets.empty()) {
         publish_forget_locked(i);
@@ -100,7 +100,7 @@ void Worker::publish_next_control_locked(size_t i) {
     }
 }
 
-void Worker::deliver_installs_locked() {
+void Worker::Impl::deliver_installs_locked() {
     // The task path pays one comparison here while no install is queued anywhere.
     if (lanes_installing_ == 0) return;
     for (size_t i = 0; i < lanes_.size(); ++i) {
@@ -109,7 +109,7 @@ void Worker::deliver_installs_locked() {
     }
 }
 
-void Worker::publish_install_locked(size_t i) {
+void Worker::Impl::publish_install_locked(size_t i) {
     Lane& l = lanes_[i];
     const QueuedInstall next = l.installs.front();
     uint64_t seq = 0;
@@ -124,14 +124,14 @@ void Worker::publish_install_locked(size_t i) {
     if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, dead_lane_why_locked(l));
 }
 
-void Worker::finish_install_locked(uint64_t ticket, ChildRef child, const std::string& why) {
+void Worker::Impl::finish_install_locked(uint64_t ticket, ChildRef child, const std::string& why) {
     auto it = installs_.find(ticket);
     if (it == installs_.end()) return;  // its waiter gave up (abandon_install, or close() ended the wait)
     if (!why.empty()) it->second.refused.push_back(InstallRefusal{child, why});
     if (it->second.pending > 0) --it->second.pending;
 }
 
-void Worker::drop_installs_locked(Lane& l) {
+void Worker::Impl::drop_installs_locked(Lane& l) {
     for (const QueuedInstall& q : l.installs) finish_install_locked(q.ticket, l.ref, {});
     if (!l.installs.empty()) --lanes_installing_;
     l.installs.clear();

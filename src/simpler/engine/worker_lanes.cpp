@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "simpler/backing/backing_retention.h"
+#include "simpler/engine/internal/worker_impl.h"
 #include "simpler/engine/seconds_text.h"
-#include "simpler/engine/worker.h"
 
 namespace simpler {
 
@@ -55,7 +55,7 @@ MemberFault fault_of(const ipc::TaskResult& r, uint32_t level) {
 
 }  // namespace
 
-void Worker::scheduler_loop() noexcept {
+void Worker::Impl::scheduler_loop() noexcept {
     // The background path (progress while the orchestration thread neither
     // submits nor waits): it never spins, so it takes no core from the threads
     // on the latency path.
@@ -81,7 +81,7 @@ void Worker::scheduler_loop() noexcept {
     }
 }
 
-void Worker::relay_loop(size_t lane, RelayLane relay) noexcept {
+void Worker::Impl::relay_loop(size_t lane, RelayLane relay) noexcept {
     ipc::MailboxRing& mailbox = *lanes_[lane].mailbox;
     std::string lost;
     {
@@ -115,7 +115,7 @@ void Worker::relay_loop(size_t lane, RelayLane relay) noexcept {
     // `relay` goes last, here: the relay says goodbye to its child on this thread.
 }
 
-bool Worker::withdraw_locked(TaskId task, ChildRef chip) {
+bool Worker::Impl::withdraw_locked(TaskId task, ChildRef chip) {
     Lane& l = lanes_[lane_of(chip)];
     if (l.lost) return false;
     const std::vector<uint64_t> seqs = l.mailbox->in_flight_seqs();
@@ -134,12 +134,12 @@ bool Worker::withdraw_locked(TaskId task, ChildRef chip) {
     return false;
 }
 
-std::string Worker::dead_lane_why_locked(const Lane& l) const {
+std::string Worker::Impl::dead_lane_why_locked(const Lane& l) const {
     if (l.lost) return l.lost_why;
     return l.relay_lost_why.empty() ? l.mailbox->poison_reason() : l.relay_lost_why;
 }
 
-void Worker::collect_results_locked() {
+void Worker::Impl::collect_results_locked() {
     for (size_t i = 0; i < lanes_.size(); ++i) {
         Lane& l = lanes_[i];
         if (!l.in_flight.empty()) {
@@ -209,7 +209,7 @@ void Worker::collect_results_locked() {
     }
 }
 
-void Worker::dispatch_locked() {
+void Worker::Impl::dispatch_locked() {
     deliver_forgets_locked();
     deliver_installs_locked();
     batch_.clear();
@@ -230,20 +230,20 @@ void Worker::dispatch_locked() {
     }
 }
 
-uint64_t Worker::lane_seq_locked(uint32_t chip, TaskId task) const {
+uint64_t Worker::Impl::lane_seq_locked(uint32_t chip, TaskId task) const {
     const Lane& l = lanes_[lane_of(ChildRef{ChildKind::CHIP, chip})];
     for (size_t k = 0; k < l.in_flight.size(); ++k)
         if (l.in_flight[k].task.id == task) return l.mailbox->in_flight_seq(static_cast<uint32_t>(k));
     return 0;
 }
 
-ipc::Deadline Worker::oldest_deadline_locked(const Dispatch& d) const {
+ipc::Deadline Worker::Impl::oldest_deadline_locked(const Dispatch& d) const {
     for (const Dispatch::LaneProducer& p : d.producers_elsewhere())
         if (lane_seq_locked(p.chip, p.task) != 0) return ipc::NO_DEADLINE;
     return task_deadline();
 }
 
-void Worker::start_waiting_deadlines_locked(TaskId producer) {
+void Worker::Impl::start_waiting_deadlines_locked(TaskId producer) {
     for (uint32_t c = 0; c < config_.num_chips; ++c) {
         Lane& l = lanes_[lane_of(ChildRef{ChildKind::CHIP, c})];
         if (l.in_flight.empty()) continue;
@@ -254,7 +254,7 @@ void Worker::start_waiting_deadlines_locked(TaskId producer) {
     }
 }
 
-void Worker::publish_locked(size_t i, const Dispatch& d) {
+void Worker::Impl::publish_locked(size_t i, const Dispatch& d) {
     Lane& l = lanes_[i];
     ipc::CallConfig call{};
     std::memcpy(call.bytes, d.config, sizeof *d.config);
@@ -302,7 +302,7 @@ void Worker::publish_locked(size_t i, const Dispatch& d) {
     if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, dead_lane_why_locked(l));
 }
 
-void Worker::deliver_forgets_locked() {
+void Worker::Impl::deliver_forgets_locked() {
     // The task path pays one relaxed load here while no forget is queued anywhere.
     if (forget_posted_.load(std::memory_order_acquire)) {
         std::lock_guard lock(forget_mu_);
@@ -321,7 +321,7 @@ void Worker::deliver_forgets_locked() {
     }
 }
 
-void Worker::publish_forget_locked(size_t i) {
+void Worker::Impl::publish_forget_locked(size_t i) {
     Lane& l = lanes_[i];
     const size_t fit = std::max<size_t>(1, config_.blob_capacity / sizeof(CanonicalIdentity));
     const size_t n = std::min(fit, l.forgets.size());
@@ -340,7 +340,7 @@ void Worker::publish_forget_locked(size_t i) {
     if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, dead_lane_why_locked(l));
 }
 
-void Worker::release_holds_locked(bool all) {
+void Worker::Impl::release_holds_locked(bool all) {
     if (!all && !core_.has_unheld()) return;
     unheld_.clear();
     if (all) {
@@ -351,7 +351,7 @@ void Worker::release_holds_locked(bool all) {
     for (const CanonicalIdentity& id : unheld_) process_backing_retention().release(id);
 }
 
-void Worker::lose_lane_locked(size_t lane, const std::string& why) {
+void Worker::Impl::lose_lane_locked(size_t lane, const std::string& why) {
     Lane& l = lanes_[lane];
     if (!l.lost) lost_count_.fetch_add(1, std::memory_order_acq_rel);
     l.lost = true;

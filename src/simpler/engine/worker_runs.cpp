@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "simpler/engine/worker.h"
+#include "simpler/engine/internal/worker_impl.h"
 
 namespace simpler {
 namespace {
@@ -22,7 +22,7 @@ constexpr std::chrono::seconds ROOM_WAIT_WARNING{10};
 }  // namespace
 
 template <class Settle>
-bool Worker::drive_lanes_until(ipc::Deadline until, Settle&& settle) {
+bool Worker::Impl::drive_lanes_until(ipc::Deadline until, Settle&& settle) {
     // The waiting thread drives the lanes itself (collects results, dispatches
     // what they release) while the scheduler thread stands down: a finished
     // task reaches the waiter in one hand-off instead of two.
@@ -31,7 +31,7 @@ bool Worker::drive_lanes_until(ipc::Deadline until, Settle&& settle) {
     // it waited for is in flight, and a parked scheduler looks again within its
     // park time (a round trip per wait would otherwise pay for waking it).
     struct StandUp {
-        Worker& w;
+        Impl& w;
         ~StandUp() { w.driving_.fetch_sub(1, std::memory_order_acq_rel); }
     } stand_up{*this};
     // The Worker's adaptive waiter when no other wait holds it, else a fresh one.
@@ -53,7 +53,7 @@ bool Worker::drive_lanes_until(ipc::Deadline until, Settle&& settle) {
     }
 }
 
-void Worker::await_released_name(const WindowMemory& windows, const std::string& name) {
+void Worker::Impl::await_released_name(const WindowMemory& windows, const std::string& name) {
     if (!windows.releasing_named(name)) return;
     const std::string& what = windows.operation();
     require_owner_process(what.c_str());
@@ -63,14 +63,14 @@ void Worker::await_released_name(const WindowMemory& windows, const std::string&
     });
 }
 
-uint64_t Worker::room() const {
+uint64_t Worker::Impl::room() const {
     if (config_.max_unfinished == 0) return UINT64_MAX;
     std::lock_guard lock(mu_);
     const uint64_t unfinished = core_.unfinished();
     return unfinished < config_.max_unfinished ? config_.max_unfinished - unfinished : 0;
 }
 
-void Worker::await_room() {
+void Worker::Impl::await_room() {
     if (room() > 0) return;
     // Once full, the submitter waits until a quarter of the window finished (at
     // least one task), not for each task: one wake-up lets a stretch of submits
@@ -95,7 +95,7 @@ void Worker::await_room() {
     (void)drive_lanes_until(ipc::NO_DEADLINE, room);
 }
 
-void Worker::wait_for_room_locked(std::unique_lock<std::mutex>& lock) {
+void Worker::Impl::wait_for_room_locked(std::unique_lock<std::mutex>& lock) {
     while (config_.max_unfinished > 0 && core_.unfinished() >= config_.max_unfinished && !stopping_) {
         lock.unlock();
         await_room();
@@ -103,7 +103,7 @@ void Worker::wait_for_room_locked(std::unique_lock<std::mutex>& lock) {
     }
 }
 
-bool Worker::wait_until(ipc::Deadline until) {
+bool Worker::Impl::wait_until(ipc::Deadline until) {
     if (!initialized_) throw std::logic_error("Worker.wait: the Worker was never initialized");
     require_owner_process("Worker.wait");
     return drive_lanes_until(until, [this] {
@@ -126,7 +126,7 @@ bool Worker::wait_until(ipc::Deadline until) {
     });
 }
 
-std::string Worker::cancel_run(const std::string& why) {
+std::string Worker::Impl::cancel_run(const std::string& why) {
     require_owner_process("Worker.cancel_run");
     std::lock_guard lock(mu_);
     if (!initialized_ || stopping_) return {};
@@ -139,26 +139,26 @@ std::string Worker::cancel_run(const std::string& why) {
     return cancelled_text_locked(cancelled, std::nullopt);
 }
 
-std::string Worker::cancelled_text_locked(size_t cancelled, std::optional<uint64_t> run) const {
+std::string Worker::Impl::cancelled_text_locked(size_t cancelled, std::optional<uint64_t> run) const {
     std::string out = std::to_string(cancelled) + " task(s) not yet started were cancelled";
     const std::string running = describe_in_flight_locked(8, run);
     if (running.empty()) return out;
     return out + "; still running on their children, and waited for by the next run(): " + running;
 }
 
-std::string Worker::callable_label(TaskKind kind, uint64_t callable) const {
+std::string Worker::Impl::callable_label(TaskKind kind, uint64_t callable) const {
     const std::vector<std::string>& names = kind == TaskKind::SUB     ? config_.sub_callable_names
                                             : config_.num_workers > 0 ? config_.worker_callable_names
                                                                       : config_.chip_lane.chip.orchestrations;
     return callable < names.size() ? names[callable] : std::string();
 }
 
-std::string Worker::callable_name(TaskKind kind, uint64_t callable) const {
+std::string Worker::Impl::callable_name(TaskKind kind, uint64_t callable) const {
     const std::string label = callable_label(kind, callable);
     return label.empty() ? std::to_string(callable) : "'" + label + "'";
 }
 
-std::string Worker::describe_in_flight_locked(size_t limit, std::optional<uint64_t> run) const {
+std::string Worker::Impl::describe_in_flight_locked(size_t limit, std::optional<uint64_t> run) const {
     std::string out;
     size_t listed = 0;
     size_t rest = 0;
@@ -181,7 +181,7 @@ std::string Worker::describe_in_flight_locked(size_t limit, std::optional<uint64
     return out;
 }
 
-FailureReport Worker::closed_report_locked(std::optional<uint64_t> run) const {
+FailureReport Worker::Impl::closed_report_locked(std::optional<uint64_t> run) const {
     FailedTask closed;
     closed.level = config_.level;
     closed.code = FailureCode::CLOSED;
@@ -197,7 +197,7 @@ FailureReport Worker::closed_report_locked(std::optional<uint64_t> run) const {
     return FailureReport{{std::move(closed)}};
 }
 
-ipc::Deadline Worker::progress_locked() {
+ipc::Deadline Worker::Impl::progress_locked() {
     collect_results_locked();
     read_below_locked();
     // Holds go back before the dispatch: a buffer they free is forgotten on each
@@ -213,7 +213,7 @@ ipc::Deadline Worker::progress_locked() {
     return deadline;
 }
 
-FailedTask Worker::failed_task_locked(const RunFailure& f, size_t poisoned) const {
+FailedTask Worker::Impl::failed_task_locked(const RunFailure& f, size_t poisoned) const {
     FailedTask t;
     t.level = config_.level;
     t.has_task = true;
@@ -236,7 +236,7 @@ FailedTask Worker::failed_task_locked(const RunFailure& f, size_t poisoned) cons
     return t;
 }
 
-FailureReport Worker::report_locked(const RunFailure& f, size_t poisoned) const {
+FailureReport Worker::Impl::report_locked(const RunFailure& f, size_t poisoned) const {
     FailureReport r;
     r.levels.push_back(failed_task_locked(f, poisoned));
     if (f.fault.below && !f.cause) {
@@ -246,17 +246,17 @@ FailureReport Worker::report_locked(const RunFailure& f, size_t poisoned) const 
     return r;
 }
 
-std::optional<FailureReport> Worker::run_outcome_locked(uint64_t run) const {
+std::optional<FailureReport> Worker::Impl::run_outcome_locked(uint64_t run) const {
     const RunState* state = core_.run_state(run);
     if (state == nullptr || !state->first_failure) return std::nullopt;
     return report_locked(*state->first_failure, state->poisoned);
 }
 
-void Worker::notify_runs_locked() {
+void Worker::Impl::notify_runs_locked() {
     if (core_.take_run_progress()) runs_cv_.notify_all();
 }
 
-uint64_t Worker::end_run(bool collected) {
+uint64_t Worker::Impl::end_run(bool collected) {
     require_owner_process("Worker.end_run");
     std::lock_guard lock(mu_);
     const uint64_t run = core_.end_run(collected);
@@ -264,7 +264,7 @@ uint64_t Worker::end_run(bool collected) {
     return run;
 }
 
-bool Worker::wait_run(uint64_t run, ipc::Deadline until) {
+bool Worker::Impl::wait_run(uint64_t run, ipc::Deadline until) {
     if (!initialized_) throw std::logic_error("Worker.wait_run: the Worker was never initialized");
     require_owner_process("Worker.wait_run");
     {
@@ -289,7 +289,7 @@ bool Worker::wait_run(uint64_t run, ipc::Deadline until) {
     });
 }
 
-std::string Worker::cancel_run(uint64_t run, const std::string& why) {
+std::string Worker::Impl::cancel_run(uint64_t run, const std::string& why) {
     require_owner_process("Worker.cancel_run");
     std::lock_guard lock(mu_);
     if (!initialized_ || stopping_) return {};
@@ -299,7 +299,7 @@ std::string Worker::cancel_run(uint64_t run, const std::string& why) {
     return cancelled_text_locked(cancelled, run);
 }
 
-Worker::FinishedRuns Worker::take_finished_runs(ipc::Deadline until) {
+Worker::FinishedRuns Worker::Impl::take_finished_runs(ipc::Deadline until) {
     require_owner_process("Worker.take_finished_runs");
     std::unique_lock lock(mu_);
     for (;;) {

@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "simpler/engine/below_status.h"
-#include "simpler/engine/worker.h"
+#include "simpler/engine/internal/worker_impl.h"
 
 namespace simpler {
 
-EdgeLog Worker::take_edge_log() {
+EdgeLog Worker::Impl::take_edge_log() {
     std::lock_guard lock(mu_);
     return core_.take_edge_log();
 }
@@ -23,7 +23,7 @@ std::string ChildStatus::line() const {
     return out;
 }
 
-std::vector<ChildStatus> Worker::child_states() const {
+std::vector<ChildStatus> Worker::Impl::child_states() const {
     std::lock_guard lock(mu_);
     std::vector<ChildStatus> out;
     for (const Lane& l : lanes_) {
@@ -41,13 +41,13 @@ std::vector<ChildStatus> Worker::child_states() const {
     return out;
 }
 
-std::vector<std::string> Worker::child_status() const {
+std::vector<std::string> Worker::Impl::child_status() const {
     std::vector<std::string> out;
     for (const ChildStatus& s : child_states()) out.push_back(s.line());
     return out;
 }
 
-void Worker::read_below_locked() {
+void Worker::Impl::read_below_locked() {
     bool changed = false;
     for (Lane& l : lanes_) {
         if (!l.below || l.lost) continue;
@@ -62,7 +62,7 @@ void Worker::read_below_locked() {
     if (changed) status_changed_locked();
 }
 
-void Worker::status_changed_locked() {
+void Worker::Impl::status_changed_locked() {
     status_->changed();
     // In a next-level Worker child: what is lost at and below this Worker goes up.
     uint32_t lost = 0;
@@ -81,22 +81,22 @@ void Worker::status_changed_locked() {
     (void)report_up(lost, text);
 }
 
-std::vector<TraceEvent> Worker::trace_events() const {
+std::vector<TraceEvent> Worker::Impl::trace_events() const {
     std::lock_guard lock(mu_);
     return trace_ ? trace_->events() : std::vector<TraceEvent>{};
 }
 
-size_t Worker::trace_dropped() const {
+size_t Worker::Impl::trace_dropped() const {
     std::lock_guard lock(mu_);
     return trace_ ? trace_->dropped() : 0;
 }
 
-void Worker::trace_clear() {
+void Worker::Impl::trace_clear() {
     std::lock_guard lock(mu_);
     if (trace_) trace_->clear();
 }
 
-WorkerProgress Worker::progress() const {
+WorkerProgress Worker::Impl::progress() const {
     std::lock_guard lock(mu_);
     WorkerProgress p;
     p.submitted = core_.submitted();
@@ -107,14 +107,14 @@ WorkerProgress Worker::progress() const {
     return p;
 }
 
-std::vector<pid_t> Worker::child_pids() const {
+std::vector<pid_t> Worker::Impl::child_pids() const {
     std::vector<pid_t> out;
     for (const Lane& l : lanes_)
         if (l.child.pid() > 0) out.push_back(l.child.pid());
     return out;
 }
 
-chip::DeviceFacts Worker::device_facts(uint32_t chip) {
+chip::DeviceFacts Worker::Impl::device_facts(uint32_t chip) {
     require_owner_process("Worker.device_facts");
     // Held while waiting: close() waits for a chip that is still starting to tell, or to be lost.
     std::lock_guard closing(close_mu_);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "simpler/engine/worker.h"
+#include "simpler/engine/internal/worker_impl.h"
 
 namespace simpler {
 namespace {
@@ -18,8 +18,8 @@ constexpr const char* DEVICE_WINDOWS_RULE =
 
 }  // namespace
 
-std::optional<std::string> Worker::global_window_problem(const BufferDescriptor& d, ChildRef to,
-                                                         const std::string& who) const {
+std::optional<std::string> Worker::Impl::global_window_problem(const BufferDescriptor& d, ChildRef to,
+                                                               const std::string& who) const {
     if (!global_windows_) return std::nullopt;
     if (global_owner_) {
         // The carving Worker: a window goes to a child that holds a member chip.
@@ -53,8 +53,8 @@ std::optional<std::string> Worker::global_window_problem(const BufferDescriptor&
            "more";
 }
 
-WindowDomain Worker::allocate_domain(const std::string& name, const std::vector<uint32_t>& workers,
-                                     uint64_t window_size, const std::vector<WindowBufferSpec>& buffers) {
+WindowDomain Worker::Impl::allocate_domain(const std::string& name, const std::vector<uint32_t>& workers,
+                                           uint64_t window_size, const std::vector<WindowBufferSpec>& buffers) {
     if (closed_) throw std::logic_error("allocate_domain: the Worker is closed");
     // A domain's windows are host shared memory its chips' kernels address in place.
     if (const chip::DeviceKind kind = config_.chip_lane.chip.device.kind;
@@ -70,7 +70,7 @@ WindowDomain Worker::allocate_domain(const std::string& name, const std::vector<
     return windows_->allocate(name, workers, window_size, buffers, lost);
 }
 
-void Worker::release_windows(WindowMemory& windows, uint64_t id) {
+void Worker::Impl::release_windows(WindowMemory& windows, uint64_t id) {
     std::vector<CanonicalIdentity> identities = windows.begin_release(id);
     {
         std::lock_guard lock(mu_);
@@ -85,10 +85,10 @@ void Worker::release_windows(WindowMemory& windows, uint64_t id) {
     bell_.ring();
 }
 
-void Worker::release_domain(uint64_t id) { release_windows(*windows_, id); }
+void Worker::Impl::release_domain(uint64_t id) { release_windows(*windows_, id); }
 
-WindowDomain Worker::allocate_global_domain(const std::string& name, const std::vector<uint32_t>& slots,
-                                            uint64_t window_size, const std::vector<WindowBufferSpec>& buffers) {
+WindowDomain Worker::Impl::allocate_global_domain(const std::string& name, const std::vector<uint32_t>& slots,
+                                                  uint64_t window_size, const std::vector<WindowBufferSpec>& buffers) {
     if (closed_) throw std::logic_error("allocate_global_domain: the Worker is closed");
     if (!global_owner_)
         throw std::invalid_argument(
@@ -116,7 +116,7 @@ WindowDomain Worker::allocate_global_domain(const std::string& name, const std::
     return global_windows_->allocate(name, slots, window_size, buffers, lost);
 }
 
-void Worker::release_global_domain(uint64_t id) {
+void Worker::Impl::release_global_domain(uint64_t id) {
     if (!global_owner_) throw std::invalid_argument("release of global domain: this Worker has no global windows");
     release_windows(*global_windows_, id);
 }
