@@ -215,6 +215,7 @@ void Worker::Impl::init() {
         lane_base_[k] = lanes_.size();
         for (uint32_t i = 0; i < children[k]; ++i) {
             Lane& l = lanes_.emplace_back();
+            control_.add_lane();
             l.ref = ChildRef{static_cast<ChildKind>(k), i};
             ipc::MailboxRingConfig ring{config_.blob_capacity, 1};
             if (l.ref.kind == ChildKind::CHIP) ring = {config_.blob_capacity, CHIP_LANE_DEPTH, board_.get(), i};
@@ -431,11 +432,7 @@ std::optional<uint32_t> Worker::Impl::device_owner(const CanonicalIdentity& id) 
 
 void Worker::Impl::forget(std::span<const CanonicalIdentity> identities) {
     if (identities.empty() || !in_owner_process() || closed_) return;
-    {
-        std::lock_guard lock(forget_mu_);
-        forget_inbox_.insert(forget_inbox_.end(), identities.begin(), identities.end());
-        forget_posted_.store(true, std::memory_order_release);
-    }
+    control_.post_forgets(identities);
     bell_.ring();  // whoever drives the lanes delivers it now
 }
 

@@ -1,6 +1,6 @@
-// Worker's late callables (internal/worker_impl.h, "Late callables"): the install message
-// queued on each lane of the callable's kind, sent when the lane is free and
-// before any later task, and the answers collected per install ticket.
+// Worker's control messages (internal/worker_impl.h, "Late callables"; control_messages.h):
+// an install queued on each lane of the callable's kind and waited for by its ticket, and
+// each lane's next forget or install sent when its child is free, before any later task.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -31,17 +31,11 @@ uint64_t Worker::Impl::begin_install(ChildKind kind, uint64_t callable, const st
                                     (kind == ChildKind::SUB_WORKER ? "sub-worker" : "chip") + " callable id (" +
                                     std::to_string(names.size()) + ")");
     names.push_back(name);
-    const uint64_t ticket = next_install_++;
-    InstallState& state = installs_[ticket];
+    const uint64_t ticket = control_.open_install();
     const size_t first = lane_base_[static_cast<size_t>(kind)];
     const size_t count = core_.children()[static_cast<size_t>(kind)];
-    for (size_t i = first; i < first + count; ++i) {
-        Lane& l = lanes_[i];
-        if (l.lost) continue;
-        if (l.installs.empty()) ++lanes_installing_;
-        l.installs.push_back(QueuedInstall{ticket, blob});
-        ++state.pending;
-    }
+    for (size_t i = first; i < first + count; ++i)
+        if (!lanes_[i].lost) control_.queue_install(i, ticket, blob);
     (void)progress_locked();  // an idle lane gets it now
     return ticket;
 }
@@ -55,21 +49,12 @@ std::optional<std::vector<InstallRefusal>> Worker::Impl::wait_install(uint64_t t
         ipc::Deadline deadline = ipc::NO_DEADLINE;
         {
             std::lock_guard lock(mu_);
-            auto it = installs_.find(ticket);
-            if (it == installs_.end())
-                throw std::logic_error("Worker.wait_install: no install " + std::to_string(ticket) + " is pending");
             // This thread drives the lanes too (as submit() does): the answers
             // need no other thread to be collected.
-            if (!stopping_ && it->second.pending > 0) deadline = progress_locked();
-            if (it->second.pending == 0) {
-                std::vector<InstallRefusal> refused = std::move(it->second.refused);
-                installs_.erase(it);
-                // The answers came in the order the children finished; a message lists them by child.
-                std::ranges::sort(refused, {}, [](const InstallRefusal& r) { return r.child.index; });
-                return refused;
-            }
+            if (!stopping_ && control_.install_pending(ticket, "Worker.wait_install")) deadline = progress_locked();
+            if (!control_.install_pending(ticket, "Worker.wait_install")) return control_.take_refusals(ticket);
             if (stopping_) {
-                installs_.erase(it);
+                control_.drop_install(ticket);
                 throw std::logic_error(
                     "Worker.wait_install: the Worker was closed before every child had installed the callable");
             }
@@ -81,63 +66,49 @@ std::optional<std::vector<InstallRefusal>> Worker::Impl::wait_install(uint64_t t
 
 void Worker::Impl::abandon_install(uint64_t ticket) {
     std::lock_guard lock(mu_);
-    installs_.erase(ticket);
+    control_.drop_install(ticket);
 }
 
 void Worker::Impl::publish_next_control_locked(size_t i) {
-    Lane& l = lanes_[i];
-    if (!l.forgets.empty()) {
-        publish_forget_locked(i);
-    } else if (!l.installs.empty()) {
-        publish_install_locked(i);
-    } else {
-        // In order: a chained task follows its producer onto the child.
-        while (!l.held.empty() && !l.control_in_flight) {
-            const Dispatch d = l.held.front();
-            l.held.pop_front();
-            publish_locked(i, d);
-        }
+    if (control_.next(i) != ControlMessages::Next::NONE) {
+        publish_control_locked(i);
+        return;
+    }
+    // In order: a chained task follows its producer onto the child.
+    std::deque<Dispatch>& held = control_.held(i);
+    while (!held.empty() && !control_.on_child(i)) {
+        const Dispatch d = held.front();
+        held.pop_front();
+        publish_locked(i, d);
     }
 }
 
-void Worker::Impl::deliver_installs_locked() {
-    // The task path pays one comparison here while no install is queued anywhere.
-    if (lanes_installing_ == 0) return;
+void Worker::Impl::deliver_control_locked() {
+    control_.queue_posted_forgets([this](size_t i) { return !lanes_[i].lost; });
+    // The task path pays one comparison here while no message is queued anywhere.
+    if (!control_.any_queued()) return;
     for (size_t i = 0; i < lanes_.size(); ++i) {
         const Lane& l = lanes_[i];
-        if (!l.lost && l.in_flight.empty() && !l.control_in_flight && !l.installs.empty()) publish_install_locked(i);
+        if (!l.lost && l.in_flight.empty() && !control_.on_child(i) && control_.next(i) != ControlMessages::Next::NONE)
+            publish_control_locked(i);
     }
 }
 
-void Worker::Impl::publish_install_locked(size_t i) {
+void Worker::Impl::publish_control_locked(size_t i) {
     Lane& l = lanes_[i];
-    const QueuedInstall next = l.installs.front();
     uint64_t seq = 0;
-    const ipc::PublishStatus st = l.mailbox->publish(INSTALL_CALLABLE, ipc::CallConfig{}, *next.blob, seq);
+    ipc::PublishStatus st = ipc::PublishStatus::OK;
+    if (control_.next(i) == ControlMessages::Next::FORGET) {
+        // Bounded as a task is: a child that never answers (stopped, hung) is lost at the deadline.
+        st = l.mailbox->publish(FORGET_CALLABLE, ipc::CallConfig{}, control_.forget_message(i), seq, task_deadline());
+    } else {
+        st = l.mailbox->publish(INSTALL_CALLABLE, ipc::CallConfig{}, control_.install_message(i), seq);
+    }
     if (st == ipc::PublishStatus::OK) {
-        l.installs.pop_front();
-        if (l.installs.empty()) --lanes_installing_;
-        l.install_on_child = next.ticket;
-        l.control_in_flight = true;
+        control_.sent(i);
         return;
     }
     if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, dead_lane_why_locked(l));
-}
-
-void Worker::Impl::finish_install_locked(uint64_t ticket, ChildRef child, const std::string& why) {
-    auto it = installs_.find(ticket);
-    if (it == installs_.end()) return;  // its waiter gave up (abandon_install, or close() ended the wait)
-    if (!why.empty()) it->second.refused.push_back(InstallRefusal{child, why});
-    if (it->second.pending > 0) --it->second.pending;
-}
-
-void Worker::Impl::drop_installs_locked(Lane& l) {
-    for (const QueuedInstall& q : l.installs) finish_install_locked(q.ticket, l.ref, {});
-    if (!l.installs.empty()) --lanes_installing_;
-    l.installs.clear();
-    if (l.install_on_child != 0)
-        finish_install_locked(std::exchange(l.install_on_child, 0), l.ref,
-                              "the child was lost with the install on it (" + l.lost_why + ")");
 }
 
 }  // namespace simpler

@@ -126,7 +126,7 @@ bool Worker::Impl::withdraw_locked(TaskId task, ChildRef chip) {
     }
     // Held behind a control message: published withdrawn once the child answers
     // (skipped there, in its place, so the masks of the tasks after it still count right).
-    for (Dispatch& d : l.held) {
+    for (Dispatch& d : control_.held(lane_of(chip))) {
         if (d.task.id != task) continue;
         d.withdrawn = true;
         return true;
@@ -179,12 +179,18 @@ void Worker::Impl::collect_results_locked() {
                     if (!why.empty()) lose_lane_locked(i, why);
                 }
             }
-        } else if (l.control_in_flight) {
+        } else if (control_.on_child(i)) {
             if (std::optional<ipc::TaskResult> r = l.mailbox->poll_result()) {
                 // A forget the child refused changes nothing it holds; an install's answer goes to
                 // its ticket; a dead child is lost below.
-                l.control_in_flight = false;
-                if (r->error == ipc::TaskError::TIMED_OUT && l.install_on_child == 0) {
+                const bool install = control_.install_on_child(i);
+                std::string why;
+                if (install && !r->ok())
+                    why = r->error == ipc::TaskError::TASK_FAILED
+                              ? r->message
+                              : std::string(ipc::task_error_name(r->error)) + ": " + r->message;
+                control_.answered(i, l.ref, why);
+                if (r->error == ipc::TaskError::TIMED_OUT && !install) {
                     // A child that does not answer a forget within task_timeout is lost as one
                     // that overruns a task: the tasks held behind the forget fail, not hang.
                     lose_lane_locked(i,
@@ -192,15 +198,6 @@ void Worker::Impl::collect_results_locked() {
                                      "task_timeout (" +
                                          seconds_text(config_.task_timeout) + " s); the child was killed");
                     continue;
-                }
-                if (l.install_on_child != 0) {
-                    const uint64_t ticket = std::exchange(l.install_on_child, 0);
-                    std::string why;
-                    if (!r->ok())
-                        why = r->error == ipc::TaskError::TASK_FAILED
-                                  ? r->message
-                                  : std::string(ipc::task_error_name(r->error)) + ": " + r->message;
-                    finish_install_locked(ticket, l.ref, why);
                 }
                 if (r->ok() || l.mailbox->usable()) publish_next_control_locked(i);
             }
@@ -210,20 +207,15 @@ void Worker::Impl::collect_results_locked() {
 }
 
 void Worker::Impl::dispatch_locked() {
-    deliver_forgets_locked();
-    deliver_installs_locked();
+    deliver_control_locked();
     batch_.clear();
     // A chip's lane takes a task behind the one it runs only while no control
     // message waits for it to empty: a steady stream would hold that back.
-    core_.take(batch_, [this](ChildRef chip) {
-        const Lane& l = lanes_[lane_of(chip)];
-        return !l.control_in_flight && l.held.empty() && l.forgets.empty() && l.installs.empty();
-    });
+    core_.take(batch_, [this](ChildRef chip) { return control_.takes_tasks(lane_of(chip)); });
     for (const Dispatch& d : batch_) {
         const size_t i = lane_of(d.child);
-        Lane& l = lanes_[i];
-        if (l.control_in_flight || !l.held.empty()) {
-            l.held.push_back(d);  // published once the child has answered the forget
+        if (control_.must_hold(i)) {
+            control_.hold(i, d);  // published once the child has answered the control message
             continue;
         }
         publish_locked(i, d);
@@ -302,44 +294,6 @@ void Worker::Impl::publish_locked(size_t i, const Dispatch& d) {
     if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, dead_lane_why_locked(l));
 }
 
-void Worker::Impl::deliver_forgets_locked() {
-    // The task path pays one relaxed load here while no forget is queued anywhere.
-    if (forget_posted_.load(std::memory_order_acquire)) {
-        std::lock_guard lock(forget_mu_);
-        forget_posted_.store(false, std::memory_order_relaxed);
-        for (Lane& l : lanes_) {
-            if (l.lost) continue;
-            if (l.forgets.empty() && !forget_inbox_.empty()) ++lanes_forgetting_;
-            l.forgets.insert(l.forgets.end(), forget_inbox_.begin(), forget_inbox_.end());
-        }
-        forget_inbox_.clear();
-    }
-    if (lanes_forgetting_ == 0) return;
-    for (size_t i = 0; i < lanes_.size(); ++i) {
-        const Lane& l = lanes_[i];
-        if (!l.lost && l.in_flight.empty() && !l.control_in_flight && !l.forgets.empty()) publish_forget_locked(i);
-    }
-}
-
-void Worker::Impl::publish_forget_locked(size_t i) {
-    Lane& l = lanes_[i];
-    const size_t fit = std::max<size_t>(1, config_.blob_capacity / sizeof(CanonicalIdentity));
-    const size_t n = std::min(fit, l.forgets.size());
-    forget_blob_.resize(n * sizeof(CanonicalIdentity));
-    std::memcpy(forget_blob_.data(), l.forgets.data(), forget_blob_.size());
-    uint64_t seq = 0;
-    // Bounded as a task is: a child that never answers (stopped, hung) is lost at the deadline.
-    const ipc::PublishStatus st =
-        l.mailbox->publish(FORGET_CALLABLE, ipc::CallConfig{}, forget_blob_, seq, task_deadline());
-    if (st == ipc::PublishStatus::OK) {
-        l.forgets.erase(l.forgets.begin(), l.forgets.begin() + static_cast<std::ptrdiff_t>(n));
-        if (l.forgets.empty()) --lanes_forgetting_;
-        l.control_in_flight = true;
-        return;
-    }
-    if (st == ipc::PublishStatus::LANE_DEAD && !l.lost) lose_lane_locked(i, dead_lane_why_locked(l));
-}
-
 void Worker::Impl::release_holds_locked(bool all) {
     if (!all && !core_.has_unheld()) return;
     unheld_.clear();
@@ -356,16 +310,10 @@ void Worker::Impl::lose_lane_locked(size_t lane, const std::string& why) {
     if (!l.lost) lost_count_.fetch_add(1, std::memory_order_acq_rel);
     l.lost = true;
     l.lost_why = why.empty() ? "lost" : why;
-    if (!l.forgets.empty()) --lanes_forgetting_;
-    l.forgets.clear();
-    drop_installs_locked(l);
-    l.control_in_flight = false;
     // A member held behind a control message was never published: it fails as
     // one whose publish the dead lane refused, in the trace too (a group's other
     // members may have run: the group failed, it did not go unrun).
-    while (!l.held.empty()) {
-        const Dispatch d = l.held.front();
-        l.held.pop_front();
+    for (const Dispatch& d : control_.lose(lane, l.ref, l.lost_why)) {
         const MemberFault fault{FailureCode::NOT_DISPATCHED, "the child is gone (" + l.lost_why + ")", nullptr};
         if (trace_) trace_->not_published(d, fault.words(d.child));
         core_.member_finished(d, fault);

@@ -164,7 +164,7 @@ std::string Worker::Impl::describe_in_flight_locked(size_t limit, std::optional<
     size_t rest = 0;
     for (const Lane& l : lanes_) {
         // A member held behind a forget is the lane's as much as one on the child.
-        for (const std::deque<Dispatch>* members : {&l.in_flight, &l.held}) {
+        for (const std::deque<Dispatch>* members : {&l.in_flight, &control_.held(lane_of(l.ref))}) {
             for (const Dispatch& d : *members) {
                 if ((run && d.task.run != *run) || d.withdrawn) continue;  // a withdrawn task never runs
                 if (listed == limit) {
@@ -207,8 +207,10 @@ ipc::Deadline Worker::Impl::progress_locked() {
     dispatch_locked();
     release_holds_locked();
     ipc::Deadline deadline = ipc::NO_DEADLINE;
-    for (const Lane& l : lanes_)
-        if (!l.in_flight.empty() || l.control_in_flight) deadline = std::min(deadline, l.mailbox->deadline());
+    for (size_t i = 0; i < lanes_.size(); ++i) {
+        const Lane& l = lanes_[i];
+        if (!l.in_flight.empty() || control_.on_child(i)) deadline = std::min(deadline, l.mailbox->deadline());
+    }
     notify_runs_locked();
     return deadline;
 }

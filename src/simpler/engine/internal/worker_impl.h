@@ -47,8 +47,9 @@
 // Definitions by concept: worker_api.cpp (the API, forwarding here),
 // worker.cpp (construction, init, submit, close, buffers), worker_lanes.cpp
 // (driving the lanes), worker_runs.cpp (waits, runs, cancels),
-// worker_status.cpp (status and losses below), worker_install.cpp,
-// worker_windows.cpp.
+// worker_status.cpp (status and losses below), worker_install.cpp (the
+// control messages: forgets and installs, kept lane by lane in ControlMessages,
+// control_messages.h), worker_windows.cpp.
 #pragma once
 
 #include <unistd.h>
@@ -79,6 +80,7 @@
 #include "simpler/engine/edge_log.h"
 #include "simpler/engine/engine_core.h"
 #include "simpler/engine/failure_report.h"
+#include "simpler/engine/internal/control_messages.h"
 #include "simpler/engine/progress.h"
 #include "simpler/engine/status_channel.h"
 #include "simpler/engine/task_handles.h"
@@ -163,26 +165,13 @@ public:
     void trace_clear();
 
 private:
-    struct QueuedInstall {
-        uint64_t ticket;
-        std::shared_ptr<const std::vector<std::byte>> blob;  // one per install, shared by its lanes
-    };
-    struct InstallState {
-        size_t pending = 0;  // lanes yet to answer
-        std::vector<InstallRefusal> refused;
-    };
     struct Lane {
         ChildRef ref;
         // A chip's lane holds CHIP_LANE_DEPTH tasks (the one it runs, then
         // chained or ready ones); every other lane one.
         std::unique_ptr<ipc::MailboxRing> mailbox;
         ipc::ChildProcess child;
-        std::deque<Dispatch> in_flight;  // on the child, in publish order
-        std::vector<CanonicalIdentity> forgets;  // queued for the child, oldest first
-        std::deque<QueuedInstall> installs;      // queued for the child, oldest first
-        bool control_in_flight = false;          // a forget or install message is on the child
-        uint64_t install_on_child = 0;           // the install ticket on the child (0: none, or a forget)
-        std::deque<Dispatch> held;               // taken for this lane while a forget was on it, in order
+        std::deque<Dispatch> in_flight;  // on the child, in publish order (held ones: control_)
         bool lost = false;
         std::string lost_why;
         uint64_t done = 0;  // members this lane's child finished (WorkerProgress)
@@ -238,19 +227,12 @@ private:
     // collected (NO_DEADLINE until then: start_waiting_deadlines_locked).
     [[nodiscard]] ipc::Deadline oldest_deadline_locked(const Dispatch& d) const;
     void start_waiting_deadlines_locked(TaskId producer);
-    // Queues the forget inbox on every lane and sends it to the idle ones.
-    void deliver_forgets_locked();
-    void publish_forget_locked(size_t lane);
-    // After a control message's answer: the lane's next forget, else its next
-    // install, else the task held for it.
+    // Queues the posted forgets on every lane, and sends each idle lane its next control message.
+    void deliver_control_locked();
+    // Sends lane `lane` the control message due next (control_.next(lane)).
+    void publish_control_locked(size_t lane);
+    // After a control message's answer: the lane's next one, else the tasks held for it.
     void publish_next_control_locked(size_t lane);
-    // Sends its next install to each idle lane that has one queued.
-    void deliver_installs_locked();
-    void publish_install_locked(size_t lane);
-    // A lane's answer to install `ticket` (`why` empty: installed).
-    void finish_install_locked(uint64_t ticket, ChildRef child, const std::string& why);
-    // lose_lane_locked's part for installs: queued ones are dropped, one on the child is refused.
-    void drop_installs_locked(Lane& l);
     // Hands the holds of finished tasks back to the process's retention; with
     // `all`, every task's (close(): the unfinished ones never finish).
     void release_holds_locked(bool all = false);
@@ -338,15 +320,10 @@ private:
     std::atomic<bool> closed_{false};  // written under mu_; read without it by the entry points' checks
     std::vector<Dispatch> batch_;
     std::vector<CanonicalIdentity> unheld_;     // scratch for release_holds_locked
-    std::vector<std::byte> forget_blob_;        // scratch for publish_forget_locked
-    std::mutex forget_mu_;                      // a leaf: guards forget_inbox_ only
-    std::vector<CanonicalIdentity> forget_inbox_;  // forget() -> the lanes, at the next progress
-    std::atomic<bool> forget_posted_{false};    // forget_inbox_ may be non-empty
+    // The forgets and installs for the children, lane by lane, and the tasks held behind them
+    // (post_forgets() from any thread; the rest under mu_).
+    ControlMessages control_{config_.blob_capacity};
     std::atomic<uint64_t> lost_count_{0};     // lanes lost (lost_count())
-    size_t lanes_forgetting_ = 0;               // lanes with forgets queued (under mu_)
-    std::unordered_map<uint64_t, InstallState> installs_;  // by ticket, until wait_install returns (under mu_)
-    uint64_t next_install_ = 1;                  // the next install ticket (under mu_)
-    size_t lanes_installing_ = 0;                // lanes with installs queued (under mu_)
     bool live_registered_ = false;              // listed in process_live_workers()
     std::unique_ptr<TraceRecorder> trace_;  // set when config_.trace; used under mu_
 };
