@@ -18,7 +18,8 @@ import statistics
 import time
 import timeit
 
-from simpler import CallConfig, ChipCallable, DataType, TaskArgs, TensorArgType, Worker, create_buffer, write_blob
+from simpler import CallConfig, ChipCallable, DataType, TaskArgs, TensorArgType, Worker, create_buffer
+from simpler.abi import write_blob
 from simpler.runtime.forwarded import forwarded_args
 
 _CHIP: dict = {}  # the L4's chip handle, set before its init() forks the L3 child

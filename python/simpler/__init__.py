@@ -1,8 +1,10 @@
 """simpler: a hierarchical task runtime whose tasks name their data with typed,
 self-describing buffer handles and strided views instead of raw pointers.
 
-Everything public in simpler.model.buffer, simpler.model.task_interface and simpler.model.deps is
-re-exported here, with the runtime: Worker, Orchestrator, CallConfig, ChipCallable,
+This namespace is the user's API: the data model's public names (simpler.model.buffer,
+.task_interface, .deps) but its machinery, which is simpler.abi's (the argument blob's
+write_blob/read_blob/blob_size and DecodedTaskArgs, ChipStorageTaskArgs, DependencyTracker and its
+scopes, check_identity_live), with the runtime: Worker, Orchestrator, CallConfig, ChipCallable,
 DeviceBuffer, Domain and WindowBuffer (what Orchestrator.allocate_domain returns), GlobalDomain
 (what Orchestrator.allocate_global_domain returns), MappedArgs,
 AdoptedTensor (what Worker.share returns), RunFuture (what Worker.submit returns),
@@ -15,7 +17,10 @@ Orchestrator.submitted is), EdgeLog (what Worker.take_edge_log returns), ChildRe
 DeviceKind (what Worker.device_facts says a chip drives); and where the installed headers and
 CMake package are: get_include(), get_cmake_dir()."""
 
-from simpler import runtime_libraries as _runtime_libraries
+from simpler import (
+    abi as abi,  # the machinery, as simpler.abi once simpler is imported
+    runtime_libraries as _runtime_libraries,
+)
 from simpler._core import (
     CallConfig,
     ChildKind,
@@ -46,7 +51,6 @@ from simpler.model.buffer import (
     MappedArg,
     SharedTensor,
     Tensor,
-    check_identity_live,
     create_buffer,
     default_registry,
     element_size,
@@ -57,10 +61,7 @@ from simpler.model.buffer import (
 from simpler.model.callable_handle import CallableHandle
 from simpler.model.chip_callable import ChipCallable
 from simpler.model.deps import (
-    HOST_SCOPE,
     OVERLAP_DEFAULT_WORK_CAP,
-    WINDOW_SCOPE,
-    DependencyTracker,
     EdgeExplanation,
     EdgeKind,
     OverlapReason,
@@ -73,15 +74,10 @@ from simpler.model.edge_log import EdgeLog
 from simpler.model.share import AdoptedTensor
 from simpler.model.submitted_tasks import SubmittedTasks
 from simpler.model.task_interface import (
-    ChipStorageTaskArgs,
     ChipTensor,
-    DecodedTaskArgs,
     TaskArgs,
     TaskArgsBatch,
     TensorArgType,
-    blob_size,
-    read_blob,
-    write_blob,
 )
 from simpler.runtime.errors import RunError
 from simpler.runtime.orchestrator import Orchestrator
@@ -93,13 +89,11 @@ from simpler.worker import Worker
 # The BLAS the chips load, registered before any chip process is forked.
 _runtime_libraries.register()
 
-# Every name of the __all__ of simpler.model.buffer, .deps, .share and .task_interface and of simpler.collectives,
-# and the runtime's (tests/py/test_public_api.py checks that none is missing).
+# Every name of the __all__ of simpler.model.buffer, .deps, .share and .task_interface and of simpler.collectives
+# but simpler.abi's, and the runtime's (tests/py/test_public_api.py checks that none is missing or in both).
 __all__ = [
     "COLLECTIVE_DTYPES",
-    "HOST_SCOPE",
     "OVERLAP_DEFAULT_WORK_CAP",
-    "WINDOW_SCOPE",
     "AccessMode",
     "AddressSpace",
     "AdoptedTensor",
@@ -115,11 +109,8 @@ __all__ = [
     "ChildRef",
     "ChildStatus",
     "ChipCallable",
-    "ChipStorageTaskArgs",
     "ChipTensor",
     "DataType",
-    "DecodedTaskArgs",
-    "DependencyTracker",
     "DeviceBuffer",
     "DeviceFacts",
     "DeviceKind",
@@ -154,9 +145,7 @@ __all__ = [
     "Worker",
     "all_gather",
     "all_reduce",
-    "blob_size",
     "broadcast",
-    "check_identity_live",
     "create_buffer",
     "default_registry",
     "element_size",
@@ -165,9 +154,7 @@ __all__ = [
     "mapped_array",
     "numpy_dtype",
     "overlap",
-    "read_blob",
     "reduce_scatter",
     "show_progress",
     "view_array",
-    "write_blob",
 ]

@@ -35,10 +35,11 @@ def reference_entries(site: Path) -> dict[str, tuple[str, str]]:
 
 def test_every_public_name_has_a_reference_entry(site: Path) -> None:
     entries = reference_entries(site)
-    missing = [name for name in simpler.__all__ if f"simpler.{name}" not in entries]
+    names = [f"simpler.{name}" for name in simpler.__all__] + [f"simpler.abi.{name}" for name in simpler.abi.__all__]
+    missing = [name for name in names if name not in entries]
     assert not missing, f"public names with no entry in the API reference: {missing}"
-    for name in simpler.__all__:
-        assert entries[f"simpler.{name}"][1].startswith("reference/"), name
+    for name in names:
+        assert entries[name][1].startswith("reference/"), name
 
 
 # The classes a user holds: every public member of each has its own entry.

@@ -7,6 +7,7 @@ from __future__ import annotations
 import enum
 import inspect
 import re
+import types
 
 import simpler
 
@@ -42,8 +43,15 @@ def member_doc(cls: type, member: str, value: object) -> str | None:
 
 def undocumented() -> list[str]:
     missing = []
-    for name in simpler.__all__:
-        obj = getattr(simpler, name)
+    for module in (simpler, simpler.abi):
+        missing += undocumented_in(module)
+    return missing
+
+
+def undocumented_in(module: types.ModuleType) -> list[str]:
+    missing = []
+    for name in module.__all__:
+        obj = getattr(module, name)
         if not (inspect.isclass(obj) or callable(obj)):
             continue  # a constant: its entry is in the reference page's text
         doc = obj.__doc__ if not inspect.isclass(obj) or "__doc__" in vars(obj) else None

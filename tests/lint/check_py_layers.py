@@ -38,6 +38,7 @@ FLOORS: List[Tuple[str, List[str]]] = [
         [
             "simpler",
             "simpler.__main__",
+            "simpler.abi",
             "simpler.buffer",
             "simpler.task_interface",
             "simpler.install_paths",

@@ -27,14 +27,11 @@ from simpler import (
     Tensor,
     TensorArgType,
     Worker,
-    blob_size,
-    check_identity_live,
     create_buffer,
     element_size,
     overlap,
-    read_blob,
-    write_blob,
 )
+from simpler.abi import blob_size, check_identity_live, read_blob, write_blob
 from worker_helpers import close_and_check, time_bound  # noqa: F401
 
 F32 = DataType.FLOAT32

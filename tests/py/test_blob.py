@@ -8,17 +8,8 @@ import struct
 import pytest
 
 from conftest import make_identity, shm_descriptor
-from simpler import (
-    AccessMode,
-    BackendKind,
-    BufferDescriptor,
-    DataType,
-    TaskArgs,
-    Tensor,
-    TensorArgType,
-    read_blob,
-    write_blob,
-)
+from simpler import AccessMode, BackendKind, BufferDescriptor, DataType, TaskArgs, Tensor, TensorArgType
+from simpler.abi import read_blob, write_blob
 from simpler.model.task_interface import blob_size
 
 HEADER = 8

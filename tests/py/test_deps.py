@@ -12,7 +12,6 @@ from simpler import (
     BufferDescriptor,
     CanonicalIdentity,
     DataType,
-    DependencyTracker,
     EdgeKind,
     OverlapReason,
     Tensor,
@@ -20,6 +19,7 @@ from simpler import (
     TensorOverlap,
     overlap,
 )
+from simpler.abi import DependencyTracker
 
 OWNER = bytes.fromhex("0102030405060708")
 

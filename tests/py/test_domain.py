@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from simpler import (
-    WINDOW_SCOPE,
     AddressSpace,
     BackendKind,
     ChipCallable,
@@ -26,6 +25,7 @@ from simpler import (
     WindowBuffer,
     Worker,
 )
+from simpler.abi import WINDOW_SCOPE
 from worker_helpers import CHIP_SOURCES, Gate, args, closing, kernel_callable, time_bound  # noqa: F401
 
 F32 = DataType.FLOAT32

@@ -74,7 +74,7 @@ def test_the_two_module_paths_are_the_layered_modules_names_object_for_object():
     import simpler.task_interface
 
     assert simpler.buffer.Tensor is simpler.task_interface.Tensor is simpler.Tensor
-    assert simpler.task_interface.read_args_from_blob is simpler.task_interface.read_blob is simpler.read_blob
+    assert simpler.task_interface.read_args_from_blob is simpler.task_interface.read_blob is simpler.abi.read_blob
     pairs = [(simpler.buffer, simpler.model.buffer), (simpler.task_interface, simpler.model.task_interface)]
     for seed, layered in pairs:
         assert set(layered.__all__) <= set(seed.__all__), (seed.__name__, set(layered.__all__) - set(seed.__all__))

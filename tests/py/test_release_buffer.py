@@ -15,7 +15,8 @@ import time
 import numpy as np
 import pytest
 
-from simpler import ChipCallable, DataType, ImportRefused, TensorArgType, Worker, write_blob
+from simpler import ChipCallable, DataType, ImportRefused, TensorArgType, Worker
+from simpler.abi import write_blob
 from simpler.model.buffer import default_registry
 from worker_helpers import Gate, args, closing, kernel_callable, time_bound  # noqa: F401 - fixtures
 
@@ -65,7 +66,7 @@ def probe_cache(a):
     """Reports on this sub-worker's import cache. args: [blob bytes of a TaskArgs
     naming the probed view (UINT8), a length (scalar 0)] -> out INT64 [in cache,
     refusal name's first byte or 0, kept alive by exports]."""
-    from simpler import read_blob
+    from simpler.abi import read_blob
 
     n = a.scalars[0]
     probed = read_blob(bytes(a.array(0)[:n])).tensors[0]

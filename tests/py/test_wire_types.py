@@ -11,12 +11,12 @@ from simpler import (
     BackendKind,
     BufferDescriptor,
     CanonicalIdentity,
-    ChipStorageTaskArgs,
     ChipTensor,
     DataType,
     Tensor,
     element_size,
 )
+from simpler.abi import ChipStorageTaskArgs
 
 
 def test_enum_values_are_the_abi_values():
