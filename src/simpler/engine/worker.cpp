@@ -47,7 +47,6 @@ Worker::Impl::Impl(Worker& self, WorkerConfig config)
       config_(validated(std::move(config))),
       device_(std::make_unique<DeviceMemory>(config_.num_chips, config_.device_memory_bytes)),
       windows_(std::make_unique<WindowMemory>(config_.num_chips, config_.window_heap_bytes)),
-      wait_waiter_(config_.spin),
       core_(engine_config()) {
     if (config_.num_sub_workers > 0 && !config_.sub_handler)
         throw std::invalid_argument("WorkerConfig.sub_handler: required when num_sub_workers > 0");
@@ -389,7 +388,7 @@ void Worker::Impl::close() noexcept {
         if (initialized_) core_.abandon("the Worker closed before the task was dispatched");
         runs_cv_.notify_all();
     }
-    ipc::bump(drive_word_);
+    drivers_.unpark();
     bell_.ring();
     if (scheduler_.joinable()) scheduler_.join();
     for (Lane& l : lanes_)

@@ -16,12 +16,6 @@ namespace simpler {
 
 namespace {
 
-// How long the parked scheduler thread sleeps before it looks whether a wait()
-// still drives (it is woken at once only by close()): from 1 ms, doubling while
-// one wait() goes on, up to 16 ms.
-constexpr std::chrono::microseconds SCHEDULER_PARK_MIN{1000};
-constexpr std::chrono::microseconds SCHEDULER_PARK_MAX{16000};
-
 const char* publish_status_text(ipc::PublishStatus s) noexcept {
     switch (s) {
         case ipc::PublishStatus::OK: return "published";
@@ -60,11 +54,11 @@ void Worker::Impl::scheduler_loop() noexcept {
     // submits nor waits): it never spins, so it takes no core from the threads
     // on the latency path.
     ipc::SpinWaiter waiter(ipc::never_spin_policy());
-    std::chrono::microseconds park = SCHEDULER_PARK_MIN;
+    std::chrono::microseconds park = LaneDrivers::PARK_MIN;
     for (;;) {
         const uint32_t seen = bell_.sequence();
-        const uint32_t drive_seen = ipc::load_acquire(drive_word_);
-        const bool stand_down = driving_.load(std::memory_order_acquire) > 0;
+        const uint32_t park_seen = drivers_.park_word();
+        const bool stand_down = drivers_.turn_held();
         ipc::Deadline deadline = ipc::NO_DEADLINE;
         {
             std::lock_guard lock(mu_);
@@ -72,11 +66,10 @@ void Worker::Impl::scheduler_loop() noexcept {
             if (!stand_down) deadline = progress_locked();
         }
         if (stand_down) {
-            (void)waiter.wait_change(drive_word_, drive_seen, ipc::Clock::now() + park);
-            park = std::min(park * 2, SCHEDULER_PARK_MAX);
+            park = drivers_.park(park_seen, waiter, park);
             continue;
         }
-        park = SCHEDULER_PARK_MIN;
+        park = LaneDrivers::PARK_MIN;
         (void)bell_.wait_past(seen, waiter, deadline);
     }
 }
@@ -278,7 +271,7 @@ void Worker::Impl::publish_locked(size_t i, const Dispatch& d) {
     const ipc::PublishStatus st = l.mailbox->publish(d.callable, call, d.blob, seq, deadline, d.after_mask,
                                                      sent.withdrawn, std::span(conditions.data(), count));
     if (st == ipc::PublishStatus::OK) {
-        woke_child_ |= l.mailbox->publish_woke_child();
+        drivers_.note_woke_child(l.mailbox->publish_woke_child());
         l.in_flight.push_back(sent);
         if (trace_) trace_->published(i, sent, published_ns);
         return;

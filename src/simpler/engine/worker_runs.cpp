@@ -24,20 +24,9 @@ constexpr std::chrono::seconds ROOM_WAIT_WARNING{10};
 template <class Settle>
 bool Worker::Impl::drive_lanes_until(ipc::Deadline until, Settle&& settle) {
     // The waiting thread drives the lanes itself (collects results, dispatches
-    // what they release) while the scheduler thread stands down: a finished
-    // task reaches the waiter in one hand-off instead of two.
-    driving_.fetch_add(1, std::memory_order_acq_rel);
-    // On return the scheduler thread is not woken: when a wait returns nothing
-    // it waited for is in flight, and a parked scheduler looks again within its
-    // park time (a round trip per wait would otherwise pay for waking it).
-    struct StandUp {
-        Impl& w;
-        ~StandUp() { w.driving_.fetch_sub(1, std::memory_order_acq_rel); }
-    } stand_up{*this};
-    // The Worker's adaptive waiter when no other wait holds it, else a fresh one.
-    std::unique_lock owned(wait_waiter_mu_, std::try_to_lock);
-    std::optional<ipc::SpinWaiter> spare;
-    ipc::SpinWaiter& waiter = owned.owns_lock() ? wait_waiter_ : spare.emplace(config_.spin);
+    // what they release) while the scheduler thread stands down (lane_drivers.h).
+    LaneDrivers::Turn turn(drivers_);
+    ipc::SpinWaiter& waiter = turn.waiter();
     for (;;) {
         const uint32_t seen = bell_.sequence();
         ipc::Deadline deadline = ipc::NO_DEADLINE;
@@ -46,7 +35,7 @@ bool Worker::Impl::drive_lanes_until(ipc::Deadline until, Settle&& settle) {
             std::lock_guard lock(mu_);
             if (!stopping_) deadline = progress_locked();
             if (settle()) return true;
-            child_waking = std::exchange(woke_child_, false);
+            child_waking = drivers_.take_woke_child();
         }
         if (until != ipc::NO_DEADLINE && ipc::Clock::now() >= until) return false;
         (void)bell_.wait_past(seen, waiter, std::min(deadline, until), child_waking);

@@ -33,7 +33,7 @@
 // spin for the budget, then sleep on a futex. With a zero budget nothing
 // spins; while idle, nothing spins beyond one budget. The scheduler thread
 // never spins: it sleeps on the doorbell, or, while a wait() drives, parks
-// (re-checking every 1-16 ms).
+// (LaneDrivers, lane_drivers.h).
 //
 // Chips waiting on chips (WorkerConfig::chip_conditions): the Worker maps a
 // LaneBoard (ipc/lane_board.h) before the fork, chip i its lane i, and a chip
@@ -81,6 +81,7 @@
 #include "simpler/engine/engine_core.h"
 #include "simpler/engine/failure_report.h"
 #include "simpler/engine/internal/control_messages.h"
+#include "simpler/engine/internal/lane_drivers.h"
 #include "simpler/engine/progress.h"
 #include "simpler/engine/status_channel.h"
 #include "simpler/engine/task_handles.h"
@@ -304,15 +305,9 @@ private:
 
     mutable std::mutex mu_;
     std::mutex close_mu_;  // held for the whole of close(), so that every close() returns with the children gone
-    ipc::SharedWord drive_word_{0, 0};       // bumped on close() to unpark the scheduler thread
-    std::atomic<int> driving_{0};            // waits driving the lanes; the scheduler thread stands down
     std::condition_variable runs_cv_;        // take_finished_runs()'s, with mu_
     std::shared_ptr<StatusChannel> status_ = StatusChannel::create();  // status_channel()
-    ipc::SpinWaiter wait_waiter_;  // the waits' (wait(), wait_run()), one at a time: wait_waiter_mu_
-    // A publish since the last wait had to wake its child (guarded by mu_): the
-    // next wait covers the child's wake-up (spin_wait.h).
-    bool woke_child_ = false;
-    std::mutex wait_waiter_mu_;
+    LaneDrivers drivers_{config_.spin};  // which thread drives the lanes: a waiting one, else the scheduler
     EngineCore core_;
     pid_t owner_pid_ = ipc::current_process_id();  // the process that built the Worker; only it drives the children
     bool stopping_ = false;
