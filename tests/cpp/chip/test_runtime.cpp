@@ -257,7 +257,9 @@ TEST_F(ChipRuntime, IdleCoreThreadsUseNoCpu) {
     std::this_thread::sleep_for(1s);
     const double used = process_cpu_seconds() - before;
     ASSERT_GE(before, 0.0);
-    EXPECT_LT(used, 0.02) << "idle chip used " << used << " s of CPU in 1 s";
+    // /proc reports CPU time in whole clock ticks (10 ms): a core thread still spinning would use ~1 s
+    // here, and 5 ticks leave room for the rounding and for the sanitizers' own threads.
+    EXPECT_LT(used, 0.05) << "idle chip used " << used << " s of CPU in 1 s";
 }
 
 namespace {
