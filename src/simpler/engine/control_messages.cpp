@@ -53,6 +53,7 @@ std::span<const std::byte> ControlMessages::forget_message(size_t lane) {
     const Lane& l = lanes_[lane];
     const size_t fit = std::max<size_t>(1, blob_capacity_ / sizeof(CanonicalIdentity));
     const size_t n = std::min(fit, l.forgets.size());
+    forget_batch_ = n;
     forget_blob_.resize(n * sizeof(CanonicalIdentity));
     if (n > 0) std::memcpy(forget_blob_.data(), l.forgets.data(), forget_blob_.size());
     return forget_blob_;
@@ -66,8 +67,8 @@ void ControlMessages::sent(size_t lane) {
     Lane& l = lanes_[lane];
     switch (next(lane)) {
         case Next::FORGET: {
-            // forget_message(lane) held the first `n` of them.
-            const size_t n = std::min(l.forgets.size(), forget_blob_.size() / sizeof(CanonicalIdentity));
+            // The message forget_message(lane) made held the first forget_batch_ of them.
+            const size_t n = std::min(l.forgets.size(), forget_batch_);
             requeue(l, [&] { l.forgets.erase(l.forgets.begin(), l.forgets.begin() + static_cast<std::ptrdiff_t>(n)); });
             l.install_on_child = 0;
             break;

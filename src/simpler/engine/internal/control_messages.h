@@ -70,7 +70,8 @@ public:
     [[nodiscard]] std::span<const std::byte> forget_message(size_t lane);
     // The next INSTALL message of `lane`.
     [[nodiscard]] std::span<const std::byte> install_message(size_t lane) const;
-    // The message next(lane) named is on the child now: dequeued.
+    // The message next(lane) named is on the child now: dequeued (a FORGET: the one forget_message(lane)
+    // made just before).
     void sent(size_t lane);
     // Whether a control message is on `lane`'s child, and whether it is an install.
     [[nodiscard]] bool on_child(size_t lane) const noexcept { return lanes_[lane].on_child; }
@@ -120,7 +121,8 @@ private:
     size_t queued_lanes_ = 0;  // lanes with a forget or an install queued
     std::unordered_map<uint64_t, Ticket> tickets_;
     uint64_t next_ticket_ = 1;
-    std::vector<std::byte> forget_blob_;  // scratch for forget_message
+    std::vector<std::byte> forget_blob_;  // the last forget_message, and how many identities it holds
+    size_t forget_batch_ = 0;
 
     std::mutex inbox_mu_;  // a leaf: guards inbox_ only
     std::vector<CanonicalIdentity> inbox_;
