@@ -38,6 +38,7 @@
 
 #include "simpler/deps/dependency_tracker.h"
 #include "simpler/deps/task_table.h"
+#include "simpler/engine/batch_source.h"
 #include "simpler/engine/child_ref.h"
 #include "simpler/engine/dispatch_queue.h"
 #include "simpler/engine/edge_log.h"
@@ -49,27 +50,6 @@
 #include "simpler/task_interface/task_args_wire.h"
 
 namespace simpler {
-
-// The one-member tasks of a batch, produced one at a time: task(i) is task i's
-// member, the same each time it is asked for, valid until the next call (a
-// source may build it into scratch space: a tiling's tasks are never all held).
-class BatchSource {
-public:
-    virtual ~BatchSource() = default;
-    [[nodiscard]] virtual size_t size() const noexcept = 0;
-    virtual const MemberSubmit& task(size_t i) = 0;
-};
-
-// A batch held whole.
-class SpanBatch final : public BatchSource {
-public:
-    explicit SpanBatch(std::span<const MemberSubmit> tasks) noexcept : tasks_(tasks) {}
-    [[nodiscard]] size_t size() const noexcept override { return tasks_.size(); }
-    const MemberSubmit& task(size_t i) override { return tasks_[i]; }
-
-private:
-    std::span<const MemberSubmit> tasks_;
-};
 
 struct EngineConfig {
     ChildCounts children{};                  // per ChildKind
@@ -110,15 +90,6 @@ struct EngineConfig {
     bool cross_chip = false;
     std::function<bool(TaskId, ChildRef)> withdraw;
 };
-
-// A submit that finds this many tasks of its Worker unfinished waits until a
-// quarter of them finished (WorkerConfig::max_unfinished, Worker::await_room):
-// a run streaming tasks faster than its children run them holds this many
-// records (~700 bytes each, ~45 MiB) at most, not one per task it submitted. A
-// task that waits for something its orchestration does only after submitting
-// this many more would wait for ever: such a program raises the limit, or sets
-// 0 for none.
-inline constexpr uint64_t DEFAULT_MAX_UNFINISHED = 65536;
 
 // One member ready to be written to one child's mailbox.
 struct Dispatch {

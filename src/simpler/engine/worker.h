@@ -32,20 +32,21 @@
 #include <vector>
 
 #include "simpler/chip/device.h"
+#include "simpler/engine/batch_source.h"
 #include "simpler/engine/child_ref.h"
 #include "simpler/engine/child_status.h"
 #include "simpler/engine/device_memory.h"
 #include "simpler/engine/edge_log.h"
-#include "simpler/engine/engine_core.h"
 #include "simpler/engine/failure_report.h"
 #include "simpler/engine/ids.h"
 #include "simpler/engine/progress.h"
 #include "simpler/engine/task_config.h"
 #include "simpler/engine/task_handle.h"
 #include "simpler/engine/task_handles.h"
-#include "simpler/engine/trace.h"
+#include "simpler/engine/trace_event.h"
 #include "simpler/engine/window_memory.h"
 #include "simpler/engine/worker_config.h"
+#include "simpler/task_interface/task_args_wire.h"  // TaskArgs, what a MemberSubmit names
 
 namespace simpler {
 

@@ -19,14 +19,22 @@
 #include "simpler/engine/chip_lane.h"
 #include "simpler/engine/device_memory.h"
 #include "simpler/engine/edge_log.h"
-#include "simpler/engine/engine_core.h"
-#include "simpler/engine/trace.h"
+#include "simpler/engine/trace_event.h"
 #include "simpler/engine/window_memory.h"
 #include "simpler/ipc/mailbox_frame.h"
 #include "simpler/ipc/spin_wait.h"
 #include "simpler/task_interface/identity.h"
 
 namespace simpler {
+
+// A submit that finds this many tasks of its Worker unfinished waits until a
+// quarter of them finished (WorkerConfig::max_unfinished, Worker::await_room):
+// a run streaming tasks faster than its children run them holds this many
+// records (~700 bytes each, ~45 MiB) at most, not one per task it submitted. A
+// task that waits for something its orchestration does only after submitting
+// this many more would wait for ever: such a program raises the limit, or sets
+// 0 for none.
+inline constexpr uint64_t DEFAULT_MAX_UNFINISHED = 65536;
 
 // Tasks a chip's lane holds at once: the one it runs and up to three behind it,
 // chained or ready (EngineConfig::chip_lane_depth; docs/internals/ipc.md,
