@@ -88,11 +88,6 @@ void ControlMessages::answered(size_t lane, ChildRef child, const std::string& w
     if (l.install_on_child != 0) answer_install(std::exchange(l.install_on_child, 0), child, why);
 }
 
-bool ControlMessages::takes_tasks(size_t lane) const noexcept {
-    const Lane& l = lanes_[lane];
-    return !l.on_child && l.held.empty() && !l.queued();
-}
-
 std::deque<Dispatch> ControlMessages::lose(size_t lane, ChildRef child, const std::string& why) {
     Lane& l = lanes_[lane];
     requeue(l, [&] {

@@ -151,9 +151,9 @@ std::string Worker::Impl::describe_in_flight_locked(size_t limit, std::optional<
     std::string out;
     size_t listed = 0;
     size_t rest = 0;
-    for (const Lane& l : lanes_) {
-        // A member held behind a forget is the lane's as much as one on the child.
-        for (const std::deque<Dispatch>* members : {&l.in_flight, &control_.held(lane_of(l.ref))}) {
+    for (size_t i = 0; i < lanes_.size(); ++i) {
+        // A member held behind a control message is the lane's as much as one on the child.
+        for (const std::deque<Dispatch>* members : {&lanes_[i].in_flight, &control_.held(i)}) {
             for (const Dispatch& d : *members) {
                 if ((run && d.task.run != *run) || d.withdrawn) continue;  // a withdrawn task never runs
                 if (listed == limit) {

@@ -79,8 +79,12 @@ public:
     // The child's answer to the message on it (`why`: an install's refusal; empty: done).
     void answered(size_t lane, ChildRef child, const std::string& why);
 
-    // Whether a task for `lane` may go to the child now: nothing queued, on the child or held there.
-    [[nodiscard]] bool takes_tasks(size_t lane) const noexcept;
+    // Whether a task for `lane` may go to the child now: nothing queued, on the child or held there
+    // (asked for every ready chip task: inline).
+    [[nodiscard]] bool takes_tasks(size_t lane) const noexcept {
+        const Lane& l = lanes_[lane];
+        return !l.on_child && l.held.empty() && !l.queued();
+    }
     // Whether a task for `lane` must wait behind a control message (or a task held before it).
     [[nodiscard]] bool must_hold(size_t lane) const noexcept {
         return lanes_[lane].on_child || !lanes_[lane].held.empty();
